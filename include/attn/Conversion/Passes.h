@@ -1,0 +1,22 @@
+//===- Passes.h - attn conversion passes ------------------------*- C++ -*-===//
+
+#ifndef ATTN_CONVERSION_PASSES_H
+#define ATTN_CONVERSION_PASSES_H
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::attn {
+
+#define GEN_PASS_DECL
+#include "attn/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "attn/Conversion/Passes.h.inc"
+
+} // namespace mlir::attn
+
+#endif // ATTN_CONVERSION_PASSES_H

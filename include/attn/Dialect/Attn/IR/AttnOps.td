@@ -1,0 +1,191 @@
+//===- AttnOps.td - attn dialect operations ----------------*- tablegen -*-===//
+
+#ifndef ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
+#define ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
+
+include "attn/Dialect/Attn/IR/AttnDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class Attn_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Attn_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Mask kinds
+//===----------------------------------------------------------------------===//
+
+def Attn_MaskKind : I32EnumAttr<"MaskKind", "which (q, k) pairs a K/V block masks", [
+    I32EnumAttrCase<"none", 0>,
+    I32EnumAttrCase<"bounds", 1>,
+    I32EnumAttrCase<"causal", 2>
+  ]> {
+  let cppNamespace = "::mlir::attn";
+  let genSpecializedAttr = 0;
+}
+
+def Attn_MaskKindAttr : EnumAttr<Attn_Dialect, Attn_MaskKind, "mask"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+//===----------------------------------------------------------------------===//
+// attn.attention
+//===----------------------------------------------------------------------===//
+
+def Attn_AttentionOp : Attn_Op<"attention", [AttrSizedOperandSegments]> {
+  let summary = "exact scaled-dot-product attention (forward)";
+  let description = [{
+    Computes `O = softmax(Q K^T * scale + mask) V` and, when `lse` is given,
+    the natural-log softmax denominator `LSE = log(sum_j exp(S_ij))` of the
+    scaled scores `S = Q K^T * scale`. Destination-passing style: O and LSE
+    are written in place.
+
+    Shapes (any strides; D must have unit stride at run time):
+    * `q`: [B, Hq, Nq, D], `k` and `v`: [B, Hkv, Nk, D], `o`: [B, Hq, Nq, D].
+    * `lse`: fp32 [B, Hq, Nq].
+    * GQA/MQA: `Hq % Hkv == 0`; query head h reads KV head `h / (Hq / Hkv)`.
+
+    Attributes:
+    * `scale` (f32 > 0), default `1/sqrt(D)`.
+    * `causal`: bottom-right aligned as in FlashAttention >= 2.1: query i
+      sees key j iff `j <= i + Nk - Nq`.
+
+    Element types: Q, K, V all f16 or all bf16, O of the same type; or all
+    f8E4M3FN with `descale` operands (fp32 [B, Hkv], the factors that undo
+    the per-head quantization scales, as in FlashAttention-3) and a bf16 O.
+    Accumulation is fp32. A row that sees no key yields O = 0, LSE = -inf.
+
+    Example:
+    ```mlir
+    attn.attention ins(%q, %k, %v : memref<1x32x8192x128xbf16>,
+        memref<1x8x8192x128xbf16>, memref<1x8x8192x128xbf16>)
+        outs(%o : memref<1x32x8192x128xbf16>)
+        lse(%lse : memref<1x32x8192xf32>) {causal}
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$q, AnyMemRef:$k, AnyMemRef:$v,
+                       AnyMemRef:$o, Optional<AnyMemRef>:$lse,
+                       Optional<AnyMemRef>:$q_descale,
+                       Optional<AnyMemRef>:$k_descale,
+                       Optional<AnyMemRef>:$v_descale,
+                       OptionalAttr<F32Attr>:$scale, UnitAttr:$causal);
+  let assemblyFormat = [{
+    `ins` `(` $q `,` $k `,` $v `:` type($q) `,` type($k) `,` type($v) `)`
+    `outs` `(` $o `:` type($o) `)`
+    (`lse` `(` $lse^ `:` type($lse) `)`)?
+    (`descale` `(` $q_descale^ `,` $k_descale `,` $v_descale `:`
+        type($q_descale) `,` type($k_descale) `,` type($v_descale) `)`)?
+    attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The softmax scale: the `scale` attribute or 1/sqrt(D).
+    float getScaleOrDefault();
+    /// Static head dimension D (ShapedType::kDynamic if dynamic).
+    int64_t getHeadDim();
+    bool isFP8() ;
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Tile ops (produced by attn-tile)
+//===----------------------------------------------------------------------===//
+
+def Attn_LoadTileOp : Attn_Op<"load_tile", [
+    MemoryEffects<[MemRead]>]> {
+  let summary = "load a [BLOCK_M, D] Q tile";
+  let description = [{
+    Reads rows `row .. row + BLOCK_M - 1`, columns `col .. col + Dt - 1` of
+    the [B, H, N, D] memref at (`batch`, `head`), where the result is
+    vector<BLOCK_M x Dt>. Rows at or past N read as zero, so a tail block
+    never reads out of bounds. The result is the resident Q tile of one CTA
+    (Dt = D) or of one thread after `attn-distribute-rows` (one row, a
+    slice of D).
+  }];
+  let arguments = (ins AnyMemRef:$source, Index:$batch, Index:$head,
+                       Index:$row, Index:$col);
+  let results = (outs AnyVectorOfNonZeroRank:$result);
+  let assemblyFormat = [{
+    $source `[` $batch `,` $head `,` $row `,` $col `]` attr-dict `:`
+    type($source)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
+    MemoryEffects<[MemRead]>,
+    AllTypesMatch<["m", "new_m"]>, AllTypesMatch<["l", "new_l"]>,
+    AllTypesMatch<["acc", "new_acc"]>]> {
+  let summary = "one FlashAttention-2 step: fold a K/V block into (m, l, acc)";
+  let description = [{
+    For the Q tile `q` ([BLOCK_M, D], rows `q_pos ..`) and the K/V block of
+    `block_n` keys starting at `k_pos` of (`batch`, `kv_head`) in `k`/`v`
+    ([B, Hkv, Nk, D]), with S = Q K^T * scale * log2(e) (log2 domain):
+
+    ```
+    m'   = max(m, rowmax(S))                    // running row max
+    P    = exp2(S - m')
+    l'   = exp2(m - m') * l + rowsum(P)         // running denominator
+    acc' = exp2(m - m') * acc + P V             // unnormalized output
+    ```
+
+    `mask` selects which entries of S are -inf first: `none`; `bounds`
+    (keys at or past Nk); `causal` (bounds, and key j > row i +
+    `causal_offset`, where `causal_offset` = Nk - Nq). The state types are
+    m, l: vector<BLOCK_M x f32>, acc: vector<BLOCK_M x Dt x f32>.
+
+    Splitting D: the tile may hold columns `d_offset .. d_offset + Dt - 1`
+    of D only. Then `row_lanes` (a power of two, at most 32) consecutive GPU
+    lanes hold the slices of one row, and the partial dot products of S are
+    summed across them with `gpu.shuffle xor` (requires BLOCK_M = 1).
+    Source: online softmax (Milakov & Gimelshein 2018), FlashAttention-2
+    Algorithm 1; seed 000, sections on the forward kernel and exp2.
+  }];
+  let arguments = (ins AnyVectorOfNonZeroRank:$q, AnyMemRef:$k, AnyMemRef:$v,
+                       Index:$batch, Index:$kv_head, Index:$k_pos,
+                       Index:$d_offset,
+                       Index:$q_pos, Optional<Index>:$causal_offset,
+                       AnyVectorOfNonZeroRank:$m, AnyVectorOfNonZeroRank:$l,
+                       AnyVectorOfNonZeroRank:$acc,
+                       F32Attr:$scale, I64Attr:$block_n,
+                       Attn_MaskKindAttr:$mask,
+                       DefaultValuedAttr<I64Attr, "1">:$row_lanes);
+  let results = (outs AnyVectorOfNonZeroRank:$new_m,
+                      AnyVectorOfNonZeroRank:$new_l,
+                      AnyVectorOfNonZeroRank:$new_acc);
+  let assemblyFormat = [{
+    `q` `(` $q `:` type($q) `)`
+    `kv` `(` $k `,` $v `:` type($k) `,` type($v) `)`
+    `at` `[` $batch `,` $kv_head `,` $k_pos `,` $d_offset `]`
+    `rows` `(` $q_pos (`,` `causal_offset` $causal_offset^)? `)`
+    `state` `(` $m `,` $l `,` $acc `:` type($m) `,` type($l) `,` type($acc) `)`
+    attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_EpilogueOp : Attn_Op<"epilogue", [
+    MemoryEffects<[MemWrite]>]> {
+  let summary = "normalize the online-softmax state and store O (and LSE)";
+  let description = [{
+    Writes `O = acc / l` (cast to O's element type) for rows
+    `q_pos .. q_pos + BLOCK_M - 1` of (`batch`, `head`) that are below Nq
+    and the columns `col .. col + Dt - 1` the tile holds. LSE is written by
+    the tile holding column 0,
+    and, if `lse` is given, `LSE = (m + log2(l)) * ln(2)` (m is in the
+    log2 domain). A row with l == 0 saw no key: O = 0 and LSE = -inf.
+  }];
+  let arguments = (ins AnyVectorOfNonZeroRank:$m, AnyVectorOfNonZeroRank:$l,
+                       AnyVectorOfNonZeroRank:$acc, AnyMemRef:$o,
+                       Optional<AnyMemRef>:$lse, Index:$batch, Index:$head,
+                       Index:$q_pos, Index:$col);
+  let assemblyFormat = [{
+    `state` `(` $m `,` $l `,` $acc `:` type($m) `,` type($l) `,` type($acc) `)`
+    `to` $o (`,` `lse` $lse^)? `[` $batch `,` $head `,` $q_pos `,` $col `]`
+    attr-dict `:` type($o) (`,` type($lse)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_TD

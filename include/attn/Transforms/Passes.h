@@ -1,0 +1,31 @@
+//===- Passes.h - attn passes -----------------------------------*- C++ -*-===//
+
+#ifndef ATTN_TRANSFORMS_PASSES_H
+#define ATTN_TRANSFORMS_PASSES_H
+
+#include "attn/Dialect/Attn/IR/Attn.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+class RewritePatternSet;
+namespace attn {
+
+#define GEN_PASS_DECL
+#include "attn/Transforms/Passes.h.inc"
+
+/// Patterns of attn-online-softmax: tile ops -> vector/arith/math.
+void populateOnlineSoftmaxPatterns(RewritePatternSet &patterns);
+
+#define GEN_PASS_REGISTRATION
+#include "attn/Transforms/Passes.h.inc"
+
+} // namespace attn
+} // namespace mlir
+
+#endif // ATTN_TRANSFORMS_PASSES_H

@@ -1,0 +1,128 @@
+//===- Passes.td - attn passes -----------------------------*- tablegen -*-===//
+//
+// The forward lowering, in pipeline order (docs/passes.md):
+//   attn-tile -> attn-causal-split -> [attn-distribute-rows] ->
+//   attn-online-softmax -> attn-lower-to-nvvm | attn-lower-to-cpu
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_TRANSFORMS_PASSES_TD
+#define ATTN_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AttnTile : Pass<"attn-tile", "func::FuncOp"> {
+  let summary = "Tile attn.attention into the FlashAttention-2 loop nest";
+  let description = [{
+    Rewrites each `attn.attention` into the FA2 work decomposition:
+
+    ```
+    scf.forall (%qb, %h, %b) in (ceil(Nq / BLOCK_M), Hq, B) {
+      %q_tile = attn.load_tile %q[%b, %h, %qb * BLOCK_M]      // Q resident
+      %m, %l, %acc = scf.for %kb = 0 to ceil(Nk / BLOCK_N)
+          iter_args(m = -inf, l = 0, acc = 0) {              // fp32 state
+        attn.online_attention ... mask(bounds | causal)
+      }
+      attn.epilogue state(%m, %l, %acc) to %o (, lse %lse)
+    }
+    ```
+
+    Every K/V block carries the mask it may need (`bounds` when Nk is not a
+    static multiple of BLOCK_N, `causal` for causal attention); blocks that
+    need none are found by `attn-causal-split`. GQA: query head h reads KV
+    head h / (Hq / Hkv). Shapes may be dynamic except D.
+    Errors: dynamic head dim D; FP8 inputs (FP8 lowering not implemented).
+    Source: FlashAttention-2 (Dao 2023) Algorithm 1; seed 000, forward kernel.
+  }];
+  let options = [
+    Option<"blockM", "block-m", "int64_t", "64",
+           "Query rows per tile (BLOCK_M)">,
+    Option<"blockN", "block-n", "int64_t", "64",
+           "Keys per K/V block (BLOCK_N)">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def AttnCausalSplit : Pass<"attn-causal-split", "func::FuncOp"> {
+  let summary = "Split the K/V loop into mask-free and masked blocks";
+  let description = [{
+    For each K/V loop produced by `attn-tile` whose `attn.online_attention`
+    is masked, computes per Q block:
+
+    * `num_full`: blocks entirely visible to every row of the Q block and
+      inside Nk — run without a mask (the seed's STAGE 1, off-diagonal);
+    * `num_end`: one past the last block any row can see — blocks in
+      [num_full, num_end) keep their mask (STAGE 2, the diagonal band and
+      the Nk tail); blocks past num_end are skipped (above the diagonal).
+
+    With bottom-right causal alignment (offset = Nk - Nq), for a Q block
+    starting at q_pos:
+    `num_full = clamp(q_pos + offset + 1, 0, Nk) floordiv BLOCK_N`,
+    `num_end  = ceildiv(clamp(q_pos + BLOCK_M + offset, 0, Nk), BLOCK_N)`;
+    without causal, `num_full = Nk floordiv BLOCK_N`. Handles BLOCK_N !=
+    BLOCK_M and Nq != Nk. Source: seed 000, causal STAGE split.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def AttnDistributeRows : Pass<"attn-distribute-rows", "func::FuncOp"> {
+  let summary = "Give each GPU thread (a slice of) one query row";
+  let description = [{
+    The simple GPU mapping: the body of each CTA-level `scf.forall` produced
+    by `attn-tile` moves into an inner `scf.forall` over BLOCK_M * L threads
+    (`#gpu.thread<x>`). L consecutive threads (lanes) share query row
+    q_pos + t / L, each holding D / L columns of Q and acc (so D = 128 keeps
+    2 x 32 fp32 values per thread instead of 2 x 128); the scores' partial
+    dot products are summed across the L lanes with shuffles. Every tile
+    op's BLOCK_M dimension becomes 1. Loop bounds stay those of the CTA, so
+    all threads of a CTA iterate the same K/V blocks.
+    The outer forall is mapped to `#gpu.block<x, y, z>` = (Q block, head,
+    batch). This is the correctness-first mapping; the Hopper path (TMA,
+    WGMMA, warp specialization) replaces this pass.
+  }];
+  let options = [
+    Option<"lanesPerRow", "lanes-per-row", "int64_t", "0",
+           "Threads per query row (0: the fewest that keep a thread's slice "
+           "of D at most 32 columns, in multiples of 8)">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def AttnOnlineSoftmax : Pass<"attn-online-softmax", "func::FuncOp"> {
+  let summary = "Decompose tile ops into the exp2-domain online softmax";
+  let description = [{
+    Rewrites `attn.load_tile`, `attn.online_attention` and `attn.epilogue`
+    into vector/arith/math IR. Per K/V block of BLOCK_N keys, with
+    c = scale * log2(e) folded into the Q tile once:
+
+    ```
+    S_j    = rowsum(Q * K[j])                    j = 0 .. BLOCK_N-1
+    S_j    = mask_j ? S_j : -inf
+    m_new  = max(m, S_0, .., S_{BLOCK_N-1})
+    m_safe = m_new == -inf ? 0 : m_new           // fully masked rows: no NaN
+    alpha  = exp2(m - m_safe)
+    P_j    = exp2(S_j - m_safe)
+    l      = alpha * l + sum_j P_j
+    acc    = alpha * acc + sum_j P_j (x) V[j]    // outer products
+    ```
+
+    Epilogue: `O = acc / l` (0 where l == 0), `LSE = (m + log2 l) * ln 2`
+    (-inf where l == 0). K/V rows past Nk are never read (row index clamped
+    and the score masked); Q rows past Nq read as 0 and are never stored.
+    Source: Milakov & Gimelshein 2018; FlashAttention-2; seed 000 (exp2).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+#endif // ATTN_TRANSFORMS_PASSES_TD

@@ -1,0 +1,141 @@
+//===- AttnToNVVM.cpp - distributed loop nest -> NVVM kernel --------------===//
+
+#include "attn/Conversion/Passes.h"
+
+#include "VectorLowering.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNLOWERTONVVM
+#include "attn/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// f32 `math.exp2` / `math.log2` -> the PTX approximations the FlashAttention
+/// kernels use (ex2.approx.ftz.f32, lg2.approx.ftz.f32). Vectors are unrolled.
+template <typename MathOp>
+struct ApproxToNVVM : OpRewritePattern<MathOp> {
+  ApproxToNVVM(MLIRContext *ctx, StringRef intrinsic)
+      : OpRewritePattern<MathOp>(ctx), intrinsic(intrinsic) {}
+
+  LogicalResult matchAndRewrite(MathOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type type = op.getType();
+    if (type.isF32()) {
+      rewriter.replaceOpWithNewOp<LLVM::CallIntrinsicOp>(
+          op, type, rewriter.getStringAttr(intrinsic), op.getOperand());
+      return success();
+    }
+    auto vt = dyn_cast<VectorType>(type);
+    if (!vt || vt.getRank() != 1 || !vt.getElementType().isF32())
+      return rewriter.notifyMatchFailure(op, "expected f32 or vector<N x f32>");
+    SmallVector<Value> elts;
+    for (int64_t i = 0, e = vt.getNumElements(); i < e; ++i) {
+      Value x = vector::ExtractOp::create(rewriter, loc, op.getOperand(), i);
+      elts.push_back(MathOp::create(rewriter, loc, x));
+    }
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, vt, elts);
+    return success();
+  }
+
+  std::string intrinsic;
+};
+
+/// Marks whole-row-slice vector loads/stores as 16-byte aligned. The
+/// runtime contract (docs/ir.md) makes every row of Q/K/V/O start on a
+/// 16-byte boundary (aligned base, strides that are multiples of 8
+/// elements), and thread slices are multiples of 16 bytes wide.
+void alignRowAccesses(gpu::GPUModuleOp kernels) {
+  auto align = [](Operation *op, VectorType vt) {
+    unsigned bits = vt.getElementTypeBitWidth() * vt.getNumElements();
+    if (vt.getRank() == 1 && bits % 128 == 0)
+      op->setAttr("alignment", IntegerAttr::get(
+                                   IntegerType::get(op->getContext(), 64), 16));
+  };
+  kernels.walk([&](Operation *op) {
+    if (auto load = dyn_cast<vector::LoadOp>(op))
+      align(op, load.getVectorType());
+    else if (auto store = dyn_cast<vector::StoreOp>(op))
+      align(op, store.getVectorType());
+  });
+}
+
+struct AttnLowerToNVVMPass
+    : attn::impl::AttnLowerToNVVMBase<AttnLowerToNVVMPass> {
+  using AttnLowerToNVVMBase::AttnLowerToNVVMBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto run = [&](OpPassManager &pm, Operation *op) {
+      return runPipeline(pm, op);
+    };
+    // attn-distribute-rows maps (Q block, head, batch) to blocks x, y, z and
+    // rows to threads x: exactly the order gpu-map-parallel-loops assigns
+    // greedily, which is the form convert-parallel-loops-to-gpu consumes.
+    module.walk([](scf::ForallOp forall) { forall.setMappingAttr(nullptr); });
+    if (failed(runTextualPipeline(
+            module,
+            "scf-forall-to-parallel,func.func(gpu-map-parallel-loops,"
+            "convert-parallel-loops-to-gpu),canonicalize,cse,"
+            "gpu-launch-sink-index-computations,gpu-kernel-outlining",
+            run)))
+      return signalPassFailure();
+
+    // Inside kernels: one row per thread, so drop the unit row dimension,
+    // lower the remaining vector ops and the exp2/log2 approximations.
+    WalkResult res = module.walk([&](gpu::GPUModuleOp kernels) {
+      RewritePatternSet rowPatterns(&getContext());
+      vector::populateCastAwayVectorLeadingOneDimPatterns(rowPatterns);
+      if (failed(applyPatternsGreedily(kernels, std::move(rowPatterns))))
+        return WalkResult::interrupt();
+      RewritePatternSet patterns(&getContext());
+      patterns.add<ApproxToNVVM<math::Exp2Op>>(&getContext(),
+                                               "llvm.nvvm.ex2.approx.ftz.f");
+      patterns.add<ApproxToNVVM<math::Log2Op>>(&getContext(),
+                                               "llvm.nvvm.lg2.approx.ftz.f");
+      if (failed(lowerTileVectors(kernels, std::move(patterns))))
+        return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (res.wasInterrupted())
+      return signalPassFailure();
+
+    // Row transfers -> plain (guarded) vector loads and stores, 16 bytes
+    // aligned where the access is a multiple of 16 bytes.
+    if (failed(runTextualPipeline(
+            module, "gpu.module(convert-vector-to-scf{full-unroll=true})",
+            run)))
+      return signalPassFailure();
+    RewritePatternSet transfers(&getContext());
+    vector::populateVectorTransferLoweringPatterns(transfers,
+                                                   /*maxTransferRank=*/1);
+    if (failed(applyPatternsGreedily(module, std::move(transfers))))
+      return signalPassFailure();
+    module.walk([](gpu::GPUModuleOp kernels) { alignRowAccesses(kernels); });
+
+    std::string target = "nvvm-attach-target{chip=" + chip +
+                         " features=" + features + " O=3},";
+    if (failed(runTextualPipeline(
+            module,
+            target + "gpu.module(convert-vector-to-llvm,convert-scf-to-cf,"
+                     "canonicalize,"
+                     "convert-gpu-to-nvvm{index-bitwidth=64},"
+                     "reconcile-unrealized-casts,canonicalize,cse)",
+            run)))
+      return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,324 @@
+//===- AttnOps.cpp - attn dialect operations ------------------------------===//
+//
+// Verifiers name the offending operand and state what was expected; they
+// never assert on user input. The contract is docs/ir.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/IR/Attn.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+#define GET_OP_CLASSES
+#include "attn/Dialect/Attn/IR/AttnOps.cpp.inc"
+
+namespace {
+
+/// Prints a shape as "[1, 8, ?, 128]".
+std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  llvm::raw_string_ostream os(s);
+  llvm::interleave(
+      shape, os,
+      [&](int64_t d) {
+        if (ShapedType::isDynamic(d))
+          os << "?";
+        else
+          os << d;
+      },
+      ", ");
+  os << "]";
+  return s;
+}
+
+bool dimsDiffer(int64_t a, int64_t b) {
+  return !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b;
+}
+
+std::string dimStr(int64_t d) {
+  return ShapedType::isDynamic(d) ? "?" : std::to_string(d);
+}
+
+/// Checks the rank of a memref operand and returns its type.
+FailureOr<MemRefType> checkRank(Operation *op, Value v, StringRef name,
+                                int64_t rank, StringRef layout) {
+  auto type = cast<MemRefType>(v.getType());
+  if (type.getRank() != rank)
+    return op->emitOpError() << "operand '" << name << "' must be a rank-"
+                             << rank << " memref " << layout
+                             << ", but got rank " << type.getRank();
+  return type;
+}
+
+/// Checks that dimension `idx` of `type` (operand `name`) equals `expected`
+/// taken from operand `refName`.
+LogicalResult checkDim(Operation *op, MemRefType type, StringRef name,
+                       unsigned idx, StringRef what, int64_t expected,
+                       StringRef refName) {
+  int64_t got = type.getDimSize(idx);
+  if (dimsDiffer(got, expected))
+    return op->emitOpError()
+           << "operand '" << name << "' " << what << " must equal " << refName
+           << "'s (" << dimStr(expected) << "), but got " << dimStr(got);
+  return success();
+}
+
+/// A tile of `tile` columns does not fit a dimension of `dim`.
+bool tileExceeds(int64_t tile, int64_t dim) {
+  return !ShapedType::isDynamic(dim) && tile > dim;
+}
+
+bool isFP8(Type t) { return isa<Float8E4M3FNType>(t); }
+bool isSupportedInput(Type t) { return t.isF16() || t.isBF16() || isFP8(t); }
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+int64_t AttentionOp::getHeadDim() {
+  return cast<MemRefType>(getQ().getType()).getDimSize(3);
+}
+
+float AttentionOp::getScaleOrDefault() {
+  if (auto scale = getScaleAttr())
+    return scale.getValueAsDouble();
+  return 1.0f / std::sqrt(static_cast<float>(getHeadDim()));
+}
+
+bool AttentionOp::isFP8() {
+  return ::isFP8(cast<MemRefType>(getQ().getType()).getElementType());
+}
+
+LogicalResult AttentionOp::verify() {
+  Operation *op = getOperation();
+  auto q = checkRank(op, getQ(), "q", 4, "[B, Hq, Nq, D]");
+  auto k = checkRank(op, getK(), "k", 4, "[B, Hkv, Nk, D]");
+  auto v = checkRank(op, getV(), "v", 4, "[B, Hkv, Nk, D]");
+  auto o = checkRank(op, getO(), "o", 4, "[B, Hq, Nq, D]");
+  if (failed(q) || failed(k) || failed(v) || failed(o))
+    return failure();
+
+  // Element types.
+  Type qElt = q->getElementType();
+  if (!isSupportedInput(qElt))
+    return emitOpError() << "operand 'q' element type must be f16, bf16 or "
+                            "f8E4M3FN, but got "
+                         << qElt;
+  for (auto [name, type] : {std::pair<StringRef, MemRefType>{"k", *k},
+                            std::pair<StringRef, MemRefType>{"v", *v}})
+    if (type.getElementType() != qElt)
+      return emitOpError() << "operand '" << name
+                           << "' element type must match 'q' (" << qElt
+                           << "), but got " << type.getElementType();
+  Type oElt = ::isFP8(qElt) ? Type(BFloat16Type::get(getContext())) : qElt;
+  if (o->getElementType() != oElt)
+    return emitOpError() << "operand 'o' element type must be " << oElt
+                         << (::isFP8(qElt) ? " for FP8 inputs"
+                                           : " (the element type of 'q')")
+                         << ", but got " << o->getElementType();
+
+  // Shapes.
+  ArrayRef<int64_t> qs = q->getShape(), ks = k->getShape();
+  if (failed(checkDim(op, *k, "k", 0, "batch B", qs[0], "q")) ||
+      failed(checkDim(op, *k, "k", 3, "head dim D", qs[3], "q")))
+    return failure();
+  for (unsigned i = 0; i < 4; ++i)
+    if (dimsDiffer(v->getDimSize(i), ks[i]))
+      return emitOpError() << "operand 'v' shape must equal 'k' shape "
+                           << shapeStr(ks) << ", but got "
+                           << shapeStr(v->getShape());
+  for (unsigned i = 0; i < 4; ++i)
+    if (dimsDiffer(o->getDimSize(i), qs[i]))
+      return emitOpError() << "operand 'o' shape must equal 'q' shape "
+                           << shapeStr(qs) << ", but got "
+                           << shapeStr(o->getShape());
+  int64_t hq = qs[1], hkv = ks[1];
+  if (hkv == 0 || (!ShapedType::isDynamic(hq) &&
+                   !ShapedType::isDynamic(hkv) && hq % hkv != 0))
+    return emitOpError() << "operand 'q' head count Hq (" << dimStr(hq)
+                         << ") must be a positive multiple of operand 'k' "
+                            "head count Hkv ("
+                         << dimStr(hkv) << ") for GQA/MQA";
+  int64_t d = qs[3];
+  if (!ShapedType::isDynamic(d) && (d <= 0 || d > 256 || d % 8 != 0))
+    return emitOpError() << "operand 'q' head dim D must be a multiple of 8 "
+                            "in [8, 256], but got "
+                         << d;
+
+  // LSE.
+  if (Value lse = getLse()) {
+    auto lt = checkRank(op, lse, "lse", 3, "[B, Hq, Nq]");
+    if (failed(lt))
+      return failure();
+    if (!lt->getElementType().isF32())
+      return emitOpError() << "operand 'lse' element type must be f32, but got "
+                           << lt->getElementType();
+    SmallVector<int64_t> expected = {qs[0], qs[1], qs[2]};
+    for (unsigned i = 0; i < 3; ++i)
+      if (dimsDiffer(lt->getDimSize(i), expected[i]))
+        return emitOpError() << "operand 'lse' shape must be [B, Hq, Nq] = "
+                             << shapeStr(expected) << ", but got "
+                             << shapeStr(lt->getShape());
+  }
+
+  // Scale.
+  if (auto scale = getScaleAttr()) {
+    double s = scale.getValueAsDouble();
+    if (!(s > 0.0) || !std::isfinite(s))
+      return emitOpError() << "attribute 'scale' must be a positive finite "
+                              "number, but got "
+                           << s;
+  }
+
+  // FP8 descales.
+  bool hasDescale = getQDescale() || getKDescale() || getVDescale();
+  if (hasDescale && !(getQDescale() && getKDescale() && getVDescale()))
+    return emitOpError() << "descale operands q_descale, k_descale and "
+                            "v_descale must be given together";
+  if (::isFP8(qElt) && !hasDescale)
+    return emitOpError() << "FP8 (f8E4M3FN) operands 'q', 'k', 'v' require "
+                            "descale operands (q_descale, k_descale, "
+                            "v_descale), but none were given";
+  if (!::isFP8(qElt) && hasDescale)
+    return emitOpError() << "descale operands are only valid with FP8 "
+                            "(f8E4M3FN) inputs, but 'q' is "
+                         << qElt;
+  if (hasDescale) {
+    for (auto [name, val] :
+         {std::pair<StringRef, Value>{"q_descale", getQDescale()},
+          {"k_descale", getKDescale()},
+          {"v_descale", getVDescale()}}) {
+      auto t = checkRank(op, val, name, 2, "[B, Hkv]");
+      if (failed(t))
+        return failure();
+      if (!t->getElementType().isF32())
+        return emitOpError() << "operand '" << name
+                             << "' element type must be f32, but got "
+                             << t->getElementType();
+      if (dimsDiffer(t->getDimSize(0), qs[0]) ||
+          dimsDiffer(t->getDimSize(1), hkv))
+        return emitOpError()
+               << "operand '" << name << "' shape must be [B, Hkv] = "
+               << shapeStr({qs[0], hkv}) << ", but got "
+               << shapeStr(t->getShape());
+    }
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Tile ops
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Checks that `t` is vector<shape x f32>.
+LogicalResult checkF32Vector(Operation *op, Type t, StringRef name,
+                             ArrayRef<int64_t> shape) {
+  auto vt = dyn_cast<VectorType>(t);
+  if (!vt || vt.getShape() != shape || !vt.getElementType().isF32())
+    return op->emitOpError()
+           << "operand '" << name << "' must be "
+           << VectorType::get(shape, Float32Type::get(op->getContext()))
+           << ", but got " << t;
+  return success();
+}
+
+/// m, l: vector<BLOCK_M x f32>; acc: vector<BLOCK_M x D x f32>.
+LogicalResult checkState(Operation *op, Type m, Type l, Type acc,
+                         int64_t blockM, int64_t d) {
+  if (failed(checkF32Vector(op, m, "m", {blockM})) ||
+      failed(checkF32Vector(op, l, "l", {blockM})) ||
+      failed(checkF32Vector(op, acc, "acc", {blockM, d})))
+    return failure();
+  return success();
+}
+} // namespace
+
+LogicalResult LoadTileOp::verify() {
+  auto src = cast<MemRefType>(getSource().getType());
+  auto res = cast<VectorType>(getResult().getType());
+  if (src.getRank() != 4)
+    return emitOpError() << "operand 'source' must be a rank-4 memref, but "
+                            "got rank "
+                         << src.getRank();
+  if (res.getRank() != 2 || res.getElementType() != src.getElementType() ||
+      tileExceeds(res.getDimSize(1), src.getDimSize(3)))
+    return emitOpError() << "result must be a [BLOCK_M, Dt] vector of the "
+                            "source element type with Dt <= D ("
+                         << dimStr(src.getDimSize(3)) << "), but got " << res;
+  return success();
+}
+
+LogicalResult OnlineAttentionOp::verify() {
+  auto q = cast<VectorType>(getQ().getType());
+  if (q.getRank() != 2)
+    return emitOpError() << "operand 'q' must be a [BLOCK_M, D] tile, but got "
+                         << q;
+  int64_t blockM = q.getDimSize(0), d = q.getDimSize(1);
+  for (auto [name, val] : {std::pair<StringRef, Value>{"k", getK()},
+                           std::pair<StringRef, Value>{"v", getV()}}) {
+    auto t = cast<MemRefType>(val.getType());
+    if (t.getRank() != 4 || tileExceeds(d, t.getDimSize(3)) ||
+        t.getElementType() != q.getElementType())
+      return emitOpError() << "operand '" << name
+                           << "' must be a [B, Hkv, Nk, D >= " << d
+                           << "] memref of " << q.getElementType()
+                           << ", but got " << t;
+  }
+  if (getBlockN() <= 0)
+    return emitOpError() << "attribute 'block_n' must be positive, but got "
+                         << getBlockN();
+  double scale = getScale().convertToDouble();
+  if (!(scale > 0.0) || !std::isfinite(scale))
+    return emitOpError() << "attribute 'scale' must be a positive finite "
+                            "number, but got "
+                         << scale;
+  int64_t lanes = getRowLanes();
+  if (lanes < 1 || lanes > 32 || !llvm::isPowerOf2_64(lanes))
+    return emitOpError() << "attribute 'row_lanes' must be a power of two in "
+                            "[1, 32], but got "
+                         << lanes;
+  if (lanes > 1 && blockM != 1)
+    return emitOpError() << "attribute 'row_lanes' > 1 requires a one-row "
+                            "tile, but 'q' has "
+                         << blockM << " rows";
+  bool causal = getMask() == MaskKind::causal;
+  if (causal != static_cast<bool>(getCausalOffset()))
+    return emitOpError() << "operand 'causal_offset' must be present exactly "
+                            "when mask is causal";
+  return checkState(getOperation(), getM().getType(), getL().getType(),
+                    getAcc().getType(), blockM, d);
+}
+
+LogicalResult EpilogueOp::verify() {
+  auto acc = dyn_cast<VectorType>(getAcc().getType());
+  if (!acc || acc.getRank() != 2)
+    return emitOpError() << "operand 'acc' must be a [BLOCK_M, D] f32 tile";
+  int64_t blockM = acc.getDimSize(0), d = acc.getDimSize(1);
+  if (failed(checkState(getOperation(), getM().getType(), getL().getType(),
+                        acc, blockM, d)))
+    return failure();
+  auto o = cast<MemRefType>(getO().getType());
+  if (o.getRank() != 4 || tileExceeds(d, o.getDimSize(3)))
+    return emitOpError() << "operand 'o' must be a [B, Hq, Nq, D >= " << d
+                         << "] memref, but got " << o;
+  if (Value lse = getLse()) {
+    auto lt = cast<MemRefType>(lse.getType());
+    if (lt.getRank() != 3 || !lt.getElementType().isF32())
+      return emitOpError() << "operand 'lse' must be an f32 [B, Hq, Nq] "
+                              "memref, but got "
+                           << lt;
+  }
+  return success();
+}

@@ -1,0 +1,80 @@
+//===- Pipelines.cpp - attn pass pipelines --------------------------------===//
+
+#include "attn/Pipelines/Pipelines.h"
+
+#include "attn/Conversion/Passes.h"
+#include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+/// The target-independent prefix both pipelines share.
+void addTiling(OpPassManager &pm, int64_t blockM, int64_t blockN) {
+  OpPassManager &fn = pm.nest<func::FuncOp>();
+  fn.addPass(createAttnTile(AttnTileOptions{blockM, blockN}));
+  fn.addPass(createAttnCausalSplit());
+}
+
+void addDecomposition(OpPassManager &pm) {
+  OpPassManager &fn = pm.nest<func::FuncOp>();
+  fn.addPass(createAttnOnlineSoftmax());
+  fn.addPass(createLoopInvariantCodeMotionPass());
+  fn.addPass(createCanonicalizerPass());
+  fn.addPass(createCSEPass());
+}
+} // namespace
+
+void mlir::attn::buildCPUPipeline(OpPassManager &pm,
+                                  const CPUPipelineOptions &options) {
+  addTiling(pm, options.blockM, options.blockN);
+  addDecomposition(pm);
+  pm.addPass(createAttnLowerToCPU());
+}
+
+void mlir::attn::buildCubinPipeline(OpPassManager &pm,
+                                    const CubinPipelineOptions &options) {
+  addTiling(pm, options.blockM, options.blockN);
+  pm.nest<func::FuncOp>().addPass(createAttnDistributeRows());
+  addDecomposition(pm);
+  pm.addPass(createAttnLowerToNVVM(
+      AttnLowerToNVVMOptions{options.chip, options.features}));
+  if (options.format == "none")
+    return;
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = options.format;
+  binary.toolkitPath = options.toolkit;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
+void mlir::attn::registerAttnPassesAndPipelines() {
+  registerAllPasses();
+  registerAttnPasses();
+  registerAttnConversionPasses();
+  PassPipelineRegistration<CPUPipelineOptions>(
+      "attn-to-cpu",
+      "Lower attn.attention to the LLVM dialect for execution on the host",
+      buildCPUPipeline);
+  PassPipelineRegistration<CubinPipelineOptions>(
+      "attn-to-cubin",
+      "Lower attn.attention to an NVVM kernel and serialize it (PTX/cubin)",
+      buildCubinPipeline);
+}
+
+void mlir::attn::registerAttnDialects(DialectRegistry &registry) {
+  registry.insert<AttnDialect>();
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerAllToLLVMIRTranslations(registry);
+}

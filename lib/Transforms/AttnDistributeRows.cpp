@@ -1,0 +1,153 @@
+//===- AttnDistributeRows.cpp - one query row per GPU thread --------------===//
+
+#include "attn/Transforms/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNDISTRIBUTEROWS
+#include "attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// The layout of one CTA tile over threads: BLOCK_M rows, each split into
+/// `lanes` column slices of `cols` elements held by consecutive threads.
+struct RowLayout {
+  int64_t blockM, headDim, lanes, cols;
+};
+
+/// Lanes per row for head dim D: the fewest that bring a thread's slice to
+/// at most 32 columns while keeping slices multiples of 8 elements (16-byte
+/// loads). Q and acc then take 2 * 32 registers per thread.
+int64_t chooseLanes(int64_t d) {
+  int64_t lanes = 1;
+  while (d / lanes > 32 && d % (16 * lanes) == 0 && lanes < 8)
+    lanes *= 2;
+  return lanes;
+}
+
+/// vector<BLOCK_M> -> vector<1>, vector<BLOCK_M x D> -> vector<1 x cols>.
+Type threadType(Type t, const RowLayout &layout) {
+  auto vt = dyn_cast<VectorType>(t);
+  if (!vt || vt.getRank() == 0 || vt.getDimSize(0) != layout.blockM)
+    return t;
+  SmallVector<int64_t> shape(vt.getShape());
+  shape[0] = 1;
+  if (shape.size() == 2 && shape[1] == layout.headDim)
+    shape[1] = layout.cols;
+  return VectorType::get(shape, vt.getElementType());
+}
+
+/// Narrows every CTA-tile value in `body` to the thread's part. Before
+/// attn-online-softmax the only vectors are the Q tile and the (m, l, acc)
+/// state.
+LogicalResult narrowToThread(Block &body, const RowLayout &layout) {
+  WalkResult res = body.walk([&](Operation *op) {
+    if (isa<vector::VectorDialect>(op->getDialect()))
+      return WalkResult(op->emitOpError(
+          "attn-distribute-rows must run before attn-online-softmax"));
+    for (Region &region : op->getRegions())
+      for (BlockArgument arg : region.getArguments())
+        arg.setType(threadType(arg.getType(), layout));
+    for (OpResult r : op->getResults())
+      r.setType(threadType(r.getType(), layout));
+    if (auto cst = dyn_cast<arith::ConstantOp>(op))
+      if (auto dense = dyn_cast<SplatElementsAttr>(cst.getValue()))
+        cst.setValueAttr(DenseElementsAttr::get(
+            cast<ShapedType>(cst.getType()), dense.getSplatValue<Attribute>()));
+    return WalkResult::advance();
+  });
+  return failure(res.wasInterrupted());
+}
+
+/// Thread `tid` works on query row q_pos + tid / lanes, columns
+/// (tid % lanes) * cols ...
+void assignThreadTiles(Block &body, Value tid, const RowLayout &layout) {
+  OpBuilder b = OpBuilder::atBlockBegin(&body);
+  Location loc = tid.getLoc();
+  Value lanes = arith::ConstantIndexOp::create(b, loc, layout.lanes);
+  Value row = arith::DivUIOp::create(b, loc, tid, lanes);
+  Value col = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, tid, lanes),
+      arith::ConstantIndexOp::create(b, loc, layout.cols));
+  body.walk([&](Operation *op) {
+    OpBuilder ob(op);
+    auto shift = [&](OpOperand &qPos) {
+      qPos.set(arith::AddIOp::create(ob, op->getLoc(), qPos.get(), row));
+    };
+    if (auto load = dyn_cast<LoadTileOp>(op)) {
+      shift(load.getRowMutable());
+      load.getColMutable().set(col);
+    } else if (auto step = dyn_cast<OnlineAttentionOp>(op)) {
+      shift(step.getQPosMutable());
+      step.getDOffsetMutable().set(col);
+      step.setRowLanes(layout.lanes);
+    } else if (auto epi = dyn_cast<EpilogueOp>(op)) {
+      shift(epi.getQPosMutable());
+      epi.getColMutable().set(col);
+    }
+  });
+}
+
+LogicalResult distribute(scf::ForallOp cta, RowLayout layout) {
+  MLIRContext *ctx = cta.getContext();
+  cta.setMappingAttr(ArrayAttr::get(
+      ctx, {gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimX),
+            gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimY),
+            gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimZ)}));
+  OpBuilder b(ctx);
+  b.setInsertionPointToStart(cta.getBody());
+  auto threads = scf::ForallOp::create(
+      b, cta.getLoc(),
+      ArrayRef<OpFoldResult>{b.getIndexAttr(layout.blockM * layout.lanes)},
+      ValueRange{},
+      b.getArrayAttr(
+          {gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimX)}));
+  // Move the CTA body (all but the two terminators) into the thread loop.
+  Block &inner = *threads.getBody();
+  Block &outer = *cta.getBody();
+  inner.getOperations().splice(
+      inner.begin(), outer.getOperations(), std::next(threads->getIterator()),
+      std::prev(outer.end()));
+  if (failed(narrowToThread(inner, layout)))
+    return failure();
+  assignThreadTiles(inner, threads.getInductionVar(0), layout);
+  return success();
+}
+
+struct AttnDistributeRowsPass
+    : attn::impl::AttnDistributeRowsBase<AttnDistributeRowsPass> {
+  using AttnDistributeRowsBase::AttnDistributeRowsBase;
+  void runOnOperation() override {
+    SmallVector<std::pair<scf::ForallOp, RowLayout>> ctas;
+    getOperation().walk([&](LoadTileOp load) {
+      auto cta = dyn_cast<scf::ForallOp>(load->getParentOp());
+      if (!cta || cta.getMapping())
+        return;
+      VectorType tile = load.getResult().getType();
+      int64_t d = tile.getDimSize(1);
+      int64_t lanes = lanesPerRow > 0 ? lanesPerRow : chooseLanes(d);
+      ctas.emplace_back(
+          cta, RowLayout{tile.getDimSize(0), d, lanes, d / lanes});
+    });
+    for (auto [cta, layout] : ctas) {
+      if (layout.headDim % layout.lanes != 0 ||
+          !llvm::isPowerOf2_64(layout.lanes) || layout.lanes > 32) {
+        cta.emitOpError() << "lanes-per-row (" << layout.lanes
+                          << ") must be a power of two <= 32 dividing D ("
+                          << layout.headDim << ")";
+        return signalPassFailure();
+      }
+      if (failed(distribute(cta, layout)))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

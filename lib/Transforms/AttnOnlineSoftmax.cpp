@@ -1,0 +1,253 @@
+//===- AttnOnlineSoftmax.cpp - tile ops -> exp2-domain online softmax -----===//
+//
+// Decomposes attn.load_tile, attn.online_attention and attn.epilogue into
+// vector/arith/math IR. Scores are kept per key as vector<BLOCK_M x f32>
+// (S transposed), so the row dimension BLOCK_M is the only vector dimension
+// besides D: the same code serves a CTA tile (CPU) and a single row (one
+// GPU thread after attn-distribute-rows).
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Transforms/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNONLINESOFTMAX
+#include "attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+Value splat(ImplicitLocOpBuilder &b, VectorType type, double value) {
+  return arith::ConstantOp::create(
+      b, DenseElementsAttr::get(
+             type, FloatAttr::get(type.getElementType(), value).getValue()));
+}
+
+/// Broadcasts a per-row vector<BM> across D columns: vector<BM x D>.
+Value broadcastRows(ImplicitLocOpBuilder &b, Value rows, int64_t d) {
+  auto rowType = cast<VectorType>(rows.getType());
+  int64_t bm = rowType.getDimSize(0);
+  auto colMajor = VectorType::get({d, bm}, rowType.getElementType());
+  Value bc = vector::BroadcastOp::create(b, colMajor, rows);
+  return vector::TransposeOp::create(b, bc, ArrayRef<int64_t>{1, 0});
+}
+
+/// Reads columns [col, col + d) of row `row` of the (batch, head) slice of a
+/// [B, H, N, D] memref, widened to f32.
+Value readKeyRow(ImplicitLocOpBuilder &b, Value mem, Value batch, Value head,
+                 Value row, Value col, int64_t d) {
+  auto memType = cast<MemRefType>(mem.getType());
+  Type elt = memType.getElementType();
+  Value pad = arith::ConstantOp::create(b, b.getZeroAttr(elt));
+  Value v = vector::TransferReadOp::create(
+      b, VectorType::get({d}, elt), mem, ValueRange{batch, head, row, col},
+      pad, ArrayRef<bool>{true});
+  return arith::ExtFOp::create(b, VectorType::get({d}, b.getF32Type()), v);
+}
+
+/// Sums a one-row score across the `lanes` consecutive GPU lanes that hold
+/// the slices of that row (butterfly of shuffle-xor).
+Value sumAcrossLanes(ImplicitLocOpBuilder &b, Value s, int64_t lanes) {
+  auto type = cast<VectorType>(s.getType());
+  Value x = vector::ExtractOp::create(b, s, 0);
+  for (int64_t offset = 1; offset < lanes; offset *= 2) {
+    auto shfl = gpu::ShuffleOp::create(b, x, offset, /*width=*/32,
+                                       gpu::ShuffleMode::XOR);
+    x = arith::AddFOp::create(b, x, shfl.getShuffleResult());
+  }
+  return vector::BroadcastOp::create(b, type, x);
+}
+
+struct LowerLoadTile : OpRewritePattern<LoadTileOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LoadTileOp op,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Type elt = op.getResult().getType().getElementType();
+    Value pad = arith::ConstantOp::create(b, b.getZeroAttr(elt));
+    // Rows past N are padded with zeros: tails never read out of bounds.
+    rewriter.replaceOpWithNewOp<vector::TransferReadOp>(
+        op, op.getResult().getType(), op.getSource(),
+        ValueRange{op.getBatch(), op.getHead(), op.getRow(), op.getCol()}, pad,
+        ArrayRef<bool>{false, true});
+    return success();
+  }
+};
+
+/// Query row index of each tile row: q_pos + [0, 1, .., BLOCK_M-1]. A
+/// constant (not vector.step) so that GPU outlining sinks it into the kernel.
+Value rowIndices(ImplicitLocOpBuilder &b, Value qPos, int64_t bm) {
+  auto idxType = VectorType::get({bm}, b.getIndexType());
+  SmallVector<APInt> iota;
+  for (int64_t i = 0; i < bm; ++i)
+    iota.emplace_back(64, i);
+  Value offsets =
+      arith::ConstantOp::create(b, DenseElementsAttr::get(idxType, iota));
+  return arith::AddIOp::create(
+      b, offsets, vector::BroadcastOp::create(b, idxType, qPos));
+}
+
+/// Masks score S_j (key k_pos + j) per the op's mask kind.
+Value maskScore(ImplicitLocOpBuilder &b, OnlineAttentionOp op, Value s,
+                Value keyIdx, Value numKeys, Value rowIdx) {
+  auto rowType = cast<VectorType>(s.getType());
+  int64_t bm = rowType.getDimSize(0);
+  Value inBounds =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::slt, keyIdx, numKeys);
+  Value valid = vector::BroadcastOp::create(
+      b, VectorType::get({bm}, b.getI1Type()), inBounds);
+  if (op.getMask() == MaskKind::causal) {
+    // Row i sees key j iff j <= i + causal_offset.
+    auto idxType = VectorType::get({bm}, b.getIndexType());
+    Value limit = arith::AddIOp::create(
+        b, rowIdx,
+        vector::BroadcastOp::create(b, idxType, op.getCausalOffset()));
+    Value key = vector::BroadcastOp::create(b, idxType, keyIdx);
+    Value visible =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sle, key, limit);
+    valid = arith::AndIOp::create(b, valid, visible);
+  }
+  return arith::SelectOp::create(b, valid, s, splat(b, rowType, -INFINITY));
+}
+
+struct LowerOnlineAttention : OpRewritePattern<OnlineAttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(OnlineAttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    auto qType = cast<VectorType>(op.getQ().getType());
+    int64_t bm = qType.getDimSize(0), d = qType.getDimSize(1);
+    int64_t bn = op.getBlockN();
+    auto rowType = VectorType::get({bm}, b.getF32Type());
+    auto tileType = VectorType::get({bm, d}, b.getF32Type());
+
+    // Q * scale * log2(e), once per tile (loop-invariant, hoisted by LICM).
+    double c = op.getScale().convertToDouble() * M_LOG2E;
+    Value q = arith::ExtFOp::create(b, tileType, op.getQ());
+    q = arith::MulFOp::create(b, q, splat(b, tileType, c));
+
+    bool masked = op.getMask() != MaskKind::none;
+    Value numKeys = memref::DimOp::create(b, op.getK(), 2);
+    Value lastKey = arith::SubIOp::create(
+        b, numKeys, arith::ConstantIndexOp::create(b, 1));
+    Value rowIdx;
+    if (op.getMask() == MaskKind::causal)
+      rowIdx = rowIndices(b, op.getQPos(), bm);
+
+    // S_j = rowsum(Q * K[j]), masked. Key rows past Nk are never read.
+    SmallVector<Value> scores, keyRows;
+    Value zeros = splat(b, rowType, 0.0);
+    for (int64_t j = 0; j < bn; ++j) {
+      Value key = arith::AddIOp::create(
+          b, op.getKPos(), arith::ConstantIndexOp::create(b, j));
+      Value row = masked ? arith::MinSIOp::create(b, key, lastKey) : key;
+      keyRows.push_back(row);
+      Value k = readKeyRow(b, op.getK(), op.getBatch(), op.getKvHead(), row,
+                           op.getDOffset(), d);
+      Value prod = arith::MulFOp::create(
+          b, q, vector::BroadcastOp::create(b, tileType, k));
+      Value s = vector::MultiDimReductionOp::create(
+          b, prod, zeros, ArrayRef<bool>{false, true},
+          vector::CombiningKind::ADD);
+      if (op.getRowLanes() > 1)
+        s = sumAcrossLanes(b, s, op.getRowLanes());
+      scores.push_back(masked ? maskScore(b, op, s, key, numKeys, rowIdx) : s);
+    }
+
+    // m_new = max(m, rowmax(S)); rows that saw no key keep m_safe = 0.
+    Value mNew = op.getM();
+    for (Value s : scores)
+      mNew = arith::MaximumFOp::create(b, mNew, s);
+    Value noKey = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mNew,
+                                        splat(b, rowType, -INFINITY));
+    Value mSafe = arith::SelectOp::create(b, noKey, zeros, mNew);
+
+    // alpha rescales the old state; P_j = exp2(S_j - m_safe).
+    Value alpha =
+        math::Exp2Op::create(b, arith::SubFOp::create(b, op.getM(), mSafe));
+    Value l = arith::MulFOp::create(b, alpha, op.getL());
+    Value acc =
+        arith::MulFOp::create(b, op.getAcc(), broadcastRows(b, alpha, d));
+    for (int64_t j = 0; j < bn; ++j) {
+      Value p = math::Exp2Op::create(b, arith::SubFOp::create(b, scores[j], mSafe));
+      l = arith::AddFOp::create(b, l, p);
+      Value v = readKeyRow(b, op.getV(), op.getBatch(), op.getKvHead(),
+                           keyRows[j], op.getDOffset(), d);
+      acc = vector::OuterProductOp::create(b, tileType, p, v, acc);
+    }
+    rewriter.replaceOp(op, {mNew, l, acc});
+    return success();
+  }
+};
+
+struct LowerEpilogue : OpRewritePattern<EpilogueOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(EpilogueOp op,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    auto accType = cast<VectorType>(op.getAcc().getType());
+    int64_t d = accType.getDimSize(1);
+    auto rowType = cast<VectorType>(op.getL().getType());
+
+    // O = acc / l; a row with l == 0 saw no key and has acc == 0: O = 0.
+    Value noKey = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, op.getL(),
+                                        splat(b, rowType, 0.0));
+    Value lSafe = arith::SelectOp::create(b, noKey, splat(b, rowType, 1.0),
+                                          op.getL());
+    Value inv = arith::DivFOp::create(b, splat(b, rowType, 1.0), lSafe);
+    Value o = arith::MulFOp::create(b, op.getAcc(), broadcastRows(b, inv, d));
+    Type oElt = cast<MemRefType>(op.getO().getType()).getElementType();
+    o = arith::TruncFOp::create(b, accType.clone(oElt), o);
+    vector::TransferWriteOp::create(
+        b, o, op.getO(),
+        ValueRange{op.getBatch(), op.getHead(), op.getQPos(), op.getCol()},
+        ArrayRef<bool>{false, true});
+
+    // LSE = (m + log2 l) * ln 2, -inf for rows that saw no key; written by
+    // the tile that holds column 0.
+    if (Value lseMem = op.getLse()) {
+      Value lse =
+          arith::AddFOp::create(b, op.getM(), math::Log2Op::create(b, lSafe));
+      lse = arith::MulFOp::create(b, lse, splat(b, rowType, M_LN2));
+      lse = arith::SelectOp::create(b, noKey, splat(b, rowType, -INFINITY), lse);
+      Value firstCol = arith::CmpIOp::create(
+          b, arith::CmpIPredicate::eq, op.getCol(),
+          arith::ConstantIndexOp::create(b, 0));
+      auto ifOp = scf::IfOp::create(b, firstCol, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      vector::TransferWriteOp::create(
+          b, lse, lseMem, ValueRange{op.getBatch(), op.getHead(), op.getQPos()},
+          ArrayRef<bool>{false});
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct AttnOnlineSoftmaxPass
+    : attn::impl::AttnOnlineSoftmaxBase<AttnOnlineSoftmaxPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateOnlineSoftmaxPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::attn::populateOnlineSoftmaxPatterns(RewritePatternSet &patterns) {
+  patterns.add<LowerLoadTile, LowerOnlineAttention, LowerEpilogue>(
+      patterns.getContext());
+}

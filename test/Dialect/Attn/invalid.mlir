@@ -1,0 +1,752 @@
+// RUN: attn-opt %s -split-input-file -verify-diagnostics
+
+// One case per diagnostic of the attn verifiers (lib/Dialect/Attn/IR/AttnOps.cpp).
+// Each message names the operand and states the expectation.
+
+//===----------------------------------------------------------------------===//
+// attn.attention: ranks
+//===----------------------------------------------------------------------===//
+
+func.func @q_rank(%q: memref<8x128x64xf16>, %k: memref<1x8x128x64xf16>,
+                  %v: memref<1x8x128x64xf16>, %o: memref<1x8x128x64xf16>) {
+  // expected-error @+1 {{operand 'q' must be a rank-4 memref [B, Hq, Nq, D], but got rank 3}}
+  attn.attention ins(%q, %k, %v : memref<8x128x64xf16>, memref<1x8x128x64xf16>,
+                     memref<1x8x128x64xf16>) outs(%o : memref<1x8x128x64xf16>)
+  return
+}
+
+// -----
+
+func.func @k_rank(%q: memref<1x8x128x64xf16>, %k: memref<8x128x64xf16>,
+                  %v: memref<1x8x128x64xf16>, %o: memref<1x8x128x64xf16>) {
+  // expected-error @+1 {{operand 'k' must be a rank-4 memref [B, Hkv, Nk, D], but got rank 3}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<8x128x64xf16>,
+                     memref<1x8x128x64xf16>) outs(%o : memref<1x8x128x64xf16>)
+  return
+}
+
+// -----
+
+func.func @v_rank(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64xf16>,
+                  %v: memref<1x1x8x128x64xf16>, %o: memref<1x8x128x64xf16>) {
+  // expected-error @+1 {{operand 'v' must be a rank-4 memref [B, Hkv, Nk, D], but got rank 5}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<1x8x128x64xf16>,
+                     memref<1x1x8x128x64xf16>) outs(%o : memref<1x8x128x64xf16>)
+  return
+}
+
+// -----
+
+func.func @o_rank(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64xf16>,
+                  %v: memref<1x8x128x64xf16>, %o: memref<8x128x64xf16>) {
+  // expected-error @+1 {{operand 'o' must be a rank-4 memref [B, Hq, Nq, D], but got rank 3}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<1x8x128x64xf16>,
+                     memref<1x8x128x64xf16>) outs(%o : memref<8x128x64xf16>)
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.attention: element types
+//===----------------------------------------------------------------------===//
+
+func.func @q_f32(%q: memref<1x8x128x64xf32>, %k: memref<1x8x128x64xf32>,
+                 %v: memref<1x8x128x64xf32>, %o: memref<1x8x128x64xf32>) {
+  // expected-error @+1 {{operand 'q' element type must be f16, bf16 or f8E4M3FN, but got 'f32'}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf32>, memref<1x8x128x64xf32>,
+                     memref<1x8x128x64xf32>) outs(%o : memref<1x8x128x64xf32>)
+  return
+}
+
+// -----
+
+func.func @k_elt(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64xbf16>,
+                 %v: memref<1x8x128x64xf16>, %o: memref<1x8x128x64xf16>) {
+  // expected-error @+1 {{operand 'k' element type must match 'q' ('f16'), but got 'bf16'}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<1x8x128x64xbf16>,
+                     memref<1x8x128x64xf16>) outs(%o : memref<1x8x128x64xf16>)
+  return
+}
+
+// -----
+
+func.func @v_elt(%q: memref<1x8x128x64xbf16>, %k: memref<1x8x128x64xbf16>,
+                 %v: memref<1x8x128x64xf16>, %o: memref<1x8x128x64xbf16>) {
+  // expected-error @+1 {{operand 'v' element type must match 'q' ('bf16'), but got 'f16'}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xbf16>, memref<1x8x128x64xbf16>,
+                     memref<1x8x128x64xf16>) outs(%o : memref<1x8x128x64xbf16>)
+  return
+}
+
+// -----
+
+func.func @o_elt(%q: memref<1x8x128x64xbf16>, %k: memref<1x8x128x64xbf16>,
+                 %v: memref<1x8x128x64xbf16>, %o: memref<1x8x128x64xf16>) {
+  // expected-error @+1 {{operand 'o' element type must be 'bf16' (the element type of 'q'), but got 'f16'}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xbf16>, memref<1x8x128x64xbf16>,
+                     memref<1x8x128x64xbf16>) outs(%o : memref<1x8x128x64xf16>)
+  return
+}
+
+// -----
+
+func.func @o_elt_fp8(%q: memref<1x8x128x64xf8E4M3FN>,
+                     %k: memref<1x8x128x64xf8E4M3FN>,
+                     %v: memref<1x8x128x64xf8E4M3FN>,
+                     %o: memref<1x8x128x64xf8E4M3FN>, %qd: memref<1x8xf32>,
+                     %kd: memref<1x8xf32>, %vd: memref<1x8xf32>) {
+  // expected-error @+1 {{operand 'o' element type must be 'bf16' for FP8 inputs, but got 'f8E4M3FN'}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf8E4M3FN>,
+                     memref<1x8x128x64xf8E4M3FN>, memref<1x8x128x64xf8E4M3FN>)
+                 outs(%o : memref<1x8x128x64xf8E4M3FN>)
+                 descale(%qd, %kd, %vd : memref<1x8xf32>, memref<1x8xf32>,
+                         memref<1x8xf32>)
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.attention: shapes
+//===----------------------------------------------------------------------===//
+
+func.func @batch_mismatch(%q: memref<1x8x128x64xf16>, %k: memref<2x8x128x64xf16>,
+                          %v: memref<2x8x128x64xf16>, %o: memref<1x8x128x64xf16>) {
+  // expected-error @+1 {{operand 'k' batch B must equal q's (1), but got 2}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<2x8x128x64xf16>,
+                     memref<2x8x128x64xf16>) outs(%o : memref<1x8x128x64xf16>)
+  return
+}
+
+// -----
+
+func.func @head_dim_mismatch(%q: memref<1x8x128x64xf16>,
+                             %k: memref<1x8x128x128xf16>,
+                             %v: memref<1x8x128x128xf16>,
+                             %o: memref<1x8x128x64xf16>) {
+  // expected-error @+1 {{operand 'k' head dim D must equal q's (64), but got 128}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<1x8x128x128xf16>,
+                     memref<1x8x128x128xf16>) outs(%o : memref<1x8x128x64xf16>)
+  return
+}
+
+// -----
+
+func.func @v_shape(%q: memref<1x8x128x64xf16>, %k: memref<1x8x256x64xf16>,
+                   %v: memref<1x8x128x64xf16>, %o: memref<1x8x128x64xf16>) {
+  // expected-error @+1 {{operand 'v' shape must equal 'k' shape [1, 8, 256, 64], but got [1, 8, 128, 64]}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<1x8x256x64xf16>,
+                     memref<1x8x128x64xf16>) outs(%o : memref<1x8x128x64xf16>)
+  return
+}
+
+// -----
+
+// A dynamic dimension is compatible with any size; a static mismatch is not.
+func.func @v_shape_dynamic(%q: memref<1x8x?x64xf16>, %k: memref<1x8x?x64xf16>,
+                           %v: memref<1x4x?x64xf16>, %o: memref<1x8x?x64xf16>) {
+  // expected-error @+1 {{operand 'v' shape must equal 'k' shape [1, 8, ?, 64], but got [1, 4, ?, 64]}}
+  attn.attention ins(%q, %k, %v : memref<1x8x?x64xf16>, memref<1x8x?x64xf16>,
+                     memref<1x4x?x64xf16>) outs(%o : memref<1x8x?x64xf16>)
+  return
+}
+
+// -----
+
+func.func @o_shape(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64xf16>,
+                   %v: memref<1x8x128x64xf16>, %o: memref<1x8x64x64xf16>) {
+  // expected-error @+1 {{operand 'o' shape must equal 'q' shape [1, 8, 128, 64], but got [1, 8, 64, 64]}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<1x8x128x64xf16>,
+                     memref<1x8x128x64xf16>) outs(%o : memref<1x8x64x64xf16>)
+  return
+}
+
+// -----
+
+func.func @gqa_not_multiple(%q: memref<1x8x128x64xf16>, %k: memref<1x3x128x64xf16>,
+                            %v: memref<1x3x128x64xf16>, %o: memref<1x8x128x64xf16>) {
+  // expected-error @+1 {{operand 'q' head count Hq (8) must be a positive multiple of operand 'k' head count Hkv (3) for GQA/MQA}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<1x3x128x64xf16>,
+                     memref<1x3x128x64xf16>) outs(%o : memref<1x8x128x64xf16>)
+  return
+}
+
+// -----
+
+func.func @gqa_zero_kv_heads(%q: memref<1x8x128x64xf16>, %k: memref<1x0x128x64xf16>,
+                             %v: memref<1x0x128x64xf16>, %o: memref<1x8x128x64xf16>) {
+  // expected-error @+1 {{operand 'q' head count Hq (8) must be a positive multiple of operand 'k' head count Hkv (0) for GQA/MQA}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<1x0x128x64xf16>,
+                     memref<1x0x128x64xf16>) outs(%o : memref<1x8x128x64xf16>)
+  return
+}
+
+// -----
+
+func.func @head_dim_not_multiple_of_8(%q: memref<1x8x128x60xf16>,
+                                      %k: memref<1x8x128x60xf16>,
+                                      %v: memref<1x8x128x60xf16>,
+                                      %o: memref<1x8x128x60xf16>) {
+  // expected-error @+1 {{operand 'q' head dim D must be a multiple of 8 in [8, 256], but got 60}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x60xf16>, memref<1x8x128x60xf16>,
+                     memref<1x8x128x60xf16>) outs(%o : memref<1x8x128x60xf16>)
+  return
+}
+
+// -----
+
+func.func @head_dim_too_large(%q: memref<1x8x128x264xbf16>,
+                              %k: memref<1x8x128x264xbf16>,
+                              %v: memref<1x8x128x264xbf16>,
+                              %o: memref<1x8x128x264xbf16>) {
+  // expected-error @+1 {{operand 'q' head dim D must be a multiple of 8 in [8, 256], but got 264}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x264xbf16>, memref<1x8x128x264xbf16>,
+                     memref<1x8x128x264xbf16>) outs(%o : memref<1x8x128x264xbf16>)
+  return
+}
+
+// -----
+
+func.func @head_dim_zero(%q: memref<1x8x128x0xf16>, %k: memref<1x8x128x0xf16>,
+                         %v: memref<1x8x128x0xf16>, %o: memref<1x8x128x0xf16>) {
+  // expected-error @+1 {{operand 'q' head dim D must be a multiple of 8 in [8, 256], but got 0}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x0xf16>, memref<1x8x128x0xf16>,
+                     memref<1x8x128x0xf16>) outs(%o : memref<1x8x128x0xf16>)
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.attention: LSE
+//===----------------------------------------------------------------------===//
+
+func.func @lse_rank(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64xf16>,
+                    %v: memref<1x8x128x64xf16>, %o: memref<1x8x128x64xf16>,
+                    %lse: memref<1x8x128x1xf32>) {
+  // expected-error @+1 {{operand 'lse' must be a rank-3 memref [B, Hq, Nq], but got rank 4}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<1x8x128x64xf16>,
+                     memref<1x8x128x64xf16>) outs(%o : memref<1x8x128x64xf16>)
+                 lse(%lse : memref<1x8x128x1xf32>)
+  return
+}
+
+// -----
+
+func.func @lse_elt(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64xf16>,
+                   %v: memref<1x8x128x64xf16>, %o: memref<1x8x128x64xf16>,
+                   %lse: memref<1x8x128xf16>) {
+  // expected-error @+1 {{operand 'lse' element type must be f32, but got 'f16'}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<1x8x128x64xf16>,
+                     memref<1x8x128x64xf16>) outs(%o : memref<1x8x128x64xf16>)
+                 lse(%lse : memref<1x8x128xf16>)
+  return
+}
+
+// -----
+
+func.func @lse_shape(%q: memref<1x32x128x64xf16>, %k: memref<1x8x128x64xf16>,
+                     %v: memref<1x8x128x64xf16>, %o: memref<1x32x128x64xf16>,
+                     %lse: memref<1x8x128xf32>) {
+  // expected-error @+1 {{operand 'lse' shape must be [B, Hq, Nq] = [1, 32, 128], but got [1, 8, 128]}}
+  attn.attention ins(%q, %k, %v : memref<1x32x128x64xf16>, memref<1x8x128x64xf16>,
+                     memref<1x8x128x64xf16>) outs(%o : memref<1x32x128x64xf16>)
+                 lse(%lse : memref<1x8x128xf32>)
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.attention: scale
+//===----------------------------------------------------------------------===//
+
+func.func @scale_zero(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64xf16>,
+                      %v: memref<1x8x128x64xf16>, %o: memref<1x8x128x64xf16>) {
+  // expected-error @+1 {{attribute 'scale' must be a positive finite number, but got 0.000000e+00}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<1x8x128x64xf16>,
+                     memref<1x8x128x64xf16>) outs(%o : memref<1x8x128x64xf16>)
+                 {scale = 0.0 : f32}
+  return
+}
+
+// -----
+
+func.func @scale_negative(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64xf16>,
+                          %v: memref<1x8x128x64xf16>, %o: memref<1x8x128x64xf16>) {
+  // expected-error @+1 {{attribute 'scale' must be a positive finite number, but got -1.000000e+00}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<1x8x128x64xf16>,
+                     memref<1x8x128x64xf16>) outs(%o : memref<1x8x128x64xf16>)
+                 {causal, scale = -1.0 : f32}
+  return
+}
+
+// -----
+
+func.func @scale_inf(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64xf16>,
+                     %v: memref<1x8x128x64xf16>, %o: memref<1x8x128x64xf16>) {
+  // expected-error @+1 {{attribute 'scale' must be a positive finite number, but got INF}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<1x8x128x64xf16>,
+                     memref<1x8x128x64xf16>) outs(%o : memref<1x8x128x64xf16>)
+                 {scale = 0x7F800000 : f32}
+  return
+}
+
+// -----
+
+func.func @scale_nan(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64xf16>,
+                     %v: memref<1x8x128x64xf16>, %o: memref<1x8x128x64xf16>) {
+  // expected-error @+1 {{attribute 'scale' must be a positive finite number, but got nan}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<1x8x128x64xf16>,
+                     memref<1x8x128x64xf16>) outs(%o : memref<1x8x128x64xf16>)
+                 {scale = 0x7FC00000 : f32}
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.attention: FP8 descales
+//===----------------------------------------------------------------------===//
+
+func.func @fp8_without_descale(%q: memref<1x8x128x64xf8E4M3FN>,
+                               %k: memref<1x8x128x64xf8E4M3FN>,
+                               %v: memref<1x8x128x64xf8E4M3FN>,
+                               %o: memref<1x8x128x64xbf16>) {
+  // expected-error @+1 {{FP8 (f8E4M3FN) operands 'q', 'k', 'v' require descale operands (q_descale, k_descale, v_descale), but none were given}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf8E4M3FN>,
+                     memref<1x8x128x64xf8E4M3FN>, memref<1x8x128x64xf8E4M3FN>)
+                 outs(%o : memref<1x8x128x64xbf16>)
+  return
+}
+
+// -----
+
+func.func @descale_with_bf16(%q: memref<1x8x128x64xbf16>,
+                             %k: memref<1x8x128x64xbf16>,
+                             %v: memref<1x8x128x64xbf16>,
+                             %o: memref<1x8x128x64xbf16>, %qd: memref<1x8xf32>,
+                             %kd: memref<1x8xf32>, %vd: memref<1x8xf32>) {
+  // expected-error @+1 {{descale operands are only valid with FP8 (f8E4M3FN) inputs, but 'q' is 'bf16'}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xbf16>,
+                     memref<1x8x128x64xbf16>, memref<1x8x128x64xbf16>)
+                 outs(%o : memref<1x8x128x64xbf16>)
+                 descale(%qd, %kd, %vd : memref<1x8xf32>, memref<1x8xf32>,
+                         memref<1x8xf32>)
+  return
+}
+
+// -----
+
+func.func @descale_rank(%q: memref<1x8x128x64xf8E4M3FN>,
+                        %k: memref<1x8x128x64xf8E4M3FN>,
+                        %v: memref<1x8x128x64xf8E4M3FN>,
+                        %o: memref<1x8x128x64xbf16>, %qd: memref<8xf32>,
+                        %kd: memref<1x8xf32>, %vd: memref<1x8xf32>) {
+  // expected-error @+1 {{operand 'q_descale' must be a rank-2 memref [B, Hkv], but got rank 1}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf8E4M3FN>,
+                     memref<1x8x128x64xf8E4M3FN>, memref<1x8x128x64xf8E4M3FN>)
+                 outs(%o : memref<1x8x128x64xbf16>)
+                 descale(%qd, %kd, %vd : memref<8xf32>, memref<1x8xf32>,
+                         memref<1x8xf32>)
+  return
+}
+
+// -----
+
+// Descales are per KV head ([B, Hkv]) even for q, as in FlashAttention-3.
+func.func @descale_shape(%q: memref<1x32x128x64xf8E4M3FN>,
+                         %k: memref<1x8x128x64xf8E4M3FN>,
+                         %v: memref<1x8x128x64xf8E4M3FN>,
+                         %o: memref<1x32x128x64xbf16>, %qd: memref<1x8xf32>,
+                         %kd: memref<1x32xf32>, %vd: memref<1x8xf32>) {
+  // expected-error @+1 {{operand 'k_descale' shape must be [B, Hkv] = [1, 8], but got [1, 32]}}
+  attn.attention ins(%q, %k, %v : memref<1x32x128x64xf8E4M3FN>,
+                     memref<1x8x128x64xf8E4M3FN>, memref<1x8x128x64xf8E4M3FN>)
+                 outs(%o : memref<1x32x128x64xbf16>)
+                 descale(%qd, %kd, %vd : memref<1x8xf32>, memref<1x32xf32>,
+                         memref<1x8xf32>)
+  return
+}
+
+// -----
+
+func.func @descale_elt(%q: memref<1x8x128x64xf8E4M3FN>,
+                       %k: memref<1x8x128x64xf8E4M3FN>,
+                       %v: memref<1x8x128x64xf8E4M3FN>,
+                       %o: memref<1x8x128x64xbf16>, %qd: memref<1x8xf32>,
+                       %kd: memref<1x8xf32>, %vd: memref<1x8xf16>) {
+  // expected-error @+1 {{operand 'v_descale' element type must be f32, but got 'f16'}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf8E4M3FN>,
+                     memref<1x8x128x64xf8E4M3FN>, memref<1x8x128x64xf8E4M3FN>)
+                 outs(%o : memref<1x8x128x64xbf16>)
+                 descale(%qd, %kd, %vd : memref<1x8xf32>, memref<1x8xf32>,
+                         memref<1x8xf16>)
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.load_tile
+//===----------------------------------------------------------------------===//
+
+func.func @load_tile_rank(%q: memref<8x128x64xbf16>, %i: index) {
+  // expected-error @+1 {{operand 'source' must be a rank-4 memref, but got rank 3}}
+  %t = attn.load_tile %q[%i, %i, %i, %i] : memref<8x128x64xbf16> -> vector<64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @load_tile_elt(%q: memref<1x8x128x64xbf16>, %i: index) {
+  // expected-error @+1 {{result must be a [BLOCK_M, Dt] vector of the source element type with Dt <= D (64), but got 'vector<64x64xf16>'}}
+  %t = attn.load_tile %q[%i, %i, %i, %i] : memref<1x8x128x64xbf16> -> vector<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @load_tile_head_dim(%q: memref<1x8x128x64xbf16>, %i: index) {
+  // expected-error @+1 {{result must be a [BLOCK_M, Dt] vector of the source element type with Dt <= D (64), but got 'vector<64x128xbf16>'}}
+  %t = attn.load_tile %q[%i, %i, %i, %i] : memref<1x8x128x64xbf16> -> vector<64x128xbf16>
+  return
+}
+
+// -----
+
+func.func @load_tile_result_rank(%q: memref<1x8x128x64xbf16>, %i: index) {
+  // expected-error @+1 {{result must be a [BLOCK_M, Dt] vector of the source element type with Dt <= D (64), but got 'vector<64xbf16>'}}
+  %t = attn.load_tile %q[%i, %i, %i, %i] : memref<1x8x128x64xbf16> -> vector<64xbf16>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.online_attention
+//===----------------------------------------------------------------------===//
+
+func.func @online_q_rank(%q: vector<64xbf16>, %k: memref<1x8x128x64xbf16>,
+                         %i: index, %m: vector<64xf32>, %l: vector<64xf32>,
+                         %acc: vector<64x64xf32>) {
+  // expected-error @+1 {{operand 'q' must be a [BLOCK_M, D] tile, but got 'vector<64xbf16>'}}
+  %m1, %l1, %a1 = attn.online_attention q(%q : vector<64xbf16>)
+      kv(%k, %k : memref<1x8x128x64xbf16>, memref<1x8x128x64xbf16>)
+      at[%i, %i, %i, %i] rows(%i)
+      state(%m, %l, %acc : vector<64xf32>, vector<64xf32>, vector<64x64xf32>)
+      {block_n = 64 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
+  return
+}
+
+// -----
+
+func.func @online_k_head_dim(%q: vector<64x64xbf16>, %k: memref<1x8x128x32xbf16>,
+                             %v: memref<1x8x128x64xbf16>, %i: index,
+                             %m: vector<64xf32>, %l: vector<64xf32>,
+                             %acc: vector<64x64xf32>) {
+  // expected-error @+1 {{operand 'k' must be a [B, Hkv, Nk, D >= 64] memref of 'bf16', but got 'memref<1x8x128x32xbf16>'}}
+  %m1, %l1, %a1 = attn.online_attention q(%q : vector<64x64xbf16>)
+      kv(%k, %v : memref<1x8x128x32xbf16>, memref<1x8x128x64xbf16>)
+      at[%i, %i, %i, %i] rows(%i)
+      state(%m, %l, %acc : vector<64xf32>, vector<64xf32>, vector<64x64xf32>)
+      {block_n = 64 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
+  return
+}
+
+// -----
+
+func.func @online_v_elt(%q: vector<64x64xbf16>, %k: memref<1x8x128x64xbf16>,
+                        %v: memref<1x8x128x64xf16>, %i: index,
+                        %m: vector<64xf32>, %l: vector<64xf32>,
+                        %acc: vector<64x64xf32>) {
+  // expected-error @+1 {{operand 'v' must be a [B, Hkv, Nk, D >= 64] memref of 'bf16', but got 'memref<1x8x128x64xf16>'}}
+  %m1, %l1, %a1 = attn.online_attention q(%q : vector<64x64xbf16>)
+      kv(%k, %v : memref<1x8x128x64xbf16>, memref<1x8x128x64xf16>)
+      at[%i, %i, %i, %i] rows(%i)
+      state(%m, %l, %acc : vector<64xf32>, vector<64xf32>, vector<64x64xf32>)
+      {block_n = 64 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
+  return
+}
+
+// -----
+
+func.func @online_v_rank(%q: vector<64x64xbf16>, %k: memref<1x8x128x64xbf16>,
+                         %v: memref<8x128x64xbf16>, %i: index,
+                         %m: vector<64xf32>, %l: vector<64xf32>,
+                         %acc: vector<64x64xf32>) {
+  // expected-error @+1 {{operand 'v' must be a [B, Hkv, Nk, D >= 64] memref of 'bf16', but got 'memref<8x128x64xbf16>'}}
+  %m1, %l1, %a1 = attn.online_attention q(%q : vector<64x64xbf16>)
+      kv(%k, %v : memref<1x8x128x64xbf16>, memref<8x128x64xbf16>)
+      at[%i, %i, %i, %i] rows(%i)
+      state(%m, %l, %acc : vector<64xf32>, vector<64xf32>, vector<64x64xf32>)
+      {block_n = 64 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
+  return
+}
+
+// -----
+
+func.func @online_block_n_zero(%q: vector<64x64xbf16>, %k: memref<1x8x128x64xbf16>,
+                               %i: index, %m: vector<64xf32>, %l: vector<64xf32>,
+                               %acc: vector<64x64xf32>) {
+  // expected-error @+1 {{attribute 'block_n' must be positive, but got 0}}
+  %m1, %l1, %a1 = attn.online_attention q(%q : vector<64x64xbf16>)
+      kv(%k, %k : memref<1x8x128x64xbf16>, memref<1x8x128x64xbf16>)
+      at[%i, %i, %i, %i] rows(%i)
+      state(%m, %l, %acc : vector<64xf32>, vector<64xf32>, vector<64x64xf32>)
+      {block_n = 0 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
+  return
+}
+
+// -----
+
+func.func @online_scale(%q: vector<64x64xbf16>, %k: memref<1x8x128x64xbf16>,
+                        %i: index, %m: vector<64xf32>, %l: vector<64xf32>,
+                        %acc: vector<64x64xf32>) {
+  // expected-error @+1 {{attribute 'scale' must be a positive finite number, but got}}
+  %m1, %l1, %a1 = attn.online_attention q(%q : vector<64x64xbf16>)
+      kv(%k, %k : memref<1x8x128x64xbf16>, memref<1x8x128x64xbf16>)
+      at[%i, %i, %i, %i] rows(%i)
+      state(%m, %l, %acc : vector<64xf32>, vector<64xf32>, vector<64x64xf32>)
+      {block_n = 64 : i64, mask = #attn.mask<none>, scale = -0.125 : f32}
+  return
+}
+
+// -----
+
+func.func @online_row_lanes_not_pow2(%q: vector<1x32xbf16>,
+                                      %k: memref<1x8x128x128xbf16>, %i: index,
+                                      %m: vector<1xf32>, %l: vector<1xf32>,
+                                      %acc: vector<1x32xf32>) {
+  // expected-error @+1 {{attribute 'row_lanes' must be a power of two in [1, 32], but got 3}}
+  %m1, %l1, %a1 = attn.online_attention q(%q : vector<1x32xbf16>)
+      kv(%k, %k : memref<1x8x128x128xbf16>, memref<1x8x128x128xbf16>)
+      at[%i, %i, %i, %i] rows(%i)
+      state(%m, %l, %acc : vector<1xf32>, vector<1xf32>, vector<1x32xf32>)
+      {block_n = 16 : i64, mask = #attn.mask<none>, row_lanes = 3 : i64,
+       scale = 0.125 : f32}
+  return
+}
+
+// -----
+
+func.func @online_row_lanes_too_many(%q: vector<1x32xbf16>,
+                                     %k: memref<1x8x128x128xbf16>, %i: index,
+                                     %m: vector<1xf32>, %l: vector<1xf32>,
+                                     %acc: vector<1x32xf32>) {
+  // expected-error @+1 {{attribute 'row_lanes' must be a power of two in [1, 32], but got 64}}
+  %m1, %l1, %a1 = attn.online_attention q(%q : vector<1x32xbf16>)
+      kv(%k, %k : memref<1x8x128x128xbf16>, memref<1x8x128x128xbf16>)
+      at[%i, %i, %i, %i] rows(%i)
+      state(%m, %l, %acc : vector<1xf32>, vector<1xf32>, vector<1x32xf32>)
+      {block_n = 16 : i64, mask = #attn.mask<none>, row_lanes = 64 : i64,
+       scale = 0.125 : f32}
+  return
+}
+
+// -----
+
+func.func @online_row_lanes_multi_row(%q: vector<4x32xbf16>,
+                                      %k: memref<1x8x128x128xbf16>, %i: index,
+                                      %m: vector<4xf32>, %l: vector<4xf32>,
+                                      %acc: vector<4x32xf32>) {
+  // expected-error @+1 {{attribute 'row_lanes' > 1 requires a one-row tile, but 'q' has 4 rows}}
+  %m1, %l1, %a1 = attn.online_attention q(%q : vector<4x32xbf16>)
+      kv(%k, %k : memref<1x8x128x128xbf16>, memref<1x8x128x128xbf16>)
+      at[%i, %i, %i, %i] rows(%i)
+      state(%m, %l, %acc : vector<4xf32>, vector<4xf32>, vector<4x32xf32>)
+      {block_n = 16 : i64, mask = #attn.mask<none>, row_lanes = 4 : i64,
+       scale = 0.125 : f32}
+  return
+}
+
+// -----
+
+func.func @online_causal_without_offset(%q: vector<64x64xbf16>,
+                                        %k: memref<1x8x128x64xbf16>, %i: index,
+                                        %m: vector<64xf32>, %l: vector<64xf32>,
+                                        %acc: vector<64x64xf32>) {
+  // expected-error @+1 {{operand 'causal_offset' must be present exactly when mask is causal}}
+  %m1, %l1, %a1 = attn.online_attention q(%q : vector<64x64xbf16>)
+      kv(%k, %k : memref<1x8x128x64xbf16>, memref<1x8x128x64xbf16>)
+      at[%i, %i, %i, %i] rows(%i)
+      state(%m, %l, %acc : vector<64xf32>, vector<64xf32>, vector<64x64xf32>)
+      {block_n = 64 : i64, mask = #attn.mask<causal>, scale = 0.125 : f32}
+  return
+}
+
+// -----
+
+func.func @online_bounds_with_offset(%q: vector<64x64xbf16>,
+                                     %k: memref<1x8x128x64xbf16>, %i: index,
+                                     %m: vector<64xf32>, %l: vector<64xf32>,
+                                     %acc: vector<64x64xf32>) {
+  // expected-error @+1 {{operand 'causal_offset' must be present exactly when mask is causal}}
+  %m1, %l1, %a1 = attn.online_attention q(%q : vector<64x64xbf16>)
+      kv(%k, %k : memref<1x8x128x64xbf16>, memref<1x8x128x64xbf16>)
+      at[%i, %i, %i, %i] rows(%i, causal_offset %i)
+      state(%m, %l, %acc : vector<64xf32>, vector<64xf32>, vector<64x64xf32>)
+      {block_n = 64 : i64, mask = #attn.mask<bounds>, scale = 0.125 : f32}
+  return
+}
+
+// -----
+
+func.func @online_m_block_m(%q: vector<64x64xbf16>, %k: memref<1x8x128x64xbf16>,
+                            %i: index, %m: vector<128xf32>, %l: vector<64xf32>,
+                            %acc: vector<64x64xf32>) {
+  // expected-error @+1 {{operand 'm' must be 'vector<64xf32>', but got 'vector<128xf32>'}}
+  %m1, %l1, %a1 = attn.online_attention q(%q : vector<64x64xbf16>)
+      kv(%k, %k : memref<1x8x128x64xbf16>, memref<1x8x128x64xbf16>)
+      at[%i, %i, %i, %i] rows(%i)
+      state(%m, %l, %acc : vector<128xf32>, vector<64xf32>, vector<64x64xf32>)
+      {block_n = 64 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
+  return
+}
+
+// -----
+
+func.func @online_l_elt(%q: vector<64x64xbf16>, %k: memref<1x8x128x64xbf16>,
+                        %i: index, %m: vector<64xf32>, %l: vector<64xf16>,
+                        %acc: vector<64x64xf32>) {
+  // expected-error @+1 {{operand 'l' must be 'vector<64xf32>', but got 'vector<64xf16>'}}
+  %m1, %l1, %a1 = attn.online_attention q(%q : vector<64x64xbf16>)
+      kv(%k, %k : memref<1x8x128x64xbf16>, memref<1x8x128x64xbf16>)
+      at[%i, %i, %i, %i] rows(%i)
+      state(%m, %l, %acc : vector<64xf32>, vector<64xf16>, vector<64x64xf32>)
+      {block_n = 64 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
+  return
+}
+
+// -----
+
+func.func @online_acc_shape(%q: vector<64x64xbf16>, %k: memref<1x8x128x64xbf16>,
+                            %i: index, %m: vector<64xf32>, %l: vector<64xf32>,
+                            %acc: vector<64x128xf32>) {
+  // expected-error @+1 {{operand 'acc' must be 'vector<64x64xf32>', but got 'vector<64x128xf32>'}}
+  %m1, %l1, %a1 = attn.online_attention q(%q : vector<64x64xbf16>)
+      kv(%k, %k : memref<1x8x128x64xbf16>, memref<1x8x128x64xbf16>)
+      at[%i, %i, %i, %i] rows(%i)
+      state(%m, %l, %acc : vector<64xf32>, vector<64xf32>, vector<64x128xf32>)
+      {block_n = 64 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
+  return
+}
+
+// -----
+
+// The state results have the types of the state operands (only the generic
+// form can spell a mismatch).
+func.func @online_result_type(%q: vector<64x64xbf16>, %k: memref<1x8x128x64xbf16>,
+                              %i: index, %m: vector<64xf32>, %l: vector<64xf32>,
+                              %acc: vector<64x64xf32>) {
+  // expected-error @+1 {{failed to verify that all of {m, new_m} have same type}}
+  %r:3 = "attn.online_attention"(%q, %k, %k, %i, %i, %i, %i, %i, %m, %l, %acc)
+      <{block_n = 64 : i64, mask = #attn.mask<none>, scale = 0.125 : f32,
+        operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1>}>
+      : (vector<64x64xbf16>, memref<1x8x128x64xbf16>, memref<1x8x128x64xbf16>,
+         index, index, index, index, index, vector<64xf32>, vector<64xf32>,
+         vector<64x64xf32>) -> (vector<32xf32>, vector<64xf32>, vector<64x64xf32>)
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// attn.epilogue
+//===----------------------------------------------------------------------===//
+
+func.func @epilogue_acc_rank(%m: vector<64xf32>, %l: vector<64xf32>,
+                             %acc: vector<64xf32>, %o: memref<1x8x128x64xbf16>,
+                             %i: index) {
+  // expected-error @+1 {{operand 'acc' must be a [BLOCK_M, D] f32 tile}}
+  attn.epilogue state(%m, %l, %acc : vector<64xf32>, vector<64xf32>, vector<64xf32>)
+      to %o[%i, %i, %i, %i] : memref<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+func.func @epilogue_acc_elt(%m: vector<64xf32>, %l: vector<64xf32>,
+                            %acc: vector<64x64xf16>, %o: memref<1x8x128x64xbf16>,
+                            %i: index) {
+  // expected-error @+1 {{operand 'acc' must be 'vector<64x64xf32>', but got 'vector<64x64xf16>'}}
+  attn.epilogue state(%m, %l, %acc : vector<64xf32>, vector<64xf32>, vector<64x64xf16>)
+      to %o[%i, %i, %i, %i] : memref<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+func.func @epilogue_m_shape(%m: vector<32xf32>, %l: vector<64xf32>,
+                            %acc: vector<64x64xf32>, %o: memref<1x8x128x64xbf16>,
+                            %i: index) {
+  // expected-error @+1 {{operand 'm' must be 'vector<64xf32>', but got 'vector<32xf32>'}}
+  attn.epilogue state(%m, %l, %acc : vector<32xf32>, vector<64xf32>, vector<64x64xf32>)
+      to %o[%i, %i, %i, %i] : memref<1x8x128x64xbf16>
+  return
+}
+
+// -----
+
+func.func @epilogue_o_head_dim(%m: vector<64xf32>, %l: vector<64xf32>,
+                               %acc: vector<64x64xf32>, %o: memref<1x8x128x32xbf16>,
+                               %i: index) {
+  // expected-error @+1 {{operand 'o' must be a [B, Hq, Nq, D >= 64] memref, but got 'memref<1x8x128x32xbf16>'}}
+  attn.epilogue state(%m, %l, %acc : vector<64xf32>, vector<64xf32>, vector<64x64xf32>)
+      to %o[%i, %i, %i, %i] : memref<1x8x128x32xbf16>
+  return
+}
+
+// -----
+
+func.func @epilogue_lse_elt(%m: vector<64xf32>, %l: vector<64xf32>,
+                            %acc: vector<64x64xf32>, %o: memref<1x8x128x64xbf16>,
+                            %lse: memref<1x8x128xf16>, %i: index) {
+  // expected-error @+1 {{operand 'lse' must be an f32 [B, Hq, Nq] memref, but got 'memref<1x8x128xf16>'}}
+  attn.epilogue state(%m, %l, %acc : vector<64xf32>, vector<64xf32>, vector<64x64xf32>)
+      to %o, lse %lse[%i, %i, %i, %i] : memref<1x8x128x64xbf16>, memref<1x8x128xf16>
+  return
+}
+
+// -----
+
+func.func @epilogue_lse_rank(%m: vector<64xf32>, %l: vector<64xf32>,
+                             %acc: vector<64x64xf32>, %o: memref<1x8x128x64xbf16>,
+                             %lse: memref<1x8x128x1xf32>, %i: index) {
+  // expected-error @+1 {{operand 'lse' must be an f32 [B, Hq, Nq] memref, but got 'memref<1x8x128x1xf32>'}}
+  attn.epilogue state(%m, %l, %acc : vector<64xf32>, vector<64xf32>, vector<64x64xf32>)
+      to %o, lse %lse[%i, %i, %i, %i] : memref<1x8x128x64xbf16>, memref<1x8x128x1xf32>
+  return
+}
+
+// -----
+
+// Regression: a partial set of descales (only expressible in generic form)
+// used to crash the verifier. Every partial subset is rejected.
+func.func @fp8_partial_descale_q_only(%q: memref<1x8x128x64xf8E4M3FN>,
+                                      %k: memref<1x8x128x64xf8E4M3FN>,
+                                      %v: memref<1x8x128x64xf8E4M3FN>,
+                                      %o: memref<1x8x128x64xbf16>,
+                                      %d: memref<1x8xf32>) {
+  // expected-error @+1 {{descale operands q_descale, k_descale and v_descale must be given together}}
+  "attn.attention"(%q, %k, %v, %o, %d) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1, 0, 0>}>
+      : (memref<1x8x128x64xf8E4M3FN>, memref<1x8x128x64xf8E4M3FN>,
+         memref<1x8x128x64xf8E4M3FN>, memref<1x8x128x64xbf16>, memref<1x8xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @fp8_partial_descale_k_v(%q: memref<1x8x128x64xf8E4M3FN>,
+                                   %k: memref<1x8x128x64xf8E4M3FN>,
+                                   %v: memref<1x8x128x64xf8E4M3FN>,
+                                   %o: memref<1x8x128x64xbf16>,
+                                   %d: memref<1x8xf32>) {
+  // expected-error @+1 {{descale operands q_descale, k_descale and v_descale must be given together}}
+  "attn.attention"(%q, %k, %v, %o, %d, %d) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 1>}>
+      : (memref<1x8x128x64xf8E4M3FN>, memref<1x8x128x64xf8E4M3FN>,
+         memref<1x8x128x64xf8E4M3FN>, memref<1x8x128x64xbf16>, memref<1x8xf32>,
+         memref<1x8xf32>) -> ()
+  return
+}

@@ -1,0 +1,323 @@
+// RUN: attn-opt %s --split-input-file | attn-opt --split-input-file | FileCheck %s
+
+// Round-trip (parse, print, parse, print) of every attn op in its custom
+// syntax. The contract these ops keep is docs/ir.md.
+
+// Llama-3-8B prefill: bf16, GQA 32/8, causal, with LSE.
+// CHECK-LABEL: func.func @bf16_causal_lse
+//  CHECK-SAME:   (%[[Q:.*]]: memref<1x32x8192x128xbf16>, %[[K:.*]]: memref<1x8x8192x128xbf16>, %[[V:.*]]: memref<1x8x8192x128xbf16>, %[[O:.*]]: memref<1x32x8192x128xbf16>, %[[LSE:.*]]: memref<1x32x8192xf32>)
+//       CHECK:   attn.attention ins(%[[Q]], %[[K]], %[[V]] : memref<1x32x8192x128xbf16>, memref<1x8x8192x128xbf16>, memref<1x8x8192x128xbf16>)
+//  CHECK-SAME:     outs(%[[O]] : memref<1x32x8192x128xbf16>)
+//  CHECK-SAME:     lse(%[[LSE]] : memref<1x32x8192xf32>) {causal}
+func.func @bf16_causal_lse(%q: memref<1x32x8192x128xbf16>,
+                           %k: memref<1x8x8192x128xbf16>,
+                           %v: memref<1x8x8192x128xbf16>,
+                           %o: memref<1x32x8192x128xbf16>,
+                           %lse: memref<1x32x8192xf32>) {
+  attn.attention ins(%q, %k, %v : memref<1x32x8192x128xbf16>,
+                     memref<1x8x8192x128xbf16>, memref<1x8x8192x128xbf16>)
+                 outs(%o : memref<1x32x8192x128xbf16>)
+                 lse(%lse : memref<1x32x8192xf32>) {causal}
+  return
+}
+
+// -----
+
+// f16, MHA, non-causal, no LSE, default scale (no attribute printed).
+// CHECK-LABEL: func.func @f16_noncausal
+//       CHECK:   attn.attention ins(%{{.*}}, %{{.*}}, %{{.*}} : memref<2x16x1024x64xf16>, memref<2x16x512x64xf16>, memref<2x16x512x64xf16>)
+//  CHECK-SAME:     outs(%{{.*}} : memref<2x16x1024x64xf16>){{$}}
+//   CHECK-NOT:   lse
+//   CHECK-NOT:   causal
+//       CHECK:   return
+func.func @f16_noncausal(%q: memref<2x16x1024x64xf16>,
+                         %k: memref<2x16x512x64xf16>,
+                         %v: memref<2x16x512x64xf16>,
+                         %o: memref<2x16x1024x64xf16>) {
+  attn.attention ins(%q, %k, %v : memref<2x16x1024x64xf16>,
+                     memref<2x16x512x64xf16>, memref<2x16x512x64xf16>)
+                 outs(%o : memref<2x16x1024x64xf16>)
+  return
+}
+
+// -----
+
+// Explicit softmax scale (instead of the default 1/sqrt(D)).
+// CHECK-LABEL: func.func @explicit_scale
+//       CHECK:   attn.attention ins({{.*}}) outs({{.*}}) {causal, scale = 1.250000e-01 : f32}
+func.func @explicit_scale(%q: memref<1x4x256x128xbf16>,
+                          %k: memref<1x4x256x128xbf16>,
+                          %v: memref<1x4x256x128xbf16>,
+                          %o: memref<1x4x256x128xbf16>) {
+  attn.attention ins(%q, %k, %v : memref<1x4x256x128xbf16>,
+                     memref<1x4x256x128xbf16>, memref<1x4x256x128xbf16>)
+                 outs(%o : memref<1x4x256x128xbf16>)
+                 {causal, scale = 0.125 : f32}
+  return
+}
+
+// -----
+
+// GQA: Hq = 32, Hkv = 4 (group of 8 query heads per KV head).
+// CHECK-LABEL: func.func @gqa
+//       CHECK:   attn.attention ins({{.*}} : memref<1x32x512x128xf16>, memref<1x4x512x128xf16>, memref<1x4x512x128xf16>)
+//  CHECK-SAME:     outs({{.*}} : memref<1x32x512x128xf16>)
+func.func @gqa(%q: memref<1x32x512x128xf16>, %k: memref<1x4x512x128xf16>,
+               %v: memref<1x4x512x128xf16>, %o: memref<1x32x512x128xf16>) {
+  attn.attention ins(%q, %k, %v : memref<1x32x512x128xf16>,
+                     memref<1x4x512x128xf16>, memref<1x4x512x128xf16>)
+                 outs(%o : memref<1x32x512x128xf16>)
+  return
+}
+
+// -----
+
+// MQA: Hkv = 1, every query head reads the one KV head.
+// CHECK-LABEL: func.func @mqa
+//       CHECK:   attn.attention ins({{.*}} : memref<4x16x64x64xbf16>, memref<4x1x2048x64xbf16>, memref<4x1x2048x64xbf16>)
+//  CHECK-SAME:     outs({{.*}} : memref<4x16x64x64xbf16>)
+//  CHECK-SAME:     lse({{.*}} : memref<4x16x64xf32>) {causal}
+func.func @mqa(%q: memref<4x16x64x64xbf16>, %k: memref<4x1x2048x64xbf16>,
+               %v: memref<4x1x2048x64xbf16>, %o: memref<4x16x64x64xbf16>,
+               %lse: memref<4x16x64xf32>) {
+  attn.attention ins(%q, %k, %v : memref<4x16x64x64xbf16>,
+                     memref<4x1x2048x64xbf16>, memref<4x1x2048x64xbf16>)
+                 outs(%o : memref<4x16x64x64xbf16>)
+                 lse(%lse : memref<4x16x64xf32>) {causal}
+  return
+}
+
+// -----
+
+// Dynamic sequence lengths (Nq and Nk independent), dynamic batch.
+// CHECK-LABEL: func.func @dynamic_seq
+//       CHECK:   attn.attention ins({{.*}} : memref<1x8x?x64xf16>, memref<1x8x?x64xf16>, memref<1x8x?x64xf16>)
+//  CHECK-SAME:     outs({{.*}} : memref<1x8x?x64xf16>)
+//  CHECK-SAME:     lse({{.*}} : memref<1x8x?xf32>) {causal}
+// CHECK-LABEL: func.func @dynamic_batch
+//       CHECK:   attn.attention ins({{.*}} : memref<?x8x?x128xbf16>, memref<?x2x?x128xbf16>, memref<?x2x?x128xbf16>)
+//  CHECK-SAME:     outs({{.*}} : memref<?x8x?x128xbf16>)
+func.func @dynamic_seq(%q: memref<1x8x?x64xf16>, %k: memref<1x8x?x64xf16>,
+                       %v: memref<1x8x?x64xf16>, %o: memref<1x8x?x64xf16>,
+                       %lse: memref<1x8x?xf32>) {
+  attn.attention ins(%q, %k, %v : memref<1x8x?x64xf16>, memref<1x8x?x64xf16>,
+                     memref<1x8x?x64xf16>)
+                 outs(%o : memref<1x8x?x64xf16>)
+                 lse(%lse : memref<1x8x?xf32>) {causal}
+  return
+}
+func.func @dynamic_batch(%q: memref<?x8x?x128xbf16>,
+                         %k: memref<?x2x?x128xbf16>,
+                         %v: memref<?x2x?x128xbf16>,
+                         %o: memref<?x8x?x128xbf16>) {
+  attn.attention ins(%q, %k, %v : memref<?x8x?x128xbf16>,
+                     memref<?x2x?x128xbf16>, memref<?x2x?x128xbf16>)
+                 outs(%o : memref<?x8x?x128xbf16>)
+  return
+}
+
+// -----
+
+// FlashAttention's [B, N, H, D] buffers (1x128x8x64, contiguous strides
+// [65536, 512, 64, 1]) seen as [B, H, N, D] views: strides [65536, 64, 512, 1],
+// unit stride on D, dynamic offset.
+// CHECK-LABEL: func.func @strided_bnhd
+//       CHECK:   attn.attention ins({{.*}} : memref<1x8x128x64xbf16, strided<[65536, 64, 512, 1], offset: ?>>, memref<1x8x128x64xbf16, strided<[65536, 64, 512, 1], offset: ?>>, memref<1x8x128x64xbf16, strided<[65536, 64, 512, 1], offset: ?>>)
+//  CHECK-SAME:     outs({{.*}} : memref<1x8x128x64xbf16, strided<[65536, 64, 512, 1], offset: ?>>)
+//  CHECK-SAME:     {causal}
+func.func @strided_bnhd(
+    %q: memref<1x8x128x64xbf16, strided<[65536, 64, 512, 1], offset: ?>>,
+    %k: memref<1x8x128x64xbf16, strided<[65536, 64, 512, 1], offset: ?>>,
+    %v: memref<1x8x128x64xbf16, strided<[65536, 64, 512, 1], offset: ?>>,
+    %o: memref<1x8x128x64xbf16, strided<[65536, 64, 512, 1], offset: ?>>) {
+  attn.attention
+      ins(%q, %k, %v : memref<1x8x128x64xbf16, strided<[65536, 64, 512, 1], offset: ?>>,
+                       memref<1x8x128x64xbf16, strided<[65536, 64, 512, 1], offset: ?>>,
+                       memref<1x8x128x64xbf16, strided<[65536, 64, 512, 1], offset: ?>>)
+      outs(%o : memref<1x8x128x64xbf16, strided<[65536, 64, 512, 1], offset: ?>>)
+      {causal}
+  return
+}
+
+// -----
+
+// The same view made in IR: memref.transpose of a contiguous [B, N, H, D]
+// buffer swaps N and H without copying.
+// CHECK-LABEL: func.func @transposed_bnhd
+//       CHECK:   %[[QT:.*]] = memref.transpose %{{.*}} (d0, d1, d2, d3) -> (d0, d2, d1, d3)
+//       CHECK:   attn.attention ins(%[[QT]], %{{.*}}, %{{.*}} : memref<2x8x128x64xf16, strided<[65536, 64, 512, 1]>>,
+func.func @transposed_bnhd(%q: memref<2x128x8x64xf16>,
+                           %k: memref<2x128x8x64xf16>,
+                           %v: memref<2x128x8x64xf16>,
+                           %o: memref<2x128x8x64xf16>) {
+  %qt = memref.transpose %q (d0, d1, d2, d3) -> (d0, d2, d1, d3)
+      : memref<2x128x8x64xf16> to memref<2x8x128x64xf16, strided<[65536, 64, 512, 1]>>
+  %kt = memref.transpose %k (d0, d1, d2, d3) -> (d0, d2, d1, d3)
+      : memref<2x128x8x64xf16> to memref<2x8x128x64xf16, strided<[65536, 64, 512, 1]>>
+  %vt = memref.transpose %v (d0, d1, d2, d3) -> (d0, d2, d1, d3)
+      : memref<2x128x8x64xf16> to memref<2x8x128x64xf16, strided<[65536, 64, 512, 1]>>
+  %ot = memref.transpose %o (d0, d1, d2, d3) -> (d0, d2, d1, d3)
+      : memref<2x128x8x64xf16> to memref<2x8x128x64xf16, strided<[65536, 64, 512, 1]>>
+  attn.attention ins(%qt, %kt, %vt : memref<2x8x128x64xf16, strided<[65536, 64, 512, 1]>>,
+                     memref<2x8x128x64xf16, strided<[65536, 64, 512, 1]>>,
+                     memref<2x8x128x64xf16, strided<[65536, 64, 512, 1]>>)
+                 outs(%ot : memref<2x8x128x64xf16, strided<[65536, 64, 512, 1]>>)
+  return
+}
+
+// -----
+
+// FP8 (FlashAttention-3): f8E4M3FN Q/K/V, fp32 descales [B, Hkv], bf16 O.
+// CHECK-LABEL: func.func @fp8_descale
+//  CHECK-SAME:   %[[QD:[a-z0-9]+]]: memref<2x4xf32>, %[[KD:[a-z0-9]+]]: memref<2x4xf32>, %[[VD:[a-z0-9]+]]: memref<2x4xf32>
+//       CHECK:   attn.attention ins({{.*}} : memref<2x16x256x128xf8E4M3FN>, memref<2x4x256x128xf8E4M3FN>, memref<2x4x256x128xf8E4M3FN>)
+//  CHECK-SAME:     outs({{.*}} : memref<2x16x256x128xbf16>)
+//  CHECK-SAME:     lse({{.*}} : memref<2x16x256xf32>)
+//  CHECK-SAME:     descale(%[[QD]], %[[KD]], %[[VD]] : memref<2x4xf32>, memref<2x4xf32>, memref<2x4xf32>) {causal}
+func.func @fp8_descale(%q: memref<2x16x256x128xf8E4M3FN>,
+                       %k: memref<2x4x256x128xf8E4M3FN>,
+                       %v: memref<2x4x256x128xf8E4M3FN>,
+                       %o: memref<2x16x256x128xbf16>,
+                       %lse: memref<2x16x256xf32>,
+                       %qd: memref<2x4xf32>, %kd: memref<2x4xf32>,
+                       %vd: memref<2x4xf32>) {
+  attn.attention ins(%q, %k, %v : memref<2x16x256x128xf8E4M3FN>,
+                     memref<2x4x256x128xf8E4M3FN>, memref<2x4x256x128xf8E4M3FN>)
+                 outs(%o : memref<2x16x256x128xbf16>)
+                 lse(%lse : memref<2x16x256xf32>)
+                 descale(%qd, %kd, %vd : memref<2x4xf32>, memref<2x4xf32>,
+                         memref<2x4xf32>) {causal}
+  return
+}
+
+// -----
+
+// FP8 without LSE, explicit scale.
+// CHECK-LABEL: func.func @fp8_no_lse
+//       CHECK:   attn.attention ins({{.*}}) outs({{.*}} : memref<1x8x64x64xbf16>) descale({{.*}} : memref<1x8xf32>, memref<1x8xf32>, memref<1x8xf32>) {scale = 5.000000e-01 : f32}
+func.func @fp8_no_lse(%q: memref<1x8x64x64xf8E4M3FN>,
+                      %k: memref<1x8x64x64xf8E4M3FN>,
+                      %v: memref<1x8x64x64xf8E4M3FN>,
+                      %o: memref<1x8x64x64xbf16>, %qd: memref<1x8xf32>,
+                      %kd: memref<1x8xf32>, %vd: memref<1x8xf32>) {
+  attn.attention ins(%q, %k, %v : memref<1x8x64x64xf8E4M3FN>,
+                     memref<1x8x64x64xf8E4M3FN>, memref<1x8x64x64xf8E4M3FN>)
+                 outs(%o : memref<1x8x64x64xbf16>)
+                 descale(%qd, %kd, %vd : memref<1x8xf32>, memref<1x8xf32>,
+                         memref<1x8xf32>) {scale = 0.5 : f32}
+  return
+}
+
+// -----
+
+// Tile ops as attn-tile / attn-causal-split print them (BLOCK_M = BLOCK_N = 64,
+// D = 128): load the Q tile, fold K/V blocks into the online-softmax state
+// (m, l, acc) with each mask kind, then normalize and store.
+// CHECK-LABEL: func.func @tile_ops
+//  CHECK-SAME:   (%[[Q:[a-z0-9]+]]: memref<1x32x8192x128xbf16>, %[[K:[a-z0-9]+]]: memref<1x8x8192x128xbf16>, %[[V:[a-z0-9]+]]: memref<1x8x8192x128xbf16>, %[[O:[a-z0-9]+]]: memref<1x32x8192x128xbf16>, %[[LSE:[a-z0-9]+]]: memref<1x32x8192xf32>,
+//  CHECK-SAME:    %[[B:[a-z0-9]+]]: index, %[[H:[a-z0-9]+]]: index, %[[HKV:[a-z0-9]+]]: index, %[[ROW:[a-z0-9]+]]: index, %[[KPOS:[a-z0-9]+]]: index, %[[OFF:[a-z0-9]+]]: index, %[[C0:[a-z0-9]+]]: index,
+//  CHECK-SAME:    %[[M:[a-z0-9]+]]: vector<64xf32>, %[[L:[a-z0-9]+]]: vector<64xf32>, %[[ACC:[a-z0-9]+]]: vector<64x128xf32>)
+//       CHECK:   %[[QT:.*]] = attn.load_tile %[[Q]][%[[B]], %[[H]], %[[ROW]], %[[C0]]] : memref<1x32x8192x128xbf16> -> vector<64x128xbf16>
+//       CHECK:   %[[M1:.*]], %[[L1:.*]], %[[A1:.*]] = attn.online_attention q(%[[QT]] : vector<64x128xbf16>) kv(%[[K]], %[[V]] : memref<1x8x8192x128xbf16>, memref<1x8x8192x128xbf16>) at[%[[B]], %[[HKV]], %[[KPOS]], %[[C0]]] rows(%[[ROW]]) state(%[[M]], %[[L]], %[[ACC]] : vector<64xf32>, vector<64xf32>, vector<64x128xf32>)
+//  CHECK-SAME:     {block_n = 64 : i64, mask = #attn.mask<none>, scale = 0.0883883461 : f32}
+//       CHECK:   %[[M2:.*]], %[[L2:.*]], %[[A2:.*]] = attn.online_attention q(%[[QT]] : vector<64x128xbf16>) kv(%[[K]], %[[V]] : {{.*}}) at[%[[B]], %[[HKV]], %[[KPOS]], %[[C0]]] rows(%[[ROW]]) state(%[[M1]], %[[L1]], %[[A1]] : {{.*}})
+//  CHECK-SAME:     {block_n = 64 : i64, mask = #attn.mask<bounds>, scale = 0.0883883461 : f32}
+//       CHECK:   %[[M3:.*]], %[[L3:.*]], %[[A3:.*]] = attn.online_attention q(%[[QT]] : vector<64x128xbf16>) kv(%[[K]], %[[V]] : {{.*}}) at[%[[B]], %[[HKV]], %[[KPOS]], %[[C0]]] rows(%[[ROW]], causal_offset %[[OFF]]) state(%[[M2]], %[[L2]], %[[A2]] : {{.*}})
+//  CHECK-SAME:     {block_n = 32 : i64, mask = #attn.mask<causal>, scale = 0.0883883461 : f32}
+//       CHECK:   attn.epilogue state(%[[M3]], %[[L3]], %[[A3]] : vector<64xf32>, vector<64xf32>, vector<64x128xf32>) to %[[O]], lse %[[LSE]][%[[B]], %[[H]], %[[ROW]], %[[C0]]] : memref<1x32x8192x128xbf16>, memref<1x32x8192xf32>
+//       CHECK:   attn.epilogue state(%[[M3]], %[[L3]], %[[A3]] : vector<64xf32>, vector<64xf32>, vector<64x128xf32>) to %[[O]][%[[B]], %[[H]], %[[ROW]], %[[C0]]] : memref<1x32x8192x128xbf16>{{$}}
+func.func @tile_ops(%q: memref<1x32x8192x128xbf16>,
+                    %k: memref<1x8x8192x128xbf16>,
+                    %v: memref<1x8x8192x128xbf16>,
+                    %o: memref<1x32x8192x128xbf16>,
+                    %lse: memref<1x32x8192xf32>,
+                    %b: index, %h: index, %hkv: index, %row: index,
+                    %kpos: index, %off: index, %c0: index,
+                    %m: vector<64xf32>, %l: vector<64xf32>,
+                    %acc: vector<64x128xf32>) {
+  %qt = attn.load_tile %q[%b, %h, %row, %c0]
+      : memref<1x32x8192x128xbf16> -> vector<64x128xbf16>
+  // Block fully below the diagonal: no mask.
+  %m1, %l1, %a1 = attn.online_attention q(%qt : vector<64x128xbf16>)
+      kv(%k, %v : memref<1x8x8192x128xbf16>, memref<1x8x8192x128xbf16>)
+      at[%b, %hkv, %kpos, %c0] rows(%row)
+      state(%m, %l, %acc : vector<64xf32>, vector<64xf32>, vector<64x128xf32>)
+      {block_n = 64 : i64, mask = #attn.mask<none>, scale = 0.0883883461 : f32}
+  // Tail block: keys at or past Nk are -inf.
+  %m2, %l2, %a2 = attn.online_attention q(%qt : vector<64x128xbf16>)
+      kv(%k, %v : memref<1x8x8192x128xbf16>, memref<1x8x8192x128xbf16>)
+      at[%b, %hkv, %kpos, %c0] rows(%row)
+      state(%m1, %l1, %a1 : vector<64xf32>, vector<64xf32>, vector<64x128xf32>)
+      {block_n = 64 : i64, mask = #attn.mask<bounds>, scale = 0.0883883461 : f32}
+  // Diagonal block: key j > row i + causal_offset (= Nk - Nq) is -inf.
+  %m3, %l3, %a3 = attn.online_attention q(%qt : vector<64x128xbf16>)
+      kv(%k, %v : memref<1x8x8192x128xbf16>, memref<1x8x8192x128xbf16>)
+      at[%b, %hkv, %kpos, %c0] rows(%row, causal_offset %off)
+      state(%m2, %l2, %a2 : vector<64xf32>, vector<64xf32>, vector<64x128xf32>)
+      {block_n = 32 : i64, mask = #attn.mask<causal>, scale = 0.0883883461 : f32}
+  attn.epilogue state(%m3, %l3, %a3 : vector<64xf32>, vector<64xf32>, vector<64x128xf32>)
+      to %o, lse %lse[%b, %h, %row, %c0]
+      : memref<1x32x8192x128xbf16>, memref<1x32x8192xf32>
+  attn.epilogue state(%m3, %l3, %a3 : vector<64xf32>, vector<64xf32>, vector<64x128xf32>)
+      to %o[%b, %h, %row, %c0] : memref<1x32x8192x128xbf16>
+  return
+}
+
+// -----
+
+// Tile ops on a dynamic, strided [B, N, H, D] view with f16 and D = 64.
+// CHECK-LABEL: func.func @tile_ops_dynamic_strided
+//       CHECK:   attn.load_tile %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<1x8x?x64xf16, strided<[?, 64, 512, 1], offset: ?>> -> vector<128x64xf16>
+//       CHECK:   attn.online_attention q(%{{.*}} : vector<128x64xf16>) kv(%{{.*}}, %{{.*}} : memref<1x2x?x64xf16, strided<[?, 64, 128, 1], offset: ?>>, memref<1x2x?x64xf16, strided<[?, 64, 128, 1], offset: ?>>)
+//  CHECK-SAME:     state({{.*}} : vector<128xf32>, vector<128xf32>, vector<128x64xf32>) {block_n = 128 : i64, mask = #attn.mask<bounds>, scale = 1.250000e-01 : f32}
+//       CHECK:   attn.epilogue state({{.*}}) to %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<1x8x?x64xf16, strided<[?, 64, 512, 1], offset: ?>>
+func.func @tile_ops_dynamic_strided(
+    %q: memref<1x8x?x64xf16, strided<[?, 64, 512, 1], offset: ?>>,
+    %k: memref<1x2x?x64xf16, strided<[?, 64, 128, 1], offset: ?>>,
+    %v: memref<1x2x?x64xf16, strided<[?, 64, 128, 1], offset: ?>>,
+    %o: memref<1x8x?x64xf16, strided<[?, 64, 512, 1], offset: ?>>,
+    %i: index, %m: vector<128xf32>, %l: vector<128xf32>,
+    %acc: vector<128x64xf32>) {
+  %qt = attn.load_tile %q[%i, %i, %i, %i]
+      : memref<1x8x?x64xf16, strided<[?, 64, 512, 1], offset: ?>> -> vector<128x64xf16>
+  %m1, %l1, %a1 = attn.online_attention q(%qt : vector<128x64xf16>)
+      kv(%k, %v : memref<1x2x?x64xf16, strided<[?, 64, 128, 1], offset: ?>>,
+                  memref<1x2x?x64xf16, strided<[?, 64, 128, 1], offset: ?>>)
+      at[%i, %i, %i, %i] rows(%i)
+      state(%m, %l, %acc : vector<128xf32>, vector<128xf32>, vector<128x64xf32>)
+      {block_n = 128 : i64, mask = #attn.mask<bounds>, scale = 0.125 : f32}
+  attn.epilogue state(%m1, %l1, %a1 : vector<128xf32>, vector<128xf32>, vector<128x64xf32>)
+      to %o[%i, %i, %i, %i] : memref<1x8x?x64xf16, strided<[?, 64, 512, 1], offset: ?>>
+  return
+}
+
+// -----
+
+// One query row per thread group (attn-distribute-rows): each of 4 lanes
+// holds a 32-column slice of D = 128 starting at %col; row_lanes = 4 sums the
+// partial dot products across the lanes.
+// CHECK-LABEL: func.func @tile_ops_d_slice
+//       CHECK:   %[[QT:.*]] = attn.load_tile %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %[[COL:[a-z0-9]+]]] : memref<1x32x8192x128xbf16> -> vector<1x32xbf16>
+//       CHECK:   attn.online_attention q(%[[QT]] : vector<1x32xbf16>) kv({{.*}}) at[%{{.*}}, %{{.*}}, %{{.*}}, %[[COL]]] rows(%{{[a-z0-9]+}}, causal_offset %{{[a-z0-9]+}})
+//  CHECK-SAME:     state({{.*}} : vector<1xf32>, vector<1xf32>, vector<1x32xf32>) {block_n = 16 : i64, mask = #attn.mask<causal>, row_lanes = 4 : i64, scale = 0.0883883461 : f32}
+//       CHECK:   attn.epilogue state({{.*}} : vector<1xf32>, vector<1xf32>, vector<1x32xf32>) to %{{.*}}, lse %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %[[COL]]]
+func.func @tile_ops_d_slice(%q: memref<1x32x8192x128xbf16>,
+                            %k: memref<1x8x8192x128xbf16>,
+                            %v: memref<1x8x8192x128xbf16>,
+                            %o: memref<1x32x8192x128xbf16>,
+                            %lse: memref<1x32x8192xf32>, %i: index,
+                            %col: index, %m: vector<1xf32>, %l: vector<1xf32>,
+                            %acc: vector<1x32xf32>) {
+  %qt = attn.load_tile %q[%i, %i, %i, %col]
+      : memref<1x32x8192x128xbf16> -> vector<1x32xbf16>
+  %m1, %l1, %a1 = attn.online_attention q(%qt : vector<1x32xbf16>)
+      kv(%k, %v : memref<1x8x8192x128xbf16>, memref<1x8x8192x128xbf16>)
+      at[%i, %i, %i, %col] rows(%i, causal_offset %i)
+      state(%m, %l, %acc : vector<1xf32>, vector<1xf32>, vector<1x32xf32>)
+      {block_n = 16 : i64, mask = #attn.mask<causal>, row_lanes = 4 : i64,
+       scale = 0.0883883461 : f32}
+  attn.epilogue state(%m1, %l1, %a1 : vector<1xf32>, vector<1xf32>, vector<1x32xf32>)
+      to %o, lse %lse[%i, %i, %i, %col]
+      : memref<1x32x8192x128xbf16>, memref<1x32x8192xf32>
+  return
+}
