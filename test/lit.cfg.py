@@ -13,7 +13,7 @@ config.test_exec_root = os.path.join(config.attn_obj_root, "test")
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["attn-opt"], tool_dirs)
+llvm_config.add_tool_substitutions(["attn-opt", "attn-compile"], tool_dirs)
 ptxas = os.path.join(config.cuda_root, "bin", "ptxas")
 if os.path.exists(ptxas):
     config.available_features.add("ptxas")

@@ -59,6 +59,7 @@ static LogicalResult writePTX(ModuleOp module, StringRef dir) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  attn::registerAttnPassesAndPipelines();
   cl::ParseCommandLineOptions(argc, argv, "attn kernel compiler\n");
 
   DialectRegistry registry;
