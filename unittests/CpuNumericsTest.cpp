@@ -262,7 +262,7 @@ const Config kConfigs[] = {
     {"empty_keys", 1, 2, 2, 16, 0, 64, false, false},
     {"explicit_scale", 1, 2, 2, 32, 48, 64, false, false, 16, 16, true, 0.5},
     {"no_lse", 1, 2, 2, 30, 30, 64, true, true, 16, 16, false},
-    {"block_64x32", 1, 2, 2, 130, 130, 64, false, true, 64, 32},
+    {"block_32x8", 1, 2, 2, 130, 130, 64, false, true, 32, 8},
     {"dynamic_seq_len", 1, 2, 1, 45, 77, 64, true, true, 16, 16, true, 0, true},
     {"dynamic_seq_len_causal_gt", 1, 2, 2, 77, 45, 64, false, true, 16, 16,
      true, 0, true},
