@@ -95,6 +95,13 @@ struct AttnLowerToNVVMPass
 
     // Inside kernels: one row per thread, so drop the unit row dimension,
     // lower the remaining vector ops and the exp2/log2 approximations.
+    // First unroll transfers into 1-D ones guarded by their row bound
+    // (rows past Nq must be neither read nor written); only then drop the
+    // unit row dimension, which would otherwise lose that bound.
+    if (failed(runTextualPipeline(
+            module, "gpu.module(convert-vector-to-scf{full-unroll=true})",
+            run)))
+      return signalPassFailure();
     WalkResult res = module.walk([&](gpu::GPUModuleOp kernels) {
       RewritePatternSet rowPatterns(&getContext());
       vector::populateCastAwayVectorLeadingOneDimPatterns(rowPatterns);
