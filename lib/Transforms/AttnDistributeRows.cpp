@@ -136,12 +136,35 @@ struct AttnDistributeRowsPass
       ctas.emplace_back(
           cta, RowLayout{tile.getDimSize(0), d, lanes, d / lanes});
     });
+    // Decomposed tiles can no longer be narrowed to a thread.
+    WalkResult late = getOperation().walk([&](scf::ForallOp forall) {
+      if (forall.getMapping() || !ctas.empty())
+        return WalkResult::advance();
+      WalkResult inner = forall.getBody()->walk([](Operation *op) {
+        return isa<vector::VectorDialect>(op->getDialect())
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      });
+      if (!inner.wasInterrupted())
+        return WalkResult::advance();
+      forall.emitOpError(
+          "attn-distribute-rows must run before attn-online-softmax");
+      return WalkResult::interrupt();
+    });
+    if (late.wasInterrupted())
+      return signalPassFailure();
     for (auto [cta, layout] : ctas) {
       if (layout.headDim % layout.lanes != 0 ||
           !llvm::isPowerOf2_64(layout.lanes) || layout.lanes > 32) {
         cta.emitOpError() << "lanes-per-row (" << layout.lanes
                           << ") must be a power of two <= 32 dividing D ("
                           << layout.headDim << ")";
+        return signalPassFailure();
+      }
+      int64_t threads = layout.blockM * layout.lanes;
+      if (threads > 1024) {
+        cta.emitOpError() << "BLOCK_M * lanes-per-row = " << threads
+                          << " threads per CTA, but a CTA has at most 1024";
         return signalPassFailure();
       }
       if (failed(distribute(cta, layout)))
