@@ -4,6 +4,8 @@
 
 #include "VectorLowering.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Utils/GPUUtils.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -72,6 +74,24 @@ void alignRowAccesses(gpu::GPUModuleOp kernels) {
   });
 }
 
+/// Moves every pure computation a gpu.launch uses from above into its body,
+/// so that outlined kernels take only the memref operands of attn.attention
+/// (sizes come from their descriptors). The bundle's parameter list and the
+/// runtime's launch code depend on that: no host-computed scalar crosses the
+/// kernel boundary.
+LogicalResult sinkIntoLaunches(ModuleOp module) {
+  auto isSinkable = [](Operation *op) {
+    return isMemoryEffectFree(op) && op->getNumRegions() == 0 &&
+           op->getNumResults() == 1;
+  };
+  WalkResult res = module.walk([&](gpu::LaunchOp launch) {
+    return failed(sinkOperationsIntoLaunchOp(launch, isSinkable))
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  return failure(res.wasInterrupted());
+}
+
 struct AttnLowerToNVVMPass
     : attn::impl::AttnLowerToNVVMBase<AttnLowerToNVVMPass> {
   using AttnLowerToNVVMBase::AttnLowerToNVVMBase;
@@ -88,9 +108,10 @@ struct AttnLowerToNVVMPass
     if (failed(runTextualPipeline(
             module,
             "scf-forall-to-parallel,func.func(gpu-map-parallel-loops,"
-            "convert-parallel-loops-to-gpu),canonicalize,cse,"
-            "gpu-launch-sink-index-computations,gpu-kernel-outlining",
-            run)))
+            "convert-parallel-loops-to-gpu),canonicalize,cse",
+            run)) ||
+        failed(sinkIntoLaunches(module)) ||
+        failed(runTextualPipeline(module, "gpu-kernel-outlining", run)))
       return signalPassFailure();
 
     // Inside kernels: one row per thread, so drop the unit row dimension,
@@ -136,7 +157,8 @@ struct AttnLowerToNVVMPass
                          " features=" + features + " O=3},";
     if (failed(runTextualPipeline(
             module,
-            target + "gpu.module(convert-vector-to-llvm,convert-scf-to-cf,"
+            target + "gpu.module(lower-affine,convert-vector-to-llvm,"
+                     "convert-scf-to-cf,"
                      "canonicalize,"
                      "convert-gpu-to-nvvm{index-bitwidth=64},"
                      "reconcile-unrealized-casts,canonicalize,cse)",

@@ -1,94 +1,241 @@
-//===- attn-compile.cpp - attention kernels from .mlir --------------------===//
+//===- attn-compile.cpp - attention kernels into a bundle -----------------===//
 //
-// Runs the attn-to-cubin pipeline on an input holding attn.attention ops and
-// writes the PTX of each generated kernel module to the output directory
-// (<dir>/<module>.ptx). Bundles with a manifest build on this.
+// Generates shape-specialized forward kernels and writes them as a kernel
+// bundle (manifest.json + <kernel>.cubin + <kernel>.ptx, docs/bundle.md).
+// Kernels come from any mix of:
+//   - an input .mlir file: one kernel per function holding attn.attention;
+//   - --spec-file=specs.json: a JSON array of kernel specs;
+//   - the shape flags (--batch, --heads-q, ... --head-dim): one kernel.
+// A length given as "dynamic" (null in JSON) is read from the call.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Target/Bundle.h"
 
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/Path.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
-                                      cl::desc("<input .mlir>"));
-static cl::opt<std::string> outputDir("o", cl::Required,
-                                      cl::desc("Output directory"),
-                                      cl::value_desc("dir"));
-static cl::opt<int64_t> blockM("block-m", cl::init(64),
-                               cl::desc("BLOCK_M (query rows per CTA)"));
-static cl::opt<int64_t> blockN("block-n", cl::init(16),
-                               cl::desc("BLOCK_N (keys per K/V block)"));
+static cl::OptionCategory inputs("Kernel sources");
+static cl::OptionCategory shape("One kernel from flags");
+static cl::OptionCategory codegen("Code generation");
 
-/// Writes every gpu.object of every gpu.binary in `module` as PTX.
-static LogicalResult writePTX(ModuleOp module, StringRef dir) {
-  WalkResult res = module.walk([&](gpu::BinaryOp binary) {
-    for (Attribute attr : binary.getObjects()) {
-      auto object = cast<gpu::ObjectAttr>(attr);
-      SmallString<128> path(dir);
-      llvm::sys::path::append(path, binary.getSymName() + ".ptx");
-      std::string err;
-      auto out = openOutputFile(path, &err);
-      if (!out) {
-        llvm::errs() << "attn-compile: " << err << "\n";
-        return WalkResult::interrupt();
-      }
-      out->os() << object.getObject().getValue();
-      out->keep();
-      llvm::outs() << "wrote " << path << " (" << object.getTarget() << ")\n";
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("[input.mlir]"),
+                                      cl::cat(inputs));
+static cl::opt<std::string>
+    specFile("spec-file", cl::desc("JSON array of kernel specs"),
+             cl::value_desc("file"), cl::cat(inputs));
+static cl::opt<std::string> outputDir("o", cl::Required,
+                                      cl::desc("Bundle directory to write"),
+                                      cl::value_desc("dir"), cl::cat(inputs));
+
+static cl::opt<std::string> batch("batch", cl::desc("B"),
+                                  cl::value_desc("N|dynamic"), cl::cat(shape));
+static cl::opt<std::string> headsQ("heads-q", cl::desc("Hq"),
+                                   cl::value_desc("N|dynamic"), cl::cat(shape));
+static cl::opt<std::string> headsKV("heads-kv",
+                                    cl::desc("Hkv (default: Hq)"),
+                                    cl::value_desc("N|dynamic"), cl::cat(shape));
+static cl::opt<std::string> seqLenQ("seqlen-q", cl::desc("Nq"),
+                                    cl::value_desc("N|dynamic"), cl::cat(shape));
+static cl::opt<std::string> seqLenK("seqlen-k", cl::desc("Nk (default: Nq)"),
+                                    cl::value_desc("N|dynamic"), cl::cat(shape));
+static cl::opt<int64_t> headDim("head-dim", cl::desc("D"), cl::init(0),
+                                cl::cat(shape));
+static cl::opt<std::string> dtype("dtype", cl::desc("f16 or bf16"),
+                                  cl::init("bf16"), cl::cat(shape));
+static cl::opt<bool> causal("causal", cl::desc("Bottom-right causal mask"),
+                            cl::cat(shape));
+static cl::opt<bool> lse("lse", cl::desc("Write the LSE output"),
+                         cl::init(true), cl::cat(shape));
+static cl::opt<double> scale("scale", cl::desc("Softmax scale (0: 1/sqrt(D))"),
+                             cl::init(0), cl::cat(shape));
+static cl::opt<std::string>
+    layout("layout", cl::desc("strided (any strides, unit on D) or contiguous"),
+           cl::init("strided"), cl::cat(shape));
+static cl::opt<std::string> name("name", cl::desc("Kernel function name"),
+                                 cl::cat(shape));
+
+static cl::opt<int64_t> blockM("block-m", cl::init(64),
+                               cl::desc("Default BLOCK_M (query rows per CTA)"),
+                               cl::cat(codegen));
+static cl::opt<int64_t> blockN("block-n", cl::init(16),
+                               cl::desc("Default BLOCK_N (keys per K/V block)"),
+                               cl::cat(codegen));
+static cl::opt<std::string> chip("chip", cl::init("sm_90a"),
+                                 cl::desc("Target SM"), cl::cat(codegen));
+static cl::opt<std::string> ptxas("ptxas", cl::desc("Path to ptxas"),
+                                  cl::cat(codegen));
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "attn-compile: " << message << "\n";
+  return 1;
+}
+
+/// "dynamic" or a non-negative integer; `dflt` when the flag is absent.
+static LogicalResult length(const cl::opt<std::string> &opt,
+                            std::optional<int64_t> dflt,
+                            std::optional<int64_t> &out) {
+  if (opt.getNumOccurrences() == 0) {
+    out = dflt;
+    return success();
+  }
+  if (opt == "dynamic") {
+    out = std::nullopt;
+    return success();
+  }
+  int64_t n;
+  if (StringRef(opt).getAsInteger(10, n) || n < 0) {
+    fail("--" + opt.ArgStr + " must be a length >= 0 or 'dynamic', got '" +
+         opt + "'");
+    return failure();
+  }
+  out = n;
+  return success();
+}
+
+static bool anyShapeFlag() {
+  for (const cl::Option *opt : std::initializer_list<const cl::Option *>{
+           &batch, &headsQ, &headsKV, &seqLenQ, &seqLenK, &headDim})
+    if (opt->getNumOccurrences())
+      return true;
+  return false;
+}
+
+/// The kernel described by the shape flags.
+static FailureOr<attn::KernelSpec> specFromFlags() {
+  attn::KernelSpec spec;
+  for (const cl::opt<std::string> *opt : {&batch, &headsQ, &seqLenQ})
+    if (!opt->getNumOccurrences()) {
+      fail("--" + opt->ArgStr + " is required with the shape flags");
+      return failure();
     }
-    return WalkResult::advance();
-  });
-  return failure(res.wasInterrupted());
+  if (headDim <= 0) {
+    fail("--head-dim must be given and > 0");
+    return failure();
+  }
+  if (failed(length(batch, std::nullopt, spec.batch)) ||
+      failed(length(headsQ, std::nullopt, spec.numHeadsQ)) ||
+      failed(length(seqLenQ, std::nullopt, spec.seqLenQ)))
+    return failure();
+  if (failed(length(headsKV, spec.numHeadsQ, spec.numHeadsKV)) ||
+      failed(length(seqLenK, spec.seqLenQ, spec.seqLenK)))
+    return failure();
+  if (layout != "strided" && layout != "contiguous") {
+    fail("--layout must be strided or contiguous");
+    return failure();
+  }
+  spec.name = name;
+  spec.headDim = headDim;
+  spec.dtype = dtype;
+  spec.causal = causal;
+  spec.lse = lse;
+  spec.scale = scale;
+  spec.strided = layout == "strided";
+  return spec;
+}
+
+static FailureOr<std::vector<attn::KernelSpec>> readSpecFile() {
+  auto buffer = llvm::MemoryBuffer::getFile(specFile);
+  if (!buffer) {
+    fail("cannot read " + specFile + ": " + buffer.getError().message());
+    return failure();
+  }
+  llvm::Expected<llvm::json::Value> value =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!value) {
+    fail(specFile + ": " + llvm::toString(value.takeError()));
+    return failure();
+  }
+  std::vector<attn::KernelSpec> specs;
+  llvm::json::Path::Root root("specs");
+  if (!fromJSON(*value, specs, root)) {
+    fail(specFile + ": " + llvm::toString(root.getError()));
+    return failure();
+  }
+  return specs;
+}
+
+/// Builds the module of kernel functions from every source given.
+static OwningOpRef<ModuleOp> buildModule(MLIRContext &context,
+                                         llvm::SourceMgr &sourceMgr) {
+  OwningOpRef<ModuleOp> module;
+  if (!inputFile.empty()) {
+    std::string err;
+    auto file = openInputFile(inputFile, &err);
+    if (!file) {
+      fail(err);
+      return nullptr;
+    }
+    sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+    if (!module)
+      return nullptr;
+  } else {
+    module = ModuleOp::create(UnknownLoc::get(&context));
+  }
+  std::vector<attn::KernelSpec> specs;
+  if (!specFile.empty()) {
+    FailureOr<std::vector<attn::KernelSpec>> fromFile = readSpecFile();
+    if (failed(fromFile))
+      return nullptr;
+    specs = std::move(*fromFile);
+  }
+  if (anyShapeFlag()) {
+    FailureOr<attn::KernelSpec> spec = specFromFlags();
+    if (failed(spec))
+      return nullptr;
+    specs.push_back(*spec);
+  }
+  for (const attn::KernelSpec &spec : specs)
+    if (failed(attn::buildKernelFunction(*module, spec)))
+      return nullptr;
+  return module;
 }
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   attn::registerAttnPassesAndPipelines();
-  cl::ParseCommandLineOptions(argc, argv, "attn kernel compiler\n");
+  cl::HideUnrelatedOptions({&inputs, &shape, &codegen});
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "attn-compile: attention kernels into a bundle (manifest.json + "
+      "cubins)\n\n  attn-compile in.mlir -o bundle/\n"
+      "  attn-compile --spec-file=specs.json -o bundle/\n"
+      "  attn-compile --batch=1 --heads-q=32 --heads-kv=8 --seqlen-q=dynamic "
+      "--head-dim=128 --causal -o bundle/\n");
+  if (inputFile.empty() && specFile.empty() && !anyShapeFlag())
+    return fail("no kernels: give an input .mlir, --spec-file or the shape "
+                "flags (see --help)");
 
   DialectRegistry registry;
   attn::registerAttnDialects(registry);
   MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
-  std::string err;
-  auto file = openInputFile(inputFile, &err);
-  if (!file) {
-    llvm::errs() << "attn-compile: " << err << "\n";
-    return 1;
-  }
-  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = buildModule(context, sourceMgr);
   if (!module)
     return 1;
 
-  PassManager pm(&context);
-  attn::CubinPipelineOptions options;
+  attn::BundleOptions options;
+  options.outputDir = outputDir;
   options.blockM = blockM;
   options.blockN = blockN;
-  options.format = "isa";
-  attn::buildCubinPipeline(pm, options);
-  if (failed(pm.run(*module)))
-    return 1;
-  if (auto ec = llvm::sys::fs::create_directories(outputDir)) {
-    llvm::errs() << "attn-compile: cannot create " << outputDir << ": "
-                 << ec.message() << "\n";
-    return 1;
-  }
-  return failed(writePTX(*module, outputDir)) ? 1 : 0;
+  options.chip = chip;
+  options.ptxas = ptxas;
+  return failed(attn::writeBundle(*module, options, llvm::outs())) ? 1 : 0;
 }

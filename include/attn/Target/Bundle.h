@@ -1,0 +1,71 @@
+//===- Bundle.h - kernel bundles: specs in, cubins + manifest out -*- C++ -*-===//
+//
+// A kernel bundle (DESIGN.md §6, docs/bundle.md) is a directory with
+// manifest.json and, per kernel, a cubin and its PTX. The writer compiles each
+// function that holds one attn.attention through the attn-to-cubin pipeline,
+// derives the launch shape and parameter list from the gpu.launch_func the
+// pipeline produced, assembles the PTX with `ptxas -v` (which also reports
+// registers, shared memory and spills) and writes the manifest.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_TARGET_BUNDLE_H
+#define ATTN_TARGET_BUNDLE_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/JSON.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::attn {
+
+/// One forward kernel to generate: the shape of attn.attention's operands.
+/// A length left unset is dynamic (read from the call at run time).
+struct KernelSpec {
+  std::string name; // function / kernel name; derived from the key if empty
+  std::optional<int64_t> batch, numHeadsQ, numHeadsKV, seqLenQ, seqLenK;
+  int64_t headDim = 128;
+  std::string dtype = "bf16"; // f16 or bf16
+  bool causal = false;
+  bool lse = true;
+  double scale = 0;     // 0: 1/sqrt(D)
+  bool strided = true;  // any strides with unit D stride; else contiguous
+  int64_t blockM = 0, blockN = 0; // 0: the writer's defaults
+
+  /// The name used when `name` is empty, e.g.
+  /// fwd_bf16_d128_causal_b1_hq32_hkv8_nq8192_nkdyn.
+  std::string defaultName() const;
+};
+
+/// JSON form of a spec (attn-compile --spec-file): an object with the keys
+/// name, batch, num_heads_q, num_heads_kv, seqlen_q, seqlen_k (integer or
+/// null for dynamic), head_dim, dtype, causal, lse, scale, layout
+/// ("strided" | "contiguous"), block_m, block_n. Lengths are required.
+bool fromJSON(const llvm::json::Value &value, KernelSpec &spec,
+              llvm::json::Path path);
+
+/// Appends to `module` a function `spec.name` (or its default name) taking
+/// (q, k, v, o[, lse]) memrefs and holding one attn.attention. Fails with a
+/// diagnostic when the spec is invalid (verifier messages).
+LogicalResult buildKernelFunction(ModuleOp module, const KernelSpec &spec);
+
+struct BundleOptions {
+  std::string outputDir;
+  int64_t blockM = 64, blockN = 16;
+  std::string chip = "sm_90a";
+  std::string features = "+ptx80";
+  std::string ptxas; // path to ptxas; empty: PATH, then /usr/local/cuda/bin
+};
+
+/// Compiles every function of `module` that holds an attn.attention into a
+/// bundle in options.outputDir (created if missing) and prints one line per
+/// kernel to `log`. Per-function block sizes come from the function's
+/// `attn.block_m` / `attn.block_n` attributes, else from `options`.
+LogicalResult writeBundle(ModuleOp module, const BundleOptions &options,
+                          llvm::raw_ostream &log);
+
+} // namespace mlir::attn
+
+#endif // ATTN_TARGET_BUNDLE_H

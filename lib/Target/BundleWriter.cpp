@@ -1,0 +1,364 @@
+//===- BundleWriter.cpp - attn.attention functions -> kernel bundle -------===//
+//
+// Per function: record which argument is Q, K, V, O, LSE and the
+// specialization key, run attn-to-cubin (format=isa) on a module holding only
+// that function, then read the launch shape and parameter order off the
+// gpu.launch_func the pipeline left in the host function. Kernel arguments
+// are always attn.attention's memrefs (attn-lower-to-nvvm sinks every scalar
+// into the kernel), passed in MLIR's expanded memref-descriptor ABI.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/Pipelines/Pipelines.h"
+#include "attn/Target/Bundle.h"
+
+#include "Manifest.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/Regex.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+namespace bundle = ::attn::bundle;
+using bundle::Operand;
+
+namespace {
+
+/// What the writer knows about a kernel before lowering.
+struct KernelSource {
+  func::FuncOp func;
+  DenseMap<unsigned, Operand> roles; // function argument -> operand
+  bundle::FwdKey key;
+};
+
+/// True for memref<...> with fully dynamic offset and strides, except a unit
+/// stride on D for rank 4.
+bool hasDynamicStrides(MemRefType type) {
+  auto layout = dyn_cast<StridedLayoutAttr>(type.getLayout());
+  if (!layout || !ShapedType::isDynamic(layout.getOffset()))
+    return false;
+  ArrayRef<int64_t> strides = layout.getStrides();
+  for (auto [i, s] : llvm::enumerate(strides)) {
+    bool unitD = type.getRank() == 4 && i == 3;
+    if (unitD ? s != 1 : !ShapedType::isDynamic(s))
+      return false;
+  }
+  return true;
+}
+
+/// Decides the layout key: all operands identity (contiguous) or all with
+/// dynamic strides.
+FailureOr<bool> layoutKey(AttentionOp op, ArrayRef<Value> operands) {
+  int identity = 0, dynamic = 0;
+  for (Value v : operands) {
+    auto type = cast<MemRefType>(v.getType());
+    identity += type.getLayout().isIdentity();
+    dynamic += hasDynamicStrides(type);
+  }
+  if (dynamic == static_cast<int>(operands.size()))
+    return true;
+  if (identity == static_cast<int>(operands.size()))
+    return false;
+  return op.emitOpError("a bundle kernel needs every operand either with the "
+                        "identity layout (contiguous) or with dynamic offset "
+                        "and strides (strided<[?, ?, ?, 1], offset: ?>)");
+}
+
+std::optional<int64_t> staticDim(Value v, unsigned i) {
+  int64_t d = cast<MemRefType>(v.getType()).getDimSize(i);
+  return ShapedType::isDynamic(d) ? std::nullopt : std::optional<int64_t>(d);
+}
+
+FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
+  SmallVector<AttentionOp> ops;
+  func.walk([&](AttentionOp op) { ops.push_back(op); });
+  if (ops.size() != 1)
+    return func.emitError("a bundle kernel function holds exactly one "
+                          "attn.attention, found ")
+           << ops.size();
+  AttentionOp op = ops.front();
+  if (op.isFP8())
+    return op.emitOpError("FP8 kernels are not lowered yet");
+  KernelSource src{func, {}, {}};
+  SmallVector<std::pair<Value, Operand>> operands = {
+      {op.getQ(), Operand::Q},
+      {op.getK(), Operand::K},
+      {op.getV(), Operand::V},
+      {op.getO(), Operand::O}};
+  if (op.getLse())
+    operands.push_back({op.getLse(), Operand::LSE});
+  SmallVector<Value> values;
+  for (auto [value, role] : operands) {
+    auto arg = dyn_cast<BlockArgument>(value);
+    if (!arg || arg.getOwner() != &func.getBody().front())
+      return op.emitOpError("operand '")
+             << bundle::operandName(role)
+             << "' must be an argument of the enclosing function";
+    src.roles[arg.getArgNumber()] = role;
+    values.push_back(value);
+  }
+  FailureOr<bool> strided = layoutKey(op, values);
+  if (failed(strided))
+    return failure();
+
+  bundle::FwdKey &key = src.key;
+  Type elt = cast<MemRefType>(op.getQ().getType()).getElementType();
+  key.dtype = elt.isF16() ? "f16" : elt.isBF16() ? "bf16" : "";
+  if (key.dtype.empty())
+    return op.emitOpError("bundle kernels take f16 or bf16 operands");
+  key.headDim = op.getHeadDim();
+  key.causal = op.getCausal();
+  key.hasLse = static_cast<bool>(op.getLse());
+  key.scale = op.getScaleOrDefault();
+  key.batch = staticDim(op.getQ(), 0);
+  key.numHeadsQ = staticDim(op.getQ(), 1);
+  key.seqLenQ = staticDim(op.getQ(), 2);
+  key.numHeadsKV = staticDim(op.getK(), 1);
+  key.seqLenK = staticDim(op.getK(), 2);
+  key.strided = *strided;
+  auto intAttr = [&](StringRef name, int64_t dflt) {
+    auto attr = func->getAttrOfType<IntegerAttr>(name);
+    return attr ? attr.getInt() : dflt;
+  };
+  key.blockM = intAttr("attn.block_m", opts.blockM);
+  key.blockN = intAttr("attn.block_n", opts.blockN);
+  return src;
+}
+
+/// Grid extent: a constant, or ceil(size(operand, dim) / divisor).
+FailureOr<bundle::GridDim> gridDim(Value v, const KernelSource &src,
+                                   gpu::LaunchFuncOp launch) {
+  bundle::GridDim dim;
+  if (std::optional<int64_t> c = getConstantIntValue(v)) {
+    dim.constant = *c;
+    return dim;
+  }
+  if (auto div = v.getDefiningOp<arith::CeilDivUIOp>()) {
+    std::optional<int64_t> c = getConstantIntValue(div.getRhs());
+    if (!c)
+      return launch.emitOpError("grid divisor is not a constant");
+    dim.divisor = *c;
+    v = div.getLhs();
+  }
+  auto size = v.getDefiningOp<memref::DimOp>();
+  auto arg = size ? dyn_cast<BlockArgument>(size.getSource()) : nullptr;
+  std::optional<int64_t> index = size ? size.getConstantIndex() : std::nullopt;
+  if (!arg || !index || !src.roles.count(arg.getArgNumber()))
+    return launch.emitOpError("grid size is not a constant or "
+                              "ceil(operand size / constant)");
+  dim.operand = src.roles.lookup(arg.getArgNumber());
+  dim.dim = *index;
+  return dim;
+}
+
+/// Fills launch shape and parameters of `entry` from the launch_func.
+LogicalResult readLaunch(gpu::LaunchFuncOp launch, const KernelSource &src,
+                         bundle::KernelEntry &entry) {
+  gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+  gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+  Value gridValues[] = {grid.x, grid.y, grid.z};
+  Value blockValues[] = {block.x, block.y, block.z};
+  for (int i = 0; i < 3; ++i) {
+    FailureOr<bundle::GridDim> dim = gridDim(gridValues[i], src, launch);
+    std::optional<int64_t> threads = getConstantIntValue(blockValues[i]);
+    if (failed(dim) || !threads)
+      return launch.emitOpError("needs a static CTA size and a grid that is "
+                                "a function of the operand sizes");
+    entry.grid[i] = *dim;
+    entry.threads[i] = *threads;
+  }
+  if (Value smem = launch.getDynamicSharedMemorySize()) {
+    std::optional<int64_t> bytes = getConstantIntValue(smem);
+    if (!bytes)
+      return launch.emitOpError("dynamic shared memory must be a constant");
+    entry.dynamicSharedBytes = *bytes;
+  }
+  if (launch.hasClusterSize())
+    return launch.emitOpError("thread-block clusters are not supported yet");
+
+  using Field = bundle::Param::Field;
+  for (Value arg : launch.getKernelOperands()) {
+    auto blockArg = dyn_cast<BlockArgument>(arg);
+    if (!blockArg || !src.roles.count(blockArg.getArgNumber()))
+      return launch.emitOpError("kernel argument is not an operand of "
+                                "attn.attention");
+    Operand role = src.roles.lookup(blockArg.getArgNumber());
+    int64_t rank = bundle::operandRank(role);
+    entry.params.push_back({role, Field::AllocatedPtr, 0});
+    entry.params.push_back({role, Field::AlignedPtr, 0});
+    entry.params.push_back({role, Field::Offset, 0});
+    for (int64_t i = 0; i < rank; ++i)
+      entry.params.push_back({role, Field::Size, i});
+    for (int64_t i = 0; i < rank; ++i)
+      entry.params.push_back({role, Field::Stride, i});
+  }
+  return success();
+}
+
+LogicalResult writeFile(StringRef path, StringRef contents) {
+  std::string err;
+  std::unique_ptr<llvm::ToolOutputFile> out = openOutputFile(path, &err);
+  if (!out)
+    return failure();
+  out->os() << contents;
+  out->keep();
+  return success();
+}
+
+/// The first integer captured by `pattern` in `text`, or 0.
+int64_t scan(StringRef text, StringRef pattern, unsigned group = 1) {
+  SmallVector<StringRef> matches;
+  int64_t value = 0;
+  if (llvm::Regex(pattern).match(text, &matches))
+    matches[group].getAsInteger(10, value);
+  return value;
+}
+
+/// Assembles `ptxPath` into `cubinPath` with `ptxas -v` and records the
+/// resource usage it reports.
+LogicalResult assemble(Location loc, StringRef ptxas, StringRef chip,
+                       StringRef ptxPath, StringRef cubinPath,
+                       bundle::Resources &res) {
+  SmallString<128> logPath;
+  if (llvm::sys::fs::createTemporaryFile("attn-ptxas", "log", logPath))
+    return emitError(loc, "cannot create a temporary file");
+  llvm::FileRemover remover(logPath);
+  std::string arch = ("-arch=" + chip).str();
+  SmallVector<StringRef> args = {ptxas, arch, "-v", "-o", cubinPath, ptxPath};
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath),
+                                          StringRef(logPath)};
+  std::string err;
+  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0, 0,
+                                     &err);
+  auto log = llvm::MemoryBuffer::getFile(logPath);
+  StringRef text = log ? (*log)->getBuffer() : StringRef();
+  if (rc != 0)
+    return emitError(loc) << "ptxas failed on " << ptxPath << ": " << err
+                          << "\n"
+                          << text;
+  res.registers = scan(text, "Used ([0-9]+) registers");
+  res.sharedBytes = scan(text, "([0-9]+) bytes smem");
+  res.stackBytes = scan(text, "([0-9]+) bytes stack frame");
+  res.spillStoreBytes = scan(text, "([0-9]+) bytes spill stores");
+  res.spillLoadBytes = scan(text, "([0-9]+) bytes spill loads");
+  return success();
+}
+
+FailureOr<std::string> findPtxas(const BundleOptions &opts, Location loc) {
+  if (!opts.ptxas.empty())
+    return opts.ptxas;
+  if (auto path = llvm::sys::findProgramByName("ptxas"))
+    return *path;
+  if (auto path = llvm::sys::findProgramByName("ptxas", {"/usr/local/cuda/bin"}))
+    return *path;
+  return emitError(loc, "ptxas not found in PATH or /usr/local/cuda/bin; "
+                        "pass --ptxas=<path>");
+}
+
+/// Lowers one kernel function and writes its PTX and cubin.
+FailureOr<bundle::KernelEntry> compileKernel(KernelSource src,
+                                             const BundleOptions &opts,
+                                             StringRef ptxas) {
+  MLIRContext *ctx = src.func.getContext();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(src.func.getLoc());
+  auto func = cast<func::FuncOp>(src.func->clone());
+  module->push_back(func);
+  PassManager pm(ctx);
+  CubinPipelineOptions pipeline;
+  pipeline.blockM = src.key.blockM;
+  pipeline.blockN = src.key.blockN;
+  pipeline.chip = opts.chip;
+  pipeline.features = opts.features;
+  pipeline.format = "isa";
+  buildCubinPipeline(pm, pipeline);
+  if (failed(pm.run(*module)))
+    return failure();
+
+  SmallVector<gpu::LaunchFuncOp> launches;
+  func.walk([&](gpu::LaunchFuncOp l) { launches.push_back(l); });
+  if (launches.size() != 1)
+    return func.emitError("expected one kernel launch after lowering, got ")
+           << launches.size();
+  gpu::LaunchFuncOp launch = launches.front();
+  bundle::KernelEntry entry;
+  entry.kind = "fwd";
+  entry.key = src.key;
+  entry.name = launch.getKernelName().str();
+  if (failed(readLaunch(launch, src, entry)))
+    return failure();
+
+  StringRef moduleName = launch.getKernelModuleName().getValue();
+  auto binary = module->lookupSymbol<gpu::BinaryOp>(moduleName);
+  if (!binary || binary.getObjects().size() != 1)
+    return launch.emitOpError("expected one PTX object for the kernel");
+  auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
+  entry.ptx = (moduleName + ".ptx").str();
+  entry.cubin = (moduleName + ".cubin").str();
+  SmallString<128> ptxPath(opts.outputDir), cubinPath(opts.outputDir);
+  llvm::sys::path::append(ptxPath, entry.ptx);
+  llvm::sys::path::append(cubinPath, entry.cubin);
+  if (failed(writeFile(ptxPath, object.getObject().getValue())))
+    return emitError(func.getLoc()) << "cannot write " << ptxPath;
+  if (failed(assemble(func.getLoc(), ptxas, opts.chip, ptxPath, cubinPath,
+                      entry.resources)))
+    return failure();
+  return entry;
+}
+
+} // namespace
+
+LogicalResult mlir::attn::writeBundle(ModuleOp module,
+                                      const BundleOptions &opts,
+                                      llvm::raw_ostream &log) {
+  SmallVector<KernelSource> sources;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    bool hasAttention = false;
+    func.walk([&](AttentionOp) { hasAttention = true; });
+    if (!hasAttention)
+      continue;
+    FailureOr<KernelSource> src = inspect(func, opts);
+    if (failed(src))
+      return failure();
+    sources.push_back(*src);
+  }
+  if (sources.empty())
+    return module.emitError("no function holds an attn.attention op");
+  FailureOr<std::string> ptxas = findPtxas(opts, module.getLoc());
+  if (failed(ptxas))
+    return failure();
+  if (std::error_code ec = llvm::sys::fs::create_directories(opts.outputDir))
+    return module.emitError("cannot create ")
+           << opts.outputDir << ": " << ec.message();
+
+  bundle::Manifest manifest;
+  manifest.generator = "attn-compile";
+  manifest.chip = opts.chip;
+  for (const KernelSource &src : sources) {
+    FailureOr<bundle::KernelEntry> entry = compileKernel(src, opts, *ptxas);
+    if (failed(entry))
+      return failure();
+    log << "  " << bundle::describe(*entry) << "\n";
+    manifest.kernels.push_back(std::move(*entry));
+  }
+  SmallString<128> path(opts.outputDir);
+  llvm::sys::path::append(path, "manifest.json");
+  std::string text =
+      llvm::formatv("{0:2}\n", llvm::json::Value(bundle::toJSON(manifest)));
+  if (failed(writeFile(path, text)))
+    return module.emitError("cannot write ") << path;
+  log << "wrote " << path << " (" << manifest.kernels.size() << " kernels)\n";
+  return success();
+}

@@ -1,0 +1,126 @@
+//===- KernelSpec.cpp - kernel specs -> attn.attention functions ----------===//
+
+#include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/Target/Bundle.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+namespace json = llvm::json;
+
+static std::string lengthName(const std::optional<int64_t> &len) {
+  return len ? std::to_string(*len) : std::string("dyn");
+}
+
+std::string KernelSpec::defaultName() const {
+  std::string name = llvm::formatv("fwd_{0}_d{1}", dtype, headDim).str();
+  if (causal)
+    name += "_causal";
+  if (!lse)
+    name += "_nolse";
+  if (!strided)
+    name += "_contig";
+  name += llvm::formatv("_b{0}_hq{1}_hkv{2}_nq{3}_nk{4}", lengthName(batch),
+                        lengthName(numHeadsQ), lengthName(numHeadsKV),
+                        lengthName(seqLenQ), lengthName(seqLenK))
+              .str();
+  if (scale != 0)
+    name += llvm::formatv("_s{0}", static_cast<int64_t>(scale * 1e6)).str();
+  return name;
+}
+
+/// Lengths are required keys whose value may be null (dynamic).
+static bool mapLength(const json::Object &obj, llvm::StringRef key,
+                      std::optional<int64_t> &out, json::Path path) {
+  const json::Value *value = obj.get(key);
+  if (!value) {
+    path.field(key).report("missing (an integer, or null for dynamic)");
+    return false;
+  }
+  return fromJSON(*value, out, path.field(key));
+}
+
+bool mlir::attn::fromJSON(const json::Value &value, KernelSpec &spec,
+                          json::Path path) {
+  json::ObjectMapper o(value, path);
+  std::optional<std::string> layout;
+  if (!o || !o.map("head_dim", spec.headDim) || !o.map("dtype", spec.dtype) ||
+      !o.mapOptional("name", spec.name) ||
+      !o.mapOptional("causal", spec.causal) ||
+      !o.mapOptional("lse", spec.lse) || !o.mapOptional("scale", spec.scale) ||
+      !o.mapOptional("layout", layout) ||
+      !o.mapOptional("block_m", spec.blockM) ||
+      !o.mapOptional("block_n", spec.blockN))
+    return false;
+  if (layout && *layout != "strided" && *layout != "contiguous") {
+    path.field("layout").report("expected \"strided\" or \"contiguous\"");
+    return false;
+  }
+  spec.strided = !layout || *layout == "strided";
+  const json::Object &obj = *value.getAsObject();
+  return mapLength(obj, "batch", spec.batch, path) &&
+         mapLength(obj, "num_heads_q", spec.numHeadsQ, path) &&
+         mapLength(obj, "num_heads_kv", spec.numHeadsKV, path) &&
+         mapLength(obj, "seqlen_q", spec.seqLenQ, path) &&
+         mapLength(obj, "seqlen_k", spec.seqLenK, path);
+}
+
+/// memref<d0 x ... x elt> with either the identity layout or fully dynamic
+/// strides (unit innermost stride for rank 4) and offset.
+static MemRefType memrefType(ArrayRef<std::optional<int64_t>> dims,
+                             Type element, bool strided) {
+  SmallVector<int64_t> shape;
+  for (const auto &d : dims)
+    shape.push_back(d ? *d : ShapedType::kDynamic);
+  if (!strided)
+    return MemRefType::get(shape, element);
+  SmallVector<int64_t> strides(shape.size(), ShapedType::kDynamic);
+  if (shape.size() == 4)
+    strides.back() = 1;
+  auto layout = StridedLayoutAttr::get(element.getContext(),
+                                       ShapedType::kDynamic, strides);
+  return MemRefType::get(shape, element, layout);
+}
+
+LogicalResult mlir::attn::buildKernelFunction(ModuleOp module,
+                                              const KernelSpec &spec) {
+  MLIRContext *ctx = module.getContext();
+  std::string name = spec.name.empty() ? spec.defaultName() : spec.name;
+  Location loc = NameLoc::get(StringAttr::get(ctx, "spec " + name));
+  if (spec.dtype != "f16" && spec.dtype != "bf16")
+    return emitError(loc) << "dtype must be f16 or bf16, got '" << spec.dtype
+                          << "'";
+  Builder b(ctx);
+  Type elt = spec.dtype == "f16" ? Type(b.getF16Type()) : b.getBF16Type();
+  std::optional<int64_t> d = spec.headDim;
+  Type q = memrefType({spec.batch, spec.numHeadsQ, spec.seqLenQ, d}, elt,
+                      spec.strided);
+  Type kv = memrefType({spec.batch, spec.numHeadsKV, spec.seqLenK, d}, elt,
+                       spec.strided);
+  SmallVector<Type> args = {q, kv, kv, q};
+  if (spec.lse)
+    args.push_back(memrefType({spec.batch, spec.numHeadsQ, spec.seqLenQ},
+                              b.getF32Type(), spec.strided));
+
+  OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+  auto func = func::FuncOp::create(builder, loc, name,
+                                   builder.getFunctionType(args, {}));
+  if (spec.blockM > 0)
+    func->setAttr("attn.block_m", builder.getI64IntegerAttr(spec.blockM));
+  if (spec.blockN > 0)
+    func->setAttr("attn.block_n", builder.getI64IntegerAttr(spec.blockN));
+  Block *body = func.addEntryBlock();
+  builder.setInsertionPointToStart(body);
+  ValueRange a = body->getArguments();
+  FloatAttr scale =
+      spec.scale != 0 ? builder.getF32FloatAttr(spec.scale) : FloatAttr();
+  auto op = AttentionOp::create(builder, loc, a[0], a[1], a[2], a[3],
+                                spec.lse ? a[4] : Value(), Value(), Value(),
+                                Value(), scale, spec.causal);
+  func::ReturnOp::create(builder, loc);
+  return verify(op);
+}

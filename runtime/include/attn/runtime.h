@@ -1,0 +1,133 @@
+/*===- attn/runtime.h - load attn kernel bundles and launch them -*- C -*-===*
+ *
+ * The attn runtime loads a kernel bundle written by `attn-compile` (a
+ * directory with manifest.json and one cubin per kernel, docs/bundle.md),
+ * validates each call, picks the most specialized kernel that matches it and
+ * launches that kernel on the caller's CUDA stream. It depends on nothing but
+ * the CUDA driver (libcuda.so.1, opened on first launch): no MLIR, no Python.
+ *
+ * Semantics are those of `attn.attention` (docs/ir.md):
+ *   O = softmax(Q K^T * scale [+ causal mask]) V, accumulated in fp32;
+ *   LSE[b, h, i] = natural log of row i's softmax denominator (scale included);
+ *   causal is bottom-right aligned (query i sees key j iff j <= i + Nk - Nq);
+ *   a row that sees no key gives O = 0 and LSE = -inf;
+ *   GQA: query head h reads K/V head h / (Hq / Hkv).
+ *
+ * Every function reports failure through its status and never aborts the
+ * process; attn_last_error() then holds a readable message for the calling
+ * thread. All functions are safe to call from several host threads at once
+ * on the same bundle, except attn_bundle_destroy.
+ *===----------------------------------------------------------------------===*/
+#ifndef ATTN_RUNTIME_H
+#define ATTN_RUNTIME_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define ATTN_API __attribute__((visibility("default")))
+#else
+#define ATTN_API
+#endif
+
+/* The same declaration as cuda.h's; the header does not need cuda.h. */
+typedef struct CUstream_st *CUstream;
+
+typedef enum attn_status {
+  ATTN_SUCCESS = 0,
+  /* A tensor or scalar argument breaks the contract: null pointer, dtype,
+   * rank, disagreeing sizes, stride, alignment, a pointer that is not device
+   * memory of the current context's device. */
+  ATTN_ERROR_INVALID_ARGUMENT = 1,
+  /* The call is valid but no kernel in the bundle was compiled for it. */
+  ATTN_ERROR_NO_MATCHING_KERNEL = 2,
+  /* The bundle directory, its manifest.json or a cubin it names is missing. */
+  ATTN_ERROR_BUNDLE_NOT_FOUND = 3,
+  /* manifest.json is not valid JSON, does not follow the schema, or names a
+   * file that is not a cubin. */
+  ATTN_ERROR_BUNDLE_CORRUPT = 4,
+  /* The CUDA driver is unavailable or a driver call failed; the message
+   * carries the driver's error name and string. */
+  ATTN_ERROR_CUDA = 5
+} attn_status;
+
+typedef enum attn_dtype {
+  ATTN_DTYPE_F16 = 0,
+  ATTN_DTYPE_BF16 = 1,
+  ATTN_DTYPE_F32 = 2
+} attn_dtype;
+
+/* A strided view of device memory. Sizes and strides count elements;
+ * element [i0, i1, i2, i3] is at data + sum(i_k * strides[k]). */
+typedef struct attn_tensor {
+  void *data;
+  attn_dtype dtype;
+  int32_t rank;
+  int64_t sizes[4];
+  int64_t strides[4];
+} attn_tensor;
+
+/* Arguments of one forward call.
+ *   q   [B, Hq,  Nq, D]  f16 or bf16
+ *   k,v [B, Hkv, Nk, D]  same dtype as q, Hq % Hkv == 0
+ *   o   [B, Hq,  Nq, D]  same dtype as q (written)
+ *   lse [B, Hq,  Nq]     f32 (written); lse.data == NULL: not requested
+ * Q, K, V and O need unit stride on D, 16-byte aligned data pointers and
+ * strides that are multiples of 8 elements (16 bytes). LSE may have any
+ * strides. softmax_scale == 0 selects the default 1/sqrt(D). */
+typedef struct attn_fwd_args {
+  attn_tensor q, k, v, o, lse;
+  int32_t causal;
+  float softmax_scale;
+} attn_fwd_args;
+
+typedef struct attn_bundle attn_bundle;
+
+/* Reads <dir>/manifest.json and the cubins it names. Does not touch the GPU:
+ * kernels are loaded into the driver on their first launch.
+ * Errors: ATTN_ERROR_INVALID_ARGUMENT (null dir or out),
+ *         ATTN_ERROR_BUNDLE_NOT_FOUND, ATTN_ERROR_BUNDLE_CORRUPT. */
+ATTN_API attn_status attn_bundle_load(const char *dir, attn_bundle **out);
+
+/* Unloads the bundle's modules and frees it. Null is a no-op. Launches
+ * already queued on streams must have finished. */
+ATTN_API void attn_bundle_destroy(attn_bundle *bundle);
+
+/* Number of kernels in the bundle (0 for null). */
+ATTN_API int64_t attn_bundle_num_kernels(const attn_bundle *bundle);
+
+/* A one-line description of kernel `index` (symbol, specialization key,
+ * registers, shared memory), or null when out of range. The string lives as
+ * long as the bundle. */
+ATTN_API const char *attn_bundle_kernel_info(const attn_bundle *bundle, int64_t index);
+
+/* Validates `args` on the host (everything but the device checks) and
+ * returns in *kernel_index the kernel attn_fwd would launch: an exact static
+ * shape first, otherwise the kernel with the most static dimensions that
+ * match. Errors: ATTN_ERROR_INVALID_ARGUMENT, ATTN_ERROR_NO_MATCHING_KERNEL. */
+ATTN_API attn_status attn_fwd_select(const attn_bundle *bundle,
+                            const attn_fwd_args *args, int64_t *kernel_index);
+
+/* Validates `args` (as attn_fwd_select, plus: a current CUDA context, every
+ * pointer is device memory of that context's device), then enqueues the
+ * forward kernel on `stream` (0: the legacy default stream). Returns once
+ * the launch is queued. Calls with Nq == 0 or B*Hq == 0 launch nothing.
+ * Errors: every error of attn_fwd_select, and ATTN_ERROR_CUDA. */
+ATTN_API attn_status attn_fwd(attn_bundle *bundle, const attn_fwd_args *args,
+                     CUstream stream);
+
+/* The message of the calling thread's last call into the runtime: empty
+ * after a success. Valid until this thread's next call. */
+ATTN_API const char *attn_last_error(void);
+
+/* "ATTN_SUCCESS", "ATTN_ERROR_INVALID_ARGUMENT", ... */
+ATTN_API const char *attn_status_name(attn_status status);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* ATTN_RUNTIME_H */

@@ -1,0 +1,412 @@
+//===- Manifest.cpp - manifest.json encoding and checks ------------------===//
+
+#include "Manifest.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+using namespace attn::bundle;
+namespace json = llvm::json;
+using llvm::StringRef;
+
+namespace attn::bundle {
+
+StringRef operandName(Operand operand) {
+  switch (operand) {
+  case Operand::Q:
+    return "q";
+  case Operand::K:
+    return "k";
+  case Operand::V:
+    return "v";
+  case Operand::O:
+    return "o";
+  case Operand::LSE:
+    return "lse";
+  }
+  return "?";
+}
+
+std::optional<Operand> parseOperand(StringRef name) {
+  return llvm::StringSwitch<std::optional<Operand>>(name)
+      .Case("q", Operand::Q)
+      .Case("k", Operand::K)
+      .Case("v", Operand::V)
+      .Case("o", Operand::O)
+      .Case("lse", Operand::LSE)
+      .Default(std::nullopt);
+}
+
+int64_t operandRank(Operand operand) {
+  return operand == Operand::LSE ? 3 : 4;
+}
+
+StringRef fieldName(Param::Field field) {
+  switch (field) {
+  case Param::Field::AllocatedPtr:
+    return "allocated_ptr";
+  case Param::Field::AlignedPtr:
+    return "aligned_ptr";
+  case Param::Field::Offset:
+    return "offset";
+  case Param::Field::Size:
+    return "size";
+  case Param::Field::Stride:
+    return "stride";
+  }
+  return "?";
+}
+
+int FwdKey::numStaticLengths() const {
+  int n = 0;
+  for (const auto &len : {batch, numHeadsQ, numHeadsKV, seqLenQ, seqLenK})
+    n += len.has_value();
+  return n;
+}
+
+//===----------------------------------------------------------------------===//
+// Encoding
+//===----------------------------------------------------------------------===//
+
+static json::Value length(const std::optional<int64_t> &len) {
+  return len ? json::Value(*len) : json::Value(nullptr);
+}
+
+static json::Value toJSON(const FwdKey &key) {
+  return json::Object{{"dtype", key.dtype},
+                      {"head_dim", key.headDim},
+                      {"causal", key.causal},
+                      {"lse", key.hasLse},
+                      {"scale", key.scale},
+                      {"batch", length(key.batch)},
+                      {"num_heads_q", length(key.numHeadsQ)},
+                      {"num_heads_kv", length(key.numHeadsKV)},
+                      {"seqlen_q", length(key.seqLenQ)},
+                      {"seqlen_k", length(key.seqLenK)},
+                      {"layout", key.strided ? "strided" : "contiguous"},
+                      {"block_m", key.blockM},
+                      {"block_n", key.blockN}};
+}
+
+static json::Value toJSON(const GridDim &dim) {
+  if (!dim.operand)
+    return json::Object{{"constant", dim.constant}};
+  return json::Object{{"operand", operandName(*dim.operand)},
+                      {"dim", dim.dim},
+                      {"divisor", dim.divisor}};
+}
+
+static json::Value toJSON(const Param &param) {
+  json::Object obj{{"operand", operandName(param.operand)},
+                   {"field", fieldName(param.field)}};
+  if (param.field == Param::Field::Size || param.field == Param::Field::Stride)
+    obj["index"] = param.index;
+  return obj;
+}
+
+static json::Value toJSON(const KernelEntry &kernel) {
+  json::Array grid, params;
+  for (const GridDim &dim : kernel.grid)
+    grid.push_back(toJSON(dim));
+  for (const Param &param : kernel.params)
+    params.push_back(toJSON(param));
+  const Resources &r = kernel.resources;
+  return json::Object{
+      {"name", kernel.name},
+      {"kind", kernel.kind},
+      {"cubin", kernel.cubin},
+      {"ptx", kernel.ptx},
+      {"key", toJSON(kernel.key)},
+      {"launch",
+       json::Object{{"grid", std::move(grid)},
+                    {"threads", json::Array(kernel.threads)},
+                    {"dynamic_shared_bytes", kernel.dynamicSharedBytes},
+                    {"cluster", json::Array(kernel.cluster)}}},
+      {"params", std::move(params)},
+      {"resources", json::Object{{"registers", r.registers},
+                                 {"shared_bytes", r.sharedBytes},
+                                 {"stack_bytes", r.stackBytes},
+                                 {"spill_store_bytes", r.spillStoreBytes},
+                                 {"spill_load_bytes", r.spillLoadBytes}}}};
+}
+
+json::Value toJSON(const Manifest &manifest) {
+  json::Array kernels;
+  for (const KernelEntry &kernel : manifest.kernels)
+    kernels.push_back(toJSON(kernel));
+  return json::Object{{"version", manifest.version},
+                      {"generator", manifest.generator},
+                      {"chip", manifest.chip},
+                      {"kernels", std::move(kernels)}};
+}
+
+//===----------------------------------------------------------------------===//
+// Decoding
+//===----------------------------------------------------------------------===//
+
+/// A length is required but may be null (dynamic).
+static bool mapLength(const json::Value &value, StringRef prop,
+                      std::optional<int64_t> &out, json::Path path) {
+  const json::Object *obj = value.getAsObject();
+  const json::Value *len = obj ? obj->get(prop) : nullptr;
+  if (!len) {
+    path.field(prop).report("missing value (an integer, or null for dynamic)");
+    return false;
+  }
+  return fromJSON(*len, out, path.field(prop));
+}
+
+static bool fromJSON(const json::Value &value, Operand &out, json::Path path) {
+  std::string name;
+  if (!fromJSON(value, name, path))
+    return false;
+  if (auto op = parseOperand(name)) {
+    out = *op;
+    return true;
+  }
+  path.report("expected one of q, k, v, o, lse");
+  return false;
+}
+
+static bool fromJSON(const json::Value &value, FwdKey &key, json::Path path) {
+  json::ObjectMapper o(value, path);
+  std::string layout;
+  if (!o || !o.map("dtype", key.dtype) || !o.map("head_dim", key.headDim) ||
+      !o.map("causal", key.causal) || !o.map("lse", key.hasLse) ||
+      !o.map("scale", key.scale) || !o.map("layout", layout) ||
+      !o.map("block_m", key.blockM) || !o.map("block_n", key.blockN))
+    return false;
+  if (layout != "strided" && layout != "contiguous") {
+    path.field("layout").report("expected \"strided\" or \"contiguous\"");
+    return false;
+  }
+  key.strided = layout == "strided";
+  return mapLength(value, "batch", key.batch, path) &&
+         mapLength(value, "num_heads_q", key.numHeadsQ, path) &&
+         mapLength(value, "num_heads_kv", key.numHeadsKV, path) &&
+         mapLength(value, "seqlen_q", key.seqLenQ, path) &&
+         mapLength(value, "seqlen_k", key.seqLenK, path);
+}
+
+static bool fromJSON(const json::Value &value, GridDim &dim, json::Path path) {
+  json::ObjectMapper o(value, path);
+  if (!o)
+    return false;
+  const json::Object *obj = value.getAsObject();
+  if (obj->get("constant")) {
+    dim.operand.reset();
+    return o.map("constant", dim.constant);
+  }
+  Operand operand;
+  if (!o.map("operand", operand) || !o.map("dim", dim.dim) ||
+      !o.map("divisor", dim.divisor))
+    return false;
+  dim.operand = operand;
+  return true;
+}
+
+static bool fromJSON(const json::Value &value, Param &param, json::Path path) {
+  json::ObjectMapper o(value, path);
+  std::string field;
+  if (!o || !o.map("operand", param.operand) || !o.map("field", field))
+    return false;
+  auto parsed = llvm::StringSwitch<std::optional<Param::Field>>(field)
+                    .Case("allocated_ptr", Param::Field::AllocatedPtr)
+                    .Case("aligned_ptr", Param::Field::AlignedPtr)
+                    .Case("offset", Param::Field::Offset)
+                    .Case("size", Param::Field::Size)
+                    .Case("stride", Param::Field::Stride)
+                    .Default(std::nullopt);
+  if (!parsed) {
+    path.field("field").report("expected allocated_ptr, aligned_ptr, offset, "
+                               "size or stride");
+    return false;
+  }
+  param.field = *parsed;
+  param.index = 0;
+  bool indexed = *parsed == Param::Field::Size || *parsed == Param::Field::Stride;
+  return !indexed || o.map("index", param.index);
+}
+
+static bool fromJSON(const json::Value &value, Resources &r, json::Path path) {
+  json::ObjectMapper o(value, path);
+  return o && o.map("registers", r.registers) &&
+         o.map("shared_bytes", r.sharedBytes) &&
+         o.map("stack_bytes", r.stackBytes) &&
+         o.map("spill_store_bytes", r.spillStoreBytes) &&
+         o.map("spill_load_bytes", r.spillLoadBytes);
+}
+
+static bool fromJSON(const json::Value &value, KernelEntry &kernel,
+                     json::Path path) {
+  json::ObjectMapper o(value, path);
+  if (!o || !o.map("name", kernel.name) || !o.map("kind", kernel.kind) ||
+      !o.map("cubin", kernel.cubin) || !o.map("ptx", kernel.ptx) ||
+      !o.map("key", kernel.key) || !o.map("params", kernel.params) ||
+      !o.map("resources", kernel.resources))
+    return false;
+  const json::Value *launch = value.getAsObject()->get("launch");
+  if (!launch) {
+    path.field("launch").report("missing value");
+    return false;
+  }
+  json::Path launchPath = path.field("launch");
+  json::ObjectMapper l(*launch, launchPath);
+  std::vector<GridDim> grid;
+  std::vector<int64_t> threads, cluster;
+  if (!l || !l.map("grid", grid) || !l.map("threads", threads) ||
+      !l.map("dynamic_shared_bytes", kernel.dynamicSharedBytes) ||
+      !l.map("cluster", cluster))
+    return false;
+  if (grid.size() != 3 || threads.size() != 3 || cluster.size() != 3) {
+    launchPath.report("grid, threads and cluster must have 3 entries each");
+    return false;
+  }
+  std::copy(grid.begin(), grid.end(), kernel.grid.begin());
+  std::copy(threads.begin(), threads.end(), kernel.threads.begin());
+  std::copy(cluster.begin(), cluster.end(), kernel.cluster.begin());
+  return true;
+}
+
+bool fromJSON(const json::Value &value, Manifest &manifest, json::Path path) {
+  json::ObjectMapper o(value, path);
+  return o && o.map("version", manifest.version) &&
+         o.map("generator", manifest.generator) &&
+         o.map("chip", manifest.chip) && o.map("kernels", manifest.kernels);
+}
+
+//===----------------------------------------------------------------------===//
+// Invariants
+//===----------------------------------------------------------------------===//
+
+static llvm::Error corrupt(const llvm::Twine &where, const llvm::Twine &what) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 where + ": " + what);
+}
+
+static llvm::Error checkKey(const FwdKey &key, const llvm::Twine &at) {
+  if (key.dtype != "f16" && key.dtype != "bf16")
+    return corrupt(at + ".key.dtype", "expected \"f16\" or \"bf16\", got \"" +
+                                          key.dtype + "\"");
+  if (key.headDim <= 0 || key.blockM <= 0 || key.blockN <= 0)
+    return corrupt(at + ".key", "head_dim, block_m and block_n must be > 0");
+  if (!std::isfinite(key.scale) || key.scale <= 0)
+    return corrupt(at + ".key.scale", "must be finite and > 0");
+  for (const auto &len : {key.batch, key.numHeadsQ, key.numHeadsKV,
+                          key.seqLenQ, key.seqLenK})
+    if (len && *len < 0)
+      return corrupt(at + ".key", "lengths must be >= 0 or null");
+  if (key.numHeadsQ && key.numHeadsKV &&
+      (*key.numHeadsKV == 0 || *key.numHeadsQ % *key.numHeadsKV != 0))
+    return corrupt(at + ".key", "num_heads_q must be a multiple of "
+                                "num_heads_kv");
+  return llvm::Error::success();
+}
+
+static llvm::Error checkLaunch(const KernelEntry &kernel,
+                               const llvm::Twine &at) {
+  for (const GridDim &dim : kernel.grid) {
+    if (!dim.operand && dim.constant < 1)
+      return corrupt(at + ".launch.grid", "constants must be >= 1");
+    if (dim.operand && (dim.divisor < 1 || dim.dim < 0 ||
+                        dim.dim >= operandRank(*dim.operand)))
+      return corrupt(at + ".launch.grid",
+                     "needs 0 <= dim < rank(operand) and divisor >= 1");
+    if (dim.operand == Operand::LSE && !kernel.key.hasLse)
+      return corrupt(at + ".launch.grid", "refers to lse in a kernel without "
+                                          "LSE");
+  }
+  int64_t threads = 1;
+  for (int64_t t : kernel.threads) {
+    if (t < 1)
+      return corrupt(at + ".launch.threads", "entries must be >= 1");
+    threads *= t;
+  }
+  if (threads > 1024)
+    return corrupt(at + ".launch.threads", "more than 1024 threads per CTA");
+  for (int64_t c : kernel.cluster)
+    if (c < 1)
+      return corrupt(at + ".launch.cluster", "entries must be >= 1");
+  if (kernel.dynamicSharedBytes < 0)
+    return corrupt(at + ".launch.dynamic_shared_bytes", "must be >= 0");
+  return llvm::Error::success();
+}
+
+static llvm::Error checkKernel(const KernelEntry &kernel, size_t index) {
+  std::string at = llvm::formatv("kernels[{0}]", index).str();
+  if (kernel.kind != "fwd")
+    return corrupt(at + ".kind", "unknown kernel kind \"" + kernel.kind + "\"");
+  if (kernel.name.empty())
+    return corrupt(at + ".name", "must not be empty");
+  StringRef cubin = kernel.cubin;
+  if (cubin.empty() || cubin.contains('/') || cubin.starts_with("."))
+    return corrupt(at + ".cubin", "must be a file name inside the bundle");
+  if (llvm::Error err = checkKey(kernel.key, at))
+    return err;
+  if (llvm::Error err = checkLaunch(kernel, at))
+    return err;
+  for (const Param &p : kernel.params) {
+    if (p.operand == Operand::LSE && !kernel.key.hasLse)
+      return corrupt(at + ".params", "an lse parameter in a kernel without "
+                                     "LSE");
+    if (p.index < 0 || p.index >= operandRank(p.operand))
+      return corrupt(at + ".params", "index out of the operand's rank");
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<Manifest> parseManifest(StringRef text) {
+  llvm::Expected<json::Value> value = json::parse(text);
+  if (!value)
+    return corrupt("manifest.json", "not valid JSON: " +
+                                        llvm::toString(value.takeError()));
+  // The version first: another version may follow another schema.
+  const json::Object *top = value->getAsObject();
+  std::optional<int64_t> version = top ? top->getInteger("version") : std::nullopt;
+  if (version && *version != kManifestVersion)
+    return corrupt("manifest.json version",
+                   llvm::formatv("is {0}, this runtime reads {1}", *version,
+                                 kManifestVersion));
+  Manifest manifest;
+  json::Path::Root root("manifest");
+  if (!fromJSON(*value, manifest, root))
+    return corrupt("manifest.json", "does not follow the schema: " +
+                                        llvm::toString(root.getError()));
+  for (size_t i = 0; i < manifest.kernels.size(); ++i)
+    if (llvm::Error err = checkKernel(manifest.kernels[i], i))
+      return std::move(err);
+  return manifest;
+}
+
+//===----------------------------------------------------------------------===//
+// Description
+//===----------------------------------------------------------------------===//
+
+static std::string lengthText(const std::optional<int64_t> &len) {
+  return len ? std::to_string(*len) : std::string("?");
+}
+
+std::string describe(const KernelEntry &kernel) {
+  const FwdKey &k = kernel.key;
+  const Resources &r = kernel.resources;
+  return llvm::formatv(
+             "{0}: {1} {2} B={3} Hq={4} Hkv={5} Nq={6} Nk={7} D={8}{9}{10} "
+             "scale={20} {11} BLOCK_M={12} BLOCK_N={13} | {14} threads, {15} "
+             "registers, {16} B smem, {17} B stack, {18}/{19} B spilled",
+             kernel.name, kernel.kind, k.dtype, lengthText(k.batch),
+             lengthText(k.numHeadsQ), lengthText(k.numHeadsKV),
+             lengthText(k.seqLenQ), lengthText(k.seqLenK), k.headDim,
+             k.causal ? " causal" : "", k.hasLse ? " +lse" : "",
+             k.strided ? "strided" : "contiguous", k.blockM, k.blockN,
+             kernel.threads[0] * kernel.threads[1] * kernel.threads[2],
+             r.registers, r.sharedBytes + kernel.dynamicSharedBytes,
+             r.stackBytes, r.spillStoreBytes, r.spillLoadBytes,
+             llvm::format("%.7g", k.scale))
+      .str();
+}
+
+} // namespace attn::bundle

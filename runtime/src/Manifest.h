@@ -1,0 +1,118 @@
+//===- Manifest.h - the kernel bundle manifest (manifest.json) --*- C++ -*-===//
+//
+// The schema of a bundle's manifest.json, shared by the writer (attn-compile)
+// and the reader (the runtime). Everything needed to launch a kernel without
+// MLIR is here: its kind, specialization key, launch shape as a function of
+// the call's tensor sizes, and the ordered parameter list. docs/bundle.md
+// describes the JSON form; toJSON/fromJSON below are its only encoder and
+// decoder (llvm::json).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNTIME_MANIFEST_H
+#define ATTN_RUNTIME_MANIFEST_H
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attn::bundle {
+
+/// Version of the manifest schema this code reads and writes.
+constexpr int64_t kManifestVersion = 1;
+
+/// The operands of a forward kernel, in attn.attention order.
+enum class Operand { Q, K, V, O, LSE };
+llvm::StringRef operandName(Operand operand);
+std::optional<Operand> parseOperand(llvm::StringRef name);
+/// The rank of each operand: 4, except 3 for LSE.
+int64_t operandRank(Operand operand);
+
+/// Specialization key of a forward kernel. A length that is nullopt is
+/// dynamic: the kernel reads it from the call.
+struct FwdKey {
+  std::string dtype; // "f16" or "bf16"
+  int64_t headDim = 0;
+  bool causal = false;
+  bool hasLse = false;
+  double scale = 0; // the softmax scale baked into the kernel
+  std::optional<int64_t> batch, numHeadsQ, numHeadsKV, seqLenQ, seqLenK;
+  /// True when the kernel takes any strides (unit stride on D); false when
+  /// it assumes contiguous row-major [B, H, N, D] tensors.
+  bool strided = true;
+  int64_t blockM = 0, blockN = 0;
+
+  /// Number of the five lengths that are static.
+  int numStaticLengths() const;
+};
+
+/// One grid dimension: `constant` when `operand` is unset, otherwise
+/// ceil(size(operand, dim) / divisor).
+struct GridDim {
+  int64_t constant = 1;
+  std::optional<Operand> operand;
+  int64_t dim = 0;
+  int64_t divisor = 1;
+};
+
+/// One kernel parameter, in the expanded memref-descriptor ABI of MLIR's
+/// GPU lowering: per memref operand, allocated pointer, aligned pointer,
+/// offset, `rank` sizes, then `rank` strides (all 64-bit).
+struct Param {
+  enum class Field { AllocatedPtr, AlignedPtr, Offset, Size, Stride };
+  Operand operand = Operand::Q;
+  Field field = Field::AlignedPtr;
+  int64_t index = 0; // dimension, for Size and Stride
+};
+llvm::StringRef fieldName(Param::Field field);
+
+/// Resource usage ptxas reported for the kernel (ptxas -v).
+struct Resources {
+  int64_t registers = 0;
+  int64_t sharedBytes = 0; // static shared memory
+  int64_t stackBytes = 0;
+  int64_t spillStoreBytes = 0;
+  int64_t spillLoadBytes = 0;
+};
+
+struct KernelEntry {
+  std::string name;  // the kernel symbol in the cubin
+  std::string kind;  // "fwd"
+  std::string cubin; // file name, relative to the bundle directory
+  std::string ptx;   // file name of its PTX (kept for reading; unused)
+  FwdKey key;
+  std::array<GridDim, 3> grid;
+  std::array<int64_t, 3> threads = {1, 1, 1};
+  int64_t dynamicSharedBytes = 0;
+  std::array<int64_t, 3> cluster = {1, 1, 1};
+  std::vector<Param> params;
+  Resources resources;
+};
+
+struct Manifest {
+  int64_t version = kManifestVersion;
+  std::string generator; // e.g. "attn-compile"
+  std::string chip;      // e.g. "sm_90a"
+  std::vector<KernelEntry> kernels;
+};
+
+llvm::json::Value toJSON(const Manifest &manifest);
+bool fromJSON(const llvm::json::Value &value, Manifest &manifest,
+              llvm::json::Path path);
+
+/// Parses manifest.json text and checks the schema and its invariants
+/// (version, known kind/dtype/operands, ranks, positive launch shape,
+/// parameters in range). The error message names the offending field.
+llvm::Expected<Manifest> parseManifest(llvm::StringRef text);
+
+/// One line describing a kernel: symbol, key, launch shape and resources.
+std::string describe(const KernelEntry &kernel);
+
+} // namespace attn::bundle
+
+#endif // ATTN_RUNTIME_MANIFEST_H

@@ -1,0 +1,5 @@
+func.func @two(%q: memref<1x1x64x64xf16>, %o: memref<1x1x64x64xf16>) {
+  attn.attention ins(%q, %q, %q : memref<1x1x64x64xf16>, memref<1x1x64x64xf16>, memref<1x1x64x64xf16>) outs(%o : memref<1x1x64x64xf16>)
+  attn.attention ins(%q, %q, %q : memref<1x1x64x64xf16>, memref<1x1x64x64xf16>, memref<1x1x64x64xf16>) outs(%o : memref<1x1x64x64xf16>)
+  return
+}

@@ -1,0 +1,98 @@
+// attn-compile on an .mlir input: one kernel per function, the key read off
+// the attn.attention types, the launch shape and the parameter list off the
+// lowered gpu.launch_func, resources from ptxas -v.
+// REQUIRES: ptxas
+// RUN: rm -rf %t && attn-compile %s -o %t | FileCheck %s --check-prefix=LOG
+// RUN: FileCheck %s --input-file=%t/manifest.json
+// RUN: ls %t | FileCheck %s --check-prefix=FILES
+
+// LOG: static_f16_kernel: fwd f16 B=2 Hq=4 Hkv=2 Nq=100 Nk=130 D=64 scale=0.125 contiguous BLOCK_M=64 BLOCK_N=16 | 128 threads, {{[1-9][0-9]*}} registers
+// LOG: dynamic_bf16_kernel: fwd bf16 B=? Hq=? Hkv=? Nq=? Nk=? D=128 causal +lse scale=0.125 strided BLOCK_M=32 BLOCK_N=32 | 128 threads
+// LOG: wrote {{.*}}manifest.json (2 kernels)
+
+// FILES: dynamic_bf16_kernel.cubin
+// FILES: dynamic_bf16_kernel.ptx
+// FILES: manifest.json
+// FILES: static_f16_kernel.cubin
+// FILES: static_f16_kernel.ptx
+
+// CHECK:       "chip": "sm_90a",
+// CHECK:       "generator": "attn-compile",
+// CHECK:       "kernels": [
+// CHECK:           "cubin": "static_f16_kernel.cubin",
+// CHECK:           "key": {
+// CHECK-NEXT:        "batch": 2,
+// CHECK-NEXT:        "block_m": 64,
+// CHECK-NEXT:        "block_n": 16,
+// CHECK-NEXT:        "causal": false,
+// CHECK-NEXT:        "dtype": "f16",
+// CHECK-NEXT:        "head_dim": 64,
+// CHECK-NEXT:        "layout": "contiguous",
+// CHECK-NEXT:        "lse": false,
+// CHECK-NEXT:        "num_heads_kv": 2,
+// CHECK-NEXT:        "num_heads_q": 4,
+// CHECK-NEXT:        "scale": 0.125,
+// CHECK-NEXT:        "seqlen_k": 130,
+// CHECK-NEXT:        "seqlen_q": 100
+// CHECK:           "kind": "fwd",
+// CHECK:           "grid": [
+// CHECK-NEXT:        {
+// CHECK-NEXT:          "constant": 2
+// CHECK-NEXT:        },
+// CHECK-NEXT:        {
+// CHECK-NEXT:          "constant": 4
+// CHECK-NEXT:        },
+// CHECK-NEXT:        {
+// CHECK-NEXT:          "constant": 2
+// CHECK:           "threads": [
+// CHECK-NEXT:        128,
+// CHECK:           "name": "static_f16_kernel",
+// CHECK:           "params": [
+// CHECK-NOT:       "operand": "lse"
+// CHECK:           "resources": {
+// CHECK-NEXT:        "registers": {{[1-9][0-9]*}},
+
+// The dynamic kernel: grid from the call's sizes, 4 memrefs of 11 parameters
+// and the LSE's 9, in the order the kernel takes them.
+// CHECK:           "cubin": "dynamic_bf16_kernel.cubin",
+// CHECK:             "batch": null,
+// CHECK:             "block_m": 32,
+// CHECK:             "layout": "strided",
+// CHECK:             "lse": true,
+// CHECK:             "seqlen_q": null
+// CHECK:           "grid": [
+// CHECK-NEXT:        {
+// CHECK-NEXT:          "dim": 2,
+// CHECK-NEXT:          "divisor": 32,
+// CHECK-NEXT:          "operand": "q"
+// CHECK-NEXT:        },
+// CHECK-NEXT:        {
+// CHECK-NEXT:          "dim": 1,
+// CHECK-NEXT:          "divisor": 1,
+// CHECK-NEXT:          "operand": "q"
+// CHECK-NEXT:        },
+// CHECK-NEXT:        {
+// CHECK-NEXT:          "dim": 0,
+// CHECK-NEXT:          "divisor": 1,
+// CHECK-NEXT:          "operand": "q"
+// CHECK:           "params": [
+// CHECK-COUNT-53:    "field":
+// CHECK-NOT:         "field":
+// CHECK:           "resources": {
+
+func.func @static_f16(%q: memref<2x4x100x64xf16>, %k: memref<2x2x130x64xf16>,
+                      %v: memref<2x2x130x64xf16>, %o: memref<2x4x100x64xf16>) {
+  attn.attention ins(%q, %k, %v : memref<2x4x100x64xf16>,
+                     memref<2x2x130x64xf16>, memref<2x2x130x64xf16>)
+                 outs(%o : memref<2x4x100x64xf16>)
+  return
+}
+
+!t = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!l = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
+func.func @dynamic_bf16(%q: !t, %k: !t, %v: !t, %o: !t, %lse: !l)
+    attributes {attn.block_m = 32 : i64, attn.block_n = 32 : i64} {
+  attn.attention ins(%q, %k, %v : !t, !t, !t) outs(%o : !t)
+                 lse(%lse : !l) {causal, scale = 0.125 : f32}
+  return
+}
