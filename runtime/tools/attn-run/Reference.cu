@@ -1,0 +1,190 @@
+//===- Reference.cu - random inputs and a plain fp32 attention -*- CUDA -*-===//
+//
+// Device code of attn-run, built into a cubin and loaded through the driver
+// API. fill_normal_* writes standard normal inputs from a counter-based hash;
+// reference_fwd_* is a deliberately simple attention (one CTA per query row,
+// fp32 throughout, expf/logf) to check the compiled kernels against. It keeps
+// the semantics of attn.attention (docs/ir.md): bottom-right causal mask, GQA,
+// and O = 0, LSE = -inf for a row that sees no key.
+//
+//===----------------------------------------------------------------------===//
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Random inputs
+//===----------------------------------------------------------------------===//
+
+__device__ uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+/// A standard normal value for element `index` (Box-Muller on two 32-bit
+/// uniforms), never zero: values that would round to zero in 16 bits become
+/// +-2^-10, a negligible change to the distribution.
+__device__ float normalAt(uint64_t seed, uint64_t index) {
+  uint64_t bits = splitmix64(seed ^ splitmix64(index));
+  // u1 in (0, 1] keeps the log finite; u2 in [0, 1).
+  float u1 = (float(uint32_t(bits >> 32)) + 1.0f) * 0x1p-32f;
+  float u2 = float(uint32_t(bits)) * 0x1p-32f;
+  float z = sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
+  if (fabsf(z) < 0x1p-10f)
+    z = copysignf(0x1p-10f, z);
+  return z;
+}
+
+__device__ float toFloat(__half x) { return __half2float(x); }
+__device__ float toFloat(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <typename T> __device__ T fromFloat(float x);
+template <> __device__ __half fromFloat<__half>(float x) {
+  return __float2half_rn(x);
+}
+template <> __device__ __nv_bfloat16 fromFloat<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+
+template <typename T>
+__device__ void fillNormal(T *x, int64_t n, uint64_t seed) {
+  int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride)
+    x[i] = fromFloat<T>(normalAt(seed, uint64_t(i)));
+}
+
+//===----------------------------------------------------------------------===//
+// Reference attention
+//===----------------------------------------------------------------------===//
+
+constexpr int kWarp = 32;
+
+/// Reduces `value` over the CTA with `op`; every thread gets the result.
+/// `scratch` holds one float per warp.
+template <typename Op>
+__device__ float blockReduce(float value, float *scratch, Op op) {
+  for (int offset = kWarp / 2; offset > 0; offset /= 2)
+    value = op(value, __shfl_xor_sync(0xFFFFFFFFu, value, offset));
+  int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+  int numWarps = (blockDim.x + kWarp - 1) / kWarp;
+  __syncthreads(); // scratch may still be read by a previous reduction
+  if (lane == 0)
+    scratch[warp] = value;
+  __syncthreads();
+  value = scratch[0];
+  for (int w = 1; w < numWarps; ++w)
+    value = op(value, scratch[w]);
+  return value;
+}
+
+/// One CTA computes query row (b, h, i) of contiguous [B, H, N, D] tensors.
+/// Dynamic shared memory: D floats (the query row) then Nk floats (scores).
+/// Needs blockDim.x to be a multiple of 32.
+template <typename T>
+__device__ void referenceFwd(const T *q, const T *k, const T *v, float *o,
+                             float *lse, int64_t hq, int64_t hkv, int64_t nq,
+                             int64_t nk, int64_t d, int causal, float scale) {
+  extern __shared__ float smem[];
+  __shared__ float scratch[kWarp];
+  float *qRow = smem, *scores = smem + d;
+  int64_t i = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+  int64_t hk = h / (hq / hkv);
+  int64_t row = (b * hq + h) * nq + i;
+  const T *kHead = k + (b * hkv + hk) * nk * d;
+  const T *vHead = v + (b * hkv + hk) * nk * d;
+  float *oRow = o + row * d;
+
+  // Keys 0 .. visible-1 are visible: causal is bottom-right aligned.
+  int64_t visible = nk;
+  if (causal)
+    visible = min(nk, max(int64_t(0), i + nk - nq + 1));
+  if (visible == 0) {
+    for (int64_t c = threadIdx.x; c < d; c += blockDim.x)
+      oRow[c] = 0.0f;
+    if (threadIdx.x == 0)
+      lse[row] = -INFINITY;
+    return;
+  }
+
+  for (int64_t c = threadIdx.x; c < d; c += blockDim.x)
+    qRow[c] = toFloat(q[row * d + c]);
+  __syncthreads();
+
+  // s_j = scale * q . k_j: one warp per key, lanes split the head dim.
+  int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+  int numWarps = blockDim.x / kWarp;
+  float localMax = -INFINITY;
+  for (int64_t j = warp; j < visible; j += numWarps) {
+    const T *kRow = kHead + j * d;
+    float dot = 0.0f;
+    for (int64_t c = lane; c < d; c += kWarp)
+      dot += qRow[c] * toFloat(kRow[c]);
+    for (int offset = kWarp / 2; offset > 0; offset /= 2)
+      dot += __shfl_xor_sync(0xFFFFFFFFu, dot, offset);
+    float s = scale * dot;
+    if (lane == 0)
+      scores[j] = s;
+    localMax = fmaxf(localMax, s);
+  }
+  float rowMax = blockReduce(localMax, scratch,
+                             [](float a, float b) { return fmaxf(a, b); });
+
+  // p_j = exp(s_j - max), kept in place of s_j.
+  float localSum = 0.0f;
+  for (int64_t j = threadIdx.x; j < visible; j += blockDim.x) {
+    float p = expf(scores[j] - rowMax);
+    scores[j] = p;
+    localSum += p;
+  }
+  float rowSum =
+      blockReduce(localSum, scratch, [](float a, float b) { return a + b; });
+
+  // O[c] = sum_j p_j v_j[c] / sum: threads split the head dim, so each
+  // step over j reads a contiguous piece of v_j.
+  for (int64_t c = threadIdx.x; c < d; c += blockDim.x) {
+    float acc = 0.0f;
+    for (int64_t j = 0; j < visible; ++j)
+      acc += scores[j] * toFloat(vHead[j * d + c]);
+    oRow[c] = acc / rowSum;
+  }
+  if (threadIdx.x == 0)
+    lse[row] = rowMax + logf(rowSum);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Entry points (loaded by name)
+//===----------------------------------------------------------------------===//
+
+extern "C" __global__ void fill_normal_f16(__half *x, int64_t n,
+                                           uint64_t seed) {
+  fillNormal(x, n, seed);
+}
+
+extern "C" __global__ void fill_normal_bf16(__nv_bfloat16 *x, int64_t n,
+                                            uint64_t seed) {
+  fillNormal(x, n, seed);
+}
+
+// Grid (Nq, Hq, B); blockDim.x a multiple of 32.
+extern "C" __global__ void
+reference_fwd_f16(const __half *q, const __half *k, const __half *v, float *o,
+                  float *lse, int64_t b, int64_t hq, int64_t hkv, int64_t nq,
+                  int64_t nk, int64_t d, int causal, float scale) {
+  referenceFwd(q, k, v, o, lse, hq, hkv, nq, nk, d, causal, scale);
+}
+
+extern "C" __global__ void
+reference_fwd_bf16(const __nv_bfloat16 *q, const __nv_bfloat16 *k,
+                   const __nv_bfloat16 *v, float *o, float *lse, int64_t b,
+                   int64_t hq, int64_t hkv, int64_t nq, int64_t nk, int64_t d,
+                   int causal, float scale) {
+  referenceFwd(q, k, v, o, lse, hq, hkv, nq, nk, d, causal, scale);
+}

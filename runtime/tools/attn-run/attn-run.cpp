@@ -1,0 +1,700 @@
+//===- attn-run.cpp - check and time a bundle's kernels on the GPU --------===//
+//
+// Loads a kernel bundle through the runtime's C API (attn/runtime.h) and, for
+// each kernel, runs attn_fwd on fresh random inputs with poisoned outputs,
+// compares O and LSE with an fp32 reference computed on the GPU
+// (Reference.cu, embedded as a cubin) and times the launches. Kernel keys
+// come from manifest.json, read with the runtime's own parser. The exit
+// status is 0 iff every checked kernel passed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Manifest.h"
+#include "attn/runtime.h"
+#include "reference_cubin.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cuda.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <iterator>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <vector>
+
+using namespace attn::bundle;
+using llvm::ArrayRef;
+using llvm::Error;
+using llvm::Expected;
+using llvm::StringRef;
+using llvm::Twine;
+namespace cl = llvm::cl;
+
+//===----------------------------------------------------------------------===//
+// Command line
+//===----------------------------------------------------------------------===//
+
+static cl::OptionCategory category("attn-run options");
+static cl::opt<std::string> bundleDir(cl::Positional, cl::Required,
+                                      cl::desc("<bundle-dir>"),
+                                      cl::cat(category));
+static cl::opt<int64_t> kernelOpt("kernel",
+                                  cl::desc("Check only this kernel index"),
+                                  cl::value_desc("index"), cl::cat(category));
+static cl::opt<int64_t> batchOpt("batch", cl::desc("B, for a dynamic batch"),
+                                 cl::value_desc("n"), cl::cat(category));
+static cl::opt<int64_t> headsQOpt("heads-q",
+                                  cl::desc("Hq, for dynamic query heads"),
+                                  cl::value_desc("n"), cl::cat(category));
+static cl::opt<int64_t> headsKVOpt("heads-kv",
+                                   cl::desc("Hkv, for dynamic key heads"),
+                                   cl::value_desc("n"), cl::cat(category));
+static cl::opt<int64_t> seqQOpt("seqlen-q",
+                                cl::desc("Nq, for a dynamic query length"),
+                                cl::value_desc("n"), cl::cat(category));
+static cl::opt<int64_t> seqKOpt("seqlen-k",
+                                cl::desc("Nk, for a dynamic key length"),
+                                cl::value_desc("n"), cl::cat(category));
+static cl::opt<unsigned> itersOpt(
+    "iters", cl::init(10), cl::value_desc("n"),
+    cl::desc("Timed launches per kernel after one warm-up (0: no timing)"),
+    cl::cat(category));
+static cl::opt<uint64_t> seedOpt("seed",
+                                 cl::desc("Seed of the random inputs "
+                                          "(default: from the clock)"),
+                                 cl::value_desc("u64"), cl::cat(category));
+
+//===----------------------------------------------------------------------===//
+// CUDA driver helpers
+//===----------------------------------------------------------------------===//
+
+static Error makeError(const Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// Success, or an error naming the failed call and the driver's error.
+static Error check(CUresult result, const Twine &what) {
+  if (result == CUDA_SUCCESS)
+    return Error::success();
+  const char *name = nullptr, *text = nullptr;
+  if (cuGetErrorName(result, &name) != CUDA_SUCCESS ||
+      cuGetErrorString(result, &text) != CUDA_SUCCESS)
+    return makeError(what + ": CUresult " + Twine(int(result)));
+  return makeError(what + ": " + name + " (" + text + ")");
+}
+
+/// Owns a driver handle and destroys it at scope exit.
+template <typename T, CUresult (*Destroy)(T)> class Owned {
+public:
+  Owned() = default;
+  Owned(const Owned &) = delete;
+  Owned &operator=(const Owned &) = delete;
+  ~Owned() {
+    if (handle)
+      Destroy(handle);
+  }
+  T get() const { return handle; }
+  T *init() { return &handle; }
+
+private:
+  T handle{};
+};
+using DeviceBuffer = Owned<CUdeviceptr, cuMemFree>;
+using Stream = Owned<CUstream, cuStreamDestroy>;
+using Event = Owned<CUevent, cuEventDestroy>;
+using Module = Owned<CUmodule, cuModuleUnload>;
+
+/// Device 0's primary context, current on this thread while held.
+class PrimaryContext {
+public:
+  ~PrimaryContext() {
+    if (!held)
+      return;
+    cuCtxSetCurrent(nullptr);
+    cuDevicePrimaryCtxRelease(device);
+  }
+  Error acquire() {
+    if (Error err = check(cuInit(0), "cuInit"))
+      return err;
+    if (Error err = check(cuDeviceGet(&device, 0), "cuDeviceGet(0)"))
+      return err;
+    CUcontext ctx;
+    if (Error err = check(cuDevicePrimaryCtxRetain(&ctx, device),
+                          "cuDevicePrimaryCtxRetain"))
+      return err;
+    held = true;
+    return check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+  }
+  CUdevice get() const { return device; }
+
+private:
+  CUdevice device = 0;
+  bool held = false;
+};
+
+static Error allocate(DeviceBuffer &buffer, size_t bytes) {
+  // A zero-byte request is an error in the driver; empty tensors still
+  // need a valid, aligned pointer.
+  return check(cuMemAlloc(buffer.init(), std::max<size_t>(bytes, 256)),
+               Twine("cuMemAlloc(") + Twine(bytes) + ")");
+}
+
+//===----------------------------------------------------------------------===//
+// The reference module (Reference.cu)
+//===----------------------------------------------------------------------===//
+
+constexpr unsigned kReferenceThreads = 128;
+
+struct Reference {
+  Module module;
+  CUfunction fill[2] = {};    // f16, bf16
+  CUfunction forward[2] = {}; // f16, bf16
+  int64_t maxDynamicShared = 0;
+};
+
+static Error loadReference(Reference &ref, CUdevice device) {
+  if (Error err =
+          check(cuModuleLoadData(ref.module.init(), attn_reference_cubin),
+                "cuModuleLoadData(reference cubin)"))
+    return err;
+  const char *names[2][2] = {{"fill_normal_f16", "fill_normal_bf16"},
+                             {"reference_fwd_f16", "reference_fwd_bf16"}};
+  for (int t = 0; t < 2; ++t) {
+    if (Error err = check(
+            cuModuleGetFunction(&ref.fill[t], ref.module.get(), names[0][t]),
+            names[0][t]))
+      return err;
+    if (Error err = check(
+            cuModuleGetFunction(&ref.forward[t], ref.module.get(), names[1][t]),
+            names[1][t]))
+      return err;
+  }
+  int optin = 0, statics = 0;
+  if (Error err = check(
+          cuDeviceGetAttribute(
+              &optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+              device),
+          "cuDeviceGetAttribute(shared memory opt-in)"))
+    return err;
+  if (Error err = check(cuFuncGetAttribute(&statics,
+                                           CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                                           ref.forward[0]),
+                        "cuFuncGetAttribute(shared size)"))
+    return err;
+  ref.maxDynamicShared = optin - statics;
+  return Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shapes
+//===----------------------------------------------------------------------===//
+
+/// The call checked for one kernel.
+struct Shape {
+  int64_t batch = 0, headsQ = 0, headsKV = 0, seqQ = 0, seqK = 0, headDim = 0;
+  bool bf16 = false, causal = false, hasLse = false;
+  double scale = 0;
+
+  int64_t numQ() const { return batch * headsQ * seqQ * headDim; }
+  int64_t numKV() const { return batch * headsKV * seqK * headDim; }
+  int64_t numRows() const { return batch * headsQ * seqQ; }
+  double flops() const {
+    double f = 4.0 * batch * headsQ * seqQ * seqK * headDim;
+    return causal ? f / 2 : f;
+  }
+  std::string str() const {
+    return llvm::formatv("{0} {1} {2} {3} {4} {5} {6}{7}", batch, headsQ,
+                         headsKV, seqQ, seqK, headDim, bf16 ? "bf16" : "f16",
+                         causal ? " causal" : "")
+        .str();
+  }
+};
+
+/// The length options, in FwdKey order.
+static cl::opt<int64_t> *lengthOpts[] = {&batchOpt, &headsQOpt, &headsKVOpt,
+                                         &seqQOpt, &seqKOpt};
+
+/// The kernel's static lengths, with the options' values for the dynamic
+/// ones. Options that disagree with a static length are ignored (noted).
+static Expected<Shape> resolveShape(const FwdKey &key) {
+  Shape s;
+  std::optional<int64_t> fixed[] = {key.batch, key.numHeadsQ, key.numHeadsKV,
+                                    key.seqLenQ, key.seqLenK};
+  int64_t *out[] = {&s.batch, &s.headsQ, &s.headsKV, &s.seqQ, &s.seqK};
+  std::string missing, ignored;
+  for (size_t i = 0; i < std::size(fixed); ++i) {
+    const cl::opt<int64_t> &opt = *lengthOpts[i];
+    bool given = opt.getNumOccurrences() > 0;
+    if (fixed[i] && given && opt != *fixed[i])
+      ignored += (" --" + opt.ArgStr + "=" + Twine(opt.getValue())).str();
+    if (!fixed[i] && !given)
+      missing += (" --" + opt.ArgStr).str();
+    *out[i] = fixed[i] ? *fixed[i] : opt.getValue();
+  }
+  if (!missing.empty())
+    return makeError("dynamic lengths without a value: give" + missing);
+  if (!ignored.empty())
+    llvm::outs() << "  note: static lengths kept over" << ignored << "\n";
+  s.headDim = key.headDim;
+  s.bf16 = key.dtype == "bf16";
+  s.causal = key.causal;
+  s.hasLse = key.hasLse;
+  s.scale = key.scale;
+  return s;
+}
+
+/// The host-side limits of the reference kernel's launch.
+static Error checkReferenceLimits(const Shape &s, const Reference &ref) {
+  if (s.headsKV < 1 || s.headsQ % s.headsKV != 0)
+    return makeError("Hq must be a multiple of Hkv >= 1");
+  if (s.batch > 65535 || s.headsQ > 65535 || s.seqQ > 0x7FFFFFFF)
+    return makeError("the reference's grid (Nq, Hq, B) is over the limits");
+  if ((s.seqK + s.headDim) * 4 > ref.maxDynamicShared)
+    return makeError(llvm::formatv("the reference keeps Nk scores in shared "
+                                   "memory: needs Nk <= {0}",
+                                   ref.maxDynamicShared / 4 - s.headDim));
+  return Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// One kernel
+//===----------------------------------------------------------------------===//
+
+struct Result {
+  int64_t index = 0;
+  std::optional<Shape> shape;
+  int64_t picked = -1;
+  double relErr = NAN, lseErr = NAN, ms = NAN, tflops = NAN;
+  int64_t nonFinite = -1, infMismatch = -1;
+  bool pass = false;
+  std::string note; // why the kernel failed, if it did
+};
+
+/// The device tensors of one call.
+struct Buffers {
+  DeviceBuffer q, k, v, o, lse, refO, refLse;
+};
+
+static attn_tensor tensor(const DeviceBuffer &buffer, attn_dtype dtype,
+                          ArrayRef<int64_t> sizes) {
+  attn_tensor t = {};
+  t.data = reinterpret_cast<void *>(buffer.get());
+  t.dtype = dtype;
+  t.rank = static_cast<int32_t>(sizes.size());
+  int64_t stride = 1;
+  for (int i = t.rank - 1; i >= 0; --i) {
+    t.sizes[i] = sizes[i];
+    t.strides[i] = stride;
+    stride *= sizes[i];
+  }
+  return t;
+}
+
+static attn_fwd_args makeArgs(const Shape &s, const Buffers &b) {
+  attn_dtype dtype = s.bf16 ? ATTN_DTYPE_BF16 : ATTN_DTYPE_F16;
+  attn_fwd_args args = {};
+  args.q = tensor(b.q, dtype, {s.batch, s.headsQ, s.seqQ, s.headDim});
+  args.k = tensor(b.k, dtype, {s.batch, s.headsKV, s.seqK, s.headDim});
+  args.v = tensor(b.v, dtype, {s.batch, s.headsKV, s.seqK, s.headDim});
+  args.o = tensor(b.o, dtype, {s.batch, s.headsQ, s.seqQ, s.headDim});
+  if (s.hasLse)
+    args.lse = tensor(b.lse, ATTN_DTYPE_F32, {s.batch, s.headsQ, s.seqQ});
+  args.causal = s.causal;
+  // 0 asks for the default scale, so that path is the one exercised.
+  double defaultScale = 1.0 / std::sqrt(double(s.headDim));
+  bool isDefault = std::fabs(s.scale / defaultScale - 1) < 1e-6;
+  args.softmax_scale = isDefault ? 0.0f : static_cast<float>(s.scale);
+  return args;
+}
+
+static Error allocateAll(const Shape &s, Buffers &b) {
+  size_t q = s.numQ() * 2, kv = s.numKV() * 2, rows = s.numRows() * 4;
+  std::pair<DeviceBuffer *, size_t> sizes[] = {
+      {&b.q, q},      {&b.k, kv},       {&b.v, kv},       {&b.o, q},
+      {&b.lse, rows}, {&b.refO, q * 2}, {&b.refLse, rows}};
+  for (auto [buffer, bytes] : sizes)
+    if (Error err = allocate(*buffer, bytes))
+      return err;
+  return Error::success();
+}
+
+static Error fillNormal(const Reference &ref, const Shape &s,
+                        const DeviceBuffer &x, int64_t n, uint64_t seed,
+                        CUstream stream) {
+  if (n == 0)
+    return Error::success();
+  CUdeviceptr ptr = x.get();
+  void *params[] = {&ptr, &n, &seed};
+  unsigned blocks = unsigned(std::min<int64_t>((n + 255) / 256, 1 << 16));
+  return check(cuLaunchKernel(ref.fill[s.bf16], blocks, 1, 1, 256, 1, 1, 0,
+                              stream, params, nullptr),
+               "launch fill_normal");
+}
+
+/// Fresh inputs (seeds seed, seed+1, seed+2 for Q, K, V) and NaN outputs.
+static Error prepareInputs(const Reference &ref, const Shape &s,
+                           const Buffers &b, uint64_t seed, CUstream stream) {
+  if (Error err = fillNormal(ref, s, b.q, s.numQ(), seed, stream))
+    return err;
+  if (Error err = fillNormal(ref, s, b.k, s.numKV(), seed + 1, stream))
+    return err;
+  if (Error err = fillNormal(ref, s, b.v, s.numKV(), seed + 2, stream))
+    return err;
+  // 0x7FFF is a NaN in f16 and in bf16; 0x7FFFFFFF in f32.
+  if (Error err = check(cuMemsetD16Async(b.o.get(), 0x7FFF, s.numQ(), stream),
+                        "cuMemsetD16Async(O)"))
+    return err;
+  for (const DeviceBuffer *buffer : {&b.lse, &b.refLse})
+    if (Error err = check(
+            cuMemsetD32Async(buffer->get(), 0x7FFFFFFF, s.numRows(), stream),
+            "cuMemsetD32Async(LSE)"))
+      return err;
+  return check(cuMemsetD32Async(b.refO.get(), 0x7FFFFFFF, s.numQ(), stream),
+               "cuMemsetD32Async(reference O)");
+}
+
+static Error runReference(const Reference &ref, const Shape &s,
+                          const Buffers &b, CUstream stream) {
+  if (s.numRows() == 0)
+    return Error::success();
+  CUfunction fn = ref.forward[s.bf16];
+  unsigned shared = unsigned((s.seqK + s.headDim) * sizeof(float));
+  if (Error err = check(
+          cuFuncSetAttribute(
+              fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(shared)),
+          "cuFuncSetAttribute(reference shared memory)"))
+    return err;
+  CUdeviceptr q = b.q.get(), k = b.k.get(), v = b.v.get(), o = b.refO.get(),
+              lse = b.refLse.get();
+  int64_t dims[] = {s.batch, s.headsQ, s.headsKV, s.seqQ, s.seqK, s.headDim};
+  int causal = s.causal;
+  float scale = static_cast<float>(s.scale);
+  void *params[] = {&q,       &k,       &v,       &o,       &lse,
+                    &dims[0], &dims[1], &dims[2], &dims[3], &dims[4],
+                    &dims[5], &causal,  &scale};
+  if (Error err = check(cuLaunchKernel(fn, unsigned(s.seqQ), unsigned(s.headsQ),
+                                       unsigned(s.batch), kReferenceThreads, 1,
+                                       1, shared, stream, params, nullptr),
+                        "launch reference_fwd"))
+    return err;
+  return check(cuStreamSynchronize(stream), "reference_fwd");
+}
+
+template <typename T>
+static Error download(std::vector<T> &host, const DeviceBuffer &buffer,
+                      int64_t count) {
+  host.resize(count);
+  if (count == 0)
+    return Error::success();
+  return check(cuMemcpyDtoH(host.data(), buffer.get(), count * sizeof(T)),
+               "cuMemcpyDtoH");
+}
+
+static double halfToDouble(uint16_t h) {
+  int exponent = (h >> 10) & 0x1F, mantissa = h & 0x3FF;
+  double sign = (h & 0x8000) ? -1.0 : 1.0;
+  if (exponent == 0x1F)
+    return mantissa ? NAN : sign * INFINITY;
+  if (exponent == 0)
+    return sign * std::ldexp(double(mantissa), -24);
+  return sign * std::ldexp(double(mantissa | 0x400), exponent - 25);
+}
+
+static double bf16ToDouble(uint16_t h) {
+  uint32_t bits = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+static bool isNegInf(double x) { return std::isinf(x) && x < 0; }
+
+/// Fills the error fields of `r` from the kernel's and the reference's
+/// outputs (host copies).
+static void compare(const Shape &s, ArrayRef<uint16_t> o, ArrayRef<float> lse,
+                    ArrayRef<float> refO, ArrayRef<float> refLse, Result &r) {
+  double errSq = 0, refSq = 0;
+  r.nonFinite = r.infMismatch = 0;
+  r.lseErr = 0;
+  for (int64_t row = 0; row < s.numRows(); ++row) {
+    bool empty = isNegInf(refLse[row]);
+    bool rowZero = true;
+    for (int64_t c = row * s.headDim; c < (row + 1) * s.headDim; ++c) {
+      double x = s.bf16 ? bf16ToDouble(o[c]) : halfToDouble(o[c]);
+      rowZero &= x == 0;
+      refSq += double(refO[c]) * refO[c];
+      if (!std::isfinite(x))
+        ++r.nonFinite;
+      else
+        errSq += (x - refO[c]) * (x - refO[c]);
+    }
+    if (empty && !rowZero)
+      ++r.infMismatch;
+    if (!s.hasLse)
+      continue;
+    if (empty != isNegInf(lse[row]))
+      ++r.infMismatch;
+    else if (!empty && !std::isfinite(lse[row]))
+      r.lseErr = INFINITY; // unwritten (NaN) or +inf
+    else if (!empty)
+      r.lseErr = std::max(r.lseErr, std::fabs(double(lse[row]) - refLse[row]));
+  }
+  // All-empty rows give a zero reference: then report the absolute error.
+  r.relErr = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
+}
+
+static Error checkOutputs(const Shape &s, const Buffers &b, Result &r) {
+  std::vector<uint16_t> o;
+  std::vector<float> lse, refO, refLse;
+  if (Error err = download(o, b.o, s.numQ()))
+    return err;
+  if (Error err = download(refO, b.refO, s.numQ()))
+    return err;
+  if (Error err = download(refLse, b.refLse, s.numRows()))
+    return err;
+  if (s.hasLse)
+    if (Error err = download(lse, b.lse, s.numRows()))
+      return err;
+  compare(s, o, lse, refO, refLse, r);
+  return Error::success();
+}
+
+/// Average time of `iters` attn_fwd launches after one warm-up; a failed
+/// launch leaves `r.note` set and r.ms NaN.
+static Error timeKernel(attn_bundle *bundle, const attn_fwd_args &args,
+                        CUstream stream, unsigned iters, Result &r) {
+  Event start, stop;
+  if (Error err =
+          check(cuEventCreate(start.init(), CU_EVENT_DEFAULT), "cuEventCreate"))
+    return err;
+  if (Error err =
+          check(cuEventCreate(stop.init(), CU_EVENT_DEFAULT), "cuEventCreate"))
+    return err;
+  for (unsigned i = 0; i <= iters; ++i) {
+    if (i == 1)
+      if (Error err =
+              check(cuEventRecord(start.get(), stream), "cuEventRecord"))
+        return err;
+    if (attn_status st = attn_fwd(bundle, &args, stream)) {
+      r.note = std::string("timed attn_fwd: ") + attn_status_name(st) + ": " +
+               attn_last_error();
+      return check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+    }
+  }
+  if (Error err = check(cuEventRecord(stop.get(), stream), "cuEventRecord"))
+    return err;
+  if (Error err = check(cuEventSynchronize(stop.get()), "timed attn_fwd"))
+    return err;
+  float ms = 0;
+  if (Error err = check(cuEventElapsedTime(&ms, start.get(), stop.get()),
+                        "cuEventElapsedTime"))
+    return err;
+  r.ms = double(ms) / iters;
+  r.tflops = r.shape->flops() / (r.ms * 1e9);
+  return Error::success();
+}
+
+/// Launches the kernel once, checks it and times it. Kernel failures land in
+/// `r`; the returned error is a driver failure that ends the run.
+static Error runChecked(attn_bundle *bundle, const Reference &ref,
+                        const Shape &s, uint64_t seed, CUstream stream,
+                        Result &r) {
+  Buffers b;
+  if (Error err = allocateAll(s, b))
+    return err;
+  if (Error err = prepareInputs(ref, s, b, seed, stream))
+    return err;
+  attn_fwd_args args = makeArgs(s, b);
+  if (attn_status st = attn_fwd_select(bundle, &args, &r.picked)) {
+    r.note = std::string("attn_fwd_select: ") + attn_status_name(st) + ": " +
+             attn_last_error();
+    return check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+  }
+  if (attn_status st = attn_fwd(bundle, &args, stream)) {
+    r.note = std::string("attn_fwd: ") + attn_status_name(st) + ": " +
+             attn_last_error();
+    return check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+  }
+  if (Error err = check(cuStreamSynchronize(stream), "attn_fwd kernel"))
+    return err;
+  if (Error err = runReference(ref, s, b, stream))
+    return err;
+  if (Error err = checkOutputs(s, b, r))
+    return err;
+  r.pass = r.relErr < 1e-2 && r.nonFinite == 0 && r.infMismatch == 0 &&
+           (!s.hasLse || r.lseErr < 1e-3);
+  if (itersOpt == 0)
+    return Error::success();
+  if (Error err = timeKernel(bundle, args, stream, itersOpt, r))
+    return err;
+  r.pass &= r.note.empty();
+  return Error::success();
+}
+
+static Error runKernel(attn_bundle *bundle, const KernelEntry &kernel,
+                       const Reference &ref, uint64_t seed, CUstream stream,
+                       Result &r) {
+  Expected<Shape> shape = resolveShape(kernel.key);
+  if (!shape) {
+    r.note = llvm::toString(shape.takeError());
+    return Error::success();
+  }
+  r.shape = *shape;
+  if (Error err = checkReferenceLimits(*shape, ref)) {
+    r.note = llvm::toString(std::move(err));
+    return Error::success();
+  }
+  return runChecked(bundle, ref, *shape, seed, stream, r);
+}
+
+//===----------------------------------------------------------------------===//
+// Report
+//===----------------------------------------------------------------------===//
+
+static std::string number(double x, const char *style) {
+  return std::isnan(x) ? "-" : llvm::formatv(style, x).str();
+}
+
+static void printTable(ArrayRef<Result> results) {
+  auto row = [](auto... cols) {
+    llvm::outs() << llvm::formatv("{0,4} {1,-36} {2,6} {3,10} {4,10} {5,9} "
+                                  "{6,10} {7,9} {8}\n",
+                                  cols...);
+  };
+  llvm::outs() << "\n";
+  row("#", "B Hq Hkv Nq Nk D dtype causal", "picked", "relerr(O)", "err(LSE)",
+      "nonfinite", "ms", "TFLOP/s", "result");
+  for (const Result &r : results) {
+    row(r.index, r.shape ? r.shape->str() : std::string("-"),
+        r.picked >= 0 ? std::to_string(r.picked) : std::string("-"),
+        number(r.relErr, "{0:e2}"), number(r.lseErr, "{0:e2}"),
+        r.nonFinite >= 0 ? std::to_string(r.nonFinite) : std::string("-"),
+        number(r.ms, "{0:f3}"), number(r.tflops, "{0:f1}"),
+        r.pass ? "PASS" : "FAIL");
+    if (!r.note.empty())
+      llvm::outs() << "     " << r.note << "\n";
+    else if (r.infMismatch > 0)
+      llvm::outs() << "     " << r.infMismatch
+                   << " rows disagree with the reference on LSE = -inf / O = 0"
+                   << "\n";
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Driver
+//===----------------------------------------------------------------------===//
+
+using BundlePtr = std::unique_ptr<attn_bundle, void (*)(attn_bundle *)>;
+
+static Expected<BundlePtr> loadBundle(StringRef dir, Manifest &manifest) {
+  attn_bundle *raw = nullptr;
+  if (attn_status st = attn_bundle_load(dir.str().c_str(), &raw))
+    return makeError(Twine("cannot load bundle '") + dir +
+                     "': " + attn_status_name(st) + ": " + attn_last_error());
+  BundlePtr bundle(raw, attn_bundle_destroy);
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, "manifest.json");
+  auto text = llvm::MemoryBuffer::getFile(path);
+  if (!text)
+    return makeError("cannot read " + path + ": " + text.getError().message());
+  Expected<Manifest> parsed = parseManifest((*text)->getBuffer());
+  if (!parsed)
+    return parsed.takeError();
+  manifest = std::move(*parsed);
+  if (int64_t(manifest.kernels.size()) != attn_bundle_num_kernels(raw))
+    return makeError("manifest.json and the runtime disagree on the number "
+                     "of kernels");
+  return bundle;
+}
+
+/// Runs every selected kernel; returns whether all of them passed.
+static Expected<bool> run(const Manifest &manifest, attn_bundle *bundle,
+                          CUdevice device, uint64_t seed) {
+  int64_t count = int64_t(manifest.kernels.size());
+  if (kernelOpt.getNumOccurrences() && (kernelOpt < 0 || kernelOpt >= count))
+    return makeError(llvm::formatv("--kernel={0} is out of range: the bundle "
+                                   "has {1} kernels",
+                                   kernelOpt.getValue(), count));
+  Reference ref;
+  if (Error err = loadReference(ref, device))
+    return err;
+  Stream stream;
+  if (Error err = check(cuStreamCreate(stream.init(), CU_STREAM_NON_BLOCKING),
+                        "cuStreamCreate"))
+    return err;
+  std::vector<Result> results;
+  for (int64_t i = 0; i < count; ++i) {
+    if (kernelOpt.getNumOccurrences() && i != kernelOpt)
+      continue;
+    llvm::outs() << "checking kernel " << i << "...\n";
+    llvm::outs().flush();
+    Result &r = results.emplace_back();
+    r.index = i;
+    if (Error err = runKernel(bundle, manifest.kernels[i], ref, seed,
+                              stream.get(), r)) {
+      // A driver error may leave the context unusable: stop here.
+      r.note = llvm::toString(std::move(err));
+      printTable(results);
+      return makeError(llvm::formatv("kernel {0}: {1}", i, r.note));
+    }
+  }
+  printTable(results);
+  size_t passed =
+      llvm::count_if(results, [](const Result &r) { return r.pass; });
+  llvm::outs() << passed << " of " << results.size() << " kernels passed\n";
+  return passed == results.size();
+}
+
+static uint64_t defaultSeed() {
+  return uint64_t(std::chrono::system_clock::now().time_since_epoch().count());
+}
+
+static void printKernels(const attn_bundle *bundle) {
+  int64_t count = attn_bundle_num_kernels(bundle);
+  llvm::outs() << "bundle " << bundleDir << ": " << count << " kernels\n";
+  for (int64_t i = 0; i < count; ++i)
+    llvm::outs() << llvm::formatv("  [{0}] {1}\n", i,
+                                  attn_bundle_kernel_info(bundle, i));
+}
+
+int main(int argc, char **argv) {
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "attn-run: check a bundle's kernels against an fp32 GPU reference on "
+      "random inputs and time them\n");
+  auto fail = [](Error err) {
+    llvm::errs() << "attn-run: " << llvm::toString(std::move(err)) << "\n";
+    return 1;
+  };
+  for (const cl::opt<int64_t> *opt : lengthOpts)
+    if (*opt < 0)
+      return fail(makeError("--" + opt->ArgStr + " must be >= 0"));
+  // The context outlives the bundle: unloading modules needs it current.
+  PrimaryContext context;
+  Manifest manifest;
+  Expected<BundlePtr> bundle = loadBundle(bundleDir, manifest);
+  if (!bundle)
+    return fail(bundle.takeError());
+  printKernels(bundle->get());
+  if (Error err = context.acquire())
+    return fail(std::move(err));
+  uint64_t seed =
+      seedOpt.getNumOccurrences() ? seedOpt.getValue() : defaultSeed();
+  llvm::outs() << "seed " << seed << " (Q, K, V use seed, seed+1, seed+2)\n";
+  Expected<bool> passed = run(manifest, bundle->get(), context.get(), seed);
+  if (!passed)
+    return fail(passed.takeError());
+  return *passed ? 0 : 1;
+}
