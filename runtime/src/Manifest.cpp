@@ -41,9 +41,7 @@ std::optional<Operand> parseOperand(StringRef name) {
       .Default(std::nullopt);
 }
 
-int64_t operandRank(Operand operand) {
-  return operand == Operand::LSE ? 3 : 4;
-}
+int64_t operandRank(Operand operand) { return operand == Operand::LSE ? 3 : 4; }
 
 StringRef fieldName(Param::Field field) {
   switch (field) {
@@ -228,7 +226,8 @@ static bool fromJSON(const json::Value &value, Param &param, json::Path path) {
   }
   param.field = *parsed;
   param.index = 0;
-  bool indexed = *parsed == Param::Field::Size || *parsed == Param::Field::Stride;
+  bool indexed =
+      *parsed == Param::Field::Size || *parsed == Param::Field::Stride;
   return !indexed || o.map("index", param.index);
 }
 
@@ -290,14 +289,14 @@ static llvm::Error corrupt(const llvm::Twine &where, const llvm::Twine &what) {
 
 static llvm::Error checkKey(const FwdKey &key, const llvm::Twine &at) {
   if (key.dtype != "f16" && key.dtype != "bf16")
-    return corrupt(at + ".key.dtype", "expected \"f16\" or \"bf16\", got \"" +
-                                          key.dtype + "\"");
+    return corrupt(at + ".key.dtype",
+                   "expected \"f16\" or \"bf16\", got \"" + key.dtype + "\"");
   if (key.headDim <= 0 || key.blockM <= 0 || key.blockN <= 0)
     return corrupt(at + ".key", "head_dim, block_m and block_n must be > 0");
   if (!std::isfinite(key.scale) || key.scale <= 0)
     return corrupt(at + ".key.scale", "must be finite and > 0");
-  for (const auto &len : {key.batch, key.numHeadsQ, key.numHeadsKV,
-                          key.seqLenQ, key.seqLenK})
+  for (const auto &len :
+       {key.batch, key.numHeadsQ, key.numHeadsKV, key.seqLenQ, key.seqLenK})
     if (len && *len < 0)
       return corrupt(at + ".key", "lengths must be >= 0 or null");
   if (key.numHeadsQ && key.numHeadsKV &&
@@ -362,11 +361,12 @@ static llvm::Error checkKernel(const KernelEntry &kernel, size_t index) {
 llvm::Expected<Manifest> parseManifest(StringRef text) {
   llvm::Expected<json::Value> value = json::parse(text);
   if (!value)
-    return corrupt("manifest.json", "not valid JSON: " +
-                                        llvm::toString(value.takeError()));
+    return corrupt("manifest.json",
+                   "not valid JSON: " + llvm::toString(value.takeError()));
   // The version first: another version may follow another schema.
   const json::Object *top = value->getAsObject();
-  std::optional<int64_t> version = top ? top->getInteger("version") : std::nullopt;
+  std::optional<int64_t> version =
+      top ? top->getInteger("version") : std::nullopt;
   if (version && *version != kManifestVersion)
     return corrupt("manifest.json version",
                    llvm::formatv("is {0}, this runtime reads {1}", *version,

@@ -16,7 +16,10 @@
  * Every function reports failure through its status and never aborts the
  * process; attn_last_error() then holds a readable message for the calling
  * thread. All functions are safe to call from several host threads at once
- * on the same bundle, except attn_bundle_destroy.
+ * on the same bundle, except attn_bundle_destroy. (Running out of host
+ * memory inside the runtime is reported as ATTN_ERROR_BUNDLE_CORRUPT by
+ * attn_bundle_load, ATTN_ERROR_INVALID_ARGUMENT by attn_fwd_select and
+ * ATTN_ERROR_CUDA by attn_fwd, with the message "out of host memory".)
  *===----------------------------------------------------------------------===*/
 #ifndef ATTN_RUNTIME_H
 #define ATTN_RUNTIME_H
@@ -76,8 +79,12 @@ typedef struct attn_tensor {
  *   o   [B, Hq,  Nq, D]  same dtype as q (written)
  *   lse [B, Hq,  Nq]     f32 (written); lse.data == NULL: not requested
  * Q, K, V and O need unit stride on D, 16-byte aligned data pointers and
- * strides that are multiples of 8 elements (16 bytes). LSE may have any
- * strides. softmax_scale == 0 selects the default 1/sqrt(D). */
+ * strides that are multiples of 8 elements (16 bytes; the stride of a
+ * dimension of size 1 is never used and may be anything). LSE may have any
+ * strides. A tensor with no element may have a null data pointer. D is a
+ * multiple of 8 in [8, 256]. causal != 0 selects the causal mask.
+ * softmax_scale == 0 selects the default 1/sqrt(D); otherwise it must be
+ * positive and finite. */
 typedef struct attn_fwd_args {
   attn_tensor q, k, v, o, lse;
   int32_t causal;
@@ -87,7 +94,8 @@ typedef struct attn_fwd_args {
 typedef struct attn_bundle attn_bundle;
 
 /* Reads <dir>/manifest.json and the cubins it names. Does not touch the GPU:
- * kernels are loaded into the driver on their first launch.
+ * kernels are loaded into the driver on their first launch. On failure
+ * *out is set to null.
  * Errors: ATTN_ERROR_INVALID_ARGUMENT (null dir or out),
  *         ATTN_ERROR_BUNDLE_NOT_FOUND, ATTN_ERROR_BUNDLE_CORRUPT. */
 ATTN_API attn_status attn_bundle_load(const char *dir, attn_bundle **out);
@@ -102,14 +110,21 @@ ATTN_API int64_t attn_bundle_num_kernels(const attn_bundle *bundle);
 /* A one-line description of kernel `index` (symbol, specialization key,
  * registers, shared memory), or null when out of range. The string lives as
  * long as the bundle. */
-ATTN_API const char *attn_bundle_kernel_info(const attn_bundle *bundle, int64_t index);
+ATTN_API const char *attn_bundle_kernel_info(const attn_bundle *bundle,
+                                             int64_t index);
 
 /* Validates `args` on the host (everything but the device checks) and
- * returns in *kernel_index the kernel attn_fwd would launch: an exact static
- * shape first, otherwise the kernel with the most static dimensions that
- * match. Errors: ATTN_ERROR_INVALID_ARGUMENT, ATTN_ERROR_NO_MATCHING_KERNEL. */
+ * returns in *kernel_index the kernel attn_fwd would launch. A kernel
+ * matches when its dtype, D, causal flag, LSE presence and scale (within
+ * 1e-6 relative) equal the call's, each of its static lengths (B, Hq, Hkv,
+ * Nq, Nk) equals the call's, and its layout is "strided" or the call's
+ * tensors are all contiguous row-major. The kernel with the most static
+ * lengths wins (an exact static shape first), then a "contiguous" one, then
+ * the first in the manifest.
+ * Errors: ATTN_ERROR_INVALID_ARGUMENT, ATTN_ERROR_NO_MATCHING_KERNEL. */
 ATTN_API attn_status attn_fwd_select(const attn_bundle *bundle,
-                            const attn_fwd_args *args, int64_t *kernel_index);
+                                     const attn_fwd_args *args,
+                                     int64_t *kernel_index);
 
 /* Validates `args` (as attn_fwd_select, plus: a current CUDA context, every
  * pointer is device memory of that context's device), then enqueues the
@@ -117,10 +132,10 @@ ATTN_API attn_status attn_fwd_select(const attn_bundle *bundle,
  * the launch is queued. Calls with Nq == 0 or B*Hq == 0 launch nothing.
  * Errors: every error of attn_fwd_select, and ATTN_ERROR_CUDA. */
 ATTN_API attn_status attn_fwd(attn_bundle *bundle, const attn_fwd_args *args,
-                     CUstream stream);
+                              CUstream stream);
 
-/* The message of the calling thread's last call into the runtime: empty
- * after a success. Valid until this thread's next call. */
+/* The message of the calling thread's last call that returns an attn_status:
+ * empty after a success. Valid until this thread's next such call. */
 ATTN_API const char *attn_last_error(void);
 
 /* "ATTN_SUCCESS", "ATTN_ERROR_INVALID_ARGUMENT", ... */

@@ -1,0 +1,673 @@
+//===- Bundle.cpp - bundle loading, call checks, dispatch and launch -----===//
+
+#include "Bundle.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/Errc.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+#include <type_traits>
+
+using namespace attn::runtime;
+using attn::bundle::GridDim;
+using attn::bundle::KernelEntry;
+using attn::bundle::Operand;
+using attn::bundle::Param;
+using llvm::formatv;
+using llvm::StringRef;
+
+namespace attn::runtime {
+
+Status makeError(attn_status code, const llvm::Twine &message) {
+  return {code, message.str()};
+}
+
+static Status invalid(const llvm::Twine &message) {
+  return makeError(ATTN_ERROR_INVALID_ARGUMENT, message);
+}
+
+//===----------------------------------------------------------------------===//
+// Text helpers
+//===----------------------------------------------------------------------===//
+
+/// The dtype as the integer a C caller stored: reading an out-of-range value
+/// through the enum type would be undefined in C++.
+static int dtypeOf(const attn_tensor &t) {
+  std::underlying_type_t<attn_dtype> value;
+  std::memcpy(&value, &t.dtype, sizeof(value));
+  return static_cast<int>(value);
+}
+
+static const char *dtypeName(int dtype) {
+  switch (dtype) {
+  case ATTN_DTYPE_F16:
+    return "f16";
+  case ATTN_DTYPE_BF16:
+    return "bf16";
+  case ATTN_DTYPE_F32:
+    return "f32";
+  }
+  return nullptr;
+}
+
+static std::string dtypeText(int dtype) {
+  const char *name = dtypeName(dtype);
+  return name ? name : formatv("<dtype {0}>", dtype).str();
+}
+
+static std::string listText(const int64_t *values, int32_t rank) {
+  std::string text = "[";
+  for (int32_t i = 0; i < rank; ++i)
+    text += (i ? ", " : "") + std::to_string(values[i]);
+  return text + "]";
+}
+
+static std::string sizesText(const attn_tensor &t) {
+  return listText(t.sizes, t.rank);
+}
+
+static std::string pointerText(const void *ptr) {
+  return formatv("{0:x}", reinterpret_cast<uintptr_t>(ptr)).str();
+}
+
+static std::string scaleText(double scale) {
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format("%.7g", scale);
+  return text;
+}
+
+static std::string lengthText(const std::optional<int64_t> &len) {
+  return len ? std::to_string(*len) : std::string("?");
+}
+
+/// The dispatch key of a kernel, in the form of FwdCall::describe.
+static std::string keyText(const KernelEntry &kernel) {
+  const bundle::FwdKey &k = kernel.key;
+  return formatv("{0}: {1} D={2}{3}{4} B={5} Hq={6} Hkv={7} Nq={8} Nk={9} "
+                 "scale={10} {11}",
+                 kernel.name, k.dtype, k.headDim, k.causal ? " causal" : "",
+                 k.hasLse ? " +lse" : "", lengthText(k.batch),
+                 lengthText(k.numHeadsQ), lengthText(k.numHeadsKV),
+                 lengthText(k.seqLenQ), lengthText(k.seqLenK),
+                 scaleText(k.scale), k.strided ? "strided" : "contiguous")
+      .str();
+}
+
+std::string FwdCall::describe() const {
+  return formatv("{0} D={1}{2}{3} B={4} Hq={5} Hkv={6} Nq={7} Nk={8} "
+                 "scale={9} {10}",
+                 dtype, headDim, causal ? " causal" : "", hasLse ? " +lse" : "",
+                 batch, numHeadsQ, numHeadsKV, seqLenQ, seqLenK,
+                 scaleText(scale), contiguous ? "contiguous" : "strided")
+      .str();
+}
+
+//===----------------------------------------------------------------------===//
+// Host validation
+//===----------------------------------------------------------------------===//
+
+static const attn_tensor &operandTensor(const attn_fwd_args &args,
+                                        Operand operand) {
+  switch (operand) {
+  case Operand::Q:
+    return args.q;
+  case Operand::K:
+    return args.k;
+  case Operand::V:
+    return args.v;
+  case Operand::O:
+    return args.o;
+  case Operand::LSE:
+    break;
+  }
+  return args.lse;
+}
+
+static bool isEmpty(const attn_tensor &t) {
+  for (int32_t i = 0; i < t.rank; ++i)
+    if (t.sizes[i] == 0)
+      return true;
+  return false;
+}
+
+/// Rank, non-negative sizes and strides, and a data pointer unless the view
+/// has no element.
+static Status checkShape(const attn_tensor &t, StringRef name, int32_t rank,
+                         StringRef dims) {
+  if (t.rank != rank)
+    return invalid(formatv("{0}: rank must be {1} ({2}), got {3}", name, rank,
+                           dims, t.rank));
+  for (int32_t i = 0; i < rank; ++i)
+    if (t.sizes[i] < 0)
+      return invalid(
+          formatv("{0}: sizes {1} must be >= 0", name, sizesText(t)));
+  for (int32_t i = 0; i < rank; ++i)
+    if (t.strides[i] < 0)
+      return invalid(formatv("{0}: strides {1} must be >= 0", name,
+                             listText(t.strides, rank)));
+  if (!t.data && !isEmpty(t))
+    return invalid(name + ": data pointer is null");
+  return Status::success();
+}
+
+/// Unit stride on D, strides of 16 bytes, 16-byte aligned data (docs/ir.md).
+static Status checkLayout(const attn_tensor &t, StringRef name) {
+  if (t.strides[3] != 1)
+    return invalid(
+        formatv("{0}: stride along D must be 1, got {1}", name, t.strides[3]));
+  for (int i = 0; i < 3; ++i)
+    if (t.sizes[i] > 1 && t.strides[i] % 8 != 0)
+      return invalid(formatv("{0}: stride[{1}] = {2} must be a multiple of 8 "
+                             "elements (16 bytes)",
+                             name, i, t.strides[i]));
+  if (reinterpret_cast<uintptr_t>(t.data) % 16 != 0)
+    return invalid(formatv("{0}: data pointer {1} is not 16-byte aligned", name,
+                           pointerText(t.data)));
+  return Status::success();
+}
+
+/// Bytes from the first element of a view to the end of its last one (0 for
+/// an empty view). False when that overflows.
+static bool viewBytes(const attn_tensor &t, uint64_t &bytes) {
+  bytes = 0;
+  if (isEmpty(t))
+    return true;
+  uint64_t last = 0;
+  for (int32_t i = 0; i < t.rank; ++i) {
+    uint64_t term;
+    if (__builtin_mul_overflow(static_cast<uint64_t>(t.sizes[i] - 1),
+                               static_cast<uint64_t>(t.strides[i]), &term) ||
+        __builtin_add_overflow(last, term, &last))
+      return false;
+  }
+  uint64_t elementBytes = dtypeOf(t) == ATTN_DTYPE_F32 ? 4 : 2;
+  return !__builtin_add_overflow(last, 1, &last) &&
+         !__builtin_mul_overflow(last, elementBytes, &bytes) &&
+         bytes <= static_cast<uint64_t>(INT64_MAX);
+}
+
+/// Row-major with no gaps; strides of unit dimensions do not matter.
+static bool isContiguous(const attn_tensor &t) {
+  if (isEmpty(t))
+    return true;
+  int64_t expected = 1;
+  for (int32_t i = t.rank - 1; i >= 0; --i) {
+    if (t.sizes[i] != 1 && t.strides[i] != expected)
+      return false;
+    if (__builtin_mul_overflow(expected, t.sizes[i], &expected))
+      return false;
+  }
+  return true;
+}
+
+static bool sameSizes(const attn_tensor &a, const attn_tensor &b) {
+  return std::equal(a.sizes, a.sizes + 4, b.sizes);
+}
+
+static Status checkLse(const attn_tensor &lse, const attn_tensor &q) {
+  if (dtypeOf(lse) != ATTN_DTYPE_F32)
+    return invalid("lse: dtype must be f32, got " + dtypeText(dtypeOf(lse)));
+  if (Status s = checkShape(lse, "lse", 3, "[B, Hq, Nq]"); !s.ok())
+    return s;
+  if (!std::equal(lse.sizes, lse.sizes + 3, q.sizes))
+    return invalid(formatv("lse: sizes must be [B, Hq, Nq] = {0}, got {1}",
+                           listText(q.sizes, 3), sizesText(lse)));
+  if (reinterpret_cast<uintptr_t>(lse.data) % 4 != 0)
+    return invalid(formatv("lse: data pointer {0} is not 4-byte aligned",
+                           pointerText(lse.data)));
+  return Status::success();
+}
+
+static Status checkOperands(const attn_fwd_args &args) {
+  const attn_tensor &q = args.q, &k = args.k, &v = args.v, &o = args.o;
+  int dtype = dtypeOf(q);
+  if (dtype != ATTN_DTYPE_F16 && dtype != ATTN_DTYPE_BF16)
+    return invalid("q: dtype must be f16 or bf16, got " + dtypeText(dtype));
+  const std::pair<StringRef, const attn_tensor *> operands[] = {
+      {"q", &q}, {"k", &k}, {"v", &v}, {"o", &o}};
+  for (const auto &[name, t] : operands) {
+    bool kv = t == &k || t == &v;
+    if (Status s =
+            checkShape(*t, name, 4, kv ? "[B, Hkv, Nk, D]" : "[B, Hq, Nq, D]");
+        !s.ok())
+      return s;
+    if (dtypeOf(*t) != dtype)
+      return invalid(formatv("{0}: dtype {1} does not match q's {2}", name,
+                             dtypeText(dtypeOf(*t)), dtypeText(dtype)));
+  }
+  if (k.sizes[0] != q.sizes[0] || k.sizes[3] != q.sizes[3])
+    return invalid(formatv("k: sizes {0} must have q's B = {1} and D = {2}",
+                           sizesText(k), q.sizes[0], q.sizes[3]));
+  if (!sameSizes(v, k))
+    return invalid(
+        formatv("v: sizes {0} must equal k's {1}", sizesText(v), sizesText(k)));
+  if (!sameSizes(o, q))
+    return invalid(
+        formatv("o: sizes {0} must equal q's {1}", sizesText(o), sizesText(q)));
+  int64_t hq = q.sizes[1], hkv = k.sizes[1], d = q.sizes[3];
+  if (hkv == 0 ? hq != 0 : hq % hkv != 0)
+    return invalid(formatv("Hq = {0} is not a multiple of Hkv = {1}", hq, hkv));
+  if (d % 8 != 0 || d < 8 || d > 256)
+    return invalid(formatv("q: head dim D = {0} must be a multiple of 8 in "
+                           "[8, 256]",
+                           d));
+  for (const auto &[name, t] : operands)
+    if (Status s = checkLayout(*t, name); !s.ok())
+      return s;
+  if (args.lse.data)
+    return checkLse(args.lse, q);
+  return Status::success();
+}
+
+Status validateFwd(const attn_fwd_args &args, FwdCall &call) {
+  if (Status s = checkOperands(args); !s.ok())
+    return s;
+  float scale = args.softmax_scale;
+  if (!std::isfinite(scale) || scale < 0)
+    return invalid(formatv("softmax_scale must be positive and finite (or 0 "
+                           "for 1/sqrt(D)), got {0}",
+                           scaleText(scale)));
+  call.hasLse = args.lse.data != nullptr;
+  call.contiguous = true;
+  for (Operand op :
+       {Operand::Q, Operand::K, Operand::V, Operand::O, Operand::LSE}) {
+    if (op == Operand::LSE && !call.hasLse)
+      break;
+    const attn_tensor &t = operandTensor(args, op);
+    uint64_t &bytes = call.extentBytes[static_cast<size_t>(op)];
+    if (!viewBytes(t, bytes))
+      return invalid(bundle::operandName(op) +
+                     ": the view spans more than 2^63 bytes");
+    call.contiguous &= isContiguous(t);
+  }
+  call.dtype = dtypeName(dtypeOf(args.q));
+  call.batch = args.q.sizes[0];
+  call.numHeadsQ = args.q.sizes[1];
+  call.seqLenQ = args.q.sizes[2];
+  call.headDim = args.q.sizes[3];
+  call.numHeadsKV = args.k.sizes[1];
+  call.seqLenK = args.k.sizes[2];
+  call.causal = args.causal != 0;
+  call.scale = scale != 0 ? scale : 1.0 / std::sqrt(double(call.headDim));
+  return Status::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Dispatch
+//===----------------------------------------------------------------------===//
+
+static bool sameScale(double a, double b) {
+  return std::fabs(a - b) <= 1e-6 * std::max(std::fabs(a), std::fabs(b));
+}
+
+static bool matches(const KernelEntry &kernel, const FwdCall &call) {
+  const bundle::FwdKey &k = kernel.key;
+  auto fits = [](const std::optional<int64_t> &len, int64_t value) {
+    return !len || *len == value;
+  };
+  return kernel.kind == "fwd" && k.dtype == call.dtype &&
+         k.headDim == call.headDim && k.causal == call.causal &&
+         k.hasLse == call.hasLse && sameScale(k.scale, call.scale) &&
+         fits(k.batch, call.batch) && fits(k.numHeadsQ, call.numHeadsQ) &&
+         fits(k.numHeadsKV, call.numHeadsKV) && fits(k.seqLenQ, call.seqLenQ) &&
+         fits(k.seqLenK, call.seqLenK) && (k.strided || call.contiguous);
+}
+
+/// More static lengths first, then contiguous over strided.
+static bool moreSpecialized(const KernelEntry &a, const KernelEntry &b) {
+  int sa = a.key.numStaticLengths(), sb = b.key.numStaticLengths();
+  if (sa != sb)
+    return sa > sb;
+  return !a.key.strided && b.key.strided;
+}
+
+static int64_t gridDim(const GridDim &dim, const attn_fwd_args &args) {
+  if (!dim.operand)
+    return dim.constant;
+  int64_t size = operandTensor(args, *dim.operand).sizes[dim.dim];
+  return size / dim.divisor + (size % dim.divisor != 0);
+}
+
+static std::array<int64_t, 3> gridOf(const KernelEntry &kernel,
+                                     const attn_fwd_args &args) {
+  return {gridDim(kernel.grid[0], args), gridDim(kernel.grid[1], args),
+          gridDim(kernel.grid[2], args)};
+}
+
+static Status checkGrid(const KernelEntry &kernel, const attn_fwd_args &args) {
+  std::array<int64_t, 3> grid = gridOf(kernel, args);
+  if (grid[0] < 1 || grid[0] > INT32_MAX || grid[1] < 1 || grid[1] > 65535 ||
+      grid[2] < 1 || grid[2] > 65535)
+    return invalid(formatv("kernel {0}: grid {1} for this call is outside the "
+                           "CUDA limits (x in [1, 2^31-1], y and z in [1, "
+                           "65535])",
+                           kernel.name, listText(grid.data(), 3)));
+  return Status::success();
+}
+
+Status Bundle::prepare(const attn_fwd_args &args, FwdCall &call,
+                       int64_t &index) const {
+  if (Status s = validateFwd(args, call); !s.ok())
+    return s;
+  std::optional<size_t> best;
+  for (size_t i = 0; i < numKernels(); ++i)
+    if (matches(kernel(i), call) &&
+        (!best || moreSpecialized(kernel(i), kernel(*best))))
+      best = i;
+  if (!best) {
+    std::string message = formatv("no kernel in bundle {0} matches the call "
+                                  "({1}); ",
+                                  dir, call.describe())
+                              .str();
+    if (numKernels() == 0)
+      message += "it has no kernels";
+    else
+      message += formatv("its {0} kernel(s): ", numKernels()).str();
+    for (size_t i = 0; i < std::min<size_t>(numKernels(), 4); ++i)
+      message += (i ? "; " : "") + keyText(kernel(i));
+    if (numKernels() > 4)
+      message += formatv("; and {0} more", numKernels() - 4).str();
+    return makeError(ATTN_ERROR_NO_MATCHING_KERNEL, message);
+  }
+  if (!call.empty())
+    if (Status s = checkGrid(kernel(*best), args); !s.ok())
+      return s;
+  index = static_cast<int64_t>(*best);
+  return Status::success();
+}
+
+Status Bundle::select(const attn_fwd_args &args, int64_t &index) const {
+  FwdCall call;
+  return prepare(args, call, index);
+}
+
+//===----------------------------------------------------------------------===//
+// Loading
+//===----------------------------------------------------------------------===//
+
+/// Driver state of one kernel. `kernel` is published once loaded, so
+/// launches after the first take no lock.
+struct Bundle::Loaded {
+  std::mutex mutex;
+  std::atomic<CUkernel> kernel{nullptr};
+  CUlibrary library = nullptr;
+  const DriverApi *driver = nullptr; // the driver that loaded `library`
+  std::string error;                 // a failed load, reported every time
+  /// Devices (ordinals below 64) whose dynamic shared memory limit is set.
+  std::atomic<uint64_t> sharedLimitSet{0};
+};
+
+Bundle::Bundle() = default;
+
+Bundle::~Bundle() {
+  for (const std::unique_ptr<Loaded> &l : loaded)
+    if (l->library)
+      l->driver->libraryUnload(l->library);
+}
+
+static Status notFound(const llvm::Twine &message) {
+  return makeError(ATTN_ERROR_BUNDLE_NOT_FOUND, message);
+}
+
+static Status readFile(StringRef path, StringRef what,
+                       std::unique_ptr<llvm::MemoryBuffer> &out) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false,
+                                            /*IsVolatile=*/true);
+  if (!buffer) {
+    if (buffer.getError() == llvm::errc::no_such_file_or_directory)
+      return notFound(what + " " + path + " not found");
+    return notFound("cannot read " + what + " " + path + ": " +
+                    buffer.getError().message());
+  }
+  out = std::move(*buffer);
+  return Status::success();
+}
+
+Status Bundle::load(StringRef dir, std::unique_ptr<Bundle> &out) {
+  if (!llvm::sys::fs::exists(dir))
+    return notFound("bundle directory " + dir + " not found");
+  if (!llvm::sys::fs::is_directory(dir))
+    return notFound("bundle " + dir + " is not a directory");
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, "manifest.json");
+  std::unique_ptr<llvm::MemoryBuffer> text;
+  if (Status s = readFile(path, "manifest", text); !s.ok())
+    return s;
+  llvm::Expected<bundle::Manifest> manifest =
+      bundle::parseManifest(text->getBuffer());
+  if (!manifest)
+    return makeError(ATTN_ERROR_BUNDLE_CORRUPT,
+                     "bundle " + dir + ": " +
+                         llvm::toString(manifest.takeError()));
+  std::unique_ptr<Bundle> bundle(new Bundle());
+  bundle->dir = dir.str();
+  bundle->manifest = std::move(*manifest);
+  for (const KernelEntry &kernel : bundle->manifest.kernels) {
+    bundle->infos.push_back(bundle::describe(kernel));
+    bundle->loaded.push_back(std::make_unique<Loaded>());
+    if (bundle->cubins.count(kernel.cubin))
+      continue;
+    path = dir;
+    llvm::sys::path::append(path, kernel.cubin);
+    std::unique_ptr<llvm::MemoryBuffer> cubin;
+    if (Status s = readFile(path, "cubin", cubin); !s.ok())
+      return s;
+    if (!cubin->getBuffer().starts_with("\x7f"
+                                        "ELF"))
+      return makeError(ATTN_ERROR_BUNDLE_CORRUPT,
+                       formatv("cubin {0} of kernel {1} is not an ELF file",
+                               path, kernel.name));
+    bundle->cubins[kernel.cubin] = std::move(cubin);
+  }
+  out = std::move(bundle);
+  return Status::success();
+}
+
+Status Bundle::ensureLoaded(const DriverApi &driver, size_t index,
+                            CUdevice device, CUkernel &handle) {
+  Loaded &l = *loaded[index];
+  const KernelEntry &entry = kernel(index);
+  bool raiseLimit = entry.dynamicSharedBytes > 48 * 1024;
+  uint64_t bit = device >= 0 && device < 64 ? uint64_t(1) << device : 0;
+  handle = l.kernel.load(std::memory_order_acquire);
+  if (handle && (!raiseLimit || (l.sharedLimitSet.load() & bit)))
+    return Status::success();
+
+  std::lock_guard<std::mutex> lock(l.mutex);
+  if (!l.kernel.load() && l.error.empty()) {
+    const llvm::MemoryBuffer &cubin = *cubins.find(entry.cubin)->second;
+    CUlibrary library = nullptr;
+    CUkernel loadedKernel = nullptr;
+    CUresult result =
+        driver.libraryLoadData(&library, cubin.getBufferStart(), nullptr,
+                               nullptr, 0, nullptr, nullptr, 0);
+    if (result != CUDA_SUCCESS) {
+      l.error = formatCudaError(driver, result, "cuLibraryLoadData");
+    } else if ((result = driver.libraryGetKernel(&loadedKernel, library,
+                                                 entry.name.c_str())) !=
+               CUDA_SUCCESS) {
+      l.error = formatCudaError(driver, result, "cuLibraryGetKernel");
+      driver.libraryUnload(library);
+    } else {
+      l.library = library;
+      l.driver = &driver;
+      l.kernel.store(loadedKernel, std::memory_order_release);
+    }
+    if (!l.error.empty())
+      l.error = formatv("cannot load kernel {0} from {1}: {2}", entry.name,
+                        entry.cubin, l.error)
+                    .str();
+  }
+  if (!l.error.empty())
+    return makeError(ATTN_ERROR_CUDA, l.error);
+  handle = l.kernel.load();
+  if (raiseLimit && !(l.sharedLimitSet.load() & bit)) {
+    CUresult result = driver.kernelSetAttribute(
+        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        static_cast<int>(entry.dynamicSharedBytes), handle, device);
+    if (result != CUDA_SUCCESS)
+      return makeError(
+          ATTN_ERROR_CUDA,
+          formatv("kernel {0} needs {1} B of dynamic shared "
+                  "memory: {2}",
+                  entry.name, entry.dynamicSharedBytes,
+                  formatCudaError(driver, result, "cuKernelSetAttribute")));
+    l.sharedLimitSet.fetch_or(bit);
+  }
+  return Status::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Launch
+//===----------------------------------------------------------------------===//
+
+static Status cudaError(const DriverApi &driver, CUresult result,
+                        const char *call) {
+  return makeError(ATTN_ERROR_CUDA, formatCudaError(driver, result, call));
+}
+
+/// `t` is device memory of `device` and its view lies inside its allocation.
+static Status checkPointer(const DriverApi &driver, const attn_tensor &t,
+                           StringRef name, uint64_t bytes, CUdevice device) {
+  auto ptr = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(t.data));
+  int ordinal = -1;
+  if (driver.pointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                 ptr) != CUDA_SUCCESS)
+    return invalid(formatv("{0}: {1} is not CUDA device memory", name,
+                           pointerText(t.data)));
+  unsigned memoryType = 0;
+  if (driver.pointerGetAttribute(&memoryType, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                 ptr) == CUDA_SUCCESS &&
+      memoryType == CU_MEMORYTYPE_HOST)
+    return invalid(formatv("{0}: {1} is host memory, not device memory", name,
+                           pointerText(t.data)));
+  if (ordinal != device)
+    return invalid(formatv("{0}: on device {1}, but the current context is "
+                           "on device {2}",
+                           name, ordinal, device));
+  CUdeviceptr start = 0;
+  size_t size = 0;
+  if (driver.pointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                 ptr) != CUDA_SUCCESS ||
+      driver.pointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, ptr) !=
+          CUDA_SUCCESS)
+    return Status::success();
+  if (ptr < start || bytes > size || ptr - start > size - bytes)
+    return invalid(formatv("{0}: view extends past its allocation ({1} bytes "
+                           "from {2}; the allocation is {3} bytes from {4})",
+                           name, bytes, pointerText(t.data), size,
+                           pointerText(reinterpret_cast<void *>(start))));
+  return Status::success();
+}
+
+static int64_t paramValue(const Param &param, const attn_fwd_args &args) {
+  const attn_tensor &t = operandTensor(args, param.operand);
+  switch (param.field) {
+  case Param::Field::AllocatedPtr:
+  case Param::Field::AlignedPtr:
+    return static_cast<int64_t>(reinterpret_cast<uintptr_t>(t.data));
+  case Param::Field::Offset:
+    return 0;
+  case Param::Field::Size:
+    return t.sizes[param.index];
+  case Param::Field::Stride:
+    return t.strides[param.index];
+  }
+  return 0;
+}
+
+static CUresult enqueue(const DriverApi &driver, const KernelEntry &kernel,
+                        CUkernel handle, const attn_fwd_args &args,
+                        CUstream stream, const char *&call) {
+  llvm::SmallVector<int64_t, 64> values;
+  llvm::SmallVector<void *, 64> pointers;
+  values.reserve(kernel.params.size());
+  for (const Param &param : kernel.params) {
+    values.push_back(paramValue(param, args));
+    pointers.push_back(&values.back());
+  }
+  std::array<int64_t, 3> grid = gridOf(kernel, args);
+  auto function = reinterpret_cast<CUfunction>(handle);
+  const auto &threads = kernel.threads;
+  const auto &cluster = kernel.cluster;
+  if (cluster[0] * cluster[1] * cluster[2] == 1) {
+    call = "cuLaunchKernel";
+    return driver.launchKernel(
+        function, grid[0], grid[1], grid[2], threads[0], threads[1], threads[2],
+        kernel.dynamicSharedBytes, stream, pointers.data(), nullptr);
+  }
+  call = "cuLaunchKernelEx";
+  if (!driver.launchKernelEx)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  CUlaunchAttribute attribute = {};
+  attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attribute.value.clusterDim.x = cluster[0];
+  attribute.value.clusterDim.y = cluster[1];
+  attribute.value.clusterDim.z = cluster[2];
+  CUlaunchConfig config = {};
+  config.gridDimX = grid[0];
+  config.gridDimY = grid[1];
+  config.gridDimZ = grid[2];
+  config.blockDimX = threads[0];
+  config.blockDimY = threads[1];
+  config.blockDimZ = threads[2];
+  config.sharedMemBytes = kernel.dynamicSharedBytes;
+  config.hStream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return driver.launchKernelEx(&config, function, pointers.data(), nullptr);
+}
+
+Status Bundle::launch(const attn_fwd_args &args, CUstream stream) {
+  FwdCall call;
+  int64_t index = 0;
+  if (Status s = prepare(args, call, index); !s.ok())
+    return s;
+  std::string error;
+  const DriverApi *driver = getDriver(error);
+  if (!driver)
+    return makeError(ATTN_ERROR_CUDA, error);
+  CUcontext context = nullptr;
+  if (CUresult r = driver->ctxGetCurrent(&context); r != CUDA_SUCCESS)
+    return cudaError(*driver, r, "cuCtxGetCurrent");
+  if (!context)
+    return makeError(ATTN_ERROR_CUDA, "no current CUDA context on this thread");
+  CUdevice device = 0;
+  if (CUresult r = driver->ctxGetDevice(&device); r != CUDA_SUCCESS)
+    return cudaError(*driver, r, "cuCtxGetDevice");
+  if (call.empty())
+    return Status::success();
+  for (Operand op :
+       {Operand::Q, Operand::K, Operand::V, Operand::O, Operand::LSE}) {
+    uint64_t bytes = call.extentBytes[static_cast<size_t>(op)];
+    if (bytes == 0) // empty view, or no LSE
+      continue;
+    if (Status s = checkPointer(*driver, operandTensor(args, op),
+                                bundle::operandName(op), bytes, device);
+        !s.ok())
+      return s;
+  }
+  CUkernel handle = nullptr;
+  if (Status s = ensureLoaded(*driver, index, device, handle); !s.ok())
+    return s;
+  const char *what = "cuLaunchKernel";
+  if (CUresult r = enqueue(*driver, kernel(index), handle, args, stream, what);
+      r != CUDA_SUCCESS)
+    return makeError(ATTN_ERROR_CUDA,
+                     formatv("launching {0}: {1}", kernel(index).name,
+                             formatCudaError(*driver, r, what)));
+  return Status::success();
+}
+
+} // namespace attn::runtime

@@ -1,0 +1,105 @@
+//===- Bundle.h - a loaded kernel bundle: dispatch and launch ---*- C++ -*-===//
+//
+// A Bundle holds a parsed manifest and the bytes of every cubin it names.
+// select() validates a call on the host and picks the most specialized
+// kernel for it; launch() adds the device checks, loads that kernel into the
+// driver on first use and enqueues it. The C API (CApi.cpp) is a thin layer
+// over this class.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNTIME_BUNDLE_H
+#define ATTN_RUNTIME_BUNDLE_H
+
+#include "Driver.h"
+#include "Manifest.h"
+#include "attn/runtime.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attn::runtime {
+
+/// A status code and, on failure, a message naming what went wrong.
+struct Status {
+  attn_status code = ATTN_SUCCESS;
+  std::string message;
+
+  bool ok() const { return code == ATTN_SUCCESS; }
+  static Status success() { return {}; }
+};
+
+Status makeError(attn_status code, const llvm::Twine &message);
+
+/// A forward call that passed the host checks: its dispatch key and the
+/// bytes each operand's view spans.
+struct FwdCall {
+  std::string dtype; // "f16" or "bf16"
+  int64_t headDim = 0, batch = 0, numHeadsQ = 0, numHeadsKV = 0, seqLenQ = 0,
+          seqLenK = 0;
+  bool causal = false, hasLse = false;
+  /// q, k, v, o (and lse, if given) are contiguous row-major.
+  bool contiguous = false;
+  double scale = 0;                         // softmax_scale, or 1/sqrt(D) for 0
+  std::array<uint64_t, 5> extentBytes = {}; // by bundle::Operand; 0: empty
+
+  /// Nothing to compute: no query row.
+  bool empty() const { return seqLenQ == 0 || batch == 0 || numHeadsQ == 0; }
+  /// "bf16 D=128 causal +lse B=1 Hq=32 Hkv=8 Nq=100 Nk=100 scale=0.0884
+  /// strided".
+  std::string describe() const;
+};
+
+/// Checks `args` on the host: everything but the device checks. Failures
+/// are ATTN_ERROR_INVALID_ARGUMENT with a message naming the operand.
+Status validateFwd(const attn_fwd_args &args, FwdCall &call);
+
+class Bundle {
+public:
+  /// Reads `dir`/manifest.json and every cubin it names; touches no GPU.
+  static Status load(llvm::StringRef dir, std::unique_ptr<Bundle> &out);
+  ~Bundle();
+  Bundle(const Bundle &) = delete;
+  Bundle &operator=(const Bundle &) = delete;
+
+  const std::string &directory() const { return dir; }
+  size_t numKernels() const { return manifest.kernels.size(); }
+  const bundle::KernelEntry &kernel(size_t index) const {
+    return manifest.kernels[index];
+  }
+  /// bundle::describe of kernel `index`, owned by the bundle.
+  const std::string &kernelInfo(size_t index) const { return infos[index]; }
+
+  /// Validates `args` on the host and sets `index` to the kernel to launch.
+  Status select(const attn_fwd_args &args, int64_t &index) const;
+  /// select(), the device checks, then the launch on `stream`.
+  Status launch(const attn_fwd_args &args, CUstream stream);
+
+private:
+  struct Loaded;
+  Bundle();
+  /// Validates `args` into `call` and selects the kernel, as select() does.
+  Status prepare(const attn_fwd_args &args, FwdCall &call,
+                 int64_t &index) const;
+  /// The driver handle of kernel `index`, loaded on first use, with its
+  /// dynamic shared memory limit raised on `device` when it needs it.
+  Status ensureLoaded(const DriverApi &driver, size_t index, CUdevice device,
+                      CUkernel &handle);
+
+  std::string dir;
+  bundle::Manifest manifest;
+  std::vector<std::string> infos;
+  /// Cubin bytes by file name (kernels may share a cubin).
+  llvm::StringMap<std::unique_ptr<llvm::MemoryBuffer>> cubins;
+  /// Driver state of each kernel, created on first launch.
+  std::vector<std::unique_ptr<Loaded>> loaded;
+};
+
+} // namespace attn::runtime
+
+#endif // ATTN_RUNTIME_BUNDLE_H

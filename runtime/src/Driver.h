@@ -1,0 +1,61 @@
+//===- Driver.h - the CUDA driver API, opened at run time -------*- C++ -*-===//
+//
+// The runtime never links libcuda: it opens libcuda.so.1 with dlopen on the
+// first launch, so the library loads (and select/validation work) on machines
+// without a GPU. DriverApi holds the few entry points the runtime uses; tests
+// replace it with a fake through setDriverForTesting.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNTIME_DRIVER_H
+#define ATTN_RUNTIME_DRIVER_H
+
+#include <cuda.h>
+
+#include <string>
+
+namespace attn::runtime {
+
+/// The driver entry points the runtime calls. launchKernelEx may be null
+/// (it is only needed for kernels with a cluster shape).
+struct DriverApi {
+  CUresult (*getErrorName)(CUresult error, const char **str);
+  CUresult (*getErrorString)(CUresult error, const char **str);
+  CUresult (*ctxGetCurrent)(CUcontext *ctx);
+  CUresult (*ctxGetDevice)(CUdevice *device);
+  CUresult (*pointerGetAttribute)(void *data, CUpointer_attribute attribute,
+                                  CUdeviceptr ptr);
+  CUresult (*libraryLoadData)(CUlibrary *library, const void *code,
+                              CUjit_option *jitOptions, void **jitOptionValues,
+                              unsigned numJitOptions,
+                              CUlibraryOption *libraryOptions,
+                              void **libraryOptionValues,
+                              unsigned numLibraryOptions);
+  CUresult (*libraryUnload)(CUlibrary library);
+  CUresult (*libraryGetKernel)(CUkernel *kernel, CUlibrary library,
+                               const char *name);
+  CUresult (*kernelSetAttribute)(CUfunction_attribute attribute, int value,
+                                 CUkernel kernel, CUdevice device);
+  CUresult (*launchKernel)(CUfunction f, unsigned gridX, unsigned gridY,
+                           unsigned gridZ, unsigned blockX, unsigned blockY,
+                           unsigned blockZ, unsigned sharedBytes,
+                           CUstream stream, void **params, void **extra);
+  CUresult (*launchKernelEx)(const CUlaunchConfig *config, CUfunction f,
+                             void **params, void **extra);
+};
+
+/// The driver: the testing override if one is set, otherwise libcuda.so.1,
+/// opened and initialized (cuInit) once per process. Returns null and sets
+/// `error` when the driver cannot be loaded or initialized.
+const DriverApi *getDriver(std::string &error);
+
+/// Makes getDriver return `driver`; null restores the real driver.
+void setDriverForTesting(const DriverApi *driver);
+
+/// "CUDA_ERROR_X: <description> (in <call>)".
+std::string formatCudaError(const DriverApi &driver, CUresult result,
+                            const char *call);
+
+} // namespace attn::runtime
+
+#endif // ATTN_RUNTIME_DRIVER_H

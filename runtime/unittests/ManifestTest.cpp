@@ -1,0 +1,240 @@
+//===- ManifestTest.cpp - manifest.json encoding and checks ---------------===//
+
+#include "TestBundles.h"
+
+#include "llvm/Support/JSON.h"
+
+using namespace attn::bundle;
+using namespace attn::testing;
+namespace json = llvm::json;
+
+namespace {
+
+/// Two kernels covering every encoded form: static and dynamic lengths,
+/// constant and operand grid dimensions, LSE and indexed parameters.
+Manifest sampleManifest() {
+  KernelEntry a =
+      withShape(fwdKernel("fwd_static", /*lse=*/true), 1, 32, 8, 8192, 8192);
+  a.key.causal = true;
+  a.key.strided = false;
+  a.key.scale = 0.125;
+  a.grid[2] = GridDim{3, std::nullopt, 0, 1};
+  a.dynamicSharedBytes = 65536;
+  a.cluster = {2, 1, 1};
+  a.resources = {255, 1024, 16, 4, 8};
+  KernelEntry b = fwdKernel("fwd_dynamic");
+  b.key.dtype = "f16";
+  b.key.headDim = 64;
+  b.key.numHeadsQ = 16; // the other lengths stay dynamic
+  b.key.blockM = 128;
+  b.key.blockN = 32;
+  b.threads = {32, 4, 1};
+  return manifestOf({a, b});
+}
+
+void expectSameKernel(const KernelEntry &x, const KernelEntry &y) {
+  EXPECT_EQ(x.name, y.name);
+  EXPECT_EQ(x.kind, y.kind);
+  EXPECT_EQ(x.cubin, y.cubin);
+  EXPECT_EQ(x.ptx, y.ptx);
+  EXPECT_EQ(x.key.dtype, y.key.dtype);
+  EXPECT_EQ(x.key.headDim, y.key.headDim);
+  EXPECT_EQ(x.key.causal, y.key.causal);
+  EXPECT_EQ(x.key.hasLse, y.key.hasLse);
+  EXPECT_EQ(x.key.scale, y.key.scale); // exact: printed with 17 digits
+  EXPECT_EQ(x.key.batch, y.key.batch);
+  EXPECT_EQ(x.key.numHeadsQ, y.key.numHeadsQ);
+  EXPECT_EQ(x.key.numHeadsKV, y.key.numHeadsKV);
+  EXPECT_EQ(x.key.seqLenQ, y.key.seqLenQ);
+  EXPECT_EQ(x.key.seqLenK, y.key.seqLenK);
+  EXPECT_EQ(x.key.strided, y.key.strided);
+  EXPECT_EQ(x.key.blockM, y.key.blockM);
+  EXPECT_EQ(x.key.blockN, y.key.blockN);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(x.grid[i].operand, y.grid[i].operand) << "grid " << i;
+    if (x.grid[i].operand) {
+      EXPECT_EQ(x.grid[i].dim, y.grid[i].dim);
+      EXPECT_EQ(x.grid[i].divisor, y.grid[i].divisor);
+    } else {
+      EXPECT_EQ(x.grid[i].constant, y.grid[i].constant);
+    }
+  }
+  EXPECT_EQ(x.threads, y.threads);
+  EXPECT_EQ(x.dynamicSharedBytes, y.dynamicSharedBytes);
+  EXPECT_EQ(x.cluster, y.cluster);
+  ASSERT_EQ(x.params.size(), y.params.size());
+  for (size_t i = 0; i < x.params.size(); ++i) {
+    EXPECT_EQ(x.params[i].operand, y.params[i].operand) << "param " << i;
+    EXPECT_EQ(x.params[i].field, y.params[i].field) << "param " << i;
+    EXPECT_EQ(x.params[i].index, y.params[i].index) << "param " << i;
+  }
+  EXPECT_EQ(x.resources.registers, y.resources.registers);
+  EXPECT_EQ(x.resources.sharedBytes, y.resources.sharedBytes);
+  EXPECT_EQ(x.resources.stackBytes, y.resources.stackBytes);
+  EXPECT_EQ(x.resources.spillStoreBytes, y.resources.spillStoreBytes);
+  EXPECT_EQ(x.resources.spillLoadBytes, y.resources.spillLoadBytes);
+}
+
+TEST(Manifest, RoundTrip) {
+  Manifest m = sampleManifest();
+  llvm::Expected<Manifest> parsed = parseManifest(manifestText(m));
+  ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+  EXPECT_EQ(parsed->version, kManifestVersion);
+  EXPECT_EQ(parsed->generator, m.generator);
+  EXPECT_EQ(parsed->chip, m.chip);
+  ASSERT_EQ(parsed->kernels.size(), 2u);
+  for (size_t i = 0; i < 2; ++i)
+    expectSameKernel(parsed->kernels[i], m.kernels[i]);
+  EXPECT_EQ(parsed->kernels[0].key.numStaticLengths(), 5);
+  EXPECT_EQ(parsed->kernels[1].key.numStaticLengths(), 1);
+  EXPECT_FALSE(parsed->kernels[1].key.batch.has_value());
+}
+
+TEST(Manifest, EncodesDynamicLengthsAsNull) {
+  std::string text = manifestText(sampleManifest());
+  EXPECT_NE(text.find("\"seqlen_q\": null"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"layout\": \"contiguous\""), std::string::npos);
+  EXPECT_NE(text.find("\"constant\": 3"), std::string::npos);
+}
+
+TEST(Manifest, Describe) {
+  std::string text = describe(sampleManifest().kernels[0]);
+  for (const char *part :
+       {"fwd_static", "bf16", "B=1", "Hq=32", "Hkv=8", "Nq=8192", "D=128",
+        "causal", "+lse", "scale=0.125", "contiguous", "255 registers"})
+    EXPECT_NE(text.find(part), std::string::npos) << part << " in " << text;
+  EXPECT_NE(describe(sampleManifest().kernels[1]).find("B=?"),
+            std::string::npos);
+}
+
+/// Parses the sample manifest after `edit` changed its JSON and returns the
+/// error message ("" when it parsed).
+template <typename Edit> std::string errorAfter(Edit edit) {
+  json::Value value = toJSON(sampleManifest());
+  edit(*value.getAsObject());
+  llvm::Expected<Manifest> parsed =
+      parseManifest(llvm::formatv("{0}", value).str());
+  return parsed ? std::string() : llvm::toString(parsed.takeError());
+}
+
+json::Object &kernel0(json::Object &top) {
+  return *(*top.getArray("kernels"))[0].getAsObject();
+}
+
+#define EXPECT_ERROR_HAS(message, part)                                        \
+  EXPECT_NE(std::string(message).find(part), std::string::npos)                \
+      << "message: " << (message)
+
+TEST(ManifestCorrupt, BadJSON) {
+  llvm::Expected<Manifest> parsed = parseManifest("{\"version\": 1,");
+  ASSERT_FALSE(bool(parsed));
+  EXPECT_ERROR_HAS(llvm::toString(parsed.takeError()), "not valid JSON");
+}
+
+TEST(ManifestCorrupt, ValidSampleParses) {
+  EXPECT_EQ(errorAfter([](json::Object &) {}), "");
+}
+
+TEST(ManifestCorrupt, MissingFieldNamesItsPath) {
+  std::string message = errorAfter(
+      [](json::Object &top) { kernel0(top).getObject("key")->erase("dtype"); });
+  EXPECT_ERROR_HAS(message, "manifest.kernels[0].key.dtype");
+  message = errorAfter([](json::Object &top) {
+    (*top.getArray("kernels"))[1].getAsObject()->getObject("key")->erase(
+        "seqlen_k");
+  });
+  EXPECT_ERROR_HAS(message, "manifest.kernels[1].key.seqlen_k");
+  message = errorAfter([](json::Object &top) { kernel0(top).erase("launch"); });
+  EXPECT_ERROR_HAS(message, "manifest.kernels[0].launch");
+  message = errorAfter([](json::Object &top) { top.erase("chip"); });
+  EXPECT_ERROR_HAS(message, "manifest.chip");
+}
+
+TEST(ManifestCorrupt, WrongVersion) {
+  std::string message =
+      errorAfter([](json::Object &top) { top["version"] = 2; });
+  EXPECT_ERROR_HAS(message, "version");
+  EXPECT_ERROR_HAS(message, "is 2");
+}
+
+TEST(ManifestCorrupt, UnknownKind) {
+  std::string message =
+      errorAfter([](json::Object &top) { kernel0(top)["kind"] = "bwd_dq"; });
+  EXPECT_ERROR_HAS(message, "kernels[0].kind");
+  EXPECT_ERROR_HAS(message, "unknown kernel kind \"bwd_dq\"");
+}
+
+TEST(ManifestCorrupt, BadDtype) {
+  std::string message = errorAfter([](json::Object &top) {
+    (*kernel0(top).getObject("key"))["dtype"] = "f32";
+  });
+  EXPECT_ERROR_HAS(message, "kernels[0].key.dtype");
+  EXPECT_ERROR_HAS(message, "\"f32\"");
+}
+
+TEST(ManifestCorrupt, CubinPathWithSlash) {
+  for (const char *path : {"sub/k.cubin", "../k.cubin", ""}) {
+    std::string message =
+        errorAfter([&](json::Object &top) { kernel0(top)["cubin"] = path; });
+    EXPECT_ERROR_HAS(message, "kernels[0].cubin");
+  }
+}
+
+TEST(ManifestCorrupt, TooManyThreads) {
+  std::string message = errorAfter([](json::Object &top) {
+    (*kernel0(top).getObject("launch"))["threads"] = json::Array{512, 4, 1};
+  });
+  EXPECT_ERROR_HAS(message, "kernels[0].launch.threads");
+  EXPECT_ERROR_HAS(message, "1024");
+}
+
+TEST(ManifestCorrupt, LseParamWithoutLse) {
+  std::string message = errorAfter([](json::Object &top) {
+    (*top.getArray("kernels"))[1].getAsObject()->getArray("params")->push_back(
+        json::Object{{"operand", "lse"}, {"field", "aligned_ptr"}});
+  });
+  EXPECT_ERROR_HAS(message, "kernels[1].params");
+  EXPECT_ERROR_HAS(message, "lse");
+}
+
+TEST(ManifestCorrupt, LseGridWithoutLse) {
+  std::string message = errorAfter([](json::Object &top) {
+    json::Object *launch =
+        (*top.getArray("kernels"))[1].getAsObject()->getObject("launch");
+    (*launch->getArray("grid"))[0] =
+        json::Object{{"operand", "lse"}, {"dim", 2}, {"divisor", 64}};
+  });
+  EXPECT_ERROR_HAS(message, "kernels[1].launch.grid");
+}
+
+TEST(ManifestCorrupt, MoreInvariants) {
+  EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
+                     (*kernel0(top).getObject("key"))["scale"] = -1.0;
+                   }),
+                   "kernels[0].key.scale");
+  EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
+                     (*kernel0(top).getObject("key"))["layout"] = "tiled";
+                   }),
+                   "manifest.kernels[0].key.layout");
+  EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
+                     (*kernel0(top).getObject("key"))["num_heads_kv"] = 5;
+                   }),
+                   "multiple of num_heads_kv");
+  EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
+                     (*kernel0(top).getArray("params"))[3] = json::Object{
+                         {"operand", "q"}, {"field", "size"}, {"index", 4}};
+                   }),
+                   "kernels[0].params");
+  EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
+                     (*kernel0(top).getArray("params"))[0] = json::Object{
+                         {"operand", "x"}, {"field", "size"}, {"index", 0}};
+                   }),
+                   "expected one of q, k, v, o, lse");
+  EXPECT_ERROR_HAS(
+      errorAfter([](json::Object &top) {
+        (*kernel0(top).getObject("launch"))["cluster"] = json::Array{1, 1};
+      }),
+      "3 entries");
+}
+
+} // namespace

@@ -1,0 +1,944 @@
+//===- RuntimeTest.cpp - bundles, validation, dispatch, fake launches -----===//
+//
+// Everything goes through the C API of attn/runtime.h; launches run against
+// a fake CUDA driver (setDriverForTesting), so no GPU is needed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/runtime.hpp"
+#include "Driver.h"
+#include "TestBundles.h"
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+using namespace attn::bundle;
+using namespace attn::testing;
+using attn::runtime::DriverApi;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Calls
+//===----------------------------------------------------------------------===//
+
+/// Fake device addresses, 1 MiB apart and 16-byte aligned.
+void *fakeAddress(int i) {
+  return reinterpret_cast<void *>(uintptr_t(0x7f0000000000) +
+                                  (uintptr_t(i) << 20));
+}
+
+/// A contiguous bf16 call; lse (f32) when `lse`.
+attn_fwd_args makeArgs(int64_t b, int64_t hq, int64_t hkv, int64_t nq,
+                       int64_t nk, int64_t d = 128, bool lse = false,
+                       attn_dtype dtype = ATTN_DTYPE_BF16) {
+  attn_fwd_args args = {};
+  args.q = attn::makeTensor(fakeAddress(0), dtype, {b, hq, nq, d});
+  args.k = attn::makeTensor(fakeAddress(1), dtype, {b, hkv, nk, d});
+  args.v = attn::makeTensor(fakeAddress(2), dtype, {b, hkv, nk, d});
+  args.o = attn::makeTensor(fakeAddress(3), dtype, {b, hq, nq, d});
+  if (lse)
+    args.lse = attn::makeTensor(fakeAddress(4), ATTN_DTYPE_F32, {b, hq, nq});
+  return args;
+}
+
+/// The FlashAttention layout: a contiguous [B, N, H, D] buffer seen as
+/// [B, H, N, D].
+attn_tensor bnhdView(void *data, int64_t b, int64_t h, int64_t n, int64_t d) {
+  return attn::makeTensor(data, ATTN_DTYPE_BF16, {b, h, n, d},
+                          {n * h * d, d, h * d, 1});
+}
+
+/// Loads the bundle written to `dir`; fails the test on error.
+attn_bundle *loadBundle(const TempDir &dir, const Manifest &manifest) {
+  writeBundle(dir, manifest);
+  attn_bundle *bundle = nullptr;
+  attn_status s = attn_bundle_load(dir.path().c_str(), &bundle);
+  EXPECT_EQ(s, ATTN_SUCCESS) << attn_last_error();
+  return bundle;
+}
+
+struct BundleOwner {
+  attn_bundle *bundle;
+  ~BundleOwner() { attn_bundle_destroy(bundle); }
+};
+
+#define EXPECT_STATUS(call, code, part)                                        \
+  do {                                                                         \
+    attn_status s_ = (call);                                                   \
+    EXPECT_EQ(s_, code) << attn_status_name(s_) << ": " << attn_last_error();  \
+    EXPECT_NE(std::string(attn_last_error()).find(part), std::string::npos)    \
+        << "message: " << attn_last_error();                                   \
+  } while (false)
+
+//===----------------------------------------------------------------------===//
+// Loading
+//===----------------------------------------------------------------------===//
+
+TEST(BundleLoad, MissingDirectory) {
+  TempDir dir;
+  std::string missing = dir.file("no-such-bundle");
+  attn_bundle *bundle = reinterpret_cast<attn_bundle *>(1);
+  EXPECT_STATUS(attn_bundle_load(missing.c_str(), &bundle),
+                ATTN_ERROR_BUNDLE_NOT_FOUND, missing);
+  EXPECT_EQ(bundle, nullptr);
+}
+
+TEST(BundleLoad, MissingManifest) {
+  TempDir dir;
+  attn_bundle *bundle = nullptr;
+  EXPECT_STATUS(attn_bundle_load(dir.path().c_str(), &bundle),
+                ATTN_ERROR_BUNDLE_NOT_FOUND, dir.file("manifest.json"));
+}
+
+TEST(BundleLoad, MissingCubin) {
+  TempDir dir;
+  Manifest m = manifestOf({fwdKernel("a"), fwdKernel("b")});
+  dir.write("manifest.json", manifestText(m));
+  dir.write("a.cubin", "\x7f"
+                       "ELF");
+  attn_bundle *bundle = nullptr;
+  EXPECT_STATUS(attn_bundle_load(dir.path().c_str(), &bundle),
+                ATTN_ERROR_BUNDLE_NOT_FOUND, dir.file("b.cubin"));
+  EXPECT_EQ(bundle, nullptr);
+}
+
+TEST(BundleLoad, NonElfCubinIsCorrupt) {
+  TempDir dir;
+  Manifest m = manifestOf({fwdKernel("a")});
+  dir.write("manifest.json", manifestText(m));
+  dir.write("a.cubin", "// PTX, not a cubin\n");
+  attn_bundle *bundle = nullptr;
+  EXPECT_STATUS(attn_bundle_load(dir.path().c_str(), &bundle),
+                ATTN_ERROR_BUNDLE_CORRUPT, "a.cubin");
+}
+
+TEST(BundleLoad, CorruptManifest) {
+  TempDir dir;
+  dir.write("manifest.json", "{\"version\": 1, \"kernels\": [");
+  attn_bundle *bundle = nullptr;
+  EXPECT_STATUS(attn_bundle_load(dir.path().c_str(), &bundle),
+                ATTN_ERROR_BUNDLE_CORRUPT, "not valid JSON");
+  Manifest m = manifestOf({fwdKernel("a")});
+  m.kernels[0].kind = "decode";
+  dir.write("manifest.json", manifestText(m));
+  EXPECT_STATUS(attn_bundle_load(dir.path().c_str(), &bundle),
+                ATTN_ERROR_BUNDLE_CORRUPT, "unknown kernel kind \"decode\"");
+}
+
+TEST(BundleLoad, NullArguments) {
+  attn_bundle *bundle = nullptr;
+  EXPECT_STATUS(attn_bundle_load(nullptr, &bundle), ATTN_ERROR_INVALID_ARGUMENT,
+                "dir");
+  EXPECT_STATUS(attn_bundle_load("/tmp", nullptr), ATTN_ERROR_INVALID_ARGUMENT,
+                "out");
+}
+
+TEST(BundleLoad, KernelInfo) {
+  TempDir dir;
+  Manifest m = manifestOf({fwdKernel("a"), fwdKernel("b", /*lse=*/true)});
+  BundleOwner owner{loadBundle(dir, m)};
+  EXPECT_EQ(std::string(attn_last_error()), "");
+  EXPECT_EQ(attn_bundle_num_kernels(owner.bundle), 2);
+  EXPECT_EQ(std::string(attn_bundle_kernel_info(owner.bundle, 1)),
+            describe(m.kernels[1]));
+  EXPECT_EQ(attn_bundle_kernel_info(owner.bundle, 2), nullptr);
+  EXPECT_EQ(attn_bundle_kernel_info(owner.bundle, -1), nullptr);
+  EXPECT_EQ(attn_bundle_num_kernels(nullptr), 0);
+  EXPECT_EQ(attn_bundle_kernel_info(nullptr, 0), nullptr);
+  attn_bundle_destroy(nullptr);
+}
+
+TEST(BundleLoad, StatusNames) {
+  EXPECT_STREQ(attn_status_name(ATTN_SUCCESS), "ATTN_SUCCESS");
+  EXPECT_STREQ(attn_status_name(ATTN_ERROR_NO_MATCHING_KERNEL),
+               "ATTN_ERROR_NO_MATCHING_KERNEL");
+  EXPECT_STREQ(attn_status_name(ATTN_ERROR_CUDA), "ATTN_ERROR_CUDA");
+  EXPECT_STREQ(attn_status_name(static_cast<attn_status>(7)),
+               "ATTN_ERROR_UNKNOWN");
+}
+
+//===----------------------------------------------------------------------===//
+// Dispatch
+//===----------------------------------------------------------------------===//
+
+class Dispatch : public ::testing::Test {
+protected:
+  /// The index attn_fwd_select picks for `args` in a bundle of `kernels`.
+  int64_t pick(std::vector<KernelEntry> kernels, const attn_fwd_args &args) {
+    TempDir dir;
+    BundleOwner owner{loadBundle(dir, manifestOf(std::move(kernels)))};
+    int64_t index = -1;
+    attn_status s = attn_fwd_select(owner.bundle, &args, &index);
+    EXPECT_EQ(s, ATTN_SUCCESS) << attn_last_error();
+    EXPECT_STREQ(attn_last_error(), "");
+    return index;
+  }
+
+  /// The message of a NO_MATCHING_KERNEL select.
+  std::string noMatch(std::vector<KernelEntry> kernels,
+                      const attn_fwd_args &args) {
+    TempDir dir;
+    BundleOwner owner{loadBundle(dir, manifestOf(std::move(kernels)))};
+    int64_t index = -1;
+    attn_status s = attn_fwd_select(owner.bundle, &args, &index);
+    EXPECT_EQ(s, ATTN_ERROR_NO_MATCHING_KERNEL) << attn_last_error();
+    EXPECT_EQ(index, -1);
+    return attn_last_error();
+  }
+};
+
+TEST_F(Dispatch, ExactStaticBeatsDynamic) {
+  attn_fwd_args args = makeArgs(2, 32, 8, 1024, 1024);
+  KernelEntry dynamic = fwdKernel("dynamic");
+  KernelEntry exact = withShape(fwdKernel("exact"), 2, 32, 8, 1024, 1024);
+  KernelEntry other = withShape(fwdKernel("other"), 2, 32, 8, 2048, 2048);
+  EXPECT_EQ(pick({dynamic, exact, other}, args), 1);
+  EXPECT_EQ(pick({other, exact, dynamic}, args), 1);
+  EXPECT_EQ(pick({other, dynamic}, args), 1);
+}
+
+TEST_F(Dispatch, MoreStaticLengthsWin) {
+  attn_fwd_args args = makeArgs(2, 32, 8, 1000, 3000);
+  KernelEntry heads = fwdKernel("heads");
+  heads.key.numHeadsQ = 32;
+  heads.key.numHeadsKV = 8;
+  KernelEntry headsAndBatch = heads;
+  headsAndBatch.name = "heads_batch";
+  headsAndBatch.key.batch = 2;
+  KernelEntry wrongNk = withShape(fwdKernel("wrong_nk"), 2, 32, 8, 1000, 4096);
+  EXPECT_EQ(pick({fwdKernel("dynamic"), heads, headsAndBatch, wrongNk}, args),
+            2);
+  EXPECT_EQ(pick({headsAndBatch, heads}, args), 0);
+}
+
+TEST_F(Dispatch, TieGoesToContiguousThenManifestOrder) {
+  attn_fwd_args args = makeArgs(1, 8, 8, 256, 256);
+  KernelEntry strided = fwdKernel("strided");
+  KernelEntry contiguous = fwdKernel("contiguous");
+  contiguous.key.strided = false;
+  EXPECT_EQ(pick({strided, contiguous}, args), 1);
+  EXPECT_EQ(pick({contiguous, strided}, args), 0);
+  KernelEntry strided2 = fwdKernel("strided2");
+  EXPECT_EQ(pick({strided, strided2}, args), 0);
+  EXPECT_EQ(pick({strided2, strided}, args), 0);
+  // More static lengths still beat the layout.
+  KernelEntry staticStrided = withShape(strided, 1, 8, 8, 256, 256);
+  EXPECT_EQ(pick({contiguous, staticStrided}, args), 1);
+}
+
+TEST_F(Dispatch, ContiguousKernelRefusedForStridedCall) {
+  attn_fwd_args args = makeArgs(1, 8, 8, 256, 256);
+  args.q = bnhdView(fakeAddress(0), 1, 8, 256, 128);
+  KernelEntry contiguous = fwdKernel("contiguous");
+  contiguous.key.strided = false;
+  std::string message = noMatch({contiguous}, args);
+  EXPECT_NE(message.find("strided"), std::string::npos) << message;
+  EXPECT_EQ(pick({contiguous, fwdKernel("strided")}, args), 1);
+  // A strided LSE makes the call strided too.
+  attn_fwd_args lseArgs = makeArgs(1, 8, 8, 256, 256, 128, /*lse=*/true);
+  lseArgs.lse.strides[1] = 512;
+  KernelEntry contiguousLse = fwdKernel("contiguous_lse", /*lse=*/true);
+  contiguousLse.key.strided = false;
+  noMatch({contiguousLse}, lseArgs);
+}
+
+TEST_F(Dispatch, KeyMismatchesFindNoKernel) {
+  KernelEntry k = fwdKernel("bf16_d128");
+  attn_fwd_args causal = makeArgs(1, 8, 8, 128, 128);
+  causal.causal = 1;
+  std::string message = noMatch({k}, causal);
+  EXPECT_NE(message.find("causal"), std::string::npos) << message;
+  EXPECT_NE(message.find("bf16_d128"), std::string::npos) << message;
+  noMatch({k}, makeArgs(1, 8, 8, 128, 128, 128, /*lse=*/true));
+  noMatch({fwdKernel("lse", /*lse=*/true)}, makeArgs(1, 8, 8, 128, 128));
+  noMatch({k}, makeArgs(1, 8, 8, 128, 128, 128, false, ATTN_DTYPE_F16));
+  noMatch({k}, makeArgs(1, 8, 8, 128, 128, 64));
+  attn_fwd_args scaled = makeArgs(1, 8, 8, 128, 128);
+  scaled.softmax_scale = 0.125f;
+  message = noMatch({k}, scaled);
+  EXPECT_NE(message.find("scale=0.125"), std::string::npos) << message;
+  // Static lengths must all equal the call's.
+  noMatch({withShape(k, 1, 8, 8, 128, 256)}, makeArgs(1, 8, 8, 128, 128));
+}
+
+TEST_F(Dispatch, NoMatchMessageStatesCallAndLists4Kernels) {
+  std::vector<KernelEntry> kernels;
+  for (int i = 0; i < 6; ++i)
+    kernels.push_back(fwdKernel("kernel" + std::to_string(i)));
+  attn_fwd_args args = makeArgs(2, 16, 4, 100, 300, 64);
+  std::string message = noMatch(kernels, args);
+  for (const char *part :
+       {"bf16 D=64", "B=2 Hq=16 Hkv=4 Nq=100 Nk=300", "scale=0.125",
+        "kernel0: bf16 D=128", "kernel3", "and 2 more"})
+    EXPECT_NE(message.find(part), std::string::npos) << part << ": " << message;
+  EXPECT_EQ(message.find("kernel4"), std::string::npos) << message;
+}
+
+TEST_F(Dispatch, ScaleDefaultAndTolerance) {
+  KernelEntry k = fwdKernel("k");
+  attn_fwd_args args = makeArgs(1, 8, 8, 128, 128);
+  args.softmax_scale = 0; // 1/sqrt(128)
+  EXPECT_EQ(pick({k}, args), 0);
+  args.softmax_scale = static_cast<float>(1.0 / std::sqrt(128.0));
+  EXPECT_EQ(pick({k}, args), 0);
+  k.key.scale = 0.5;
+  args.softmax_scale = 0.5f * (1 + 5e-7f);
+  EXPECT_EQ(pick({k}, args), 0);
+  args.softmax_scale = 0.5f * (1 + 1e-5f);
+  noMatch({k}, args);
+}
+
+//===----------------------------------------------------------------------===//
+// Validation
+//===----------------------------------------------------------------------===//
+
+class Validation : public ::testing::Test {
+protected:
+  void SetUp() override {
+    owner.bundle = loadBundle(dir, manifestOf({fwdKernel("k")}));
+    ASSERT_NE(owner.bundle, nullptr);
+  }
+  /// attn_fwd_select's status for `args`.
+  attn_status select(const attn_fwd_args &args) {
+    int64_t index = -1;
+    return attn_fwd_select(owner.bundle, &args, &index);
+  }
+  TempDir dir;
+  BundleOwner owner{nullptr};
+  attn_fwd_args args = makeArgs(1, 8, 8, 128, 128);
+};
+
+constexpr attn_status kInvalid = ATTN_ERROR_INVALID_ARGUMENT;
+
+TEST_F(Validation, ValidCallPasses) {
+  EXPECT_STATUS(select(args), ATTN_SUCCESS, "");
+  EXPECT_STREQ(attn_last_error(), "");
+}
+
+TEST_F(Validation, NullHandles) {
+  int64_t index;
+  EXPECT_STATUS(attn_fwd_select(nullptr, &args, &index), kInvalid, "bundle");
+  EXPECT_STATUS(attn_fwd_select(owner.bundle, nullptr, &index), kInvalid,
+                "args");
+  EXPECT_STATUS(attn_fwd_select(owner.bundle, &args, nullptr), kInvalid,
+                "kernel_index");
+  EXPECT_STATUS(attn_fwd(nullptr, &args, nullptr), kInvalid, "bundle");
+  EXPECT_STATUS(attn_fwd(owner.bundle, nullptr, nullptr), kInvalid, "args");
+}
+
+TEST_F(Validation, Dtypes) {
+  args.k.dtype = ATTN_DTYPE_F16;
+  EXPECT_STATUS(select(args), kInvalid, "k: dtype f16 does not match q's bf16");
+  args = makeArgs(1, 8, 8, 128, 128);
+  args.o.dtype = ATTN_DTYPE_F32;
+  EXPECT_STATUS(select(args), kInvalid, "o: dtype f32 does not match q's bf16");
+  args = makeArgs(1, 8, 8, 128, 128, 128, false, ATTN_DTYPE_F32);
+  EXPECT_STATUS(select(args), kInvalid,
+                "q: dtype must be f16 or bf16, got f32");
+  args.q.dtype = static_cast<attn_dtype>(3);
+  EXPECT_STATUS(select(args), kInvalid, "q: dtype must be f16 or bf16");
+}
+
+TEST_F(Validation, Ranks) {
+  args.q.rank = 3;
+  EXPECT_STATUS(select(args), kInvalid,
+                "q: rank must be 4 ([B, Hq, Nq, D]), got 3");
+  args = makeArgs(1, 8, 8, 128, 128);
+  args.v.rank = 5;
+  EXPECT_STATUS(select(args), kInvalid,
+                "v: rank must be 4 ([B, Hkv, Nk, D]), got 5");
+}
+
+TEST_F(Validation, Sizes) {
+  args.v = attn::makeTensor(fakeAddress(2), ATTN_DTYPE_BF16, {1, 8, 100, 128});
+  EXPECT_STATUS(select(args), kInvalid,
+                "v: sizes [1, 8, 100, 128] must equal k's [1, 8, 128, 128]");
+  args = makeArgs(1, 8, 8, 128, 128);
+  args.o.sizes[2] = 64;
+  EXPECT_STATUS(select(args), kInvalid,
+                "o: sizes [1, 8, 64, 128] must equal "
+                "q's [1, 8, 128, 128]");
+  args = makeArgs(1, 8, 8, 128, 128);
+  args.k.sizes[0] = args.v.sizes[0] = 2;
+  EXPECT_STATUS(select(args), kInvalid,
+                "k: sizes [2, 8, 128, 128] must have "
+                "q's B = 1 and D = 128");
+  args = makeArgs(1, 8, 8, 128, 128);
+  args.k.sizes[1] = -8;
+  EXPECT_STATUS(select(args), kInvalid,
+                "k: sizes [1, -8, 128, 128] must be "
+                ">= 0");
+  args = makeArgs(1, 8, 8, 128, 128);
+  args.q.strides[0] = -args.q.strides[0];
+  EXPECT_STATUS(select(args), kInvalid,
+                "q: strides [-131072, 16384, 128, 1] "
+                "must be >= 0");
+}
+
+TEST_F(Validation, HeadsAndHeadDim) {
+  args = makeArgs(1, 12, 5, 128, 128);
+  EXPECT_STATUS(select(args), kInvalid, "Hq = 12 is not a multiple of Hkv = 5");
+  args = makeArgs(1, 12, 0, 128, 128);
+  EXPECT_STATUS(select(args), kInvalid, "Hq = 12 is not a multiple of Hkv = 0");
+  args = makeArgs(1, 8, 8, 128, 128, 100);
+  EXPECT_STATUS(select(args), kInvalid,
+                "q: head dim D = 100 must be a multiple of 8 in [8, 256]");
+  args = makeArgs(1, 8, 8, 128, 128, 264);
+  EXPECT_STATUS(select(args), kInvalid, "q: head dim D = 264");
+  args = makeArgs(1, 8, 8, 128, 128, 0);
+  EXPECT_STATUS(select(args), kInvalid, "q: head dim D = 0");
+  // A legal D with no kernel is a dispatch miss, not a bad argument.
+  args = makeArgs(1, 8, 8, 128, 128, 96);
+  EXPECT_STATUS(select(args), ATTN_ERROR_NO_MATCHING_KERNEL, "D=96");
+}
+
+TEST_F(Validation, StridesAndAlignment) {
+  args.q.strides[3] = 2;
+  EXPECT_STATUS(select(args), kInvalid, "q: stride along D must be 1, got 2");
+  args = makeArgs(1, 8, 8, 128, 128);
+  args.q.strides[2] = 100;
+  EXPECT_STATUS(select(args), kInvalid,
+                "q: stride[2] = 100 must be a "
+                "multiple of 8 elements (16 bytes)");
+  args = makeArgs(1, 8, 8, 128, 128);
+  args.o.data = static_cast<char *>(args.o.data) + 8;
+  EXPECT_STATUS(select(args), kInvalid,
+                "o: data pointer 0x7f0000300008 is "
+                "not 16-byte aligned");
+  // The stride of a unit dimension is never used: any value passes.
+  args = makeArgs(1, 8, 8, 128, 128);
+  args.k.strides[0] = args.v.strides[0] = 3;
+  EXPECT_STATUS(select(args), ATTN_SUCCESS, "");
+}
+
+TEST_F(Validation, NullData) {
+  for (attn_tensor attn_fwd_args::*t : {&attn_fwd_args::q, &attn_fwd_args::k,
+                                        &attn_fwd_args::v, &attn_fwd_args::o}) {
+    args = makeArgs(1, 8, 8, 128, 128);
+    (args.*t).data = nullptr;
+    EXPECT_STATUS(select(args), kInvalid, ": data pointer is null");
+  }
+  args = makeArgs(1, 8, 8, 128, 128);
+  args.k.data = nullptr;
+  EXPECT_STATUS(select(args), kInvalid, "k: data pointer is null");
+}
+
+TEST_F(Validation, Lse) {
+  args = makeArgs(1, 8, 8, 128, 128, 128, /*lse=*/true);
+  args.lse.dtype = ATTN_DTYPE_BF16;
+  EXPECT_STATUS(select(args), kInvalid, "lse: dtype must be f32, got bf16");
+  args = makeArgs(1, 8, 8, 128, 128, 128, /*lse=*/true);
+  args.lse.sizes[2] = 100;
+  EXPECT_STATUS(select(args), kInvalid,
+                "lse: sizes must be [B, Hq, Nq] = "
+                "[1, 8, 128], got [1, 8, 100]");
+  args = makeArgs(1, 8, 8, 128, 128, 128, /*lse=*/true);
+  args.lse.rank = 4;
+  EXPECT_STATUS(select(args), kInvalid,
+                "lse: rank must be 3 ([B, Hq, Nq]), got 4");
+  args = makeArgs(1, 8, 8, 128, 128, 128, /*lse=*/true);
+  args.lse.data = static_cast<char *>(args.lse.data) + 2;
+  EXPECT_STATUS(select(args), kInvalid, "lse: data pointer");
+  // Any strides are fine for LSE; no lse kernel in this bundle.
+  args = makeArgs(1, 8, 8, 128, 128, 128, /*lse=*/true);
+  args.lse.strides[1] = 129;
+  EXPECT_STATUS(select(args), ATTN_ERROR_NO_MATCHING_KERNEL, "+lse");
+}
+
+TEST_F(Validation, SoftmaxScale) {
+  for (float scale : {-1.0f, std::nanf(""), INFINITY}) {
+    args.softmax_scale = scale;
+    EXPECT_STATUS(select(args), kInvalid, "softmax_scale must be positive");
+  }
+}
+
+TEST_F(Validation, HugeViews) {
+  int64_t n = int64_t(1) << 60;
+  args = makeArgs(1, 8, 8, 128, 128);
+  args.q = args.o = attn::makeTensor(fakeAddress(0), ATTN_DTYPE_BF16,
+                                     {1, 8, n, 128}, {0, n, 128, 1});
+  EXPECT_STATUS(select(args), kInvalid, "q: the view spans more than 2^63");
+}
+
+TEST_F(Validation, GridLimits) {
+  args = makeArgs(1, 70000, 1, 128, 128);
+  EXPECT_STATUS(select(args), kInvalid, "grid [2, 70000, 1]");
+  args = makeArgs(70000, 1, 1, 128, 128);
+  EXPECT_STATUS(select(args), kInvalid, "outside the CUDA limits");
+}
+
+TEST_F(Validation, LastErrorIsPerThread) {
+  args.q.rank = 2;
+  EXPECT_EQ(select(args), kInvalid);
+  std::string other = "unset";
+  std::thread([&] { other = attn_last_error(); }).join();
+  EXPECT_EQ(other, "");
+  EXPECT_NE(std::string(attn_last_error()), "");
+}
+
+//===----------------------------------------------------------------------===//
+// The C++ wrapper
+//===----------------------------------------------------------------------===//
+
+TEST(Wrapper, BundleAndTensors) {
+  attn::Bundle missing;
+  attn::Status s = missing.load("/nonexistent/attn-bundle");
+  EXPECT_EQ(s.code, ATTN_ERROR_BUNDLE_NOT_FOUND);
+  EXPECT_NE(s.message.find("/nonexistent/attn-bundle"), std::string::npos);
+  EXPECT_FALSE(bool(missing));
+
+  TempDir dir;
+  writeBundle(dir, manifestOf({fwdKernel("k")}));
+  attn::Bundle bundle;
+  ASSERT_TRUE(bundle.load(dir.path()).ok());
+  attn::Bundle moved = std::move(bundle);
+  EXPECT_FALSE(bool(bundle));
+  EXPECT_EQ(moved.numKernels(), 1);
+  EXPECT_EQ(moved.kernelInfo(0).substr(0, 6), "k: fwd");
+  EXPECT_EQ(moved.kernelInfo(1), "");
+  int64_t index = -1;
+  EXPECT_TRUE(moved.select(makeArgs(1, 8, 8, 64, 64), index).ok());
+  EXPECT_EQ(index, 0);
+  attn_fwd_args bad = makeArgs(1, 8, 8, 64, 64);
+  bad.q.strides[3] = 4;
+  s = moved.select(bad, index);
+  EXPECT_EQ(s.code, ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(s.message, "q: stride along D must be 1, got 4");
+
+  EXPECT_EQ(attn::contiguousStrides({2, 3, 5, 8}),
+            (std::array<int64_t, 4>{120, 40, 8, 1}));
+  attn_tensor t = attn::makeTensor(nullptr, ATTN_DTYPE_F32, {2, 3, 5});
+  EXPECT_EQ(t.rank, 3);
+  EXPECT_EQ(t.strides[0], 15);
+  EXPECT_EQ(t.strides[2], 1);
+}
+
+//===----------------------------------------------------------------------===//
+// Launches against a fake driver
+//===----------------------------------------------------------------------===//
+
+struct Allocation {
+  uintptr_t start;
+  size_t size;
+  int device;
+  unsigned memoryType;
+};
+
+struct Launch {
+  std::array<unsigned, 3> grid, block, cluster;
+  unsigned sharedBytes;
+  CUstream stream;
+  CUfunction function;
+  std::vector<int64_t> params;
+};
+
+/// What the fake driver does and saw. Guarded by `mutex`.
+struct FakeState {
+  std::mutex mutex;
+  bool hasContext = true;
+  CUdevice device = 0;
+  std::vector<Allocation> allocations;
+  CUresult loadResult = CUDA_SUCCESS, launchResult = CUDA_SUCCESS;
+  size_t paramsPerLaunch = 0; // how many params to read back
+  int loads = 0, kernelLookups = 0;
+  std::vector<CUlibrary> loaded;
+  std::multiset<CUlibrary> unloaded;
+  std::vector<std::tuple<int, int, CUkernel, CUdevice>> attributes;
+  std::vector<Launch> launches;
+};
+FakeState *fake = nullptr;
+
+CUresult fakeErrorName(CUresult error, const char **str) {
+  switch (error) {
+  case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
+    *str = "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
+    return CUDA_SUCCESS;
+  case CUDA_ERROR_NO_BINARY_FOR_GPU:
+    *str = "CUDA_ERROR_NO_BINARY_FOR_GPU";
+    return CUDA_SUCCESS;
+  default:
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+CUresult fakeErrorString(CUresult, const char **str) {
+  *str = "fake driver error";
+  return CUDA_SUCCESS;
+}
+
+CUresult fakeCtxGetCurrent(CUcontext *ctx) {
+  *ctx = fake->hasContext ? reinterpret_cast<CUcontext>(0xc0) : nullptr;
+  return CUDA_SUCCESS;
+}
+
+CUresult fakeCtxGetDevice(CUdevice *device) {
+  *device = fake->device;
+  return CUDA_SUCCESS;
+}
+
+CUresult fakePointerGetAttribute(void *data, CUpointer_attribute attribute,
+                                 CUdeviceptr ptr) {
+  std::lock_guard<std::mutex> lock(fake->mutex);
+  for (const Allocation &a : fake->allocations) {
+    if (ptr < a.start || ptr >= a.start + a.size)
+      continue;
+    switch (attribute) {
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+      *static_cast<int *>(data) = a.device;
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+      *static_cast<unsigned *>(data) = a.memoryType;
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+      *static_cast<CUdeviceptr *>(data) = a.start;
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+      *static_cast<size_t *>(data) = a.size;
+      return CUDA_SUCCESS;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+  }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult fakeLibraryLoadData(CUlibrary *library, const void *code,
+                             CUjit_option *, void **, unsigned,
+                             CUlibraryOption *, void **, unsigned) {
+  // Slow, so that concurrent first launches overlap.
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::lock_guard<std::mutex> lock(fake->mutex);
+  ++fake->loads;
+  if (fake->loadResult != CUDA_SUCCESS)
+    return fake->loadResult;
+  EXPECT_EQ(std::memcmp(code,
+                        "\x7f"
+                        "ELF",
+                        4),
+            0);
+  *library = reinterpret_cast<CUlibrary>(uintptr_t(0x1000 + fake->loads));
+  fake->loaded.push_back(*library);
+  return CUDA_SUCCESS;
+}
+
+CUresult fakeLibraryUnload(CUlibrary library) {
+  std::lock_guard<std::mutex> lock(fake->mutex);
+  fake->unloaded.insert(library);
+  return CUDA_SUCCESS;
+}
+
+CUresult fakeLibraryGetKernel(CUkernel *kernel, CUlibrary library,
+                              const char *) {
+  std::lock_guard<std::mutex> lock(fake->mutex);
+  ++fake->kernelLookups;
+  *kernel = reinterpret_cast<CUkernel>(reinterpret_cast<uintptr_t>(library) +
+                                       0x100000);
+  return CUDA_SUCCESS;
+}
+
+CUresult fakeKernelSetAttribute(CUfunction_attribute attribute, int value,
+                                CUkernel kernel, CUdevice device) {
+  std::lock_guard<std::mutex> lock(fake->mutex);
+  fake->attributes.emplace_back(attribute, value, kernel, device);
+  return CUDA_SUCCESS;
+}
+
+void record(Launch launch, void **params) {
+  std::lock_guard<std::mutex> lock(fake->mutex);
+  for (size_t i = 0; i < fake->paramsPerLaunch; ++i)
+    launch.params.push_back(*static_cast<int64_t *>(params[i]));
+  fake->launches.push_back(std::move(launch));
+}
+
+CUresult fakeLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                          unsigned bx, unsigned by, unsigned bz,
+                          unsigned sharedBytes, CUstream stream, void **params,
+                          void **extra) {
+  EXPECT_EQ(extra, nullptr);
+  if (fake->launchResult != CUDA_SUCCESS)
+    return fake->launchResult;
+  record({{gx, gy, gz}, {bx, by, bz}, {1, 1, 1}, sharedBytes, stream, f, {}},
+         params);
+  return CUDA_SUCCESS;
+}
+
+CUresult fakeLaunchKernelEx(const CUlaunchConfig *c, CUfunction f,
+                            void **params, void **) {
+  EXPECT_EQ(c->numAttrs, 1u);
+  EXPECT_EQ(c->attrs[0].id, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+  const auto &cluster = c->attrs[0].value.clusterDim;
+  record({{c->gridDimX, c->gridDimY, c->gridDimZ},
+          {c->blockDimX, c->blockDimY, c->blockDimZ},
+          {cluster.x, cluster.y, cluster.z},
+          c->sharedMemBytes,
+          c->hStream,
+          f,
+          {}},
+         params);
+  return CUDA_SUCCESS;
+}
+
+const DriverApi fakeApi = {
+    fakeErrorName,     fakeErrorString,         fakeCtxGetCurrent,
+    fakeCtxGetDevice,  fakePointerGetAttribute, fakeLibraryLoadData,
+    fakeLibraryUnload, fakeLibraryGetKernel,    fakeKernelSetAttribute,
+    fakeLaunchKernel,  fakeLaunchKernelEx};
+
+class FakeLaunch : public ::testing::Test {
+protected:
+  void SetUp() override {
+    fake = &state;
+    attn::runtime::setDriverForTesting(&fakeApi);
+    // q, k, v, o, lse: 1 MiB of device memory each on device 0.
+    for (int i = 0; i < 5; ++i)
+      state.allocations.push_back({reinterpret_cast<uintptr_t>(fakeAddress(i)),
+                                   1 << 20, 0, CU_MEMORYTYPE_DEVICE});
+  }
+  void TearDown() override {
+    attn_bundle_destroy(bundle);
+    attn::runtime::setDriverForTesting(nullptr);
+    fake = nullptr;
+  }
+  void load(std::vector<KernelEntry> kernels) {
+    bundle = loadBundle(dir, manifestOf(std::move(kernels)));
+    ASSERT_NE(bundle, nullptr);
+  }
+  /// A call that fits the 1 MiB allocations: 128 x 64 bf16 per head.
+  attn_fwd_args smallArgs(bool lse = false) {
+    attn_fwd_args args = makeArgs(1, 4, 2, 100, 128, 128, lse);
+    return args;
+  }
+
+  FakeState state;
+  TempDir dir;
+  attn_bundle *bundle = nullptr;
+  CUstream stream = reinterpret_cast<CUstream>(0x5eed);
+};
+
+TEST_F(FakeLaunch, RecordsGridBlockStreamAndParams) {
+  KernelEntry k = fwdKernel("k", /*lse=*/true);
+  // A manifest order unlike the operand order: o's pointer, then lse's size,
+  // then q's stride[2] and the rest.
+  std::vector<Param> params = {{Operand::O, Param::Field::AlignedPtr, 0},
+                               {Operand::LSE, Param::Field::Size, 2},
+                               {Operand::Q, Param::Field::Stride, 2},
+                               {Operand::K, Param::Field::Offset, 0},
+                               {Operand::V, Param::Field::AllocatedPtr, 0},
+                               {Operand::K, Param::Field::Size, 1}};
+  k.params.insert(k.params.begin(), params.begin(), params.end());
+  k.threads = {128, 2, 1};
+  k.dynamicSharedBytes = 4096;
+  load({k});
+  state.paramsPerLaunch = k.params.size();
+  attn_fwd_args args = smallArgs(/*lse=*/true);
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  ASSERT_EQ(state.launches.size(), 1u);
+  const Launch &l = state.launches[0];
+  EXPECT_EQ(l.grid, (std::array<unsigned, 3>{2, 4, 1})); // ceil(100/64), Hq, B
+  EXPECT_EQ(l.block, (std::array<unsigned, 3>{128, 2, 1}));
+  EXPECT_EQ(l.sharedBytes, 4096u);
+  EXPECT_EQ(l.stream, stream);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(l.function), 0x1001u + 0x100000u);
+  auto addr = [](int i) {
+    return static_cast<int64_t>(reinterpret_cast<uintptr_t>(fakeAddress(i)));
+  };
+  std::vector<int64_t> expected = {addr(3), 100, 128, 0, addr(2), 2};
+  // Then the full descriptors of q, k, v, o and lse.
+  auto descriptor = [&](int i, const attn_tensor &t) {
+    expected.insert(expected.end(), {addr(i), addr(i), 0});
+    expected.insert(expected.end(), t.sizes, t.sizes + t.rank);
+    expected.insert(expected.end(), t.strides, t.strides + t.rank);
+  };
+  descriptor(0, args.q);
+  descriptor(1, args.k);
+  descriptor(2, args.v);
+  descriptor(3, args.o);
+  descriptor(4, args.lse);
+  EXPECT_EQ(l.params, expected);
+  EXPECT_TRUE(state.attributes.empty()); // 4 KiB needs no opt-in
+}
+
+TEST_F(FakeLaunch, StridedViewsPassTheirStrides) {
+  load({fwdKernel("k")});
+  state.paramsPerLaunch = fwdKernel("k").params.size();
+  attn_fwd_args args = smallArgs();
+  args.q = bnhdView(fakeAddress(0), 1, 4, 100, 128);
+  args.o = bnhdView(fakeAddress(3), 1, 4, 100, 128);
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  ASSERT_EQ(state.launches.size(), 1u);
+  // q: allocated, aligned, offset, sizes[4], then strides [B, H, N, D].
+  std::vector<int64_t> qStrides(state.launches[0].params.begin() + 7,
+                                state.launches[0].params.begin() + 11);
+  EXPECT_EQ(qStrides, (std::vector<int64_t>{100 * 4 * 128, 128, 512, 1}));
+}
+
+TEST_F(FakeLaunch, LargeSharedMemoryOptIn) {
+  KernelEntry k = fwdKernel("k");
+  k.dynamicSharedBytes = 100 * 1024;
+  load({k});
+  attn_fwd_args args = smallArgs();
+  for (int i = 0; i < 3; ++i)
+    EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  ASSERT_EQ(state.attributes.size(), 1u);
+  auto [attribute, value, kernel, device] = state.attributes[0];
+  EXPECT_EQ(attribute, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+  EXPECT_EQ(value, 100 * 1024);
+  EXPECT_EQ(device, 0);
+  ASSERT_EQ(state.launches.size(), 3u);
+  EXPECT_EQ(state.launches[2].sharedBytes, 100u * 1024);
+  // Another device gets its own opt-in.
+  state.device = 1;
+  for (Allocation &a : state.allocations)
+    a.device = 1;
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  ASSERT_EQ(state.attributes.size(), 2u);
+  EXPECT_EQ(std::get<3>(state.attributes[1]), 1);
+}
+
+TEST_F(FakeLaunch, ClusterUsesLaunchKernelEx) {
+  KernelEntry k = fwdKernel("k");
+  k.cluster = {2, 1, 1};
+  load({k});
+  attn_fwd_args args = smallArgs();
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  ASSERT_EQ(state.launches.size(), 1u);
+  EXPECT_EQ(state.launches[0].cluster, (std::array<unsigned, 3>{2, 1, 1}));
+  EXPECT_EQ(state.launches[0].stream, stream);
+}
+
+TEST_F(FakeLaunch, LazyLoadOncePerKernelUnderConcurrency) {
+  KernelEntry plain = fwdKernel("plain");
+  KernelEntry causal = fwdKernel("causal");
+  causal.key.causal = true;
+  KernelEntry unused = fwdKernel("unused");
+  unused.key.headDim = 64;
+  load({plain, causal, unused});
+  EXPECT_EQ(state.loads, 0); // nothing is loaded before the first launch
+  constexpr int kThreads = 8, kIterations = 25;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      attn_fwd_args args = smallArgs();
+      for (int i = 0; i < kIterations; ++i) {
+        args.causal = (i + t) % 2;
+        if (attn_fwd(bundle, &args, stream) != ATTN_SUCCESS)
+          ++failures;
+      }
+    });
+  for (std::thread &t : threads)
+    t.join();
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(state.loads, 2);
+  EXPECT_EQ(state.kernelLookups, 2);
+  EXPECT_EQ(state.launches.size(), size_t(kThreads * kIterations));
+  attn_bundle_destroy(bundle);
+  bundle = nullptr;
+  // Each loaded library is unloaded exactly once.
+  EXPECT_EQ(state.unloaded,
+            std::multiset<CUlibrary>(state.loaded.begin(), state.loaded.end()));
+  EXPECT_EQ(state.unloaded.size(), 2u);
+}
+
+TEST_F(FakeLaunch, FailedLoadIsReportedEveryTime) {
+  load({fwdKernel("k")});
+  state.loadResult = CUDA_ERROR_NO_BINARY_FOR_GPU;
+  attn_fwd_args args = smallArgs();
+  for (int i = 0; i < 2; ++i)
+    EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_CUDA,
+                  "CUDA_ERROR_NO_BINARY_FOR_GPU: fake driver error (in "
+                  "cuLibraryLoadData)");
+  EXPECT_EQ(state.loads, 1);
+  EXPECT_TRUE(state.launches.empty());
+}
+
+TEST_F(FakeLaunch, NoContext) {
+  load({fwdKernel("k")});
+  state.hasContext = false;
+  attn_fwd_args args = smallArgs();
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_CUDA,
+                "no current CUDA context on this thread");
+  EXPECT_TRUE(state.launches.empty());
+}
+
+TEST_F(FakeLaunch, PointerChecks) {
+  load({fwdKernel("k", /*lse=*/true)});
+  attn_fwd_args args = smallArgs(/*lse=*/true);
+  state.allocations[0].memoryType = CU_MEMORYTYPE_HOST;
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_INVALID_ARGUMENT,
+                "q: 0x7f0000000000 is host memory");
+  state.allocations[0].memoryType = CU_MEMORYTYPE_DEVICE;
+  state.allocations[1].device = 1;
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_INVALID_ARGUMENT,
+                "k: on device 1, but the current context is on device 0");
+  state.allocations[1].device = 0;
+  state.allocations.erase(state.allocations.begin() + 2);
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_INVALID_ARGUMENT,
+                "v: 0x7f0000200000 is not CUDA device memory");
+  args.v.data = fakeAddress(1); // inside k's allocation, fine
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  args.v.data = static_cast<char *>(fakeAddress(1)) + (1 << 20) - 32 * 1024;
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_INVALID_ARGUMENT,
+                "v: view extends past its allocation");
+  args.v.data = fakeAddress(1);
+  args.lse.data = static_cast<char *>(fakeAddress(4)) + (1 << 20) - 1024;
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_INVALID_ARGUMENT,
+                "lse: view extends past its allocation");
+  EXPECT_EQ(state.launches.size(), 1u);
+}
+
+TEST_F(FakeLaunch, LaunchFailure) {
+  load({fwdKernel("k")});
+  state.launchResult = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+  attn_fwd_args args = smallArgs();
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_CUDA,
+                "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: fake driver error (in "
+                "cuLaunchKernel)");
+  state.launchResult = CUDA_ERROR_ILLEGAL_ADDRESS; // no name in the fake
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_CUDA,
+                "CUDA error 700");
+}
+
+TEST_F(FakeLaunch, EmptyCallsLaunchNothing) {
+  load({fwdKernel("k")});
+  attn_fwd_args args = makeArgs(1, 4, 2, 0, 128);
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  args = makeArgs(0, 4, 2, 100, 128);
+  args.q.data = args.o.data = args.k.data = args.v.data = nullptr;
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  EXPECT_TRUE(state.launches.empty());
+  EXPECT_EQ(state.loads, 0);
+  // Host validation still applies.
+  args.q.strides[3] = 2;
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_INVALID_ARGUMENT,
+                "q: stride along D");
+}
+
+TEST_F(FakeLaunch, HostErrorsComeBeforeDeviceChecks) {
+  load({fwdKernel("k")});
+  state.hasContext = false;
+  attn_fwd_args args = smallArgs();
+  args.causal = 1;
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_NO_MATCHING_KERNEL,
+                "causal");
+}
+
+TEST(RealDriver, UnavailableOrNoContextIsACudaError) {
+  // CI has no libcuda.so.1; a GPU machine has no current context here.
+  TempDir dir;
+  BundleOwner owner{loadBundle(dir, manifestOf({fwdKernel("k")}))};
+  attn_fwd_args args = makeArgs(1, 4, 2, 100, 128);
+  attn_status s = attn_fwd(owner.bundle, &args, nullptr);
+  EXPECT_EQ(s, ATTN_ERROR_CUDA) << attn_last_error();
+  std::string message = attn_last_error();
+  EXPECT_TRUE(message.find("CUDA driver unavailable") != std::string::npos ||
+              message.find("no current CUDA context") != std::string::npos)
+      << message;
+}
+
+} // namespace

@@ -1,0 +1,128 @@
+//===- TestBundles.h - manifests and bundles for the runtime tests -*- C++ -*-//
+//
+// Builders shared by ManifestTest and RuntimeTest: a forward kernel entry
+// with the full memref-descriptor parameter list, and a temporary bundle
+// directory with a manifest and fake cubins.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNTIME_UNITTESTS_TESTBUNDLES_H
+#define ATTN_RUNTIME_UNITTESTS_TESTBUNDLES_H
+
+#include "Manifest.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <string>
+
+namespace attn::testing {
+
+using bundle::GridDim;
+using bundle::KernelEntry;
+using bundle::Manifest;
+using bundle::Operand;
+using bundle::Param;
+
+/// The memref descriptor of `operand`: pointers, offset, sizes, strides.
+inline void appendDescriptor(std::vector<Param> &params, Operand operand) {
+  params.push_back({operand, Param::Field::AllocatedPtr, 0});
+  params.push_back({operand, Param::Field::AlignedPtr, 0});
+  params.push_back({operand, Param::Field::Offset, 0});
+  for (auto field : {Param::Field::Size, Param::Field::Stride})
+    for (int64_t i = 0; i < bundle::operandRank(operand); ++i)
+      params.push_back({operand, field, i});
+}
+
+/// A dynamic-shape strided bf16 D=128 kernel: grid (ceil(Nq/64), Hq, B),
+/// 128 threads, parameters q, k, v, o (and lse).
+inline KernelEntry fwdKernel(const std::string &name, bool lse = false) {
+  KernelEntry k;
+  k.name = name;
+  k.kind = "fwd";
+  k.cubin = name + ".cubin";
+  k.ptx = name + ".ptx";
+  k.key.dtype = "bf16";
+  k.key.headDim = 128;
+  k.key.hasLse = lse;
+  k.key.scale = 1.0 / std::sqrt(128.0);
+  k.key.blockM = 64;
+  k.key.blockN = 64;
+  k.grid[0] = GridDim{1, Operand::Q, 2, 64};
+  k.grid[1] = GridDim{1, Operand::Q, 1, 1};
+  k.grid[2] = GridDim{1, Operand::Q, 0, 1};
+  k.threads = {128, 1, 1};
+  for (Operand op : {Operand::Q, Operand::K, Operand::V, Operand::O})
+    appendDescriptor(k.params, op);
+  if (lse)
+    appendDescriptor(k.params, Operand::LSE);
+  k.resources = {168, 0, 0, 0, 0};
+  return k;
+}
+
+/// Sets every length of `k` to static values.
+inline KernelEntry withShape(KernelEntry k, int64_t b, int64_t hq, int64_t hkv,
+                             int64_t nq, int64_t nk) {
+  k.key.batch = b;
+  k.key.numHeadsQ = hq;
+  k.key.numHeadsKV = hkv;
+  k.key.seqLenQ = nq;
+  k.key.seqLenK = nk;
+  return k;
+}
+
+inline std::string manifestText(const Manifest &manifest) {
+  return llvm::formatv("{0:2}", bundle::toJSON(manifest)).str();
+}
+
+/// A fresh directory, removed with its contents at the end of the test.
+class TempDir {
+public:
+  TempDir() {
+    std::error_code ec =
+        llvm::sys::fs::createUniqueDirectory("attn-runtime-test", dir);
+    EXPECT_FALSE(ec) << ec.message();
+  }
+  ~TempDir() { llvm::sys::fs::remove_directories(dir); }
+  std::string path() const { return std::string(dir.str()); }
+  std::string file(llvm::StringRef name) const {
+    llvm::SmallString<256> p(dir);
+    llvm::sys::path::append(p, name);
+    return std::string(p.str());
+  }
+  void write(llvm::StringRef name, llvm::StringRef text) const {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(file(name), ec);
+    ASSERT_FALSE(ec) << ec.message();
+    os << text;
+  }
+
+private:
+  llvm::SmallString<256> dir;
+};
+
+/// Writes manifest.json and a fake cubin (ELF magic) per kernel.
+inline void writeBundle(const TempDir &dir, const Manifest &manifest) {
+  dir.write("manifest.json", manifestText(manifest));
+  for (const KernelEntry &k : manifest.kernels)
+    dir.write(k.cubin, "\x7f"
+                       "ELF\x02\x01\x01 fake cubin");
+}
+
+inline Manifest manifestOf(std::vector<KernelEntry> kernels) {
+  Manifest m;
+  m.generator = "attn-runtime-unittests";
+  m.chip = "sm_90a";
+  m.kernels = std::move(kernels);
+  return m;
+}
+
+} // namespace attn::testing
+
+#endif // ATTN_RUNTIME_UNITTESTS_TESTBUNDLES_H
