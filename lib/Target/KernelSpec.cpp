@@ -90,7 +90,7 @@ LogicalResult mlir::attn::buildKernelFunction(ModuleOp module,
                                               const KernelSpec &spec) {
   MLIRContext *ctx = module.getContext();
   std::string name = spec.name.empty() ? spec.defaultName() : spec.name;
-  Location loc = NameLoc::get(StringAttr::get(ctx, "spec " + name));
+  Location loc = FileLineColLoc::get(ctx, "spec " + name, 0, 0);
   if (spec.dtype != "f16" && spec.dtype != "bf16")
     return emitError(loc) << "dtype must be f16 or bf16, got '" << spec.dtype
                           << "'";

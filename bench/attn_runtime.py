@@ -1,0 +1,95 @@
+"""ctypes binding of the attn runtime's C API (runtime/include/attn/runtime.h).
+
+Test-driver glue for the GPU machine only: the runtime itself has no Python
+in it. Tensors are torch tensors; nothing else is needed from torch.
+"""
+import ctypes
+import os
+
+SUCCESS, INVALID_ARGUMENT, NO_MATCHING_KERNEL = 0, 1, 2
+BUNDLE_NOT_FOUND, BUNDLE_CORRUPT, CUDA_ERROR = 3, 4, 5
+DTYPES = {"f16": 0, "bf16": 1, "f32": 2}
+
+
+class Tensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int),
+                ("rank", ctypes.c_int32), ("sizes", ctypes.c_int64 * 4),
+                ("strides", ctypes.c_int64 * 4)]
+
+
+class FwdArgs(ctypes.Structure):
+    _fields_ = [("q", Tensor), ("k", Tensor), ("v", Tensor), ("o", Tensor),
+                ("lse", Tensor), ("causal", ctypes.c_int32),
+                ("softmax_scale", ctypes.c_float)]
+
+
+def load_library(path):
+    lib = ctypes.CDLL(path)
+    lib.attn_bundle_load.argtypes = [ctypes.c_char_p,
+                                     ctypes.POINTER(ctypes.c_void_p)]
+    lib.attn_bundle_destroy.argtypes = [ctypes.c_void_p]
+    lib.attn_bundle_destroy.restype = None
+    lib.attn_bundle_num_kernels.argtypes = [ctypes.c_void_p]
+    lib.attn_bundle_num_kernels.restype = ctypes.c_int64
+    lib.attn_bundle_kernel_info.argtypes = [ctypes.c_void_p, ctypes.c_int64]
+    lib.attn_bundle_kernel_info.restype = ctypes.c_char_p
+    lib.attn_fwd_select.argtypes = [ctypes.c_void_p, ctypes.POINTER(FwdArgs),
+                                    ctypes.POINTER(ctypes.c_int64)]
+    lib.attn_fwd.argtypes = [ctypes.c_void_p, ctypes.POINTER(FwdArgs),
+                             ctypes.c_void_p]
+    lib.attn_last_error.restype = ctypes.c_char_p
+    lib.attn_status_name.argtypes = [ctypes.c_int]
+    lib.attn_status_name.restype = ctypes.c_char_p
+    return lib
+
+
+def tensor(t, dtype=None):
+    """An attn_tensor viewing torch tensor `t` (None: an empty tensor)."""
+    out = Tensor()
+    if t is None:
+        return out
+    out.data = t.data_ptr()
+    out.dtype = DTYPES[dtype] if dtype else {
+        "torch.float16": 0, "torch.bfloat16": 1, "torch.float32": 2}[str(t.dtype)]
+    out.rank = t.dim()
+    for i in range(t.dim()):
+        out.sizes[i] = t.shape[i]
+        out.strides[i] = t.stride(i)
+    return out
+
+
+class Bundle:
+    def __init__(self, lib, path):
+        self.lib = lib
+        self.handle = ctypes.c_void_p()
+        self.status = lib.attn_bundle_load(os.fsencode(path),
+                                           ctypes.byref(self.handle))
+        self.message = lib.attn_last_error().decode()
+
+    def __del__(self):
+        if self.handle:
+            self.lib.attn_bundle_destroy(self.handle)
+
+    def kernels(self):
+        n = self.lib.attn_bundle_num_kernels(self.handle)
+        return [self.lib.attn_bundle_kernel_info(self.handle, i).decode()
+                for i in range(n)]
+
+    def select(self, args):
+        index = ctypes.c_int64(-1)
+        status = self.lib.attn_fwd_select(self.handle, ctypes.byref(args),
+                                          ctypes.byref(index))
+        return status, index.value, self.lib.attn_last_error().decode()
+
+    def fwd(self, args, stream):
+        status = self.lib.attn_fwd(self.handle, ctypes.byref(args), stream)
+        return status, self.lib.attn_last_error().decode()
+
+
+def fwd_args(q, k, v, o, lse, causal, scale=0.0):
+    args = FwdArgs()
+    args.q, args.k, args.v, args.o = tensor(q), tensor(k), tensor(v), tensor(o)
+    args.lse = tensor(lse)
+    args.causal = int(causal)
+    args.softmax_scale = scale
+    return args
