@@ -1,5 +1,6 @@
 # lit configuration for attn: FileCheck tests of every pass and pipeline.
 import os
+import sys
 import lit.formats
 from lit.llvm import llvm_config
 
@@ -20,3 +21,4 @@ if os.path.exists(ptxas):
     config.substitutions.append(("%ptxas", ptxas))
 config.substitutions.append(("%examples", os.path.join(config.attn_src_root, "examples")))
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+config.substitutions.append(("%python", sys.executable))

@@ -92,12 +92,28 @@ LogicalResult sinkIntoLaunches(ModuleOp module) {
   return failure(res.wasInterrupted());
 }
 
+/// `chip` must name an SM the kernels can run on: sm_<N>[a] with N >= 80
+/// (bf16 conversions); LLVM would otherwise pick a generic target and fail
+/// (or abort) in instruction selection.
+LogicalResult checkChipName(ModuleOp module, StringRef chip) {
+  StringRef rest = chip;
+  unsigned sm = 0;
+  bool ok = rest.consume_front("sm_") && !rest.consumeInteger(10, sm) &&
+            (rest.empty() || rest == "a") && sm >= 80;
+  if (ok)
+    return success();
+  return emitError(module.getLoc(), "attn-lower-to-nvvm: chip '")
+         << chip << "' is not an NVIDIA SM of sm_80 or later (e.g. sm_90a)";
+}
+
 struct AttnLowerToNVVMPass
     : attn::impl::AttnLowerToNVVMBase<AttnLowerToNVVMPass> {
   using AttnLowerToNVVMBase::AttnLowerToNVVMBase;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (failed(checkChipName(module, chip)))
+      return signalPassFailure();
     auto run = [&](OpPassManager &pm, Operation *op) {
       return runPipeline(pm, op);
     };

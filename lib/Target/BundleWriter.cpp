@@ -82,14 +82,30 @@ std::optional<int64_t> staticDim(Value v, unsigned i) {
   return ShapedType::isDynamic(d) ? std::nullopt : std::optional<int64_t>(d);
 }
 
-FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
+/// The function must be `attn.attention` + `return` (anything else would be
+/// lost: a bundle holds only the kernel) with an identifier for a name.
+FailureOr<AttentionOp> kernelOp(func::FuncOp func) {
   SmallVector<AttentionOp> ops;
   func.walk([&](AttentionOp op) { ops.push_back(op); });
   if (ops.size() != 1)
     return func.emitError("a bundle kernel function holds exactly one "
                           "attn.attention, found ")
            << ops.size();
-  AttentionOp op = ops.front();
+  if (!isKernelName(func.getSymName()))
+    return func.emitError("kernel function name '")
+           << func.getSymName() << "' must be [A-Za-z_][A-Za-z0-9_]*";
+  for (Operation &op : func.getBody().front())
+    if (!isa<AttentionOp, func::ReturnOp>(op))
+      return op.emitOpError("is not allowed in a bundle kernel function: "
+                            "it holds only attn.attention and return");
+  return ops.front();
+}
+
+FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
+  FailureOr<AttentionOp> maybeOp = kernelOp(func);
+  if (failed(maybeOp))
+    return failure();
+  AttentionOp op = *maybeOp;
   if (op.isFP8())
     return op.emitOpError("FP8 kernels are not lowered yet");
   KernelSource src{func, {}, {}};
@@ -107,7 +123,19 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
       return op.emitOpError("operand '")
              << bundle::operandName(role)
              << "' must be an argument of the enclosing function";
-    src.roles[arg.getArgNumber()] = role;
+    auto [it, inserted] = src.roles.try_emplace(arg.getArgNumber(), role);
+    if (!inserted)
+      return op.emitOpError("operands '")
+             << bundle::operandName(it->second) << "' and '"
+             << bundle::operandName(role)
+             << "' are the same argument; a bundle kernel takes a distinct "
+                "buffer per operand";
+    for (int64_t d : cast<MemRefType>(value.getType()).getShape())
+      if (d == 0)
+        return op.emitOpError("operand '")
+               << bundle::operandName(role)
+               << "' has a static length 0; make it dynamic to accept empty "
+                  "calls";
     values.push_back(value);
   }
   FailureOr<bool> strided = layoutKey(op, values);
@@ -208,11 +236,11 @@ LogicalResult readLaunch(gpu::LaunchFuncOp launch, const KernelSource &src,
   return success();
 }
 
-LogicalResult writeFile(StringRef path, StringRef contents) {
+LogicalResult writeFile(Location loc, StringRef path, StringRef contents) {
   std::string err;
   std::unique_ptr<llvm::ToolOutputFile> out = openOutputFile(path, &err);
   if (!out)
-    return failure();
+    return emitError(loc) << err;
   out->os() << contents;
   out->keep();
   return success();
@@ -246,8 +274,9 @@ LogicalResult assemble(Location loc, StringRef ptxas, StringRef chip,
   auto log = llvm::MemoryBuffer::getFile(logPath);
   StringRef text = log ? (*log)->getBuffer() : StringRef();
   if (rc != 0)
-    return emitError(loc) << "ptxas failed on " << ptxPath << ": " << err
-                          << "\n"
+    return emitError(loc) << "ptxas (" << ptxas << ") failed on " << ptxPath
+                          << " with exit status " << rc
+                          << (err.empty() ? "" : ": ") << err << "\n"
                           << text;
   res.registers = scan(text, "Used ([0-9]+) registers");
   res.sharedBytes = scan(text, "([0-9]+) bytes smem");
@@ -310,8 +339,8 @@ FailureOr<bundle::KernelEntry> compileKernel(KernelSource src,
   SmallString<128> ptxPath(opts.outputDir), cubinPath(opts.outputDir);
   llvm::sys::path::append(ptxPath, entry.ptx);
   llvm::sys::path::append(cubinPath, entry.cubin);
-  if (failed(writeFile(ptxPath, object.getObject().getValue())))
-    return emitError(func.getLoc()) << "cannot write " << ptxPath;
+  if (failed(writeFile(func.getLoc(), ptxPath, object.getObject().getValue())))
+    return failure();
   if (failed(assemble(func.getLoc(), ptxas, opts.chip, ptxPath, cubinPath,
                       entry.resources)))
     return failure();
@@ -357,8 +386,8 @@ LogicalResult mlir::attn::writeBundle(ModuleOp module,
   llvm::sys::path::append(path, "manifest.json");
   std::string text =
       llvm::formatv("{0:2}\n", llvm::json::Value(bundle::toJSON(manifest)));
-  if (failed(writeFile(path, text)))
-    return module.emitError("cannot write ") << path;
+  if (failed(writeFile(module.getLoc(), path, text)))
+    return failure();
   log << "wrote " << path << " (" << manifest.kernels.size() << " kernels)\n";
   return success();
 }

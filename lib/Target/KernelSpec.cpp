@@ -6,7 +6,12 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/bit.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -28,8 +33,10 @@ std::string KernelSpec::defaultName() const {
                         lengthName(numHeadsQ), lengthName(numHeadsKV),
                         lengthName(seqLenQ), lengthName(seqLenK))
               .str();
-  if (scale != 0)
-    name += llvm::formatv("_s{0}", static_cast<int64_t>(scale * 1e6)).str();
+  if (scale != 0) // the f32 bits: distinct scales give distinct names
+    name += llvm::formatv("_s{0:x-}", llvm::bit_cast<uint32_t>(
+                                          static_cast<float>(scale)))
+                .str();
   return name;
 }
 
@@ -44,11 +51,24 @@ static bool mapLength(const json::Object &obj, llvm::StringRef key,
   return fromJSON(*value, out, path.field(key));
 }
 
+static constexpr llvm::StringLiteral kSpecKeys[] = {
+    "name",   "batch",     "num_heads_q", "num_heads_kv", "seqlen_q",
+    "seqlen_k", "head_dim", "dtype",      "causal",       "lse",
+    "scale",  "layout",    "block_m",     "block_n"};
+
 bool mlir::attn::fromJSON(const json::Value &value, KernelSpec &spec,
                           json::Path path) {
   json::ObjectMapper o(value, path);
+  if (!o)
+    return false;
+  // A misspelt key ("casual") must not silently give another kernel.
+  for (const auto &[key, unused] : *value.getAsObject())
+    if (!llvm::is_contained(kSpecKeys, key.str())) {
+      path.field(key).report("unknown key");
+      return false;
+    }
   std::optional<std::string> layout;
-  if (!o || !o.map("head_dim", spec.headDim) || !o.map("dtype", spec.dtype) ||
+  if (!o.map("head_dim", spec.headDim) || !o.map("dtype", spec.dtype) ||
       !o.mapOptional("name", spec.name) ||
       !o.mapOptional("causal", spec.causal) ||
       !o.mapOptional("lse", spec.lse) || !o.mapOptional("scale", spec.scale) ||
@@ -86,14 +106,40 @@ static MemRefType memrefType(ArrayRef<std::optional<int64_t>> dims,
   return MemRefType::get(shape, element, layout);
 }
 
+bool mlir::attn::isKernelName(StringRef name) {
+  return !name.empty() && (llvm::isAlpha(name[0]) || name[0] == '_') &&
+         llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
+/// What the op verifier cannot see: lengths, scale and block sizes.
+static LogicalResult verifySpec(const KernelSpec &spec, Location loc) {
+  if (!spec.name.empty() && !isKernelName(spec.name))
+    return emitError(loc) << "name '" << spec.name
+                          << "' must be an identifier ([A-Za-z_][A-Za-z0-9_]*)";
+  if (spec.dtype != "f16" && spec.dtype != "bf16")
+    return emitError(loc) << "dtype must be f16 or bf16, got '" << spec.dtype
+                          << "'";
+  for (const auto &len : {spec.batch, spec.numHeadsQ, spec.numHeadsKV,
+                          spec.seqLenQ, spec.seqLenK})
+    if (len && *len <= 0)
+      return emitError(loc) << "a static length must be > 0, got " << *len
+                            << " (make it dynamic to accept empty calls)";
+  if (!std::isfinite(spec.scale) || spec.scale < 0)
+    return emitError(loc) << "scale must be finite and >= 0 (0: 1/sqrt(D))";
+  if (spec.blockM < 0 || spec.blockN < 0)
+    return emitError(loc) << "block_m and block_n must be > 0";
+  return success();
+}
+
 LogicalResult mlir::attn::buildKernelFunction(ModuleOp module,
                                               const KernelSpec &spec) {
   MLIRContext *ctx = module.getContext();
   std::string name = spec.name.empty() ? spec.defaultName() : spec.name;
   Location loc = FileLineColLoc::get(ctx, "spec " + name, 0, 0);
-  if (spec.dtype != "f16" && spec.dtype != "bf16")
-    return emitError(loc) << "dtype must be f16 or bf16, got '" << spec.dtype
-                          << "'";
+  if (failed(verifySpec(spec, loc)))
+    return failure();
+  if (module.lookupSymbol(name))
+    return emitError(loc) << "two kernels are named '" << name << "'";
   Builder b(ctx);
   Type elt = spec.dtype == "f16" ? Type(b.getF16Type()) : b.getBF16Type();
   std::optional<int64_t> d = spec.headDim;

@@ -419,8 +419,25 @@ static Status notFound(const llvm::Twine &message) {
   return makeError(ATTN_ERROR_BUNDLE_NOT_FOUND, message);
 }
 
+/// Largest manifest.json and cubin the runtime reads.
+constexpr uint64_t kMaxFileBytes = 256ull << 20;
+
 static Status readFile(StringRef path, StringRef what,
                        std::unique_ptr<llvm::MemoryBuffer> &out) {
+  llvm::sys::fs::file_status status;
+  if (std::error_code ec = llvm::sys::fs::status(path, status)) {
+    if (ec == llvm::errc::no_such_file_or_directory)
+      return notFound(what + " " + path + " not found");
+    return notFound("cannot read " + what + " " + path + ": " + ec.message());
+  }
+  // A FIFO would block the read; a directory is not a file of the bundle.
+  if (status.type() != llvm::sys::fs::file_type::regular_file)
+    return makeError(ATTN_ERROR_BUNDLE_CORRUPT,
+                     what + " " + path + " is not a regular file");
+  if (status.getSize() > kMaxFileBytes)
+    return makeError(ATTN_ERROR_BUNDLE_CORRUPT,
+                     formatv("{0} {1} is larger than {2} bytes", what, path,
+                             kMaxFileBytes));
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false,
                                             /*IsVolatile=*/true);
@@ -463,8 +480,9 @@ Status Bundle::load(StringRef dir, std::unique_ptr<Bundle> &out) {
     std::unique_ptr<llvm::MemoryBuffer> cubin;
     if (Status s = readFile(path, "cubin", cubin); !s.ok())
       return s;
-    if (!cubin->getBuffer().starts_with("\x7f"
-                                        "ELF"))
+    // An ELF64 header alone is 64 bytes.
+    if (cubin->getBufferSize() < 64 || !cubin->getBuffer().starts_with("\x7f"
+                                                                     "ELF"))
       return makeError(ATTN_ERROR_BUNDLE_CORRUPT,
                        formatv("cubin {0} of kernel {1} is not an ELF file",
                                path, kernel.name));
@@ -631,6 +649,10 @@ static CUresult enqueue(const DriverApi &driver, const KernelEntry &kernel,
 
 Status Bundle::launch(const attn_fwd_args &args, CUstream stream) {
   FwdCall call;
+  if (Status s = validateFwd(args, call); !s.ok())
+    return s;
+  if (call.empty()) // nothing to compute: no kernel, no GPU needed
+    return Status::success();
   int64_t index = 0;
   if (Status s = prepare(args, call, index); !s.ok())
     return s;
@@ -646,8 +668,6 @@ Status Bundle::launch(const attn_fwd_args &args, CUstream stream) {
   CUdevice device = 0;
   if (CUresult r = driver->ctxGetDevice(&device); r != CUDA_SUCCESS)
     return cudaError(*driver, r, "cuCtxGetDevice");
-  if (call.empty())
-    return Status::success();
   for (Operand op :
        {Operand::Q, Operand::K, Operand::V, Operand::O, Operand::LSE}) {
     uint64_t bytes = call.extentBytes[static_cast<size_t>(op)];

@@ -291,8 +291,10 @@ static llvm::Error checkKey(const FwdKey &key, const llvm::Twine &at) {
   if (key.dtype != "f16" && key.dtype != "bf16")
     return corrupt(at + ".key.dtype",
                    "expected \"f16\" or \"bf16\", got \"" + key.dtype + "\"");
-  if (key.headDim <= 0 || key.blockM <= 0 || key.blockN <= 0)
-    return corrupt(at + ".key", "head_dim, block_m and block_n must be > 0");
+  if (key.headDim <= 0 || key.headDim > 256 || key.headDim % 8 != 0)
+    return corrupt(at + ".key.head_dim", "must be a multiple of 8 in [8, 256]");
+  if (key.blockM <= 0 || key.blockN <= 0)
+    return corrupt(at + ".key", "block_m and block_n must be > 0");
   if (!std::isfinite(key.scale) || key.scale <= 0)
     return corrupt(at + ".key.scale", "must be finite and > 0");
   for (const auto &len :
@@ -319,19 +321,26 @@ static llvm::Error checkLaunch(const KernelEntry &kernel,
       return corrupt(at + ".launch.grid", "refers to lse in a kernel without "
                                           "LSE");
   }
-  int64_t threads = 1;
+  // Bounds per entry first, so that the products cannot overflow.
+  int64_t threads = 1, cluster = 1;
   for (int64_t t : kernel.threads) {
-    if (t < 1)
-      return corrupt(at + ".launch.threads", "entries must be >= 1");
+    if (t < 1 || t > 1024)
+      return corrupt(at + ".launch.threads", "entries must be in [1, 1024]");
     threads *= t;
   }
   if (threads > 1024)
     return corrupt(at + ".launch.threads", "more than 1024 threads per CTA");
-  for (int64_t c : kernel.cluster)
-    if (c < 1)
-      return corrupt(at + ".launch.cluster", "entries must be >= 1");
-  if (kernel.dynamicSharedBytes < 0)
-    return corrupt(at + ".launch.dynamic_shared_bytes", "must be >= 0");
+  for (int64_t c : kernel.cluster) {
+    if (c < 1 || c > 16)
+      return corrupt(at + ".launch.cluster", "entries must be in [1, 16]");
+    cluster *= c;
+  }
+  if (cluster > 16)
+    return corrupt(at + ".launch.cluster", "more than 16 CTAs per cluster");
+  if (kernel.dynamicSharedBytes < 0 ||
+      kernel.dynamicSharedBytes > kMaxDynamicSharedBytes)
+    return corrupt(at + ".launch.dynamic_shared_bytes",
+                   llvm::formatv("must be in [0, {0}]", kMaxDynamicSharedBytes));
   return llvm::Error::success();
 }
 
@@ -348,18 +357,60 @@ static llvm::Error checkKernel(const KernelEntry &kernel, size_t index) {
     return err;
   if (llvm::Error err = checkLaunch(kernel, at))
     return err;
+  std::array<bool, 5> hasPointer = {};
   for (const Param &p : kernel.params) {
     if (p.operand == Operand::LSE && !kernel.key.hasLse)
       return corrupt(at + ".params", "an lse parameter in a kernel without "
                                      "LSE");
     if (p.index < 0 || p.index >= operandRank(p.operand))
       return corrupt(at + ".params", "index out of the operand's rank");
+    if (p.field == Param::Field::AlignedPtr)
+      hasPointer[static_cast<size_t>(p.operand)] = true;
   }
+  // Every operand the kernel computes with must reach it.
+  for (Operand op : {Operand::Q, Operand::K, Operand::V, Operand::O})
+    if (!hasPointer[static_cast<size_t>(op)])
+      return corrupt(at + ".params", "no aligned_ptr of operand " +
+                                         operandName(op));
+  if (kernel.key.hasLse && !hasPointer[static_cast<size_t>(Operand::LSE)])
+    return corrupt(at + ".params", "no aligned_ptr of operand lse");
   return llvm::Error::success();
 }
 
+/// llvm::json::parse recurses once per nesting level: bound the depth
+/// first so that a hostile file cannot overflow the stack.
+static bool nestsDeeperThan(StringRef text, int limit) {
+  int depth = 0;
+  bool inString = false, escaped = false;
+  for (char c : text) {
+    if (inString) {
+      inString = escaped || c != '"';
+      escaped = !escaped && c == '\\';
+      continue;
+    }
+    if (c == '"')
+      inString = true;
+    else if (c == '[' || c == '{')
+      ++depth;
+    else if (c == ']' || c == '}')
+      --depth;
+    if (depth > limit)
+      return true;
+  }
+  return false;
+}
+
+llvm::Expected<json::Value> parseJSON(StringRef text) {
+  constexpr int kMaxDepth = 64;
+  if (nestsDeeperThan(text, kMaxDepth))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        llvm::formatv("nested deeper than {0} levels", kMaxDepth));
+  return json::parse(text);
+}
+
 llvm::Expected<Manifest> parseManifest(StringRef text) {
-  llvm::Expected<json::Value> value = json::parse(text);
+  llvm::Expected<json::Value> value = parseJSON(text);
   if (!value)
     return corrupt("manifest.json",
                    "not valid JSON: " + llvm::toString(value.takeError()));
@@ -378,7 +429,7 @@ llvm::Expected<Manifest> parseManifest(StringRef text) {
                                         llvm::toString(root.getError()));
   for (size_t i = 0; i < manifest.kernels.size(); ++i)
     if (llvm::Error err = checkKernel(manifest.kernels[i], i))
-      return std::move(err);
+      return err;
   return manifest;
 }
 

@@ -105,6 +105,13 @@ llvm::json::Value toJSON(const Manifest &manifest);
 bool fromJSON(const llvm::json::Value &value, Manifest &manifest,
               llvm::json::Path path);
 
+/// The most dynamic shared memory a kernel may ask for (sm_90: 227 KiB).
+constexpr int64_t kMaxDynamicSharedBytes = 227 * 1024;
+
+/// llvm::json::parse behind a nesting-depth limit (64 levels): the parser
+/// recurses per level, so unbounded input could overflow the stack.
+llvm::Expected<llvm::json::Value> parseJSON(llvm::StringRef text);
+
 /// Parses manifest.json text and checks the schema and its invariants
 /// (version, known kind/dtype/operands, ranks, positive launch shape,
 /// parameters in range). The error message names the offending field.

@@ -237,4 +237,65 @@ TEST(ManifestCorrupt, MoreInvariants) {
       "3 entries");
 }
 
+// Entries are bounded before their product is taken: 2^62 * 4 would wrap.
+TEST(ManifestCorrupt, LaunchShapeBounds) {
+  int64_t huge = int64_t(1) << 62;
+  EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
+                     (*kernel0(top).getObject("launch"))["threads"] =
+                         json::Array{huge, 4, 1};
+                   }),
+                   "kernels[0].launch.threads");
+  EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
+                     (*kernel0(top).getObject("launch"))["cluster"] =
+                         json::Array{int64_t(1) << 32, int64_t(1) << 32, 1};
+                   }),
+                   "kernels[0].launch.cluster");
+  EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
+                     (*kernel0(top).getObject("launch"))["cluster"] =
+                         json::Array{4, 8, 1};
+                   }),
+                   "more than 16 CTAs");
+  EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
+                     (*kernel0(top).getObject("launch"))
+                         ["dynamic_shared_bytes"] = int64_t(1) << 40;
+                   }),
+                   "kernels[0].launch.dynamic_shared_bytes");
+}
+
+TEST(ManifestCorrupt, HeadDim) {
+  for (int64_t d : {12, 0, 264})
+    EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
+                       (*kernel0(top).getObject("key"))["head_dim"] = d;
+                     }),
+                     "kernels[0].key.head_dim");
+}
+
+// A kernel whose parameters miss an operand would run on garbage pointers.
+TEST(ManifestCorrupt, EveryOperandReachesTheKernel) {
+  EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
+                     kernel0(top)["params"] = json::Array{};
+                   }),
+                   "no aligned_ptr of operand q");
+  EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
+                     json::Array &params = *kernel0(top).getArray("params");
+                     json::Array kept;
+                     for (json::Value &p : params)
+                       if (*p.getAsObject()->getString("operand") != "lse")
+                         kept.push_back(std::move(p));
+                     params = std::move(kept);
+                   }),
+                   "no aligned_ptr of operand lse");
+}
+
+// llvm::json::parse recurses per level: deep input must not reach it.
+TEST(ManifestCorrupt, DeepNestingIsRejectedNotRecursedInto) {
+  std::string deep(200000, '[');
+  deep += std::string(200000, ']');
+  llvm::Expected<Manifest> parsed = parseManifest(deep);
+  ASSERT_FALSE(bool(parsed));
+  EXPECT_ERROR_HAS(llvm::toString(parsed.takeError()), "nested deeper than");
+  // Brackets inside strings do not count.
+  EXPECT_TRUE(bool(parseJSON("{\"a\": \"" + std::string(1000, '[') + "\\\"\"}")));
+}
+
 } // namespace

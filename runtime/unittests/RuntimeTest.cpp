@@ -9,6 +9,9 @@
 #include "Driver.h"
 #include "TestBundles.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -99,8 +102,7 @@ TEST(BundleLoad, MissingCubin) {
   TempDir dir;
   Manifest m = manifestOf({fwdKernel("a"), fwdKernel("b")});
   dir.write("manifest.json", manifestText(m));
-  dir.write("a.cubin", "\x7f"
-                       "ELF");
+  dir.write("a.cubin", fakeCubin());
   attn_bundle *bundle = nullptr;
   EXPECT_STATUS(attn_bundle_load(dir.path().c_str(), &bundle),
                 ATTN_ERROR_BUNDLE_NOT_FOUND, dir.file("b.cubin"));
@@ -115,6 +117,30 @@ TEST(BundleLoad, NonElfCubinIsCorrupt) {
   attn_bundle *bundle = nullptr;
   EXPECT_STATUS(attn_bundle_load(dir.path().c_str(), &bundle),
                 ATTN_ERROR_BUNDLE_CORRUPT, "a.cubin");
+}
+
+TEST(BundleLoad, TruncatedElfIsCorrupt) {
+  TempDir dir;
+  dir.write("manifest.json", manifestText(manifestOf({fwdKernel("a")})));
+  dir.write("a.cubin", "\x7f" "ELF");
+  attn_bundle *bundle = nullptr;
+  EXPECT_STATUS(attn_bundle_load(dir.path().c_str(), &bundle),
+                ATTN_ERROR_BUNDLE_CORRUPT, "is not an ELF file");
+}
+
+// A FIFO would block the read forever; a directory is no cubin either.
+TEST(BundleLoad, CubinThatIsNotARegularFile) {
+  TempDir dir;
+  dir.write("manifest.json", manifestText(manifestOf({fwdKernel("a")})));
+  ASSERT_EQ(::mkfifo(dir.file("a.cubin").c_str(), 0600), 0);
+  attn_bundle *bundle = nullptr;
+  EXPECT_STATUS(attn_bundle_load(dir.path().c_str(), &bundle),
+                ATTN_ERROR_BUNDLE_CORRUPT, "is not a regular file");
+  ASSERT_EQ(::unlink(dir.file("a.cubin").c_str()), 0);
+  ASSERT_EQ(::mkdir(dir.file("a.cubin").c_str(), 0700), 0);
+  EXPECT_STATUS(attn_bundle_load(dir.path().c_str(), &bundle),
+                ATTN_ERROR_BUNDLE_CORRUPT, "is not a regular file");
+  ::rmdir(dir.file("a.cubin").c_str());
 }
 
 TEST(BundleLoad, CorruptManifest) {
@@ -911,6 +937,10 @@ TEST_F(FakeLaunch, EmptyCallsLaunchNothing) {
   args = makeArgs(0, 4, 2, 100, 128);
   args.q.data = args.o.data = args.k.data = args.v.data = nullptr;
   EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  // No kernel needs to match an empty call (this one is causal).
+  args.causal = 1;
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  args.causal = 0;
   EXPECT_TRUE(state.launches.empty());
   EXPECT_EQ(state.loads, 0);
   // Host validation still applies.

@@ -107,12 +107,19 @@ private:
   llvm::SmallString<256> dir;
 };
 
-/// Writes manifest.json and a fake cubin (ELF magic) per kernel.
+/// A fake cubin: ELF magic, padded to the 64 bytes of an ELF64 header.
+inline std::string fakeCubin() {
+  std::string cubin = "\x7f"
+                      "ELF\x02\x01\x01 fake cubin";
+  cubin.resize(64, '\0');
+  return cubin;
+}
+
+/// Writes manifest.json and a fake cubin per kernel.
 inline void writeBundle(const TempDir &dir, const Manifest &manifest) {
   dir.write("manifest.json", manifestText(manifest));
   for (const KernelEntry &k : manifest.kernels)
-    dir.write(k.cubin, "\x7f"
-                       "ELF\x02\x01\x01 fake cubin");
+    dir.write(k.cubin, fakeCubin());
 }
 
 inline Manifest manifestOf(std::vector<KernelEntry> kernels) {

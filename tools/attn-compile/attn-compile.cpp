@@ -13,6 +13,8 @@
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Target/Bundle.h"
 
+#include "Manifest.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -115,8 +117,8 @@ static bool anyShapeFlag() {
 }
 
 /// The kernel described by the shape flags.
-static FailureOr<attn::KernelSpec> specFromFlags() {
-  attn::KernelSpec spec;
+static FailureOr<mlir::attn::KernelSpec> specFromFlags() {
+  mlir::attn::KernelSpec spec;
   for (const cl::opt<std::string> *opt : {&batch, &headsQ, &seqLenQ})
     if (!opt->getNumOccurrences()) {
       fail("--" + opt->ArgStr + " is required with the shape flags");
@@ -147,19 +149,19 @@ static FailureOr<attn::KernelSpec> specFromFlags() {
   return spec;
 }
 
-static FailureOr<std::vector<attn::KernelSpec>> readSpecFile() {
+static FailureOr<std::vector<mlir::attn::KernelSpec>> readSpecFile() {
   auto buffer = llvm::MemoryBuffer::getFile(specFile);
   if (!buffer) {
     fail("cannot read " + specFile + ": " + buffer.getError().message());
     return failure();
   }
   llvm::Expected<llvm::json::Value> value =
-      llvm::json::parse((*buffer)->getBuffer());
+      ::attn::bundle::parseJSON((*buffer)->getBuffer());
   if (!value) {
     fail(specFile + ": " + llvm::toString(value.takeError()));
     return failure();
   }
-  std::vector<attn::KernelSpec> specs;
+  std::vector<mlir::attn::KernelSpec> specs;
   llvm::json::Path::Root root("specs");
   if (!fromJSON(*value, specs, root)) {
     fail(specFile + ": " + llvm::toString(root.getError()));
@@ -186,28 +188,28 @@ static OwningOpRef<ModuleOp> buildModule(MLIRContext &context,
   } else {
     module = ModuleOp::create(UnknownLoc::get(&context));
   }
-  std::vector<attn::KernelSpec> specs;
+  std::vector<mlir::attn::KernelSpec> specs;
   if (!specFile.empty()) {
-    FailureOr<std::vector<attn::KernelSpec>> fromFile = readSpecFile();
+    FailureOr<std::vector<mlir::attn::KernelSpec>> fromFile = readSpecFile();
     if (failed(fromFile))
       return nullptr;
     specs = std::move(*fromFile);
   }
   if (anyShapeFlag()) {
-    FailureOr<attn::KernelSpec> spec = specFromFlags();
+    FailureOr<mlir::attn::KernelSpec> spec = specFromFlags();
     if (failed(spec))
       return nullptr;
     specs.push_back(*spec);
   }
-  for (const attn::KernelSpec &spec : specs)
-    if (failed(attn::buildKernelFunction(*module, spec)))
+  for (const mlir::attn::KernelSpec &spec : specs)
+    if (failed(mlir::attn::buildKernelFunction(*module, spec)))
       return nullptr;
   return module;
 }
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  attn::registerAttnPassesAndPipelines();
+  mlir::attn::registerAttnPassesAndPipelines();
   cl::HideUnrelatedOptions({&inputs, &shape, &codegen});
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -221,7 +223,7 @@ int main(int argc, char **argv) {
                 "flags (see --help)");
 
   DialectRegistry registry;
-  attn::registerAttnDialects(registry);
+  mlir::attn::registerAttnDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   context.printOpOnDiagnostic(false);
@@ -231,11 +233,11 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  attn::BundleOptions options;
+  mlir::attn::BundleOptions options;
   options.outputDir = outputDir;
   options.blockM = blockM;
   options.blockN = blockN;
   options.chip = chip;
   options.ptxas = ptxas;
-  return failed(attn::writeBundle(*module, options, llvm::outs())) ? 1 : 0;
+  return failed(mlir::attn::writeBundle(*module, options, llvm::outs())) ? 1 : 0;
 }

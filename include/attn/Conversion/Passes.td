@@ -18,7 +18,10 @@ def AttnLowerToNVVM : Pass<"attn-lower-to-nvvm", "ModuleOp"> {
     kernel to the NVVM/LLVM dialects: vector ops are unrolled, `math.exp2`
     and `math.log2` become the `ex2.approx` / `lg2.approx` PTX
     instructions, index arithmetic is 64-bit (offsets may exceed 2^31).
-    The host function keeps `gpu.launch_func`; `gpu-module-to-binary`
+    Side-effect-free values the launch uses are sunk into it first, so the
+    kernel's only arguments are attn.attention's memrefs (what kernel
+    bundles and the runtime assume). The host function keeps
+    `gpu.launch_func`; `gpu-module-to-binary`
     (in the `attn-to-cubin` pipeline) turns the module into PTX or a cubin.
   }];
   let options = [

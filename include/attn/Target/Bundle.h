@@ -46,6 +46,10 @@ struct KernelSpec {
 bool fromJSON(const llvm::json::Value &value, KernelSpec &spec,
               llvm::json::Path path);
 
+/// True for names a kernel may have: [A-Za-z_][A-Za-z0-9_]* (they become
+/// PTX symbols and file names in the bundle).
+bool isKernelName(llvm::StringRef name);
+
 /// Appends to `module` a function `spec.name` (or its default name) taking
 /// (q, k, v, o[, lse]) memrefs and holding one attn.attention. Fails with a
 /// diagnostic when the spec is invalid (verifier messages).

@@ -129,7 +129,8 @@ ATTN_API attn_status attn_fwd_select(const attn_bundle *bundle,
 /* Validates `args` (as attn_fwd_select, plus: a current CUDA context, every
  * pointer is device memory of that context's device), then enqueues the
  * forward kernel on `stream` (0: the legacy default stream). Returns once
- * the launch is queued. Calls with Nq == 0 or B*Hq == 0 launch nothing.
+ * the launch is queued. A valid call with Nq == 0 or B*Hq == 0 has nothing
+ * to compute: it succeeds without a matching kernel, a GPU or a launch.
  * Errors: every error of attn_fwd_select, and ATTN_ERROR_CUDA. */
 ATTN_API attn_status attn_fwd(attn_bundle *bundle, const attn_fwd_args *args,
                               CUstream stream);

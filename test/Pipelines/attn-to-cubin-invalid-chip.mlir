@@ -1,0 +1,16 @@
+// attn-lower-to-nvvm refuses targets the kernels cannot run on (before LLVM
+// would pick a generic target and abort in instruction selection).
+// RUN: not attn-opt %s --attn-to-cubin="chip=garbage format=none" 2>&1 | FileCheck %s --check-prefix=GARBAGE
+// RUN: not attn-opt %s --attn-to-cubin="chip=sm_75 format=none" 2>&1 | FileCheck %s --check-prefix=OLD
+// RUN: not attn-opt %s --attn-to-cubin="chip=sm_90b format=none" 2>&1 | FileCheck %s --check-prefix=SUFFIX
+// RUN: attn-opt %s --attn-to-cubin="chip=sm_80 format=none" | FileCheck %s --check-prefix=OK
+// GARBAGE: error: attn-lower-to-nvvm: chip 'garbage' is not an NVIDIA SM of sm_80 or later (e.g. sm_90a)
+// OLD: error: attn-lower-to-nvvm: chip 'sm_75' is not an NVIDIA SM of sm_80 or later
+// SUFFIX: error: attn-lower-to-nvvm: chip 'sm_90b' is not an NVIDIA SM
+// OK: gpu.module @tiny_kernel [#nvvm.target<O = 3, chip = "sm_80"
+func.func @tiny(%q: memref<1x2x6x16xf16>, %k: memref<1x2x6x16xf16>,
+                %v: memref<1x2x6x16xf16>, %o: memref<1x2x6x16xf16>) {
+  attn.attention ins(%q, %k, %v : memref<1x2x6x16xf16>, memref<1x2x6x16xf16>,
+                     memref<1x2x6x16xf16>) outs(%o : memref<1x2x6x16xf16>)
+  return
+}
