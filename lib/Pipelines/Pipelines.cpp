@@ -49,10 +49,13 @@ void mlir::attn::buildCubinPipeline(OpPassManager &pm,
   addDecomposition(pm);
   pm.addPass(createAttnLowerToNVVM(
       AttnLowerToNVVMOptions{options.chip, options.features}));
-  if (options.format == "none")
+  using Format = CubinPipelineOptions::Format;
+  if (options.format == Format::none)
     return;
   GpuModuleToBinaryPassOptions binary;
-  binary.compilationTarget = options.format;
+  binary.compilationTarget = options.format == Format::isa   ? "isa"
+                             : options.format == Format::bin ? "bin"
+                                                             : "fatbin";
   binary.toolkitPath = options.toolkit;
   pm.addPass(createGpuModuleToBinaryPass(binary));
 }

@@ -311,7 +311,7 @@ FailureOr<bundle::KernelEntry> compileKernel(KernelSource src,
   pipeline.blockN = src.key.blockN;
   pipeline.chip = opts.chip;
   pipeline.features = opts.features;
-  pipeline.format = "isa";
+  pipeline.format = CubinPipelineOptions::Format::isa;
   buildCubinPipeline(pm, pipeline);
   if (failed(pm.run(*module)))
     return failure();

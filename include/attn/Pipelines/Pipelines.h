@@ -38,11 +38,17 @@ struct CubinPipelineOptions : PassPipelineOptions<CubinPipelineOptions> {
   Option<std::string> features{*this, "features",
                                llvm::cl::desc("PTX features"),
                                llvm::cl::init("+ptx80")};
-  Option<std::string> format{
-      *this, "format",
-      llvm::cl::desc("gpu-module-to-binary format: isa (PTX), bin (cubin, "
-                     "runs ptxas), fatbin, or none (stop at NVVM)"),
-      llvm::cl::init("isa")};
+  /// An enum, so that an unknown format is a parse error (upstream
+  /// gpu-module-to-binary only reports it and lets the run succeed).
+  enum class Format { isa, bin, fatbin, none };
+  Option<Format> format{
+      *this, "format", llvm::cl::desc("What to stop at"),
+      llvm::cl::init(Format::isa),
+      llvm::cl::values(
+          clEnumValN(Format::isa, "isa", "PTX (gpu-module-to-binary)"),
+          clEnumValN(Format::bin, "bin", "cubin (runs ptxas)"),
+          clEnumValN(Format::fatbin, "fatbin", "fatbinary"),
+          clEnumValN(Format::none, "none", "the NVVM kernel, not serialized"))};
   Option<std::string> toolkit{*this, "toolkit",
                               llvm::cl::desc("CUDA toolkit path (ptxas)"),
                               llvm::cl::init("/usr/local/cuda")};

@@ -1,5 +1,6 @@
-// attn-lower-to-nvvm refuses targets the kernels cannot run on (before LLVM
-// would pick a generic target and abort in instruction selection).
+// attn-to-cubin refuses options it cannot honor: chips the kernels cannot run
+// on (LLVM would otherwise pick a generic target and abort in instruction
+// selection) and unknown output formats.
 // RUN: not attn-opt %s --attn-to-cubin="chip=garbage format=none" 2>&1 | FileCheck %s --check-prefix=GARBAGE
 // RUN: not attn-opt %s --attn-to-cubin="chip=sm_75 format=none" 2>&1 | FileCheck %s --check-prefix=OLD
 // RUN: not attn-opt %s --attn-to-cubin="chip=sm_90b format=none" 2>&1 | FileCheck %s --check-prefix=SUFFIX
@@ -14,3 +15,7 @@ func.func @tiny(%q: memref<1x2x6x16xf16>, %k: memref<1x2x6x16xf16>,
                      memref<1x2x6x16xf16>) outs(%o : memref<1x2x6x16xf16>)
   return
 }
+
+// An unknown output format is a parse error with a non-zero exit.
+// RUN: not attn-opt %s --attn-to-cubin="format=bogus" 2>&1 | FileCheck %s --check-prefix=FORMAT
+// FORMAT: for the --format option: Cannot find option named 'bogus'!
