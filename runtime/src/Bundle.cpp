@@ -8,6 +8,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -84,23 +85,6 @@ static std::string scaleText(double scale) {
   std::string text;
   llvm::raw_string_ostream(text) << llvm::format("%.7g", scale);
   return text;
-}
-
-static std::string lengthText(const std::optional<int64_t> &len) {
-  return len ? std::to_string(*len) : std::string("?");
-}
-
-/// The dispatch key of a kernel, in the form of FwdCall::describe.
-static std::string keyText(const KernelEntry &kernel) {
-  const bundle::FwdKey &k = kernel.key;
-  return formatv("{0}: {1} D={2}{3}{4} B={5} Hq={6} Hkv={7} Nq={8} Nk={9} "
-                 "scale={10} {11}",
-                 kernel.name, k.dtype, k.headDim, k.causal ? " causal" : "",
-                 k.hasLse ? " +lse" : "", lengthText(k.batch),
-                 lengthText(k.numHeadsQ), lengthText(k.numHeadsKV),
-                 lengthText(k.seqLenQ), lengthText(k.seqLenK),
-                 scaleText(k.scale), k.strided ? "strided" : "contiguous")
-      .str();
 }
 
 std::string FwdCall::describe() const {
@@ -335,7 +319,7 @@ static int64_t gridDim(const GridDim &dim, const attn_fwd_args &args) {
   if (!dim.operand)
     return dim.constant;
   int64_t size = operandTensor(args, *dim.operand).sizes[dim.dim];
-  return size / dim.divisor + (size % dim.divisor != 0);
+  return static_cast<int64_t>(llvm::divideCeil(size, dim.divisor));
 }
 
 static std::array<int64_t, 3> gridOf(const KernelEntry &kernel,
@@ -355,10 +339,8 @@ static Status checkGrid(const KernelEntry &kernel, const attn_fwd_args &args) {
   return Status::success();
 }
 
-Status Bundle::prepare(const attn_fwd_args &args, FwdCall &call,
-                       int64_t &index) const {
-  if (Status s = validateFwd(args, call); !s.ok())
-    return s;
+Status Bundle::pickKernel(const FwdCall &call, const attn_fwd_args &args,
+                          int64_t &index) const {
   std::optional<size_t> best;
   for (size_t i = 0; i < numKernels(); ++i)
     if (matches(kernel(i), call) &&
@@ -374,7 +356,7 @@ Status Bundle::prepare(const attn_fwd_args &args, FwdCall &call,
     else
       message += formatv("its {0} kernel(s): ", numKernels()).str();
     for (size_t i = 0; i < std::min<size_t>(numKernels(), 4); ++i)
-      message += (i ? "; " : "") + keyText(kernel(i));
+      message += (i ? "; " : "") + bundle::describeKey(kernel(i));
     if (numKernels() > 4)
       message += formatv("; and {0} more", numKernels() - 4).str();
     return makeError(ATTN_ERROR_NO_MATCHING_KERNEL, message);
@@ -388,7 +370,9 @@ Status Bundle::prepare(const attn_fwd_args &args, FwdCall &call,
 
 Status Bundle::select(const attn_fwd_args &args, int64_t &index) const {
   FwdCall call;
-  return prepare(args, call, index);
+  if (Status s = validateFwd(args, call); !s.ok())
+    return s;
+  return pickKernel(call, args, index);
 }
 
 //===----------------------------------------------------------------------===//
@@ -435,9 +419,9 @@ static Status readFile(StringRef path, StringRef what,
     return makeError(ATTN_ERROR_BUNDLE_CORRUPT,
                      what + " " + path + " is not a regular file");
   if (status.getSize() > kMaxFileBytes)
-    return makeError(ATTN_ERROR_BUNDLE_CORRUPT,
-                     formatv("{0} {1} is larger than {2} bytes", what, path,
-                             kMaxFileBytes));
+    return makeError(
+        ATTN_ERROR_BUNDLE_CORRUPT,
+        formatv("{0} {1} is larger than {2} bytes", what, path, kMaxFileBytes));
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false,
                                             /*IsVolatile=*/true);
@@ -482,7 +466,7 @@ Status Bundle::load(StringRef dir, std::unique_ptr<Bundle> &out) {
       return s;
     // An ELF64 header alone is 64 bytes.
     if (cubin->getBufferSize() < 64 || !cubin->getBuffer().starts_with("\x7f"
-                                                                     "ELF"))
+                                                                       "ELF"))
       return makeError(ATTN_ERROR_BUNDLE_CORRUPT,
                        formatv("cubin {0} of kernel {1} is not an ELF file",
                                path, kernel.name));
@@ -654,7 +638,7 @@ Status Bundle::launch(const attn_fwd_args &args, CUstream stream) {
   if (call.empty()) // nothing to compute: no kernel, no GPU needed
     return Status::success();
   int64_t index = 0;
-  if (Status s = prepare(args, call, index); !s.ok())
+  if (Status s = pickKernel(call, args, index); !s.ok())
     return s;
   std::string error;
   const DriverApi *driver = getDriver(error);

@@ -83,9 +83,9 @@ public:
 private:
   struct Loaded;
   Bundle();
-  /// Validates `args` into `call` and selects the kernel, as select() does.
-  Status prepare(const attn_fwd_args &args, FwdCall &call,
-                 int64_t &index) const;
+  /// The most specialized kernel for a validated call (and its grid fits).
+  Status pickKernel(const FwdCall &call, const attn_fwd_args &args,
+                    int64_t &index) const;
   /// The driver handle of kernel `index`, loaded on first use, with its
   /// dynamic shared memory limit raised on `device` when it needs it.
   Status ensureLoaded(const DriverApi &driver, size_t index, CUdevice device,

@@ -339,8 +339,9 @@ static llvm::Error checkLaunch(const KernelEntry &kernel,
     return corrupt(at + ".launch.cluster", "more than 16 CTAs per cluster");
   if (kernel.dynamicSharedBytes < 0 ||
       kernel.dynamicSharedBytes > kMaxDynamicSharedBytes)
-    return corrupt(at + ".launch.dynamic_shared_bytes",
-                   llvm::formatv("must be in [0, {0}]", kMaxDynamicSharedBytes));
+    return corrupt(
+        at + ".launch.dynamic_shared_bytes",
+        llvm::formatv("must be in [0, {0}]", kMaxDynamicSharedBytes));
   return llvm::Error::success();
 }
 
@@ -370,8 +371,8 @@ static llvm::Error checkKernel(const KernelEntry &kernel, size_t index) {
   // Every operand the kernel computes with must reach it.
   for (Operand op : {Operand::Q, Operand::K, Operand::V, Operand::O})
     if (!hasPointer[static_cast<size_t>(op)])
-      return corrupt(at + ".params", "no aligned_ptr of operand " +
-                                         operandName(op));
+      return corrupt(at + ".params",
+                     "no aligned_ptr of operand " + operandName(op));
   if (kernel.key.hasLse && !hasPointer[static_cast<size_t>(Operand::LSE)])
     return corrupt(at + ".params", "no aligned_ptr of operand lse");
   return llvm::Error::success();
@@ -441,23 +442,35 @@ static std::string lengthText(const std::optional<int64_t> &len) {
   return len ? std::to_string(*len) : std::string("?");
 }
 
-std::string describe(const KernelEntry &kernel) {
-  const FwdKey &k = kernel.key;
-  const Resources &r = kernel.resources;
-  return llvm::formatv(
-             "{0}: {1} {2} B={3} Hq={4} Hkv={5} Nq={6} Nk={7} D={8}{9}{10} "
-             "scale={20} {11} BLOCK_M={12} BLOCK_N={13} | {14} threads, {15} "
-             "registers, {16} B smem, {17} B stack, {18}/{19} B spilled",
-             kernel.name, kernel.kind, k.dtype, lengthText(k.batch),
-             lengthText(k.numHeadsQ), lengthText(k.numHeadsKV),
-             lengthText(k.seqLenQ), lengthText(k.seqLenK), k.headDim,
-             k.causal ? " causal" : "", k.hasLse ? " +lse" : "",
-             k.strided ? "strided" : "contiguous", k.blockM, k.blockN,
-             kernel.threads[0] * kernel.threads[1] * kernel.threads[2],
-             r.registers, r.sharedBytes + kernel.dynamicSharedBytes,
-             r.stackBytes, r.spillStoreBytes, r.spillLoadBytes,
-             llvm::format("%.7g", k.scale))
+/// "bf16 D=128 causal +lse B=1 Hq=32 Hkv=8 Nq=? Nk=? scale=0.08838835
+/// strided".
+static std::string keyText(const FwdKey &k) {
+  return llvm::formatv("{0} D={1}{2}{3} B={4} Hq={5} Hkv={6} Nq={7} Nk={8} "
+                       "scale={9} {10}",
+                       k.dtype, k.headDim, k.causal ? " causal" : "",
+                       k.hasLse ? " +lse" : "", lengthText(k.batch),
+                       lengthText(k.numHeadsQ), lengthText(k.numHeadsKV),
+                       lengthText(k.seqLenQ), lengthText(k.seqLenK),
+                       llvm::format("%.7g", k.scale),
+                       k.strided ? "strided" : "contiguous")
       .str();
+}
+
+std::string describeKey(const KernelEntry &kernel) {
+  return kernel.name + ": " + keyText(kernel.key);
+}
+
+std::string describe(const KernelEntry &kernel) {
+  const Resources &r = kernel.resources;
+  return kernel.name + ": " + kernel.kind + " " + keyText(kernel.key) +
+         llvm::formatv(" BLOCK_M={0} BLOCK_N={1} | {2} threads, {3} "
+                       "registers, {4} B smem, {5} B stack, {6}/{7} B spilled",
+                       kernel.key.blockM, kernel.key.blockN,
+                       kernel.threads[0] * kernel.threads[1] *
+                           kernel.threads[2],
+                       r.registers, r.sharedBytes + kernel.dynamicSharedBytes,
+                       r.stackBytes, r.spillStoreBytes, r.spillLoadBytes)
+             .str();
 }
 
 } // namespace attn::bundle

@@ -117,7 +117,12 @@ llvm::Expected<llvm::json::Value> parseJSON(llvm::StringRef text);
 /// parameters in range). The error message names the offending field.
 llvm::Expected<Manifest> parseManifest(llvm::StringRef text);
 
-/// One line describing a kernel: symbol, key, launch shape and resources.
+/// The kernel's symbol and dispatch key, in the order the runtime states a
+/// call's key: "k: bf16 D=128 causal +lse B=1 Hq=32 Hkv=8 Nq=? Nk=?
+/// scale=0.08838835 strided".
+std::string describeKey(const KernelEntry &kernel);
+
+/// describeKey with the kind, block sizes, threads and ptxas resources.
 std::string describe(const KernelEntry &kernel);
 
 } // namespace attn::bundle

@@ -6,8 +6,8 @@
 // RUN: FileCheck %s --input-file=%t/manifest.json
 // RUN: ls %t | FileCheck %s --check-prefix=FILES
 
-// LOG: static_f16_kernel: fwd f16 B=2 Hq=4 Hkv=2 Nq=100 Nk=130 D=64 scale=0.125 contiguous BLOCK_M=64 BLOCK_N=16 | 128 threads, {{[1-9][0-9]*}} registers
-// LOG: dynamic_bf16_kernel: fwd bf16 B=? Hq=? Hkv=? Nq=? Nk=? D=128 causal +lse scale=0.125 strided BLOCK_M=32 BLOCK_N=32 | 128 threads
+// LOG: static_f16_kernel: fwd f16 D=64 B=2 Hq=4 Hkv=2 Nq=100 Nk=130 scale=0.125 contiguous BLOCK_M=64 BLOCK_N=16 | 128 threads, {{[1-9][0-9]*}} registers
+// LOG: dynamic_bf16_kernel: fwd bf16 D=128 causal +lse B=? Hq=? Hkv=? Nq=? Nk=? scale=0.125 strided BLOCK_M=32 BLOCK_N=32 | 128 threads
 // LOG: wrote {{.*}}manifest.json (2 kernels)
 
 // FILES: dynamic_bf16_kernel.cubin
