@@ -157,6 +157,13 @@ __device__ void referenceFwd(const T *q, const T *k, const T *v, float *o,
     lse[row] = rowMax + logf(rowSum);
 }
 
+template <typename T> __device__ void widen(const T *x, float *y, int64_t n) {
+  int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride)
+    y[i] = toFloat(x[i]);
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -187,4 +194,15 @@ reference_fwd_bf16(const __nv_bfloat16 *q, const __nv_bfloat16 *k,
                    int64_t hq, int64_t hkv, int64_t nq, int64_t nk, int64_t d,
                    int causal, float scale) {
   referenceFwd(q, k, v, o, lse, hq, hkv, nq, nk, d, causal, scale);
+}
+
+// The kernel's O in f32 for the host-side comparison (exact: every f16 and
+// bf16 value, NaN included, is an f32 value).
+extern "C" __global__ void widen_f16(const __half *x, float *y, int64_t n) {
+  widen(x, y, n);
+}
+
+extern "C" __global__ void widen_bf16(const __nv_bfloat16 *x, float *y,
+                                      int64_t n) {
+  widen(x, y, n);
 }

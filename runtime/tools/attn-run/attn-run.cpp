@@ -160,6 +160,7 @@ struct Reference {
   Module module;
   CUfunction fill[2] = {};    // f16, bf16
   CUfunction forward[2] = {}; // f16, bf16
+  CUfunction widen[2] = {};   // f16, bf16 -> f32
   int64_t maxDynamicShared = 0;
 };
 
@@ -168,18 +169,17 @@ static Error loadReference(Reference &ref, CUdevice device) {
           check(cuModuleLoadData(ref.module.init(), attn_reference_cubin),
                 "cuModuleLoadData(reference cubin)"))
     return err;
-  const char *names[2][2] = {{"fill_normal_f16", "fill_normal_bf16"},
-                             {"reference_fwd_f16", "reference_fwd_bf16"}};
-  for (int t = 0; t < 2; ++t) {
-    if (Error err = check(
-            cuModuleGetFunction(&ref.fill[t], ref.module.get(), names[0][t]),
-            names[0][t]))
+  std::pair<CUfunction *, const char *> functions[] = {
+      {&ref.fill[0], "fill_normal_f16"},
+      {&ref.fill[1], "fill_normal_bf16"},
+      {&ref.forward[0], "reference_fwd_f16"},
+      {&ref.forward[1], "reference_fwd_bf16"},
+      {&ref.widen[0], "widen_f16"},
+      {&ref.widen[1], "widen_bf16"}};
+  for (auto [function, name] : functions)
+    if (Error err =
+            check(cuModuleGetFunction(function, ref.module.get(), name), name))
       return err;
-    if (Error err = check(
-            cuModuleGetFunction(&ref.forward[t], ref.module.get(), names[1][t]),
-            names[1][t]))
-      return err;
-  }
   int optin = 0, statics = 0;
   if (Error err = check(
           cuDeviceGetAttribute(
@@ -284,6 +284,7 @@ struct Result {
 /// The device tensors of one call.
 struct Buffers {
   DeviceBuffer q, k, v, o, lse, refO, refLse;
+  DeviceBuffer oF32; // O widened to f32 for the comparison
 };
 
 static attn_tensor tensor(const DeviceBuffer &buffer, attn_dtype dtype,
@@ -321,8 +322,8 @@ static attn_fwd_args makeArgs(const Shape &s, const Buffers &b) {
 static Error allocateAll(const Shape &s, Buffers &b) {
   size_t q = s.numQ() * 2, kv = s.numKV() * 2, rows = s.numRows() * 4;
   std::pair<DeviceBuffer *, size_t> sizes[] = {
-      {&b.q, q},      {&b.k, kv},       {&b.v, kv},       {&b.o, q},
-      {&b.lse, rows}, {&b.refO, q * 2}, {&b.refLse, rows}};
+      {&b.q, q},      {&b.k, kv},       {&b.v, kv},        {&b.o, q},
+      {&b.lse, rows}, {&b.refO, q * 2}, {&b.refLse, rows}, {&b.oF32, q * 2}};
   for (auto [buffer, bytes] : sizes)
     if (Error err = allocate(*buffer, bytes))
       return err;
@@ -401,28 +402,11 @@ static Error download(std::vector<T> &host, const DeviceBuffer &buffer,
                "cuMemcpyDtoH");
 }
 
-static double halfToDouble(uint16_t h) {
-  int exponent = (h >> 10) & 0x1F, mantissa = h & 0x3FF;
-  double sign = (h & 0x8000) ? -1.0 : 1.0;
-  if (exponent == 0x1F)
-    return mantissa ? NAN : sign * INFINITY;
-  if (exponent == 0)
-    return sign * std::ldexp(double(mantissa), -24);
-  return sign * std::ldexp(double(mantissa | 0x400), exponent - 25);
-}
-
-static double bf16ToDouble(uint16_t h) {
-  uint32_t bits = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
-}
-
 static bool isNegInf(double x) { return std::isinf(x) && x < 0; }
 
 /// Fills the error fields of `r` from the kernel's and the reference's
 /// outputs (host copies).
-static void compare(const Shape &s, ArrayRef<uint16_t> o, ArrayRef<float> lse,
+static void compare(const Shape &s, ArrayRef<float> o, ArrayRef<float> lse,
                     ArrayRef<float> refO, ArrayRef<float> refLse, Result &r) {
   double errSq = 0, refSq = 0;
   r.nonFinite = r.infMismatch = 0;
@@ -431,7 +415,7 @@ static void compare(const Shape &s, ArrayRef<uint16_t> o, ArrayRef<float> lse,
     bool empty = isNegInf(refLse[row]);
     bool rowZero = true;
     for (int64_t c = row * s.headDim; c < (row + 1) * s.headDim; ++c) {
-      double x = s.bf16 ? bf16ToDouble(o[c]) : halfToDouble(o[c]);
+      double x = o[c];
       rowZero &= x == 0;
       refSq += double(refO[c]) * refO[c];
       if (!std::isfinite(x))
@@ -454,10 +438,28 @@ static void compare(const Shape &s, ArrayRef<uint16_t> o, ArrayRef<float> lse,
   r.relErr = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
 }
 
-static Error checkOutputs(const Shape &s, const Buffers &b, Result &r) {
-  std::vector<uint16_t> o;
-  std::vector<float> lse, refO, refLse;
-  if (Error err = download(o, b.o, s.numQ()))
+/// Widens the kernel's O to f32 on the GPU (CUDA's own conversions).
+static Error widenO(const Reference &ref, const Shape &s, const Buffers &b,
+                    CUstream stream) {
+  int64_t n = s.numQ();
+  if (n == 0)
+    return Error::success();
+  CUdeviceptr x = b.o.get(), y = b.oF32.get();
+  void *params[] = {&x, &y, &n};
+  unsigned blocks = unsigned(std::min<int64_t>((n + 255) / 256, 1 << 16));
+  if (Error err = check(cuLaunchKernel(ref.widen[s.bf16], blocks, 1, 1, 256, 1,
+                                       1, 0, stream, params, nullptr),
+                        "launch widen"))
+    return err;
+  return check(cuStreamSynchronize(stream), "widen");
+}
+
+static Error checkOutputs(const Reference &ref, const Shape &s,
+                          const Buffers &b, CUstream stream, Result &r) {
+  std::vector<float> o, lse, refO, refLse;
+  if (Error err = widenO(ref, s, b, stream))
+    return err;
+  if (Error err = download(o, b.oF32, s.numQ()))
     return err;
   if (Error err = download(refO, b.refO, s.numQ()))
     return err;
@@ -530,7 +532,7 @@ static Error runChecked(attn_bundle *bundle, const Reference &ref,
     return err;
   if (Error err = runReference(ref, s, b, stream))
     return err;
-  if (Error err = checkOutputs(s, b, r))
+  if (Error err = checkOutputs(ref, s, b, stream, r))
     return err;
   r.pass = r.relErr < 1e-2 && r.nonFinite == 0 && r.infMismatch == 0 &&
            (!s.hasLse || r.lseErr < 1e-3);
