@@ -11,7 +11,6 @@ misuse must come back as its status without killing the process.
     python3 bench/harness.py --bundle bundles/bench --lib build/lib/libattn_runtime.so
 """
 import argparse
-import ctypes
 import json
 import math
 import os
@@ -207,7 +206,7 @@ def misuse_cases(lib, bundle, bundle_dir, stream):
     good = lambda: [randn((1, 4, 128, 64), torch.float16) for _ in range(3)]
     out = []
 
-    def check(name, expect, q, k, v, o, lse, causal=0, select_only=False):
+    def check(name, expect, q, k, v, o, lse, causal=0):
         args = rt.fwd_args(q, k, v, o, lse, causal)
         st, msg = bundle.fwd(args, stream)
         out.append((name, expect, st, msg))

@@ -108,21 +108,18 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
   AttentionOp op = *maybeOp;
   if (op.isFP8())
     return op.emitOpError("FP8 kernels are not lowered yet");
-  KernelSource src{func, {}, {}};
-  SmallVector<std::pair<Value, Operand>> operands = {
-      {op.getQ(), Operand::Q},
-      {op.getK(), Operand::K},
-      {op.getV(), Operand::V},
-      {op.getO(), Operand::O}};
+  KernelSource src;
+  src.func = func;
+  SmallVector<std::pair<Value, Operand>> operands = {{op.getQ(), Operand::Q},
+                                                     {op.getK(), Operand::K},
+                                                     {op.getV(), Operand::V},
+                                                     {op.getO(), Operand::O}};
   if (op.getLse())
     operands.push_back({op.getLse(), Operand::LSE});
   SmallVector<Value> values;
   for (auto [value, role] : operands) {
-    auto arg = dyn_cast<BlockArgument>(value);
-    if (!arg || arg.getOwner() != &func.getBody().front())
-      return op.emitOpError("operand '")
-             << bundle::operandName(role)
-             << "' must be an argument of the enclosing function";
+    // kernelOp() left no op that could define it: it is an argument.
+    auto arg = cast<BlockArgument>(value);
     auto [it, inserted] = src.roles.try_emplace(arg.getArgNumber(), role);
     if (!inserted)
       return op.emitOpError("operands '")
@@ -291,16 +288,16 @@ FailureOr<std::string> findPtxas(const BundleOptions &opts, Location loc) {
     return opts.ptxas;
   if (auto path = llvm::sys::findProgramByName("ptxas"))
     return *path;
-  if (auto path = llvm::sys::findProgramByName("ptxas", {"/usr/local/cuda/bin"}))
+  if (auto path =
+          llvm::sys::findProgramByName("ptxas", {"/usr/local/cuda/bin"}))
     return *path;
   return emitError(loc, "ptxas not found in PATH or /usr/local/cuda/bin; "
                         "pass --ptxas=<path>");
 }
 
 /// Lowers one kernel function and writes its PTX and cubin.
-FailureOr<bundle::KernelEntry> compileKernel(KernelSource src,
-                                             const BundleOptions &opts,
-                                             StringRef ptxas) {
+FailureOr<bundle::KernelEntry>
+compileKernel(KernelSource src, const BundleOptions &opts, StringRef ptxas) {
   MLIRContext *ctx = src.func.getContext();
   OwningOpRef<ModuleOp> module = ModuleOp::create(src.func.getLoc());
   auto func = cast<func::FuncOp>(src.func->clone());
