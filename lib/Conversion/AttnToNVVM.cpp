@@ -7,6 +7,12 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Utils/GPUUtils.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/AttrTypeSubElements.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
@@ -74,15 +80,185 @@ void alignRowAccesses(gpu::GPUModuleOp kernels) {
   });
 }
 
+//===----------------------------------------------------------------------===//
+// Hopper CTAs (attn-async-pipeline + attn-lower-to-wgmma)
+//===----------------------------------------------------------------------===//
+
+/// Bytes of dynamic shared memory that the views `region` uses reach
+/// (views may have been hoisted out of it).
+int64_t dynamicSharedBytes(Region &region) {
+  int64_t bytes = 0;
+  auto count = [&](memref::ViewOp view) {
+    if (!view.getSource().getDefiningOp<gpu::DynamicSharedMemoryOp>())
+      return;
+    std::optional<int64_t> shift = getConstantIntValue(view.getByteShift());
+    MemRefType type = view.getType();
+    if (shift && type.hasStaticShape())
+      bytes = std::max(bytes, *shift + type.getNumElements() *
+                                           type.getElementTypeBitWidth() / 8);
+  };
+  region.walk(count);
+  SetVector<Value> above;
+  getUsedValuesDefinedAbove(region, above);
+  for (Value v : above)
+    if (auto view = v.getDefiningOp<memref::ViewOp>())
+      count(view);
+  return bytes;
+}
+
+/// A CTA loop marked `attn.threads` (one Hopper CTA per (Q block, head,
+/// batch)) becomes a gpu.launch over a 1-D grid of ceil(Nq / BLOCK_M) * Hq *
+/// B blocks: grid x reaches 2^31 - 1 where y and z stop at 65535. The block
+/// index runs over Q blocks fastest, so CTAs that share K/V run together;
+/// `attn.q_block_order = "descending"` starts the heaviest causal blocks
+/// first.
+LogicalResult launchHopperCta(scf::ForallOp cta) {
+  auto threads = cta->getAttrOfType<IntegerAttr>("attn.threads");
+  if (cta.getRank() != 3 || !cta.isNormalized())
+    return cta.emitOpError("attn-lower-to-nvvm: expected the 3-D CTA loop "
+                           "(Q block, head, batch) of attn-tile");
+  OpBuilder b(cta);
+  Location loc = cta.getLoc();
+  SmallVector<Value> ub =
+      getValueOrCreateConstantIndexOp(b, loc, cta.getMixedUpperBound());
+  Value grid = arith::MulIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, ub[0], ub[1]), ub[2]);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value block = arith::ConstantIndexOp::create(b, loc, threads.getInt());
+  Value smem = arith::ConstantIntOp::create(
+      b, loc, dynamicSharedBytes(cta.getRegion()), 32);
+  auto launch =
+      gpu::LaunchOp::create(b, loc, grid, one, one, block, one, one, smem);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  Value id = launch.getBlockIds().x;
+  Value qBlock = arith::RemUIOp::create(b, loc, id, ub[0]);
+  Value rest = arith::DivUIOp::create(b, loc, id, ub[0]);
+  Value head = arith::RemUIOp::create(b, loc, rest, ub[1]);
+  Value batch = arith::DivUIOp::create(b, loc, rest, ub[1]);
+  auto order = cta->getAttrOfType<StringAttr>("attn.q_block_order");
+  if (order && order.getValue() == "descending")
+    qBlock = arith::SubIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, ub[0], one), qBlock);
+  IRMapping map;
+  map.map(cta.getInductionVars(), ValueRange{qBlock, head, batch});
+  for (Operation &op : cta.getBody()->without_terminator())
+    b.clone(op, map);
+  gpu::TerminatorOp::create(b, loc);
+  cta.erase();
+  return success();
+}
+
+/// Kernels cannot take an !nvgpu.tensormap.descriptor argument (its gpu.func
+/// fails to legalize): pass descriptors as !llvm.ptr, cast back inside.
+void passDescriptorsAsPointers(gpu::LaunchOp launch) {
+  SetVector<Value> above;
+  getUsedValuesDefinedAbove(launch.getBody(), above);
+  Type ptr = LLVM::LLVMPointerType::get(launch.getContext());
+  for (Value desc : above) {
+    if (!isa<nvgpu::TensorMapDescriptorType>(desc.getType()))
+      continue;
+    OpBuilder host(launch);
+    host.setInsertionPointAfterValue(desc);
+    Value p = UnrealizedConversionCastOp::create(host, desc.getLoc(), ptr, desc)
+                  .getResult(0);
+    OpBuilder inner = OpBuilder::atBlockBegin(&launch.getBody().front());
+    Value back = UnrealizedConversionCastOp::create(inner, desc.getLoc(),
+                                                    desc.getType(), p)
+                     .getResult(0);
+    replaceAllUsesInRegionWith(desc, back, launch.getBody());
+  }
+}
+
+/// Per kernel: the LLVM argument positions of its tensor maps (!llvm.ptr
+/// arguments of the gpu.func, after memrefs expand to 3 + 2 * rank values).
+llvm::StringMap<SmallVector<unsigned>> tensorMapArguments(ModuleOp module) {
+  llvm::StringMap<SmallVector<unsigned>> result;
+  module.walk([&](gpu::GPUFuncOp fn) {
+    unsigned pos = 0;
+    for (Type t : fn.getArgumentTypes()) {
+      if (isa<LLVM::LLVMPointerType>(t))
+        result[fn.getName()].push_back(pos);
+      auto mem = dyn_cast<MemRefType>(t);
+      pos += mem ? 3 + 2 * mem.getRank() : 1;
+    }
+  });
+  return result;
+}
+
+/// After convert-gpu-to-nvvm: tensor maps are passed by value
+/// (.param .align 64 .b8 [128], __grid_constant__), the kernel runs
+/// `threads` threads with one CTA per SM, and dynamic shared memory is
+/// 1024-byte aligned as 128B-swizzled TMA/wgmma tiles require.
+void finishHopperKernels(
+    ModuleOp module, const llvm::StringMap<SmallVector<unsigned>> &maps) {
+  MLIRContext *ctx = module.getContext();
+  auto map = LLVM::LLVMArrayType::get(IntegerType::get(ctx, 64), 16);
+  module.walk([&](LLVM::LLVMFuncOp fn) {
+    auto it = maps.find(fn.getName());
+    if (it == maps.end())
+      return;
+    for (unsigned i : it->second) {
+      fn.setArgAttr(i, LLVM::LLVMDialect::getByValAttrName(),
+                    TypeAttr::get(map));
+      fn.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                    IntegerAttr::get(IntegerType::get(ctx, 64), 64));
+      fn.setArgAttr(i, NVVM::NVVMDialect::getGridConstantAttrName(),
+                    UnitAttr::get(ctx));
+    }
+    fn->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                IntegerAttr::get(IntegerType::get(ctx, 32), 1));
+  });
+  module.walk([&](LLVM::GlobalOp global) {
+    // An internal zero-size global prints as a static .shared variable;
+    // dynamic shared memory is an .extern array.
+    if (global.getAddrSpace() == 3 &&
+        global.getSymName().starts_with("__dynamic_shmem")) {
+      global.setAlignment(1024);
+      global.setLinkage(LLVM::Linkage::External);
+    }
+  });
+}
+
+/// `#gpu.address_space<workgroup>` -> address space 3 in every type and
+/// attribute of the kernels: convert-vector-to-llvm and convert-nvgpu-to-nvvm
+/// have no mapping of their own for the GPU memory-space attributes.
+void numberSharedMemorySpace(gpu::GPUModuleOp kernels) {
+  AttrTypeReplacer replacer;
+  replacer.addReplacement([](gpu::AddressSpaceAttr space)
+                              -> std::optional<Attribute> {
+    if (space.getValue() != gpu::AddressSpace::Workgroup)
+      return std::nullopt;
+    return IntegerAttr::get(IntegerType::get(space.getContext(), 64),
+                            static_cast<int64_t>(NVVM::NVVMMemorySpace::Shared));
+  });
+  // gpu.dynamic_shared_memory must stay in the attribute space: cast it.
+  kernels.walk([](gpu::DynamicSharedMemoryOp smem) {
+    OpBuilder b(smem->getContext());
+    b.setInsertionPointAfter(smem);
+    MemRefType type = smem.getType();
+    MemRefType shared = MemRefType::Builder(type).setMemorySpace(
+        b.getI64IntegerAttr(int64_t(NVVM::NVVMMemorySpace::Shared)));
+    auto cast = memref::MemorySpaceCastOp::create(b, smem.getLoc(), shared,
+                                                  smem.getResult());
+    smem.getResult().replaceAllUsesExcept(cast, cast);
+  });
+  kernels.walk([&](Operation *op) {
+    if (!isa<gpu::DynamicSharedMemoryOp>(op))
+      replacer.replaceElementsIn(op, /*replaceAttrs=*/true,
+                                 /*replaceLocs=*/false, /*replaceTypes=*/true);
+  });
+}
+
 /// Moves every pure computation a gpu.launch uses from above into its body,
 /// so that outlined kernels take only the memref operands of attn.attention
 /// (sizes come from their descriptors). The bundle's parameter list and the
 /// runtime's launch code depend on that: no host-computed scalar crosses the
 /// kernel boundary.
 LogicalResult sinkIntoLaunches(ModuleOp module) {
+  // Descriptor pointers stay arguments (passDescriptorsAsPointers).
   auto isSinkable = [](Operation *op) {
     return isMemoryEffectFree(op) && op->getNumRegions() == 0 &&
-           op->getNumResults() == 1;
+           op->getNumResults() == 1 && !isa<UnrealizedConversionCastOp>(op);
   };
   WalkResult res = module.walk([&](gpu::LaunchOp launch) {
     return failed(sinkOperationsIntoLaunchOp(launch, isSinkable))
@@ -117,6 +293,16 @@ struct AttnLowerToNVVMPass
     auto run = [&](OpPassManager &pm, Operation *op) {
       return runPipeline(pm, op);
     };
+    // Hopper CTAs get their launch built here; the rest take the FMA
+    // path's mapping below.
+    SmallVector<scf::ForallOp> hopper;
+    module.walk([&](scf::ForallOp forall) {
+      if (forall->hasAttr("attn.threads"))
+        hopper.push_back(forall);
+    });
+    for (scf::ForallOp cta : hopper)
+      if (failed(launchHopperCta(cta)))
+        return signalPassFailure();
     // attn-distribute-rows maps (Q block, head, batch) to blocks x, y, z and
     // rows to threads x: exactly the order gpu-map-parallel-loops assigns
     // greedily, which is the form convert-parallel-loops-to-gpu consumes.
@@ -126,8 +312,10 @@ struct AttnLowerToNVVMPass
             "scf-forall-to-parallel,func.func(gpu-map-parallel-loops,"
             "convert-parallel-loops-to-gpu),canonicalize,cse",
             run)) ||
-        failed(sinkIntoLaunches(module)) ||
-        failed(runTextualPipeline(module, "gpu-kernel-outlining", run)))
+        failed(sinkIntoLaunches(module)))
+      return signalPassFailure();
+    module.walk([](gpu::LaunchOp l) { passDescriptorsAsPointers(l); });
+    if (failed(runTextualPipeline(module, "gpu-kernel-outlining", run)))
       return signalPassFailure();
 
     // Inside kernels: one row per thread, so drop the unit row dimension,
@@ -169,17 +357,24 @@ struct AttnLowerToNVVMPass
       return signalPassFailure();
     module.walk([](gpu::GPUModuleOp kernels) { alignRowAccesses(kernels); });
 
+    llvm::StringMap<SmallVector<unsigned>> maps = tensorMapArguments(module);
+    module.walk([](gpu::GPUModuleOp kernels) {
+      numberSharedMemorySpace(kernels);
+    });
     std::string target = "nvvm-attach-target{chip=" + chip +
                          " features=" + features + " O=3},";
     if (failed(runTextualPipeline(
             module,
-            target + "gpu.module(lower-affine,convert-vector-to-llvm,"
-                     "convert-scf-to-cf,"
+            target + "gpu.module(convert-nvgpu-to-nvvm,"
+                     "expand-strided-metadata,lower-affine,"
+                     "convert-vector-to-llvm,convert-scf-to-cf,"
                      "canonicalize,"
                      "convert-gpu-to-nvvm{index-bitwidth=64},"
+                     "convert-nvvm-to-llvm,"
                      "reconcile-unrealized-casts,canonicalize,cse)",
             run)))
       return signalPassFailure();
+    finishHopperKernels(module, maps);
   }
 };
 

@@ -42,11 +42,39 @@ void mlir::attn::buildCPUPipeline(OpPassManager &pm,
   pm.addPass(createAttnLowerToCPU());
 }
 
+KernelPath mlir::attn::resolvePath(KernelPath path, StringRef chip) {
+  if (path != KernelPath::automatic)
+    return path;
+  return chip == "sm_90a" ? KernelPath::wgmma : KernelPath::fma;
+}
+
+std::pair<int64_t, int64_t> mlir::attn::defaultBlockSizes(KernelPath path,
+                                                          int64_t headDim) {
+  if (path == KernelPath::fma)
+    return {64, 16};
+  return {128, headDim <= 128 ? 128 : 64};
+}
+
 void mlir::attn::buildCubinPipeline(OpPassManager &pm,
                                     const CubinPipelineOptions &options) {
-  addTiling(pm, options.blockM, options.blockN);
-  pm.nest<func::FuncOp>().addPass(createAttnDistributeRows());
-  addDecomposition(pm);
+  KernelPath path = resolvePath(options.path, options.chip);
+  if (path == KernelPath::fma) {
+    auto [bm, bn] = defaultBlockSizes(path, 0);
+    addTiling(pm, options.blockM ? options.blockM : bm,
+              options.blockN ? options.blockN : bn);
+    pm.nest<func::FuncOp>().addPass(createAttnDistributeRows());
+    addDecomposition(pm);
+  } else {
+    // block-n 0 lets attn-tile pick BLOCK_N per D (defaultBlockSizes).
+    addTiling(pm, options.blockM ? options.blockM : 128, options.blockN);
+    OpPassManager &fn = pm.nest<func::FuncOp>();
+    fn.addPass(createAttnAsyncPipeline(AttnAsyncPipelineOptions{
+        options.stages, /*producerRegisters=*/24, /*consumerRegisters=*/240}));
+    fn.addPass(createAttnLowerToWGMMA(AttnLowerToWGMMAOptions{options.maxMmaN}));
+    fn.addPass(createCanonicalizerPass());
+    fn.addPass(createCSEPass());
+    fn.addPass(createLoopInvariantCodeMotionPass());
+  }
   pm.addPass(createAttnLowerToNVVM(
       AttnLowerToNVVMOptions{options.chip, options.features}));
   using Format = CubinPipelineOptions::Format;

@@ -113,7 +113,7 @@ LogicalResult tileAttention(AttentionOp op, int64_t blockM, int64_t blockN) {
                                 blockM, blockN);
   ValueRange fin = loop.getResults();
   EpilogueOp::create(b, loc, fin[0], fin[1], fin[2], op.getO(), op.getLse(),
-                     batch, head, qPos, col);
+                     batch, head, qPos, col, /*staging=*/Value());
   op.erase();
   return success();
 }
@@ -121,16 +121,19 @@ LogicalResult tileAttention(AttentionOp op, int64_t blockM, int64_t blockN) {
 struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
   using AttnTileBase::AttnTileBase;
   void runOnOperation() override {
-    if (blockM <= 0 || blockN <= 0) {
-      getOperation().emitError("attn-tile: block-m and block-n must be "
-                               "positive");
+    if (blockM <= 0 || blockN < 0) {
+      getOperation().emitError("attn-tile: block-m must be positive and "
+                               "block-n positive or 0 (per D)");
       return signalPassFailure();
     }
     SmallVector<AttentionOp> ops;
     getOperation().walk([&](AttentionOp op) { ops.push_back(op); });
-    for (AttentionOp op : ops)
-      if (failed(tileAttention(op, blockM, blockN)))
+    for (AttentionOp op : ops) {
+      // The tensor-core default: S and O accumulators fit the registers.
+      int64_t bn = blockN ? int64_t(blockN) : op.getHeadDim() <= 128 ? 128 : 64;
+      if (failed(tileAttention(op, blockM, bn)))
         return signalPassFailure();
+    }
   }
 };
 

@@ -31,7 +31,48 @@ def AttnLowerToNVVM : Pass<"attn-lower-to-nvvm", "ModuleOp"> {
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::NVVM::NVVMDialect",
-                           "::mlir::LLVM::LLVMDialect"];
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::nvgpu::NVGPUDialect"];
+}
+
+def AttnLowerToWGMMA : Pass<"attn-lower-to-wgmma", "func::FuncOp"> {
+  let summary = "Lower the Hopper tile ops to warpgroup MMA (sm_90a)";
+  let description = [{
+    Runs after `attn-async-pipeline`, inside each CTA:
+
+    * the online-softmax state becomes per-thread fragments of the wgmma
+      accumulator layout (HOPPER.md): m, l: vector<BLOCK_M> -> vector<2>
+      (a thread holds two rows), acc: vector<BLOCK_M x D> -> vector<D / 2>;
+    * `attn.online_attention_mma` becomes, for its warpgroup's 64 rows:
+      `nvvm.wgmma.mma_async` m64nBLOCK_Nk16 x ceil(D / 16) for S = Q K^T
+      (both operands in shared memory, K-major, 128B swizzle); the mask
+      (diagonal and tail blocks only); the exp2-domain online softmax with
+      row max/sum across the four threads of a quad (shuffles); P converted
+      to bf16/f16 pairs in registers; O rescaled by alpha; O += P V as
+      register-A wgmma m64nDk16 x BLOCK_N / 16 (`llvm.inline_asm`; V
+      row-major, transposed by the MMA);
+    * `attn.epilogue` divides by the quad-summed l (rows with l = 0 give 0),
+      stages O (bf16/f16) in the swizzled Q tile, syncs its warpgroup on a
+      named barrier and writes O with 16-byte coalesced stores; quad leaders
+      write LSE = (m + log2 l) ln 2 (-inf for rows without keys);
+    * `attn.warp_specialize` becomes a branch on the warpgroup with
+      `nvvm.setmaxregister` (decrease in the producer, increase in the
+      consumers); the CTA loop is marked `attn.threads`.
+    Source: FlashAttention-3 (arXiv 2407.08608) section 3; PTX ISA 8.0
+    (wgmma, matrix descriptors).
+  }];
+  let options = [
+    Option<"maxMmaN", "max-mma-n", "int64_t", "256",
+           "Widest O += P V instruction in columns (64: one per 64-column "
+           "chunk of D)">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 def AttnLowerToCPU : Pass<"attn-lower-to-cpu", "ModuleOp"> {

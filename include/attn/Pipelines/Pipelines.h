@@ -2,9 +2,10 @@
 //
 //   attn-to-cpu   : attn-tile, attn-causal-split, attn-online-softmax,
 //                   attn-lower-to-cpu (LLVM dialect, run by tests)
-//   attn-to-cubin : attn-tile, attn-causal-split, attn-distribute-rows,
-//                   attn-online-softmax, attn-lower-to-nvvm,
-//                   gpu-module-to-binary (PTX or cubin)
+//   attn-to-cubin : attn-tile, attn-causal-split, then
+//                   path wgmma: attn-async-pipeline, attn-lower-to-wgmma
+//                   path fma:   attn-distribute-rows, attn-online-softmax
+//                   and attn-lower-to-nvvm, gpu-module-to-binary (PTX/cubin)
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,7 +14,10 @@
 
 #include "mlir/Pass/PassOptions.h"
 
+#include "llvm/ADT/StringRef.h"
+
 #include <string>
+#include <utility>
 
 namespace mlir {
 class DialectRegistry;
@@ -27,12 +31,40 @@ struct CPUPipelineOptions : PassPipelineOptions<CPUPipelineOptions> {
                          llvm::cl::init(16)};
 };
 
+/// Which kernel the GPU pipeline builds.
+enum class KernelPath {
+  automatic, // wgmma on sm_90a, fma elsewhere
+  wgmma,     // Hopper: TMA + mbarrier ring, warp-specialized WGMMA
+  fma        // CUDA-core reference: one query row per thread (sm_80+)
+};
+
 struct CubinPipelineOptions : PassPipelineOptions<CubinPipelineOptions> {
-  Option<int64_t> blockM{*this, "block-m",
-                         llvm::cl::desc("BLOCK_M (= threads per CTA)"),
-                         llvm::cl::init(64)};
-  Option<int64_t> blockN{*this, "block-n", llvm::cl::desc("BLOCK_N"),
-                         llvm::cl::init(16)};
+  Option<int64_t> blockM{
+      *this, "block-m",
+      llvm::cl::desc("BLOCK_M (0: 128 for wgmma, 64 = threads per CTA for "
+                     "fma)"),
+      llvm::cl::init(0)};
+  Option<int64_t> blockN{
+      *this, "block-n",
+      llvm::cl::desc("BLOCK_N (0: 128 for D <= 128 else 64 for wgmma, 16 "
+                     "for fma)"),
+      llvm::cl::init(0)};
+  Option<KernelPath> path{
+      *this, "path", llvm::cl::desc("Kernel path"),
+      llvm::cl::init(KernelPath::automatic),
+      llvm::cl::values(
+          clEnumValN(KernelPath::automatic, "auto",
+                     "wgmma on sm_90a, fma elsewhere"),
+          clEnumValN(KernelPath::wgmma, "wgmma",
+                     "TMA/mbarrier pipeline + warpgroup MMA (sm_90a)"),
+          clEnumValN(KernelPath::fma, "fma", "CUDA-core FMA kernel"))};
+  Option<int64_t> stages{*this, "stages",
+                         llvm::cl::desc("K/V ring stages of the wgmma path "
+                                        "(0: chosen per D)"),
+                         llvm::cl::init(0)};
+  Option<int64_t> maxMmaN{*this, "max-mma-n",
+                          llvm::cl::desc("Widest O += P V wgmma (columns)"),
+                          llvm::cl::init(256)};
   Option<std::string> chip{*this, "chip", llvm::cl::desc("target SM"),
                            llvm::cl::init("sm_90a")};
   Option<std::string> features{*this, "features",
@@ -53,6 +85,15 @@ struct CubinPipelineOptions : PassPipelineOptions<CubinPipelineOptions> {
                               llvm::cl::desc("CUDA toolkit path (ptxas)"),
                               llvm::cl::init("/usr/local/cuda")};
 };
+
+/// The path `automatic` resolves to for `chip`.
+KernelPath resolvePath(KernelPath path, llvm::StringRef chip);
+
+/// Block sizes a path uses when none are given (0): wgmma BLOCK_M = 128
+/// (two consumer warpgroups) and BLOCK_N = 128 for D <= 128, else 64; fma
+/// 64 x 16.
+std::pair<int64_t, int64_t> defaultBlockSizes(KernelPath path,
+                                              int64_t headDim);
 
 void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
 void buildCubinPipeline(OpPassManager &pm,

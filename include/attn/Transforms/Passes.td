@@ -38,7 +38,8 @@ def AttnTile : Pass<"attn-tile", "func::FuncOp"> {
     Option<"blockM", "block-m", "int64_t", "64",
            "Query rows per tile (BLOCK_M)">,
     Option<"blockN", "block-n", "int64_t", "64",
-           "Keys per K/V block (BLOCK_N)">
+           "Keys per K/V block (BLOCK_N; 0: 128 for D <= 128, else 64, the "
+           "tensor-core default)">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
@@ -92,6 +93,66 @@ def AttnDistributeRows : Pass<"attn-distribute-rows", "func::FuncOp"> {
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::arith::ArithDialect"];
+}
+
+def AttnAsyncPipeline : Pass<"attn-async-pipeline", "func::FuncOp"> {
+  let summary = "Feed the K/V loop from a TMA + mbarrier ring, warp-specialized";
+  let description = [{
+    The Hopper form of one CTA of the FlashAttention loop nest (after
+    `attn-tile` and `attn-causal-split`; replaces `attn-distribute-rows`):
+
+    ```
+    // host: TMA descriptors of Q, K, V ([1, 1, rows, 64] boxes, 128B swizzle)
+    %tk = nvgpu.tma.create.descriptor %k box[1, 1, BLOCK_N, 64]
+    scf.forall (%qb, %h, %b) ... {
+      Q [1, C, BLOCK_M, 64], K and V rings [stages, C, BLOCK_N, 64] in
+      dynamic shared memory (C = ceil(D / 64) chunks of 64 columns);
+      mbarriers: q (1 arrival), full[s] (1 arrival + TMA bytes),
+      empty[s] (one arrival per consumer thread), initialized by thread 0
+      attn.warp_specialize consumers(BLOCK_M / 64) registers(24, 240)
+      producer {            // thread 0 only
+        expect_tx(q, bytes of Q); TMA Q
+        scf.for %kb = 0 to num_blocks {
+          slot = kb mod stages; parity = (kb / stages) mod 2
+          try_wait(empty[slot], parity ^ 1)   // passes on a fresh barrier
+          expect_tx(full[slot], bytes of the K and V boxes)
+          TMA K, V block kb -> ring[slot]
+        }
+      } consumer {
+        try_wait(q, 0)
+        the K/V loops, each step now
+          try_wait(full[slot], parity)
+          attn.online_attention_mma q(Q) kv(ring[slot]) ...
+          arrive(empty[slot])
+        attn.epilogue ... staging(Q)
+      }
+    }
+    ```
+
+    expect_tx counts whole boxes: TMA writes every byte of a box and fills
+    rows past N (and columns past D) with zeros. Causal CTAs are marked
+    `attn.q_block_order = "descending"` so the lowering starts the Q blocks
+    with the most K/V blocks first. BLOCK_M must be 64 or 128 (one or two
+    consumer warpgroups), BLOCK_N a multiple of 16 up to 256; Q and two
+    stages must fit 227 KiB of shared memory.
+    Source: FlashAttention-3 (arXiv 2407.08608) sections 3.1-3.2; the
+    TMA/mbarrier ring of mlir/test/Examples/NVGPU/Ch5; HOPPER.md.
+  }];
+  let options = [
+    Option<"stages", "stages", "int64_t", "0",
+           "K/V ring stages (0: up to 4 for D <= 64, else 2; fewer if "
+           "shared memory is short)">,
+    Option<"producerRegisters", "producer-registers", "int64_t", "24",
+           "Registers per producer thread (setmaxnreg.dec)">,
+    Option<"consumerRegisters", "consumer-registers", "int64_t", "240",
+           "Registers per consumer thread (setmaxnreg.inc)">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::NVVM::NVVMDialect"];
 }
 
 def AttnOnlineSoftmax : Pass<"attn-online-softmax", "func::FuncOp"> {

@@ -7,6 +7,7 @@
 
 #include "attn/Dialect/Attn/IR/Attn.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpImplementation.h"
@@ -234,6 +235,23 @@ LogicalResult checkF32Vector(Operation *op, Type t, StringRef name,
   return success();
 }
 
+/// A workgroup-memory tile [ceil(D / 64), rows, 64] of `elt`: the chunked
+/// layout TMA writes and the tensor cores read.
+LogicalResult checkSharedTile(Operation *op, Value v, StringRef name,
+                              int64_t rows, int64_t d, Type elt) {
+  auto t = cast<MemRefType>(v.getType());
+  int64_t chunks = llvm::divideCeil(d, 64);
+  auto space = dyn_cast_if_present<gpu::AddressSpaceAttr>(t.getMemorySpace());
+  bool shared = space && space.getValue() == gpu::AddressSpace::Workgroup;
+  if (!shared || t.getRank() != 3 || t.getElementType() != elt ||
+      t.getShape() != ArrayRef<int64_t>{chunks, rows, 64})
+    return op->emitOpError()
+           << "operand '" << name << "' must be a workgroup-memory tile ["
+           << chunks << ", " << rows << ", 64] of " << elt
+           << " (D = " << d << " in 64-column chunks), but got " << t;
+  return success();
+}
+
 /// m, l: vector<BLOCK_M x f32>; acc: vector<BLOCK_M x D x f32>.
 LogicalResult checkState(Operation *op, Type m, Type l, Type acc,
                          int64_t blockM, int64_t d) {
@@ -320,5 +338,85 @@ LogicalResult EpilogueOp::verify() {
                               "memref, but got "
                            << lt;
   }
+  if (Value staging = getStaging())
+    return checkSharedTile(getOperation(), staging, "staging", blockM, d,
+                           o.getElementType());
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Hopper pipeline ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult WarpSpecializeOp::verify() {
+  int64_t groups = getConsumerWarpgroups();
+  if (groups < 1 || groups > 2)
+    return emitOpError() << "attribute 'consumer_warpgroups' must be 1 or 2, "
+                            "but got "
+                         << groups;
+  for (auto [name, regs] :
+       {std::pair<StringRef, int64_t>{"producer_registers",
+                                      getProducerRegisters()},
+        {"consumer_registers", getConsumerRegisters()}})
+    if (regs < 24 || regs > 256 || regs % 8 != 0)
+      return emitOpError() << "attribute '" << name
+                           << "' must be a multiple of 8 in [24, 256] "
+                              "(setmaxnreg), but got "
+                           << regs;
+  int64_t total =
+      128 * (getProducerRegisters() + groups * getConsumerRegisters());
+  if (total > 65536)
+    return emitOpError() << "register budgets need " << total
+                         << " registers per CTA, but an SM has 65536";
+  return success();
+}
+
+int64_t OnlineAttentionMmaOp::getBlockM() {
+  return cast<MemRefType>(getQ().getType()).getDimSize(1);
+}
+
+int64_t OnlineAttentionMmaOp::getBlockN() {
+  return cast<MemRefType>(getK().getType()).getDimSize(1);
+}
+
+LogicalResult OnlineAttentionMmaOp::verify() {
+  int64_t d = getHeadDim();
+  if (d <= 0 || d > 256 || d % 8 != 0)
+    return emitOpError() << "attribute 'head_dim' must be a multiple of 8 in "
+                            "[8, 256], but got "
+                         << d;
+  auto q = cast<MemRefType>(getQ().getType());
+  Type elt = q.getElementType();
+  if (!elt.isF16() && !elt.isBF16())
+    return emitOpError() << "operand 'q' element type must be f16 or bf16, "
+                            "but got "
+                         << elt;
+  if (q.getRank() != 3 || ShapedType::isDynamic(q.getDimSize(1)) ||
+      q.getDimSize(1) % 64 != 0)
+    return emitOpError() << "operand 'q' must be a [C, BLOCK_M, 64] tile "
+                            "with BLOCK_M a multiple of 64, but got "
+                         << q;
+  int64_t blockM = getBlockM();
+  if (failed(checkSharedTile(getOperation(), getQ(), "q", blockM, d, elt)))
+    return failure();
+  auto k = cast<MemRefType>(getK().getType());
+  int64_t blockN = k.getRank() == 3 ? k.getDimSize(1) : 0;
+  if (ShapedType::isDynamic(blockN) || blockN <= 0 || blockN % 16 != 0 ||
+      blockN > 256)
+    return emitOpError() << "operand 'k' must be a [C, BLOCK_N, 64] tile with "
+                            "BLOCK_N a multiple of 16 in [16, 256], but got "
+                         << k;
+  if (failed(checkSharedTile(getOperation(), getK(), "k", blockN, d, elt)) ||
+      failed(checkSharedTile(getOperation(), getV(), "v", blockN, d, elt)))
+    return failure();
+  double scale = getScale().convertToDouble();
+  if (!(scale > 0.0) || !std::isfinite(scale))
+    return emitOpError() << "attribute 'scale' must be a positive finite "
+                            "number, but got "
+                         << scale;
+  if ((getMask() == MaskKind::causal) != static_cast<bool>(getCausalOffset()))
+    return emitOpError() << "operand 'causal_offset' must be present exactly "
+                            "when mask is causal";
+  return checkState(getOperation(), getM().getType(), getL().getType(),
+                    getAcc().getType(), blockM, d);
 }

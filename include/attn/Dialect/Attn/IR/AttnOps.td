@@ -166,7 +166,7 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
 }
 
 def Attn_EpilogueOp : Attn_Op<"epilogue", [
-    MemoryEffects<[MemWrite]>]> {
+    AttrSizedOperandSegments, MemoryEffects<[MemWrite]>]> {
   let summary = "normalize the online-softmax state and store O (and LSE)";
   let description = [{
     Writes `O = acc / l` (cast to O's element type) for rows
@@ -175,17 +175,112 @@ def Attn_EpilogueOp : Attn_Op<"epilogue", [
     the tile holding column 0,
     and, if `lse` is given, `LSE = (m + log2(l)) * ln(2)` (m is in the
     log2 domain). A row with l == 0 saw no key: O = 0 and LSE = -inf.
+
+    `staging`, when given, is a workgroup-memory tile [C, BLOCK_M, 64] of O's
+    element type (the layout of `attn.online_attention_mma`'s Q operand)
+    that the tensor-core lowering may overwrite to turn the accumulator's
+    scattered register layout into coalesced 16-byte stores of O.
   }];
   let arguments = (ins AnyVectorOfNonZeroRank:$m, AnyVectorOfNonZeroRank:$l,
                        AnyVectorOfNonZeroRank:$acc, AnyMemRef:$o,
                        Optional<AnyMemRef>:$lse, Index:$batch, Index:$head,
-                       Index:$q_pos, Index:$col);
+                       Index:$q_pos, Index:$col,
+                       Optional<AnyMemRef>:$staging);
   let assemblyFormat = [{
     `state` `(` $m `,` $l `,` $acc `:` type($m) `,` type($l) `,` type($acc) `)`
     `to` $o (`,` `lse` $lse^)? `[` $batch `,` $head `,` $q_pos `,` $col `]`
+    (`staging` `(` $staging^ `:` type($staging) `)`)?
     attr-dict `:` type($o) (`,` type($lse)^)?
   }];
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Hopper pipeline ops (produced by attn-async-pipeline)
+//===----------------------------------------------------------------------===//
+
+def Attn_WarpSpecializeOp : Attn_Op<"warp_specialize", [
+    SingleBlock, NoTerminator, RecursiveMemoryEffects]> {
+  let summary = "split a CTA into a TMA producer and MMA consumer warpgroups";
+  let description = [{
+    The CTA runs `1 + consumer_warpgroups` warpgroups of 128 threads each.
+    Warpgroup 0 runs the `producer` region: it only issues TMA copies, so
+    `setmaxnreg` lowers its budget to `producer_registers` per thread.
+    Warpgroups 1 .. consumer_warpgroups run the `consumer` region (tensor-core
+    MMA and the softmax) with `consumer_registers` per thread; consumer
+    warpgroup w owns query rows [64 w, 64 w + 64) of the CTA's Q tile. The
+    regions share nothing but shared memory and the mbarriers created before
+    this op.
+
+    Register budgets are multiples of 8 in [24, 256] and must fit the
+    register file: 128 * (producer + consumer_warpgroups * consumer) <=
+    65536. Source: FlashAttention-3 (Shah et al. 2024, arXiv 2407.08608)
+    section 3.1; the warp-specialized GEMM of mlir/test/Examples/NVGPU/Ch5.
+  }];
+  let arguments = (ins I64Attr:$consumer_warpgroups,
+                       I64Attr:$producer_registers,
+                       I64Attr:$consumer_registers);
+  let regions = (region SizedRegion<1>:$producer, SizedRegion<1>:$consumer);
+  let assemblyFormat = [{
+    `consumers` `(` $consumer_warpgroups `)`
+    `registers` `(` $producer_registers `,` $consumer_registers `)`
+    `producer` $producer `consumer` $consumer attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Threads of the CTA: 128 per warpgroup, producer included.
+    int64_t getNumThreads() { return 128 * (1 + getConsumerWarpgroups()); }
+  }];
+}
+
+def Attn_OnlineAttentionMmaOp : Attn_Op<"online_attention_mma", [
+    MemoryEffects<[MemRead]>,
+    AllTypesMatch<["m", "new_m"]>, AllTypesMatch<["l", "new_l"]>,
+    AllTypesMatch<["acc", "new_acc"]>]> {
+  let summary = "one FlashAttention step on tensor cores, tiles in shared memory";
+  let description = [{
+    The step of `attn.online_attention` (same state, same exp2-domain math)
+    with its operands where Hopper's tensor cores read them: `q` is the
+    resident Q tile and `k`, `v` one K/V block, each in workgroup memory as
+    C = ceil(D / 64) chunks of 64 columns (128 bytes per row, written by TMA
+    with the 128-byte swizzle): q is [C, BLOCK_M, 64], k and v
+    [C, BLOCK_N, 64]. Columns at or past `head_dim` are zero.
+
+    The block holds keys `k_pos .. k_pos + BLOCK_N - 1` of `num_keys` (Nk);
+    `mask` works as in `attn.online_attention` (`bounds`: keys >= Nk are
+    -inf; `causal`: also key j > row i + `causal_offset`, rows counted from
+    `q_pos`). Zero-filled key rows past Nk give S = 0, so `bounds` must be
+    set on any block that may reach past Nk.
+
+    Lowered by `attn-lower-to-wgmma`: S = Q K^T with both operands in
+    shared memory, the online softmax on the accumulator registers, P
+    converted in registers to the A operand of O += P V (V row-major,
+    transposed by the MMA). Source: FlashAttention-3 section 3; HOPPER.md
+    (register layouts).
+  }];
+  let arguments = (ins AnyMemRef:$q, AnyMemRef:$k, AnyMemRef:$v,
+                       Index:$k_pos, Index:$num_keys, Index:$q_pos,
+                       Optional<Index>:$causal_offset,
+                       AnyVectorOfNonZeroRank:$m, AnyVectorOfNonZeroRank:$l,
+                       AnyVectorOfNonZeroRank:$acc,
+                       F32Attr:$scale, I64Attr:$head_dim,
+                       Attn_MaskKindAttr:$mask);
+  let results = (outs AnyVectorOfNonZeroRank:$new_m,
+                      AnyVectorOfNonZeroRank:$new_l,
+                      AnyVectorOfNonZeroRank:$new_acc);
+  let assemblyFormat = [{
+    `q` `(` $q `:` type($q) `)`
+    `kv` `(` $k `,` $v `:` type($k) `,` type($v) `)`
+    `keys` `(` $k_pos `,` $num_keys `)`
+    `rows` `(` $q_pos (`,` `causal_offset` $causal_offset^)? `)`
+    `state` `(` $m `,` $l `,` $acc `:` type($m) `,` type($l) `,` type($acc) `)`
+    attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getBlockM();
+    int64_t getBlockN();
+  }];
 }
 
 #endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_TD

@@ -1,0 +1,449 @@
+//===- AttnAsyncPipeline.cpp - K/V blocks through a TMA + mbarrier ring ---===//
+//
+// Rewrites the CTA body of the FlashAttention loop nest (attn-tile,
+// attn-causal-split) into a warp-specialized producer/consumer pipeline:
+// TMA copies Q and each K/V block into shared memory, a ring of `stages`
+// K/V buffers with one full and one empty mbarrier per stage hands them to
+// the consumer warpgroups, whose steps become attn.online_attention_mma.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Transforms/Passes.h"
+
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNASYNCPIPELINE
+#include "attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// Bytes of shared memory a kernel may use on sm_90 (227 KiB).
+constexpr int64_t kMaxSharedBytes = 227 * 1024;
+/// Columns of one 128-byte swizzled chunk (16-bit elements).
+constexpr int64_t kChunkCols = 64;
+/// Suspend-time hint of mbarrier.try_wait (ns); the wait loops until done.
+constexpr int64_t kWaitTicks = 10000000;
+
+/// The loop nest attn-tile and attn-causal-split leave in one CTA.
+struct CtaNest {
+  scf::ForallOp cta;
+  LoadTileOp loadQ;
+  SmallVector<scf::ForOp> loops; // consecutive K/V block ranges [0, n)
+  EpilogueOp epilogue;
+  OnlineAttentionOp step; // the first step, for operands shared by all
+};
+
+/// Sizes of the pipeline of one CTA.
+struct PipelineShape {
+  int64_t blockM, blockN, headDim, chunks, stages;
+  Type elt;
+  int64_t qBytes() const { return chunks * blockM * kChunkCols * 2; }
+  int64_t tileBytes() const { return chunks * blockN * kChunkCols * 2; }
+  int64_t ringBytes() const { return stages * tileBytes(); }
+  int64_t sharedBytes() const { return qBytes() + 2 * ringBytes(); }
+};
+
+OnlineAttentionOp stepOf(scf::ForOp loop) {
+  auto steps = loop.getBody()->getOps<OnlineAttentionOp>();
+  return llvm::hasSingleElement(steps) ? *steps.begin() : OnlineAttentionOp();
+}
+
+/// Matches `cta` against the nest of attn-tile / attn-causal-split: Q tile
+/// load, K/V loops that cover [0, n) block by block, epilogue.
+FailureOr<CtaNest> matchNest(scf::ForallOp cta, LoadTileOp loadQ) {
+  CtaNest nest{cta, loadQ, {}, {}, {}};
+  auto fail = [&](const Twine &why) {
+    return cta.emitOpError("attn-async-pipeline: ")
+           << why << "; run attn-tile and attn-causal-split first, "
+           << "and attn-async-pipeline instead of attn-distribute-rows";
+  };
+  for (Operation &op : *cta.getBody()) {
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      if (!stepOf(loop))
+        return fail("a K/V loop must hold exactly one attn.online_attention");
+      nest.loops.push_back(loop);
+    } else if (auto epi = dyn_cast<EpilogueOp>(op)) {
+      nest.epilogue = epi;
+    }
+  }
+  if (nest.loops.empty() || !nest.epilogue)
+    return fail("expected K/V loops and an attn.epilogue");
+  nest.step = stepOf(nest.loops.front());
+  std::optional<int64_t> lb =
+      getConstantIntValue(nest.loops.front().getLowerBound());
+  if (!lb || *lb != 0)
+    return fail("the first K/V loop must start at block 0");
+  for (size_t i = 1; i < nest.loops.size(); ++i) {
+    scf::ForOp prev = nest.loops[i - 1], next = nest.loops[i];
+    if (next.getLowerBound() != prev.getUpperBound() ||
+        next.getInitArgs() != ValueRange(prev.getResults()))
+      return fail("K/V loops must cover consecutive block ranges");
+  }
+  for (scf::ForOp loop : nest.loops) {
+    OnlineAttentionOp s = stepOf(loop);
+    if (s.getQ() != loadQ.getResult() || s.getK() != nest.step.getK() ||
+        s.getV() != nest.step.getV() || s.getRowLanes() != 1 ||
+        !matchPattern(loop.getStep(), m_One()) ||
+        !matchPattern(s.getDOffset(), m_Zero()))
+      return fail("every step must read the resident Q tile and whole rows "
+                  "of the same K/V, one block per iteration");
+  }
+  EpilogueOp epi = nest.epilogue;
+  if (ValueRange{epi.getM(), epi.getL(), epi.getAcc()} !=
+      ValueRange(nest.loops.back().getResults()))
+    return fail("the epilogue must take the state of the last K/V loop");
+  return nest;
+}
+
+/// !nvgpu.tensormap.descriptor of a [1, 1, rows, 64] box of a [B, H, N, D]
+/// tensor, 128-byte swizzled, out-of-bounds elements read as zero.
+nvgpu::TensorMapDescriptorType descriptorType(Type elt, int64_t rows) {
+  MLIRContext *ctx = elt.getContext();
+  auto box = MemRefType::get(
+      {1, 1, rows, kChunkCols}, elt, MemRefLayoutAttrInterface(),
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
+  return nvgpu::TensorMapDescriptorType::get(
+      ctx, box, nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+      nvgpu::TensorMapL2PromoKind::L2PROMO_128B,
+      nvgpu::TensorMapOOBKind::OOB_ZERO,
+      nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+}
+
+/// Host side, before the CTA loop: the TMA descriptor of `tensor`.
+Value createDescriptor(OpBuilder &b, Location loc, Value tensor,
+                       int64_t rows) {
+  auto type = cast<MemRefType>(tensor.getType());
+  Value unranked = memref::CastOp::create(
+      b, loc, UnrankedMemRefType::get(type.getElementType(), 0), tensor);
+  SmallVector<Value> box;
+  for (int64_t extent : {int64_t(1), int64_t(1), rows, kChunkCols})
+    box.push_back(arith::ConstantIndexOp::create(b, loc, extent));
+  return nvgpu::TmaCreateDescriptorOp::create(
+      b, loc, descriptorType(type.getElementType(), rows), unranked, box);
+}
+
+MemRefType sharedType(ArrayRef<int64_t> shape, Type elt) {
+  return MemRefType::get(shape, elt, MemRefLayoutAttrInterface(),
+                         gpu::AddressSpaceAttr::get(
+                             elt.getContext(), gpu::AddressSpace::Workgroup));
+}
+
+/// The CTA's shared memory and barriers.
+struct SharedState {
+  Value q;       // [1, C, BLOCK_M, 64]
+  Value k, v;    // [stages, C, BLOCK_N, 64]
+  Value qTile;   // [C, BLOCK_M, 64]: the consumer's view of q
+  Value qBar;    // Q landed (one barrier)
+  Value full;    // per stage: K/V block landed (TMA bytes)
+  Value empty;   // per stage: every consumer thread is done with it
+  Value leader;  // thread 0 of the CTA (the producer's TMA thread)
+};
+
+/// Carves Q and the K/V rings out of dynamic shared memory (Q first, each
+/// buffer a multiple of 1024 bytes, as 128-byte swizzled tiles need).
+SharedState allocateShared(OpBuilder &b, Location loc,
+                           const PipelineShape &s) {
+  MLIRContext *ctx = b.getContext();
+  Value smem = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface(),
+                      gpu::AddressSpaceAttr::get(
+                          ctx, gpu::AddressSpace::Workgroup)));
+  auto view = [&](int64_t offset, ArrayRef<int64_t> shape) -> Value {
+    Value at = arith::ConstantIndexOp::create(b, loc, offset);
+    return memref::ViewOp::create(b, loc, sharedType(shape, s.elt), smem, at,
+                                  ValueRange{});
+  };
+  SharedState st;
+  st.q = view(0, {1, s.chunks, s.blockM, kChunkCols});
+  st.k = view(s.qBytes(), {s.stages, s.chunks, s.blockN, kChunkCols});
+  st.v = view(s.qBytes() + s.ringBytes(),
+              {s.stages, s.chunks, s.blockN, kChunkCols});
+  SmallVector<OpFoldResult> zeros(4, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
+                                     b.getIndexAttr(s.chunks),
+                                     b.getIndexAttr(s.blockM),
+                                     b.getIndexAttr(kChunkCols)};
+  SmallVector<OpFoldResult> ones(4, b.getIndexAttr(1));
+  auto tileType = memref::SubViewOp::inferRankReducedResultType(
+      {s.chunks, s.blockM, kChunkCols}, cast<MemRefType>(st.q.getType()),
+      zeros, sizes, ones);
+  st.qTile = memref::SubViewOp::create(b, loc, tileType, st.q, zeros, sizes,
+                                       ones);
+  return st;
+}
+
+/// mbarriers: Q (one arrival + TMA bytes), full (one arrival + TMA bytes),
+/// empty (one arrival per consumer thread). Thread 0 initializes them; the
+/// fence and the CTA barrier publish the initialization before any use.
+void createBarriers(OpBuilder &b, Location loc, const PipelineShape &s,
+                    int64_t consumerThreads, SharedState &st) {
+  MLIRContext *ctx = b.getContext();
+  auto space = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  auto group = [&](unsigned n) {
+    return nvgpu::MBarrierCreateOp::create(
+        b, loc, nvgpu::MBarrierGroupType::get(ctx, space, n));
+  };
+  st.qBar = group(1);
+  st.full = group(s.stages);
+  st.empty = group(s.stages);
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  st.leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, c0);
+  nvgpu::MBarrierInitOp::create(b, loc, st.qBar, c1, c0, st.leader);
+  Value consumers = arith::ConstantIndexOp::create(b, loc, consumerThreads);
+  for (int64_t i = 0; i < s.stages; ++i) {
+    Value idx = arith::ConstantIndexOp::create(b, loc, i);
+    nvgpu::MBarrierInitOp::create(b, loc, st.full, c1, idx, st.leader);
+    nvgpu::MBarrierInitOp::create(b, loc, st.empty, consumers, idx,
+                                  st.leader);
+  }
+  NVVM::FenceMbarrierInitOp::create(b, loc);
+  gpu::BarrierOp::create(b, loc);
+}
+
+/// Ring slot of K/V block `kb` and the parity of its current use:
+/// slot = kb mod stages, parity = (kb / stages) mod 2 (flips at wrap-around).
+std::pair<Value, Value> slotAndParity(OpBuilder &b, Location loc, Value kb,
+                                      int64_t stages) {
+  Value n = arith::ConstantIndexOp::create(b, loc, stages);
+  Value slot = arith::RemUIOp::create(b, loc, kb, n);
+  Value round = arith::DivUIOp::create(b, loc, kb, n);
+  Value parity = arith::IndexCastOp::create(
+      b, loc, b.getI1Type(),
+      arith::RemUIOp::create(b, loc, round,
+                             arith::ConstantIndexOp::create(b, loc, 2)));
+  return {slot, parity};
+}
+
+/// memref.subview of chunk `chunk` of stage `slot` as a rank-4 TMA box.
+Value boxView(OpBuilder &b, Location loc, Value buffer, Value slot,
+              int64_t chunk) {
+  auto type = cast<MemRefType>(buffer.getType());
+  SmallVector<OpFoldResult> offsets = {slot, b.getIndexAttr(chunk),
+                                       b.getIndexAttr(0), b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
+                                     b.getIndexAttr(type.getDimSize(2)),
+                                     b.getIndexAttr(kChunkCols)};
+  SmallVector<OpFoldResult> ones(4, b.getIndexAttr(1));
+  return memref::SubViewOp::create(b, loc, buffer, offsets, sizes, ones);
+}
+
+/// TMA copies of the chunks of rows [row, row + box rows) of (batch, head)
+/// into stage `slot` of `buffer`, completing on `bars[slot]`.
+void copyTile(OpBuilder &b, Location loc, Value desc, Value buffer, Value slot,
+              Value bars, Value barId, Value row, Value head, Value batch,
+              int64_t chunks) {
+  for (int64_t c = 0; c < chunks; ++c) {
+    Value col = arith::ConstantIndexOp::create(b, loc, c * kChunkCols);
+    nvgpu::TmaAsyncLoadOp::create(b, loc, boxView(b, loc, buffer, slot, c),
+                                  bars, desc,
+                                  ValueRange{col, row, head, batch}, barId,
+                                  Value(), Value());
+  }
+}
+
+/// The producer: its leader thread copies Q once, then K/V blocks
+/// 0 .. numBlocks-1 into the ring, waiting for each slot to be released.
+void buildProducer(OpBuilder &b, Location loc, CtaNest nest,
+                   const PipelineShape &s, const SharedState &st,
+                   ArrayRef<Value> desc, Value numBlocks) {
+  auto ifOp = scf::IfOp::create(b, loc, st.leader, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  LoadTileOp q = nest.loadQ;
+  nvgpu::MBarrierArriveExpectTxOp::create(
+      b, loc, st.qBar, arith::ConstantIndexOp::create(b, loc, s.qBytes()), c0,
+      Value());
+  copyTile(b, loc, desc[0], st.q, c0, st.qBar, c0, q.getRow(), q.getHead(),
+           q.getBatch(), s.chunks);
+
+  auto loop = scf::ForOp::create(b, loc, c0, numBlocks, c1);
+  b.setInsertionPointToStart(loop.getBody());
+  Value kb = loop.getInductionVar();
+  auto [slot, parity] = slotAndParity(b, loc, kb, s.stages);
+  // A fresh barrier counts as having completed the phase before phase 0:
+  // waiting for parity ^ 1 lets the first round pass.
+  Value emptyParity = arith::XOrIOp::create(
+      b, loc, parity, arith::ConstantIntOp::create(b, loc, 1, 1));
+  Value ticks = arith::ConstantIndexOp::create(b, loc, kWaitTicks);
+  nvgpu::MBarrierTryWaitParityOp::create(b, loc, st.empty, emptyParity, ticks,
+                                         slot);
+  // expect_tx counts full boxes: TMA delivers every byte of a box, rows past
+  // Nk as zeros.
+  nvgpu::MBarrierArriveExpectTxOp::create(
+      b, loc, st.full,
+      arith::ConstantIndexOp::create(b, loc, 2 * s.tileBytes()), slot,
+      Value());
+  Value row = arith::MulIOp::create(
+      b, loc, kb, arith::ConstantIndexOp::create(b, loc, s.blockN));
+  OnlineAttentionOp step = nest.step;
+  copyTile(b, loc, desc[1], st.k, slot, st.full, slot, row, step.getKvHead(),
+           step.getBatch(), s.chunks);
+  copyTile(b, loc, desc[2], st.v, slot, st.full, slot, row, step.getKvHead(),
+           step.getBatch(), s.chunks);
+}
+
+/// [C, BLOCK_N, 64] view of stage `slot` of a K/V ring.
+Value stageTile(OpBuilder &b, Location loc, Value ring, Value slot) {
+  auto type = cast<MemRefType>(ring.getType());
+  SmallVector<OpFoldResult> offsets = {slot, b.getIndexAttr(0),
+                                       b.getIndexAttr(0), b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {
+      b.getIndexAttr(1), b.getIndexAttr(type.getDimSize(1)),
+      b.getIndexAttr(type.getDimSize(2)), b.getIndexAttr(kChunkCols)};
+  SmallVector<OpFoldResult> ones(4, b.getIndexAttr(1));
+  auto tileType = memref::SubViewOp::inferRankReducedResultType(
+      {type.getDimSize(1), type.getDimSize(2), kChunkCols}, type, offsets,
+      sizes, ones);
+  return memref::SubViewOp::create(b, loc, tileType, ring, offsets, sizes,
+                                   ones);
+}
+
+/// One consumer K/V loop: wait for the block's slot, run the step on tensor
+/// cores from shared memory, release the slot.
+void rewriteConsumerLoop(scf::ForOp loop, const PipelineShape &s,
+                         const SharedState &st, Value numKeys) {
+  OnlineAttentionOp step = stepOf(loop);
+  Location loc = step.getLoc();
+  OpBuilder b(step);
+  auto [slot, parity] =
+      slotAndParity(b, loc, loop.getInductionVar(), s.stages);
+  Value ticks = arith::ConstantIndexOp::create(b, loc, kWaitTicks);
+  nvgpu::MBarrierTryWaitParityOp::create(b, loc, st.full, parity, ticks, slot);
+  auto mma = OnlineAttentionMmaOp::create(
+      b, loc, step.getM().getType(), step.getL().getType(),
+      step.getAcc().getType(), st.qTile, stageTile(b, loc, st.k, slot),
+      stageTile(b, loc, st.v, slot), step.getKPos(), numKeys,
+      step.getQPos(), step.getCausalOffset(), step.getM(), step.getL(),
+      step.getAcc(), step.getScaleAttr(), b.getI64IntegerAttr(s.headDim),
+      step.getMaskAttr());
+  step.replaceAllUsesWith(mma.getResults());
+  step.erase();
+  b.setInsertionPointAfter(mma);
+  nvgpu::MBarrierArriveOp::create(
+      b, loc, nvgpu::MBarrierTokenType::get(b.getContext()), st.empty, slot);
+}
+
+/// Stages that fit shared memory: at most `requested` (0: up to 4 for
+/// D <= 64, else 2), at least 2.
+FailureOr<int64_t> chooseStages(PipelineShape s, int64_t requested,
+                                Operation *op) {
+  int64_t want = requested > 0 ? requested : (s.chunks == 1 ? 4 : 2);
+  for (s.stages = want; s.stages >= 2; --s.stages)
+    if (s.sharedBytes() <= kMaxSharedBytes)
+      return s.stages;
+  return op->emitOpError("attn-async-pipeline: Q and two K/V stages need ")
+         << (s.stages = 2, s.sharedBytes())
+         << " bytes of shared memory, more than the 232448 an SM has; use a "
+            "smaller block-n";
+}
+
+struct AttnAsyncPipelinePass
+    : attn::impl::AttnAsyncPipelineBase<AttnAsyncPipelinePass> {
+  using AttnAsyncPipelineBase::AttnAsyncPipelineBase;
+
+  LogicalResult pipeline(CtaNest nest) {
+    OnlineAttentionOp step = nest.step;
+    auto qType = cast<VectorType>(nest.loadQ.getResult().getType());
+    int64_t d = qType.getDimSize(1);
+    PipelineShape s{qType.getDimSize(0), static_cast<int64_t>(step.getBlockN()),
+                    d, static_cast<int64_t>(llvm::divideCeil(d, kChunkCols)),
+                    0, qType.getElementType()};
+    if (!s.elt.isF16() && !s.elt.isBF16())
+      return nest.cta.emitOpError("attn-async-pipeline: tensor cores take "
+                                  "f16 or bf16 here, not ")
+             << s.elt;
+    if (s.blockM != 64 && s.blockM != 128)
+      return nest.cta.emitOpError("attn-async-pipeline: BLOCK_M must be 64 "
+                                  "or 128 (one or two consumer warpgroups "
+                                  "of 64 rows), but got ")
+             << s.blockM;
+    if (s.blockN % 16 != 0 || s.blockN > 256)
+      return nest.cta.emitOpError("attn-async-pipeline: BLOCK_N must be a "
+                                  "multiple of 16 up to 256, but got ")
+             << s.blockN;
+    FailureOr<int64_t> stagesOr = chooseStages(s, stages, nest.cta);
+    if (failed(stagesOr))
+      return failure();
+    s.stages = *stagesOr;
+    int64_t groups = s.blockM / 64;
+
+    // Host side: TMA descriptors of Q, K, V.
+    OpBuilder host(nest.cta);
+    Location loc = nest.cta.getLoc();
+    SmallVector<Value> desc = {
+        createDescriptor(host, loc, nest.loadQ.getSource(), s.blockM),
+        createDescriptor(host, loc, step.getK(), s.blockN),
+        createDescriptor(host, loc, step.getV(), s.blockN)};
+
+    // CTA prologue: shared memory, barriers.
+    OpBuilder b(nest.loops.front());
+    SharedState st = allocateShared(b, loc, s);
+    createBarriers(b, loc, s, 128 * groups, st);
+    Value numKeys = memref::DimOp::create(b, loc, step.getK(), 2);
+    auto ws = WarpSpecializeOp::create(b, loc, b.getI64IntegerAttr(groups),
+                                       b.getI64IntegerAttr(producerRegisters),
+                                       b.getI64IntegerAttr(consumerRegisters));
+    if (failed(ws.verify()))
+      return failure();
+    Block &producer = ws.getProducer().emplaceBlock();
+    Block &consumer = ws.getConsumer().emplaceBlock();
+
+    // Consumer: wait for Q, then the K/V loops and the epilogue, moved.
+    b.setInsertionPointToStart(&consumer);
+    Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+    nvgpu::MBarrierTryWaitParityOp::create(
+        b, loc, st.qBar, arith::ConstantIntOp::create(b, loc, 0, 1),
+        arith::ConstantIndexOp::create(b, loc, kWaitTicks), c0);
+    for (scf::ForOp loop : nest.loops)
+      loop->moveBefore(&consumer, consumer.end());
+    nest.epilogue->moveBefore(&consumer, consumer.end());
+    nest.epilogue.getStagingMutable().assign(st.qTile);
+    b.setInsertionPointToStart(&producer);
+    buildProducer(b, loc, nest, s, st, desc,
+                  nest.loops.back().getUpperBound());
+    // One CTA per (Q block, head, batch), as blocks x, y, z (mapped loops
+    // keep their unit dimensions through canonicalization).
+    MLIRContext *ctx = b.getContext();
+    nest.cta.setMappingAttr(ArrayAttr::get(
+        ctx, {gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimX),
+              gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimY),
+              gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimZ)}));
+    if (step.getMask() == MaskKind::causal) // heaviest Q blocks first
+      nest.cta->setAttr("attn.q_block_order", b.getStringAttr("descending"));
+    // Rewriting the steps erases them (nest.step among them): last.
+    for (scf::ForOp loop : nest.loops)
+      rewriteConsumerLoop(loop, s, st, numKeys);
+    nest.loadQ.erase();
+    return success();
+  }
+
+  void runOnOperation() override {
+    SmallVector<std::pair<scf::ForallOp, LoadTileOp>> ctas;
+    getOperation().walk([&](LoadTileOp load) {
+      if (auto cta = dyn_cast<scf::ForallOp>(load->getParentOp()))
+        ctas.emplace_back(cta, load);
+    });
+    for (auto [cta, load] : ctas) {
+      FailureOr<CtaNest> nest = matchNest(cta, load);
+      if (failed(nest) || failed(pipeline(*nest)))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
