@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# Builds (on the build machine) the harness bundle from bench/specs.json:
-# one static kernel per harness shape plus dynamic-length fallbacks.
+# Builds (on the build machine) the GPU bundles the harnesses use:
+#   bench: one static kernel per harness shape plus dynamic-length fallbacks
+#          (bench/specs.json), for bench/harness.py;
+#   tma:   dynamic-length kernels for every D in both dtypes, causal or not
+#          (bench/specs_tma.json), for bench/tma_cases.py.
+# Extra arguments go to attn-compile (e.g. --path=fma, --max-mma-n=64).
 # Then, on the GPU machine:
 #   python3 bench/harness.py --bundle build/bundles/bench --lib build/lib/libattn_runtime.so
+#   python3 bench/tma_cases.py --bundle build/bundles/tma --lib build/lib/libattn_runtime.so
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${ATTN_BUILD_DIR:-build}
-OUT=${1:-$BUILD/bundles/bench}
-rm -rf "$OUT"
-"$BUILD/bin/attn-compile" --spec-file=bench/specs.json -o "$OUT"
+OUT=${ATTN_BUNDLE_ROOT:-$BUILD/bundles}
+rm -rf "$OUT/bench" "$OUT/tma"
+"$BUILD/bin/attn-compile" --spec-file=bench/specs.json -o "$OUT/bench" "$@"
+"$BUILD/bin/attn-compile" --spec-file=bench/specs_tma.json -o "$OUT/tma" "$@"

@@ -47,8 +47,12 @@ CASES = [
     # Same shape as the contiguous static kernel, but a [B, N, H, D] view:
     # the contiguous kernel must not be picked.
     ("llama3_8b_bnhd", 1, 32, 8, 8192, 8192, 128, "bf16", 1, "bnhd", 1, "dyn_bf16_d128_causal"),
+    ("noncausal_d128_n16k", 1, 16, 16, 16384, 16384, 128, "bf16", 0, "bhnd", 1, "noncausal_d128_n16k"),
+    ("d64_n8k", 4, 32, 32, 8192, 8192, 64, "bf16", 0, "bhnd", 1, "d64_n8k"),
+    ("d64_n8k_causal", 4, 32, 32, 8192, 8192, 64, "bf16", 1, "bhnd", 1, "d64_n8k_causal"),
 ]
-TIMED = ("llama3_8b_prefill", "gpt2", "mistral_7b")
+TIMED = ("llama3_8b_prefill", "gpt2", "mistral_7b", "noncausal_d128_n16k",
+         "d64_n8k", "d64_n8k_causal")
 
 
 def make(shape, dt, layout, fill):

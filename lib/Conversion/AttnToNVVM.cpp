@@ -251,21 +251,36 @@ void numberSharedMemorySpace(gpu::GPUModuleOp kernels) {
 
 /// Moves every pure computation a gpu.launch uses from above into its body,
 /// so that outlined kernels take only the memref operands of attn.attention
-/// (sizes come from their descriptors). The bundle's parameter list and the
-/// runtime's launch code depend on that: no host-computed scalar crosses the
-/// kernel boundary.
-LogicalResult sinkIntoLaunches(ModuleOp module) {
+/// (sizes come from their descriptors) and the TMA descriptors. The
+/// bundle's parameter list and the runtime's launch code depend on that: no
+/// host-computed scalar crosses the kernel boundary. Unlike upstream's
+/// sinkOperationsIntoLaunchOp, a chain is sunk down to the function's
+/// arguments even when the body uses none of them directly (a Hopper kernel
+/// reads Q only through its TMA descriptor but its sizes through memref.dim).
+void sinkIntoLaunch(gpu::LaunchOp launch) {
   // Descriptor pointers stay arguments (passDescriptorsAsPointers).
   auto isSinkable = [](Operation *op) {
     return isMemoryEffectFree(op) && op->getNumRegions() == 0 &&
            op->getNumResults() == 1 && !isa<UnrealizedConversionCastOp>(op);
   };
-  WalkResult res = module.walk([&](gpu::LaunchOp launch) {
-    return failed(sinkOperationsIntoLaunchOp(launch, isSinkable))
-               ? WalkResult::interrupt()
-               : WalkResult::advance();
-  });
-  return failure(res.wasInterrupted());
+  Region &body = launch.getBody();
+  SetVector<Value> above;
+  getUsedValuesDefinedAbove(body, above);
+  OpBuilder b = OpBuilder::atBlockBegin(&body.front());
+  IRMapping map;
+  std::function<Value(Value)> sink = [&](Value v) -> Value {
+    if (Value done = map.lookupOrNull(v))
+      return done;
+    Operation *def = v.getDefiningOp();
+    if (!def || !isSinkable(def))
+      return v; // a kernel argument
+    for (Value operand : def->getOperands())
+      sink(operand);
+    return b.clone(*def, map)->getResult(0);
+  };
+  for (Value v : above)
+    if (Value inside = sink(v); inside != v)
+      replaceAllUsesInRegionWith(v, inside, body);
 }
 
 /// `chip` must name an SM the kernels can run on: sm_<N>[a] with N >= 80
@@ -311,9 +326,9 @@ struct AttnLowerToNVVMPass
             module,
             "scf-forall-to-parallel,func.func(gpu-map-parallel-loops,"
             "convert-parallel-loops-to-gpu),canonicalize,cse",
-            run)) ||
-        failed(sinkIntoLaunches(module)))
+            run)))
       return signalPassFailure();
+    module.walk([](gpu::LaunchOp l) { sinkIntoLaunch(l); });
     module.walk([](gpu::LaunchOp l) { passDescriptorsAsPointers(l); });
     if (failed(runTextualPipeline(module, "gpu-kernel-outlining", run)))
       return signalPassFailure();

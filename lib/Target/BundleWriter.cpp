@@ -18,7 +18,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
@@ -158,35 +160,87 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
     auto attr = func->getAttrOfType<IntegerAttr>(name);
     return attr ? attr.getInt() : dflt;
   };
-  key.blockM = intAttr("attn.block_m", opts.blockM);
-  key.blockN = intAttr("attn.block_n", opts.blockN);
+  KernelPath path = resolvePath(opts.path, opts.chip);
+  if (auto attr = func->getAttrOfType<StringAttr>("attn.path")) {
+    if (attr.getValue() != "wgmma" && attr.getValue() != "fma")
+      return func.emitError("attribute 'attn.path' must be \"wgmma\" or "
+                            "\"fma\", but got \"")
+             << attr.getValue() << "\"";
+    path = attr.getValue() == "wgmma" ? KernelPath::wgmma : KernelPath::fma;
+  }
+  if (path == KernelPath::wgmma && opts.chip != "sm_90a")
+    return func.emitError("the wgmma path needs chip sm_90a, not ")
+           << opts.chip;
+  key.path = path == KernelPath::wgmma ? "wgmma" : "fma";
+  auto [bm, bn] = defaultBlockSizes(path, key.headDim);
+  key.blockM = intAttr("attn.block_m", opts.blockM ? opts.blockM : bm);
+  key.blockN = intAttr("attn.block_n", opts.blockN ? opts.blockN : bn);
   return src;
 }
 
-/// Grid extent: a constant, or ceil(size(operand, dim) / divisor).
-FailureOr<bundle::GridDim> gridDim(Value v, const KernelSource &src,
-                                   gpu::LaunchFuncOp launch) {
-  bundle::GridDim dim;
+/// Adds to `dim` the factors of grid extent `v`: constants, and
+/// ceil(size(operand, dim) / divisor) terms, multiplied together.
+LogicalResult addGridFactors(Value v, const KernelSource &src,
+                             gpu::LaunchFuncOp launch, bundle::GridDim &dim) {
   if (std::optional<int64_t> c = getConstantIntValue(v)) {
-    dim.constant = *c;
-    return dim;
+    dim.constant *= *c;
+    return success();
   }
+  if (auto mul = v.getDefiningOp<arith::MulIOp>())
+    return success(
+        succeeded(addGridFactors(mul.getLhs(), src, launch, dim)) &&
+        succeeded(addGridFactors(mul.getRhs(), src, launch, dim)));
+  bundle::GridTerm term;
   if (auto div = v.getDefiningOp<arith::CeilDivUIOp>()) {
     std::optional<int64_t> c = getConstantIntValue(div.getRhs());
     if (!c)
       return launch.emitOpError("grid divisor is not a constant");
-    dim.divisor = *c;
+    term.divisor = *c;
     v = div.getLhs();
   }
   auto size = v.getDefiningOp<memref::DimOp>();
   auto arg = size ? dyn_cast<BlockArgument>(size.getSource()) : nullptr;
   std::optional<int64_t> index = size ? size.getConstantIndex() : std::nullopt;
   if (!arg || !index || !src.roles.count(arg.getArgNumber()))
-    return launch.emitOpError("grid size is not a constant or "
+    return launch.emitOpError("grid size is not a product of constants and "
                               "ceil(operand size / constant)");
-  dim.operand = src.roles.lookup(arg.getArgNumber());
-  dim.dim = *index;
+  term.operand = src.roles.lookup(arg.getArgNumber());
+  term.dim = *index;
+  dim.terms.push_back(term);
+  return success();
+}
+
+FailureOr<bundle::GridDim> gridDim(Value v, const KernelSource &src,
+                                   gpu::LaunchFuncOp launch) {
+  bundle::GridDim dim;
+  if (failed(addGridFactors(v, src, launch, dim)))
+    return failure();
   return dim;
+}
+
+/// The operand a tensor-map kernel argument describes, and its box
+/// (innermost first): the argument is
+/// unrealized_conversion_cast(nvgpu.tma.create.descriptor(cast(operand))).
+FailureOr<bundle::Param> tensorMapParam(Value arg, const KernelSource &src,
+                                        gpu::LaunchFuncOp launch) {
+  auto cast = arg.getDefiningOp<UnrealizedConversionCastOp>();
+  auto desc = cast ? cast.getInputs()[0].getDefiningOp<
+                         nvgpu::TmaCreateDescriptorOp>()
+                   : nullptr;
+  auto ranked = desc ? desc.getTensor().getDefiningOp<memref::CastOp>()
+                     : nullptr;
+  auto operand = ranked ? dyn_cast<BlockArgument>(ranked.getSource()) : nullptr;
+  if (!operand || !src.roles.count(operand.getArgNumber()))
+    return launch.emitOpError("kernel argument is neither an operand of "
+                              "attn.attention nor its TMA descriptor");
+  bundle::Param param;
+  param.operand = src.roles.lookup(operand.getArgNumber());
+  param.field = bundle::Param::Field::TensorMap;
+  ArrayRef<int64_t> box = desc.getTensorMap().getType().getTensor().getShape();
+  if (box.size() != 4)
+    return launch.emitOpError("TMA boxes are rank 4 [B, H, N, D]");
+  std::copy(box.rbegin(), box.rend(), param.box.begin());
+  return param;
 }
 
 /// Fills launch shape and parameters of `entry` from the launch_func.
@@ -216,6 +270,13 @@ LogicalResult readLaunch(gpu::LaunchFuncOp launch, const KernelSource &src,
 
   using Field = bundle::Param::Field;
   for (Value arg : launch.getKernelOperands()) {
+    if (isa<LLVM::LLVMPointerType>(arg.getType())) {
+      FailureOr<bundle::Param> map = tensorMapParam(arg, src, launch);
+      if (failed(map))
+        return failure();
+      entry.params.push_back(*map);
+      continue;
+    }
     auto blockArg = dyn_cast<BlockArgument>(arg);
     if (!blockArg || !src.roles.count(blockArg.getArgNumber()))
       return launch.emitOpError("kernel argument is not an operand of "
@@ -306,6 +367,8 @@ compileKernel(KernelSource src, const BundleOptions &opts, StringRef ptxas) {
   CubinPipelineOptions pipeline;
   pipeline.blockM = src.key.blockM;
   pipeline.blockN = src.key.blockN;
+  pipeline.path = src.key.path == "wgmma" ? KernelPath::wgmma : KernelPath::fma;
+  pipeline.maxMmaN = opts.maxMmaN;
   pipeline.chip = opts.chip;
   pipeline.features = opts.features;
   pipeline.format = CubinPipelineOptions::Format::isa;

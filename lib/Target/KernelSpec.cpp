@@ -54,7 +54,7 @@ static bool mapLength(const json::Object &obj, llvm::StringRef key,
 static constexpr llvm::StringLiteral kSpecKeys[] = {
     "name",   "batch",     "num_heads_q", "num_heads_kv", "seqlen_q",
     "seqlen_k", "head_dim", "dtype",      "causal",       "lse",
-    "scale",  "layout",    "block_m",     "block_n"};
+    "scale",  "layout",    "block_m",     "block_n",      "path"};
 
 bool mlir::attn::fromJSON(const json::Value &value, KernelSpec &spec,
                           json::Path path) {
@@ -74,8 +74,13 @@ bool mlir::attn::fromJSON(const json::Value &value, KernelSpec &spec,
       !o.mapOptional("lse", spec.lse) || !o.mapOptional("scale", spec.scale) ||
       !o.mapOptional("layout", layout) ||
       !o.mapOptional("block_m", spec.blockM) ||
-      !o.mapOptional("block_n", spec.blockN))
+      !o.mapOptional("block_n", spec.blockN) ||
+      !o.mapOptional("path", spec.path))
     return false;
+  if (!spec.path.empty() && spec.path != "wgmma" && spec.path != "fma") {
+    path.field("path").report("expected \"wgmma\" or \"fma\"");
+    return false;
+  }
   if (layout && *layout != "strided" && *layout != "contiguous") {
     path.field("layout").report("expected \"strided\" or \"contiguous\"");
     return false;
@@ -159,6 +164,8 @@ LogicalResult mlir::attn::buildKernelFunction(ModuleOp module,
     func->setAttr("attn.block_m", builder.getI64IntegerAttr(spec.blockM));
   if (spec.blockN > 0)
     func->setAttr("attn.block_n", builder.getI64IntegerAttr(spec.blockN));
+  if (!spec.path.empty())
+    func->setAttr("attn.path", builder.getStringAttr(spec.path));
   Block *body = func.addEntryBlock();
   builder.setInsertionPointToStart(body);
   ValueRange a = body->getArguments();

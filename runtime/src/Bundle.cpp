@@ -307,19 +307,28 @@ static bool matches(const KernelEntry &kernel, const FwdCall &call) {
          fits(k.seqLenK, call.seqLenK) && (k.strided || call.contiguous);
 }
 
-/// More static lengths first, then contiguous over strided.
+/// More static lengths first, then contiguous over strided, then the
+/// tensor-core path over the FMA one.
 static bool moreSpecialized(const KernelEntry &a, const KernelEntry &b) {
   int sa = a.key.numStaticLengths(), sb = b.key.numStaticLengths();
   if (sa != sb)
     return sa > sb;
-  return !a.key.strided && b.key.strided;
+  if (a.key.strided != b.key.strided)
+    return !a.key.strided;
+  return a.key.path == "wgmma" && b.key.path != "wgmma";
 }
 
+/// constant * prod ceil(size / divisor), saturated at INT64_MAX (checkGrid
+/// then refuses it).
 static int64_t gridDim(const GridDim &dim, const attn_fwd_args &args) {
-  if (!dim.operand)
-    return dim.constant;
-  int64_t size = operandTensor(args, *dim.operand).sizes[dim.dim];
-  return static_cast<int64_t>(llvm::divideCeil(size, dim.divisor));
+  int64_t extent = dim.constant;
+  for (const bundle::GridTerm &t : dim.terms) {
+    int64_t size = operandTensor(args, t.operand).sizes[t.dim];
+    auto factor = static_cast<int64_t>(llvm::divideCeil(size, t.divisor));
+    if (__builtin_mul_overflow(extent, factor, &extent))
+      return INT64_MAX;
+  }
+  return extent;
 }
 
 static std::array<int64_t, 3> gridOf(const KernelEntry &kernel,
@@ -573,6 +582,59 @@ static Status checkPointer(const DriverApi &driver, const attn_tensor &t,
   return Status::success();
 }
 
+/// A CUtensorMap as the kernel takes it (by value, 64-byte aligned).
+struct alignas(64) TensorMap {
+  CUtensorMap map;
+};
+
+/// Encodes `t` as the rank-4 tensor (D, N, H, B) in boxes of `param.box`
+/// (128-byte swizzle, out-of-bounds elements zero). A dimension of size 1
+/// has no meaningful stride: it gets the packed one, so that any stride a
+/// caller left there is never put into the map. Empty dimensions encode as
+/// 1: the kernel never copies from them.
+static Status encodeTensorMap(const DriverApi &driver, const Param &param,
+                              const attn_fwd_args &args, TensorMap &out) {
+  StringRef name = bundle::operandName(param.operand);
+  if (!driver.tensorMapEncodeTiled)
+    return makeError(ATTN_ERROR_CUDA, "the CUDA driver lacks "
+                                      "cuTensorMapEncodeTiled (needs CUDA 12)");
+  const attn_tensor &t = operandTensor(args, param.operand);
+  int64_t elt = 2;
+  cuuint64_t dims[4], strides[3];
+  for (int i = 0; i < 4; ++i)
+    dims[i] = static_cast<cuuint64_t>(std::max<int64_t>(t.sizes[3 - i], 1));
+  uint64_t packed = dims[0] * elt;
+  for (int i = 0; i < 3; ++i) {
+    int d = 2 - i; // memref dimension of TMA dimension i + 1
+    strides[i] = t.sizes[d] > 1 ? static_cast<cuuint64_t>(t.strides[d] * elt)
+                                : packed;
+    packed = strides[i] * dims[i + 1];
+    if (strides[i] >= (uint64_t(1) << 40) || strides[i] % 16 != 0)
+      return invalid(formatv("{0}: stride[{1}] = {2} bytes cannot be a TMA "
+                             "stride (a multiple of 16 below 2^40)",
+                             name, d, strides[i]));
+    if (packed >= (uint64_t(1) << 40))
+      packed = strides[i];
+  }
+  cuuint32_t box[4], ones[4] = {1, 1, 1, 1};
+  for (int i = 0; i < 4; ++i)
+    box[i] = static_cast<cuuint32_t>(param.box[i]);
+  CUtensorMapDataType type = dtypeOf(t) == ATTN_DTYPE_BF16
+                                 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  CUresult r = driver.tensorMapEncodeTiled(
+      &out.map, type, 4, t.data, dims, strides, box, ones,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    return invalid(formatv("{0}: the view cannot be described to TMA "
+                           "(sizes {1}, strides {2}): {3}",
+                           name, sizesText(t), listText(t.strides, 4),
+                           formatCudaError(driver, r,
+                                           "cuTensorMapEncodeTiled")));
+  return Status::success();
+}
+
 static int64_t paramValue(const Param &param, const attn_fwd_args &args) {
   const attn_tensor &t = operandTensor(args, param.operand);
   switch (param.field) {
@@ -585,20 +647,44 @@ static int64_t paramValue(const Param &param, const attn_fwd_args &args) {
     return t.sizes[param.index];
   case Param::Field::Stride:
     return t.strides[param.index];
+  case Param::Field::TensorMap:
+    break;
   }
   return 0;
 }
 
+/// The kernel's parameter values: 64-bit scalars, and tensor maps by value.
+struct LaunchParams {
+  llvm::SmallVector<int64_t, 64> values;
+  std::vector<TensorMap> maps;
+  llvm::SmallVector<void *, 64> pointers;
+};
+
+static Status buildParams(const DriverApi &driver, const KernelEntry &kernel,
+                          const attn_fwd_args &args, LaunchParams &p) {
+  // Reserve first: `pointers` holds addresses into both vectors.
+  p.values.reserve(kernel.params.size());
+  p.maps.reserve(kernel.params.size());
+  for (const Param &param : kernel.params) {
+    if (param.field == Param::Field::TensorMap) {
+      p.maps.emplace_back();
+      if (Status s = encodeTensorMap(driver, param, args, p.maps.back());
+          !s.ok())
+        return s;
+      p.pointers.push_back(&p.maps.back().map);
+      continue;
+    }
+    p.values.push_back(paramValue(param, args));
+    p.pointers.push_back(&p.values.back());
+  }
+  return Status::success();
+}
+
 static CUresult enqueue(const DriverApi &driver, const KernelEntry &kernel,
                         CUkernel handle, const attn_fwd_args &args,
-                        CUstream stream, const char *&call) {
-  llvm::SmallVector<int64_t, 64> values;
-  llvm::SmallVector<void *, 64> pointers;
-  values.reserve(kernel.params.size());
-  for (const Param &param : kernel.params) {
-    values.push_back(paramValue(param, args));
-    pointers.push_back(&values.back());
-  }
+                        CUstream stream, LaunchParams &params,
+                        const char *&call) {
+  llvm::SmallVector<void *, 64> &pointers = params.pointers;
   std::array<int64_t, 3> grid = gridOf(kernel, args);
   auto function = reinterpret_cast<CUfunction>(handle);
   const auto &threads = kernel.threads;
@@ -665,8 +751,12 @@ Status Bundle::launch(const attn_fwd_args &args, CUstream stream) {
   CUkernel handle = nullptr;
   if (Status s = ensureLoaded(*driver, index, device, handle); !s.ok())
     return s;
+  LaunchParams params;
+  if (Status s = buildParams(*driver, kernel(index), args, params); !s.ok())
+    return s;
   const char *what = "cuLaunchKernel";
-  if (CUresult r = enqueue(*driver, kernel(index), handle, args, stream, what);
+  if (CUresult r =
+          enqueue(*driver, kernel(index), handle, args, stream, params, what);
       r != CUDA_SUCCESS)
     return makeError(ATTN_ERROR_CUDA,
                      formatv("launching {0}: {1}", kernel(index).name,

@@ -54,6 +54,7 @@ static void loadRealDriver(RealDriver &driver) {
   lookup(lib, "cuLaunchKernel", api.launchKernel, missing);
   std::string optional;
   lookup(lib, "cuLaunchKernelEx", api.launchKernelEx, optional);
+  lookup(lib, "cuTensorMapEncodeTiled", api.tensorMapEncodeTiled, optional);
   if (!missing.empty()) {
     driver.error = "CUDA driver unavailable: libcuda.so.1 lacks " + missing +
                    " (the runtime needs a CUDA 12 or newer driver)";

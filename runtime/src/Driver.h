@@ -16,8 +16,9 @@
 
 namespace attn::runtime {
 
-/// The driver entry points the runtime calls. launchKernelEx may be null
-/// (it is only needed for kernels with a cluster shape).
+/// The driver entry points the runtime calls. launchKernelEx and
+/// tensorMapEncodeTiled may be null (only kernels with a cluster shape or
+/// tensor maps need them).
 struct DriverApi {
   CUresult (*getErrorName)(CUresult error, const char **str);
   CUresult (*getErrorString)(CUresult error, const char **str);
@@ -42,6 +43,13 @@ struct DriverApi {
                            CUstream stream, void **params, void **extra);
   CUresult (*launchKernelEx)(const CUlaunchConfig *config, CUfunction f,
                              void **params, void **extra);
+  /// Needed only by kernels that take tensor maps (the wgmma path).
+  CUresult (*tensorMapEncodeTiled)(
+      CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank,
+      void *address, const cuuint64_t *dims, const cuuint64_t *strides,
+      const cuuint32_t *box, const cuuint32_t *elementStrides,
+      CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
+      CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill);
 };
 
 /// The driver: the testing override if one is set, otherwise libcuda.so.1,

@@ -55,6 +55,8 @@ StringRef fieldName(Param::Field field) {
     return "size";
   case Param::Field::Stride:
     return "stride";
+  case Param::Field::TensorMap:
+    return "tensor_map";
   }
   return "?";
 }
@@ -87,15 +89,17 @@ static json::Value toJSON(const FwdKey &key) {
                       {"seqlen_k", length(key.seqLenK)},
                       {"layout", key.strided ? "strided" : "contiguous"},
                       {"block_m", key.blockM},
-                      {"block_n", key.blockN}};
+                      {"block_n", key.blockN},
+                      {"path", key.path}};
 }
 
 static json::Value toJSON(const GridDim &dim) {
-  if (!dim.operand)
-    return json::Object{{"constant", dim.constant}};
-  return json::Object{{"operand", operandName(*dim.operand)},
-                      {"dim", dim.dim},
-                      {"divisor", dim.divisor}};
+  json::Array terms;
+  for (const GridTerm &t : dim.terms)
+    terms.push_back(json::Object{{"operand", operandName(t.operand)},
+                                 {"dim", t.dim},
+                                 {"divisor", t.divisor}});
+  return json::Object{{"constant", dim.constant}, {"terms", std::move(terms)}};
 }
 
 static json::Value toJSON(const Param &param) {
@@ -103,6 +107,8 @@ static json::Value toJSON(const Param &param) {
                    {"field", fieldName(param.field)}};
   if (param.field == Param::Field::Size || param.field == Param::Field::Stride)
     obj["index"] = param.index;
+  if (param.field == Param::Field::TensorMap)
+    obj["box"] = json::Array(param.box);
   return obj;
 }
 
@@ -176,8 +182,13 @@ static bool fromJSON(const json::Value &value, FwdKey &key, json::Path path) {
   if (!o || !o.map("dtype", key.dtype) || !o.map("head_dim", key.headDim) ||
       !o.map("causal", key.causal) || !o.map("lse", key.hasLse) ||
       !o.map("scale", key.scale) || !o.map("layout", layout) ||
-      !o.map("block_m", key.blockM) || !o.map("block_n", key.blockN))
+      !o.map("block_m", key.blockM) || !o.map("block_n", key.blockN) ||
+      !o.map("path", key.path))
     return false;
+  if (key.path != "fma" && key.path != "wgmma") {
+    path.field("path").report("expected \"fma\" or \"wgmma\"");
+    return false;
+  }
   if (layout != "strided" && layout != "contiguous") {
     path.field("layout").report("expected \"strided\" or \"contiguous\"");
     return false;
@@ -190,21 +201,16 @@ static bool fromJSON(const json::Value &value, FwdKey &key, json::Path path) {
          mapLength(value, "seqlen_k", key.seqLenK, path);
 }
 
+static bool fromJSON(const json::Value &value, GridTerm &term,
+                     json::Path path) {
+  json::ObjectMapper o(value, path);
+  return o && o.map("operand", term.operand) && o.map("dim", term.dim) &&
+         o.map("divisor", term.divisor);
+}
+
 static bool fromJSON(const json::Value &value, GridDim &dim, json::Path path) {
   json::ObjectMapper o(value, path);
-  if (!o)
-    return false;
-  const json::Object *obj = value.getAsObject();
-  if (obj->get("constant")) {
-    dim.operand.reset();
-    return o.map("constant", dim.constant);
-  }
-  Operand operand;
-  if (!o.map("operand", operand) || !o.map("dim", dim.dim) ||
-      !o.map("divisor", dim.divisor))
-    return false;
-  dim.operand = operand;
-  return true;
+  return o && o.map("constant", dim.constant) && o.map("terms", dim.terms);
 }
 
 static bool fromJSON(const json::Value &value, Param &param, json::Path path) {
@@ -218,14 +224,26 @@ static bool fromJSON(const json::Value &value, Param &param, json::Path path) {
                     .Case("offset", Param::Field::Offset)
                     .Case("size", Param::Field::Size)
                     .Case("stride", Param::Field::Stride)
+                    .Case("tensor_map", Param::Field::TensorMap)
                     .Default(std::nullopt);
   if (!parsed) {
     path.field("field").report("expected allocated_ptr, aligned_ptr, offset, "
-                               "size or stride");
+                               "size, stride or tensor_map");
     return false;
   }
   param.field = *parsed;
   param.index = 0;
+  if (*parsed == Param::Field::TensorMap) {
+    std::vector<int64_t> box;
+    if (!o.map("box", box))
+      return false;
+    if (box.size() != 4) {
+      path.field("box").report("expected 4 extents (D, N, H, B)");
+      return false;
+    }
+    std::copy(box.begin(), box.end(), param.box.begin());
+    return true;
+  }
   bool indexed =
       *parsed == Param::Field::Size || *parsed == Param::Field::Stride;
   return !indexed || o.map("index", param.index);
@@ -311,15 +329,18 @@ static llvm::Error checkKey(const FwdKey &key, const llvm::Twine &at) {
 static llvm::Error checkLaunch(const KernelEntry &kernel,
                                const llvm::Twine &at) {
   for (const GridDim &dim : kernel.grid) {
-    if (!dim.operand && dim.constant < 1)
-      return corrupt(at + ".launch.grid", "constants must be >= 1");
-    if (dim.operand && (dim.divisor < 1 || dim.dim < 0 ||
-                        dim.dim >= operandRank(*dim.operand)))
-      return corrupt(at + ".launch.grid",
-                     "needs 0 <= dim < rank(operand) and divisor >= 1");
-    if (dim.operand == Operand::LSE && !kernel.key.hasLse)
-      return corrupt(at + ".launch.grid", "refers to lse in a kernel without "
-                                          "LSE");
+    if (dim.constant < 1 || dim.constant > INT32_MAX)
+      return corrupt(at + ".launch.grid", "constants must be in [1, 2^31)");
+    if (dim.terms.size() > 4)
+      return corrupt(at + ".launch.grid", "at most 4 terms per dimension");
+    for (const GridTerm &t : dim.terms) {
+      if (t.divisor < 1 || t.dim < 0 || t.dim >= operandRank(t.operand))
+        return corrupt(at + ".launch.grid",
+                       "needs 0 <= dim < rank(operand) and divisor >= 1");
+      if (t.operand == Operand::LSE && !kernel.key.hasLse)
+        return corrupt(at + ".launch.grid", "refers to lse in a kernel "
+                                            "without LSE");
+    }
   }
   // Bounds per entry first, so that the products cannot overflow.
   int64_t threads = 1, cluster = 1;
@@ -365,14 +386,26 @@ static llvm::Error checkKernel(const KernelEntry &kernel, size_t index) {
                                      "LSE");
     if (p.index < 0 || p.index >= operandRank(p.operand))
       return corrupt(at + ".params", "index out of the operand's rank");
-    if (p.field == Param::Field::AlignedPtr)
+    if (p.field == Param::Field::TensorMap) {
+      if (kernel.key.path != "wgmma" || p.operand == Operand::LSE)
+        return corrupt(at + ".params", "tensor maps are for q, k, v, o of "
+                                       "wgmma kernels");
+      // D box: one 128-byte swizzle span; N box <= 256; H, B boxes 1.
+      if (p.box[0] != 64 || p.box[1] < 1 || p.box[1] > 256 || p.box[2] != 1 ||
+          p.box[3] != 1)
+        return corrupt(at + ".params",
+                       "tensor map box must be [64, 1..256, 1, 1]");
+    }
+    if (p.field == Param::Field::AlignedPtr ||
+        p.field == Param::Field::TensorMap)
       hasPointer[static_cast<size_t>(p.operand)] = true;
   }
   // Every operand the kernel computes with must reach it.
   for (Operand op : {Operand::Q, Operand::K, Operand::V, Operand::O})
     if (!hasPointer[static_cast<size_t>(op)])
-      return corrupt(at + ".params",
-                     "no aligned_ptr of operand " + operandName(op));
+      return corrupt(at + ".params", "no aligned_ptr or tensor_map of "
+                                     "operand " +
+                                         operandName(op));
   if (kernel.key.hasLse && !hasPointer[static_cast<size_t>(Operand::LSE)])
     return corrupt(at + ".params", "no aligned_ptr of operand lse");
   return llvm::Error::success();
@@ -463,13 +496,14 @@ std::string describeKey(const KernelEntry &kernel) {
 std::string describe(const KernelEntry &kernel) {
   const Resources &r = kernel.resources;
   return kernel.name + ": " + kernel.kind + " " + keyText(kernel.key) +
-         llvm::formatv(" BLOCK_M={0} BLOCK_N={1} | {2} threads, {3} "
+         llvm::formatv(" {8} BLOCK_M={0} BLOCK_N={1} | {2} threads, {3} "
                        "registers, {4} B smem, {5} B stack, {6}/{7} B spilled",
                        kernel.key.blockM, kernel.key.blockN,
                        kernel.threads[0] * kernel.threads[1] *
                            kernel.threads[2],
                        r.registers, r.sharedBytes + kernel.dynamicSharedBytes,
-                       r.stackBytes, r.spillStoreBytes, r.spillLoadBytes)
+                       r.stackBytes, r.spillStoreBytes, r.spillLoadBytes,
+                       kernel.key.path)
              .str();
 }
 

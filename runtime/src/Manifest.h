@@ -24,7 +24,7 @@
 namespace attn::bundle {
 
 /// Version of the manifest schema this code reads and writes.
-constexpr int64_t kManifestVersion = 1;
+constexpr int64_t kManifestVersion = 2;
 
 /// The operands of a forward kernel, in attn.attention order.
 enum class Operand { Q, K, V, O, LSE };
@@ -46,28 +46,43 @@ struct FwdKey {
   /// it assumes contiguous row-major [B, H, N, D] tensors.
   bool strided = true;
   int64_t blockM = 0, blockN = 0;
+  /// "wgmma" (Hopper: TMA + mbarrier pipeline, warpgroup MMA; needs tensor
+  /// maps) or "fma" (CUDA-core kernel).
+  std::string path = "fma";
 
   /// Number of the five lengths that are static.
   int numStaticLengths() const;
 };
 
-/// One grid dimension: `constant` when `operand` is unset, otherwise
 /// ceil(size(operand, dim) / divisor).
-struct GridDim {
-  int64_t constant = 1;
-  std::optional<Operand> operand;
+struct GridTerm {
+  Operand operand = Operand::Q;
   int64_t dim = 0;
   int64_t divisor = 1;
 };
 
+/// One grid dimension: `constant` times the product of `terms` (a 1-D grid
+/// folds Q blocks, heads and batch: ceil(Nq / BLOCK_M) * Hq * B).
+struct GridDim {
+  int64_t constant = 1;
+  std::vector<GridTerm> terms;
+};
+
 /// One kernel parameter, in the expanded memref-descriptor ABI of MLIR's
 /// GPU lowering: per memref operand, allocated pointer, aligned pointer,
-/// offset, `rank` sizes, then `rank` strides (all 64-bit).
+/// offset, `rank` sizes, then `rank` strides (all 64-bit). A TensorMap is a
+/// 128-byte CUtensorMap passed by value (__grid_constant__) that the
+/// runtime encodes per call: the operand viewed as the rank-4 tensor
+/// [B, H, N, D] (innermost first: D, N, H, B), copied in boxes of `box`
+/// elements (innermost first), 128-byte swizzled, out-of-bounds elements
+/// zero.
 struct Param {
-  enum class Field { AllocatedPtr, AlignedPtr, Offset, Size, Stride };
+  enum class Field { AllocatedPtr, AlignedPtr, Offset, Size, Stride,
+                     TensorMap };
   Operand operand = Operand::Q;
   Field field = Field::AlignedPtr;
   int64_t index = 0; // dimension, for Size and Stride
+  std::array<int64_t, 4> box = {0, 0, 0, 0}; // for TensorMap
 };
 llvm::StringRef fieldName(Param::Field field);
 

@@ -18,7 +18,16 @@ Manifest sampleManifest() {
   a.key.causal = true;
   a.key.strided = false;
   a.key.scale = 0.125;
-  a.grid[2] = GridDim{3, std::nullopt, 0, 1};
+  a.grid[2] = GridDim{3, {}};
+  // A folded 1-D grid: ceil(Nq / 128) * Hq * B, and a tensor map.
+  a.grid[0] = GridDim{1, {{Operand::Q, 2, 128}, {Operand::Q, 1, 1},
+                          {Operand::Q, 0, 1}}};
+  a.key.path = "wgmma";
+  Param map;
+  map.operand = Operand::K;
+  map.field = Param::Field::TensorMap;
+  map.box = {64, 128, 1, 1};
+  a.params.push_back(map);
   a.dynamicSharedBytes = 65536;
   a.cluster = {2, 1, 1};
   a.resources = {255, 1024, 16, 4, 8};
@@ -50,13 +59,14 @@ void expectSameKernel(const KernelEntry &x, const KernelEntry &y) {
   EXPECT_EQ(x.key.strided, y.key.strided);
   EXPECT_EQ(x.key.blockM, y.key.blockM);
   EXPECT_EQ(x.key.blockN, y.key.blockN);
+  EXPECT_EQ(x.key.path, y.key.path);
   for (size_t i = 0; i < 3; ++i) {
-    EXPECT_EQ(x.grid[i].operand, y.grid[i].operand) << "grid " << i;
-    if (x.grid[i].operand) {
-      EXPECT_EQ(x.grid[i].dim, y.grid[i].dim);
-      EXPECT_EQ(x.grid[i].divisor, y.grid[i].divisor);
-    } else {
-      EXPECT_EQ(x.grid[i].constant, y.grid[i].constant);
+    EXPECT_EQ(x.grid[i].constant, y.grid[i].constant) << "grid " << i;
+    ASSERT_EQ(x.grid[i].terms.size(), y.grid[i].terms.size()) << "grid " << i;
+    for (size_t t = 0; t < x.grid[i].terms.size(); ++t) {
+      EXPECT_EQ(x.grid[i].terms[t].operand, y.grid[i].terms[t].operand);
+      EXPECT_EQ(x.grid[i].terms[t].dim, y.grid[i].terms[t].dim);
+      EXPECT_EQ(x.grid[i].terms[t].divisor, y.grid[i].terms[t].divisor);
     }
   }
   EXPECT_EQ(x.threads, y.threads);
@@ -67,6 +77,7 @@ void expectSameKernel(const KernelEntry &x, const KernelEntry &y) {
     EXPECT_EQ(x.params[i].operand, y.params[i].operand) << "param " << i;
     EXPECT_EQ(x.params[i].field, y.params[i].field) << "param " << i;
     EXPECT_EQ(x.params[i].index, y.params[i].index) << "param " << i;
+    EXPECT_EQ(x.params[i].box, y.params[i].box) << "param " << i;
   }
   EXPECT_EQ(x.resources.registers, y.resources.registers);
   EXPECT_EQ(x.resources.sharedBytes, y.resources.sharedBytes);

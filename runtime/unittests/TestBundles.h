@@ -54,9 +54,9 @@ inline KernelEntry fwdKernel(const std::string &name, bool lse = false) {
   k.key.scale = 1.0 / std::sqrt(128.0);
   k.key.blockM = 64;
   k.key.blockN = 64;
-  k.grid[0] = GridDim{1, Operand::Q, 2, 64};
-  k.grid[1] = GridDim{1, Operand::Q, 1, 1};
-  k.grid[2] = GridDim{1, Operand::Q, 0, 1};
+  k.grid[0] = GridDim{1, {{Operand::Q, 2, 64}}};
+  k.grid[1] = GridDim{1, {{Operand::Q, 1, 1}}};
+  k.grid[2] = GridDim{1, {{Operand::Q, 0, 1}}};
   k.threads = {128, 1, 1};
   for (Operand op : {Operand::Q, Operand::K, Operand::V, Operand::O})
     appendDescriptor(k.params, op);

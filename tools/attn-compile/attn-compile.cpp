@@ -70,12 +70,32 @@ static cl::opt<std::string>
 static cl::opt<std::string> name("name", cl::desc("Kernel function name"),
                                  cl::cat(shape));
 
-static cl::opt<int64_t> blockM("block-m", cl::init(64),
-                               cl::desc("Default BLOCK_M (query rows per CTA)"),
-                               cl::cat(codegen));
-static cl::opt<int64_t> blockN("block-n", cl::init(16),
-                               cl::desc("Default BLOCK_N (keys per K/V block)"),
-                               cl::cat(codegen));
+static cl::opt<int64_t>
+    blockM("block-m", cl::init(0),
+           cl::desc("Default BLOCK_M (query rows per CTA; 0: 128 for wgmma, "
+                    "64 for fma)"),
+           cl::cat(codegen));
+static cl::opt<int64_t>
+    blockN("block-n", cl::init(0),
+           cl::desc("Default BLOCK_N (keys per K/V block; 0: 128 for D <= 128 "
+                    "else 64 for wgmma, 16 for fma)"),
+           cl::cat(codegen));
+static cl::opt<mlir::attn::KernelPath> path(
+    "path", cl::desc("Default kernel path (a spec's \"path\" or a "
+                     "function's attn.path attribute wins)"),
+    cl::init(mlir::attn::KernelPath::automatic),
+    cl::values(clEnumValN(mlir::attn::KernelPath::automatic, "auto",
+                          "wgmma on sm_90a, fma elsewhere"),
+               clEnumValN(mlir::attn::KernelPath::wgmma, "wgmma",
+                          "TMA/mbarrier pipeline + warpgroup MMA (sm_90a)"),
+               clEnumValN(mlir::attn::KernelPath::fma, "fma",
+                          "CUDA-core FMA kernel")),
+    cl::cat(codegen));
+static cl::opt<int64_t>
+    maxMmaN("max-mma-n", cl::init(256),
+            cl::desc("Widest O += P V wgmma in columns (64: one per 64-column "
+                     "chunk of D)"),
+            cl::cat(codegen));
 static cl::opt<std::string> chip("chip", cl::init("sm_90a"),
                                  cl::desc("Target SM"), cl::cat(codegen));
 static cl::opt<std::string> ptxas("ptxas", cl::desc("Path to ptxas"),
@@ -237,6 +257,8 @@ int main(int argc, char **argv) {
   options.outputDir = outputDir;
   options.blockM = blockM;
   options.blockN = blockN;
+  options.path = path;
+  options.maxMmaN = maxMmaN;
   options.chip = chip;
   options.ptxas = ptxas;
   return failed(mlir::attn::writeBundle(*module, options, llvm::outs())) ? 1 : 0;

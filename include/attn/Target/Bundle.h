@@ -12,6 +12,7 @@
 #ifndef ATTN_TARGET_BUNDLE_H
 #define ATTN_TARGET_BUNDLE_H
 
+#include "attn/Pipelines/Pipelines.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/JSON.h"
@@ -33,6 +34,7 @@ struct KernelSpec {
   double scale = 0;     // 0: 1/sqrt(D)
   bool strided = true;  // any strides with unit D stride; else contiguous
   int64_t blockM = 0, blockN = 0; // 0: the writer's defaults
+  std::string path;               // "wgmma", "fma" or empty: the writer's
 
   /// The name used when `name` is empty, e.g.
   /// fwd_bf16_d128_causal_b1_hq32_hkv8_nq8192_nkdyn.
@@ -57,7 +59,9 @@ LogicalResult buildKernelFunction(ModuleOp module, const KernelSpec &spec);
 
 struct BundleOptions {
   std::string outputDir;
-  int64_t blockM = 64, blockN = 16;
+  int64_t blockM = 0, blockN = 0; // 0: the path's defaults
+  KernelPath path = KernelPath::automatic;
+  int64_t maxMmaN = 256; // widest O += P V wgmma (wgmma path)
   std::string chip = "sm_90a";
   std::string features = "+ptx80";
   std::string ptxas; // path to ptxas; empty: PATH, then /usr/local/cuda/bin
