@@ -196,6 +196,10 @@ Value descriptor(ImplicitLocOpBuilder &b, Value addr, int64_t offset,
   return arith::OrIOp::create(b, a, cI64(b, static_cast<int64_t>(hi)));
 }
 
+/// Width of the O += P V accumulator for head dim D (wgmma takes any N
+/// that is a multiple of 8).
+int64_t paddedN(int64_t d) { return llvm::alignTo(d, 8); }
+
 NVVM::WGMMATypes wgmmaType(Type elt) {
   return elt.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
 }
@@ -385,7 +389,7 @@ SmallVector<Value> wgmmaRegisterA(ImplicitLocOpBuilder &b,
 /// most `maxN` columns wide.
 void valuesGemm(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
                 ArrayRef<Value> p, MutableArrayRef<Value> o, int64_t maxN) {
-  int64_t bn = op.getBlockN(), d = op.getHeadDim();
+  int64_t bn = op.getBlockN(), d = paddedN(op.getHeadDim());
   Type elt = cast<MemRefType>(op.getV().getType()).getElementType();
   Value vAddr = sharedAddress(b, op.getV());
   int64_t chunkBytes = bn * kChunkBytes;
@@ -480,14 +484,18 @@ void copyOut(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
   Value at =
       swizzled(b, inChunk, arith::RemUIOp::create(b, row, cIndex(b, 8)));
   Value chunk = arith::DivUIOp::create(b, col, cIndex(b, 64));
+  // The last round may run past the warpgroup's units (64 D / 8 need not
+  // be a multiple of 128) and past Nq.
+  Value qRow = arith::AddIOp::create(b, op.getQPos(), tileRow);
+  Value inside = arith::AndIOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, idx,
+                               cIndex(b, units)),
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, qRow, numRows));
+  auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(ifOp.thenBlock());
   Value v = vector::LoadOp::create(b, VectorType::get({8}, elt),
                                    op.getStaging(),
                                    ValueRange{chunk, tileRow, at});
-  Value qRow = arith::AddIOp::create(b, op.getQPos(), tileRow);
-  Value inside =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, qRow, numRows);
-  auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
-  b.setInsertionPointToStart(ifOp.thenBlock());
   vector::StoreOp::create(
       b, v, op.getO(), ValueRange{op.getBatch(), op.getHead(), qRow, col});
 }
@@ -531,9 +539,10 @@ LogicalResult lowerEpilogue(EpilogueOp op) {
   SmallVector<Value> o = unpack(b, op.getAcc());
   for (auto [j, x] : llvm::enumerate(o))
     x = arith::MulFOp::create(b, x, inv[halfOf(j)]);
-  Type elt = cast<MemRefType>(op.getO().getType()).getElementType();
-  int64_t d = 2 * int64_t(o.size());
-  stageO(b, op, tl, o, elt);
+  auto oType = cast<MemRefType>(op.getO().getType());
+  Type elt = oType.getElementType();
+  int64_t d = oType.getDimSize(3); // static: attn-tile requires it
+  stageO(b, op, tl, o, elt);       // includes the zero padding columns
   // Warpgroup-local barrier (ids 1, 2; 0 is the CTA's).
   Value barrierId = arith::IndexCastOp::create(
       b, b.getI32Type(), arith::AddIOp::create(b, tl.warpgroup, cIndex(b, 1)));
@@ -551,7 +560,7 @@ LogicalResult lowerEpilogue(EpilogueOp op) {
 //===----------------------------------------------------------------------===//
 
 /// CTA state type -> the consumer thread's fragment: vector<BLOCK_M> ->
-/// vector<2> (two rows), vector<BLOCK_M x D> -> vector<D / 2>.
+/// vector<2> (two rows), vector<BLOCK_M x D> -> vector<paddedN(D) / 2>.
 Type fragmentType(Type t, int64_t blockM) {
   auto vt = dyn_cast<VectorType>(t);
   if (!vt || !vt.getElementType().isF32() || vt.getDimSize(0) != blockM)
@@ -559,7 +568,8 @@ Type fragmentType(Type t, int64_t blockM) {
   if (vt.getRank() == 1)
     return VectorType::get({2}, vt.getElementType());
   if (vt.getRank() == 2)
-    return VectorType::get({vt.getDimSize(1) / 2}, vt.getElementType());
+    return VectorType::get({paddedN(vt.getDimSize(1)) / 2},
+                           vt.getElementType());
   return t;
 }
 
