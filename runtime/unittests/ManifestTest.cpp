@@ -163,9 +163,9 @@ TEST(ManifestCorrupt, MissingFieldNamesItsPath) {
 
 TEST(ManifestCorrupt, WrongVersion) {
   std::string message =
-      errorAfter([](json::Object &top) { top["version"] = 2; });
+      errorAfter([](json::Object &top) { top["version"] = 1; });
   EXPECT_ERROR_HAS(message, "version");
-  EXPECT_ERROR_HAS(message, "is 2");
+  EXPECT_ERROR_HAS(message, "is 1, this runtime reads 2");
 }
 
 TEST(ManifestCorrupt, UnknownKind) {
@@ -286,7 +286,7 @@ TEST(ManifestCorrupt, EveryOperandReachesTheKernel) {
   EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
                      kernel0(top)["params"] = json::Array{};
                    }),
-                   "no aligned_ptr of operand q");
+                   "no aligned_ptr or tensor_map of operand q");
   EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
                      json::Array &params = *kernel0(top).getArray("params");
                      json::Array kept;
@@ -296,6 +296,77 @@ TEST(ManifestCorrupt, EveryOperandReachesTheKernel) {
                      params = std::move(kept);
                    }),
                    "no aligned_ptr of operand lse");
+}
+
+// Tensor maps belong to wgmma kernels, for q, k, v or o, with boxes the
+// kernels use: one 128-byte swizzle span of D, at most 256 rows.
+TEST(ManifestCorrupt, TensorMaps) {
+  auto withMap = [](json::Object &top, const char *path, json::Array box,
+                    const char *operand = "k") {
+    (*kernel0(top).getObject("key"))["path"] = path;
+    kernel0(top).getArray("params")->push_back(json::Object{
+        {"operand", operand}, {"field", "tensor_map"}, {"box", std::move(box)}});
+  };
+  EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
+                     withMap(top, "fma", json::Array{64, 128, 1, 1});
+                   }),
+                   "tensor maps are for q, k, v, o of wgmma kernels");
+  EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
+                     withMap(top, "wgmma", json::Array{64, 128, 1, 1}, "lse");
+                   }),
+                   "tensor maps are for q, k, v, o of wgmma kernels");
+  for (json::Array box : {json::Array{32, 128, 1, 1}, json::Array{64, 512, 1, 1},
+                          json::Array{64, 128, 2, 1}})
+    EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
+                       withMap(top, "wgmma", std::move(box));
+                     }),
+                     "tensor map box must be [64, 1..256, 1, 1]");
+  EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
+                     withMap(top, "wgmma", json::Array{64, 128, 1});
+                   }),
+                   "expected 4 extents");
+  EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
+                     (*kernel0(top).getObject("key"))["path"] = "tensor";
+                   }),
+                   "kernels[0].key.path");
+}
+
+// A grid dimension is constant * prod ceil(size / divisor).
+TEST(ManifestCorrupt, GridTerms) {
+  auto term = [](int64_t dim, int64_t divisor) {
+    return json::Object{{"operand", "q"}, {"dim", dim}, {"divisor", divisor}};
+  };
+  auto setGrid0 = [](json::Object &top, json::Value dim) {
+    (*kernel0(top).getObject("launch")->getArray("grid"))[0] = std::move(dim);
+  };
+  EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
+                     setGrid0(top, json::Object{{"constant", 0},
+                                                {"terms", json::Array{}}});
+                   }),
+                   "constants must be in [1, 2^31)");
+  EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
+                     setGrid0(top, json::Object{{"constant", 1},
+                                                {"terms", json::Array{term(4, 1)}}});
+                   }),
+                   "0 <= dim < rank(operand)");
+  EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
+                     setGrid0(top, json::Object{{"constant", 1},
+                                                {"terms", json::Array{term(2, 0)}}});
+                   }),
+                   "divisor >= 1");
+  EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
+                     json::Array terms;
+                     for (int i = 0; i < 5; ++i)
+                       terms.push_back(term(1, 1));
+                     setGrid0(top, json::Object{{"constant", 1},
+                                                {"terms", std::move(terms)}});
+                   }),
+                   "at most 4 terms");
+  EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
+                     setGrid0(top, json::Object{{"operand", "q"}, {"dim", 2},
+                                                {"divisor", 64}});
+                   }),
+                   "launch.grid[0].constant");
 }
 
 // llvm::json::parse recurses per level: deep input must not reach it.

@@ -257,6 +257,19 @@ TEST_F(Dispatch, TieGoesToContiguousThenManifestOrder) {
   EXPECT_EQ(pick({contiguous, staticStrided}, args), 1);
 }
 
+TEST_F(Dispatch, TensorCoresWinTies) {
+  attn_fwd_args args = makeArgs(2, 32, 8, 1000, 3000);
+  KernelEntry fma = fwdKernel("fma");
+  KernelEntry wgmma = fwdKernel("wgmma");
+  wgmma.key.path = "wgmma";
+  EXPECT_EQ(pick({fma, wgmma}, args), 1);
+  EXPECT_EQ(pick({wgmma, fma}, args), 0);
+  // More static lengths still come first.
+  EXPECT_EQ(pick({wgmma, withShape(fwdKernel("exact"), 2, 32, 8, 1000, 3000)},
+                 args),
+            1);
+}
+
 TEST_F(Dispatch, ContiguousKernelRefusedForStridedCall) {
   attn_fwd_args args = makeArgs(1, 8, 8, 256, 256);
   args.q = bnhdView(fakeAddress(0), 1, 8, 256, 128);
@@ -576,6 +589,17 @@ struct FakeState {
   std::multiset<CUlibrary> unloaded;
   std::vector<std::tuple<int, int, CUkernel, CUdevice>> attributes;
   std::vector<Launch> launches;
+  /// cuTensorMapEncodeTiled: its result and what it was asked.
+  CUresult encodeResult = CUDA_SUCCESS;
+  struct Encode {
+    CUtensorMapDataType type;
+    void *address;
+    std::array<cuuint64_t, 4> dims;
+    std::array<cuuint64_t, 3> strides;
+    std::array<cuuint32_t, 4> box;
+    CUtensorMapSwizzle swizzle;
+  };
+  std::vector<Encode> encodes;
 };
 FakeState *fake = nullptr;
 
@@ -709,11 +733,38 @@ CUresult fakeLaunchKernelEx(const CUlaunchConfig *c, CUfunction f,
   return CUDA_SUCCESS;
 }
 
+/// Records the request and writes the tensor's address into the map's
+/// first 8 bytes, so that a launch's parameters show which map went where.
+CUresult fakeTensorMapEncodeTiled(
+    CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank, void *address,
+    const cuuint64_t *dims, const cuuint64_t *strides, const cuuint32_t *box,
+    const cuuint32_t *elementStrides, CUtensorMapInterleave,
+    CUtensorMapSwizzle swizzle, CUtensorMapL2promotion,
+    CUtensorMapFloatOOBfill oobFill) {
+  EXPECT_EQ(rank, 4u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(map) % 64, 0u);
+  EXPECT_EQ(oobFill, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE); // zeros
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(elementStrides[i], 1u);
+  std::lock_guard<std::mutex> lock(fake->mutex);
+  if (fake->encodeResult != CUDA_SUCCESS)
+    return fake->encodeResult;
+  fake->encodes.push_back({type,
+                           address,
+                           {dims[0], dims[1], dims[2], dims[3]},
+                           {strides[0], strides[1], strides[2]},
+                           {box[0], box[1], box[2], box[3]},
+                           swizzle});
+  std::memset(map, 0, sizeof(*map));
+  std::memcpy(map, &address, sizeof(address));
+  return CUDA_SUCCESS;
+}
+
 const DriverApi fakeApi = {
     fakeErrorName,     fakeErrorString,         fakeCtxGetCurrent,
     fakeCtxGetDevice,  fakePointerGetAttribute, fakeLibraryLoadData,
     fakeLibraryUnload, fakeLibraryGetKernel,    fakeKernelSetAttribute,
-    fakeLaunchKernel,  fakeLaunchKernelEx};
+    fakeLaunchKernel,  fakeLaunchKernelEx,      fakeTensorMapEncodeTiled};
 
 class FakeLaunch : public ::testing::Test {
 protected:
@@ -787,6 +838,111 @@ TEST_F(FakeLaunch, RecordsGridBlockStreamAndParams) {
   descriptor(4, args.lse);
   EXPECT_EQ(l.params, expected);
   EXPECT_TRUE(state.attributes.empty()); // 4 KiB needs no opt-in
+}
+
+/// A wgmma kernel as attn-compile writes it: a 1-D grid
+/// ceil(Nq / 128) * Hq * B of 384 threads, Q, K, V as tensor maps, O's
+/// descriptor.
+KernelEntry wgmmaKernel(const std::string &name) {
+  KernelEntry k = fwdKernel(name);
+  k.key.path = "wgmma";
+  k.key.blockM = k.key.blockN = 128;
+  k.grid[0] = GridDim{1, {{Operand::Q, 2, 128}, {Operand::Q, 1, 1},
+                          {Operand::Q, 0, 1}}};
+  k.grid[1] = k.grid[2] = GridDim{1, {}};
+  k.threads = {384, 1, 1};
+  k.dynamicSharedBytes = 163840;
+  k.params.clear();
+  for (Operand op : {Operand::V, Operand::K, Operand::Q}) {
+    Param map;
+    map.operand = op;
+    map.field = Param::Field::TensorMap;
+    map.box = {64, 128, 1, 1};
+    k.params.push_back(map);
+  }
+  appendDescriptor(k.params, Operand::O);
+  return k;
+}
+
+TEST_F(FakeLaunch, TensorMapsAreEncodedPerCallAndPassedByValue) {
+  load({wgmmaKernel("k")});
+  state.paramsPerLaunch = 3 + 11;
+  attn_fwd_args args = smallArgs();
+  args.q = bnhdView(fakeAddress(0), 1, 4, 100, 128); // a [B, N, H, D] view
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  ASSERT_EQ(state.launches.size(), 1u);
+  const Launch &l = state.launches[0];
+  EXPECT_EQ(l.grid, (std::array<unsigned, 3>{4, 1, 1})); // 1 * 4 * 1
+  EXPECT_EQ(l.block, (std::array<unsigned, 3>{384, 1, 1}));
+  // Each map param carries the map the fake wrote: the tensor's address.
+  auto addr = [](int i) {
+    return static_cast<int64_t>(reinterpret_cast<uintptr_t>(fakeAddress(i)));
+  };
+  EXPECT_EQ(std::vector<int64_t>(l.params.begin(), l.params.begin() + 4),
+            (std::vector<int64_t>{addr(2), addr(1), addr(0), addr(3)}));
+  ASSERT_EQ(state.encodes.size(), 3u);
+  const FakeState::Encode &v = state.encodes[0], &q = state.encodes[2];
+  EXPECT_EQ(v.type, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+  EXPECT_EQ(v.swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
+  EXPECT_EQ(v.box, (std::array<cuuint32_t, 4>{64, 128, 1, 1}));
+  // V [1, 2, 128, 128] contiguous: dims (D, N, H, B); the stride of the
+  // size-1 batch is the packed one, whatever the caller put there.
+  EXPECT_EQ(v.dims, (std::array<cuuint64_t, 4>{128, 128, 2, 1}));
+  EXPECT_EQ(v.strides, (std::array<cuuint64_t, 3>{256, 256 * 128, 256 * 256}));
+  // Q as a [B, N, H, D] view: row stride H * D, head stride D.
+  EXPECT_EQ(q.dims, (std::array<cuuint64_t, 4>{128, 100, 4, 1}));
+  EXPECT_EQ(q.strides[0], 4u * 128 * 2);
+  EXPECT_EQ(q.strides[1], 128u * 2);
+}
+
+TEST_F(FakeLaunch, SizeOneStridesNeverReachTheMap) {
+  load({wgmmaKernel("k")});
+  attn_fwd_args args = smallArgs();
+  args.k.strides[0] = 3; // B = 1: never used, and not a TMA stride
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  ASSERT_EQ(state.encodes.size(), 3u);
+  EXPECT_EQ(state.encodes[1].strides[2] % 16, 0u);
+}
+
+TEST_F(FakeLaunch, EmptyKeysEncodeAsOneRow) {
+  load({wgmmaKernel("k")});
+  attn_fwd_args args = makeArgs(1, 4, 2, 100, 0, 128);
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  ASSERT_EQ(state.encodes.size(), 3u);
+  EXPECT_EQ(state.encodes[1].dims[1], 1u);
+}
+
+TEST_F(FakeLaunch, EncodeFailureNamesTheOperand) {
+  load({wgmmaKernel("k")});
+  state.encodeResult = CUDA_ERROR_INVALID_VALUE;
+  attn_fwd_args args = smallArgs();
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_INVALID_ARGUMENT,
+                "v: the view cannot be described to TMA");
+  EXPECT_TRUE(state.launches.empty());
+}
+
+TEST_F(FakeLaunch, DriverWithoutTensorMaps) {
+  DriverApi old = fakeApi;
+  old.tensorMapEncodeTiled = nullptr;
+  attn::runtime::setDriverForTesting(&old);
+  load({wgmmaKernel("k")});
+  attn_fwd_args args = smallArgs();
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_CUDA,
+                "lacks cuTensorMapEncodeTiled");
+  attn::runtime::setDriverForTesting(&fakeApi);
+}
+
+// B = 70000 does not fit grid z, but the folded 1-D grid takes it.
+TEST_F(FakeLaunch, FoldedGridTakesLargeBatches) {
+  load({wgmmaKernel("k")});
+  state.allocations.clear();
+  for (int i = 0; i < 5; ++i)
+    state.allocations.push_back({reinterpret_cast<uintptr_t>(fakeAddress(i)),
+                                 size_t(1) << 34, 0, CU_MEMORYTYPE_DEVICE});
+  attn_fwd_args args = makeArgs(70000, 8, 8, 4, 4, 128);
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  ASSERT_EQ(state.launches.size(), 1u);
+  EXPECT_EQ(state.launches[0].grid[0], 70000u * 8);
 }
 
 TEST_F(FakeLaunch, StridedViewsPassTheirStrides) {

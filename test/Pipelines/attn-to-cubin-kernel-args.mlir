@@ -3,8 +3,8 @@
 // parameter list and the runtime rely on it). Covers dynamic lengths,
 // dynamic strides and offsets on every operand, and a strided LSE (whose
 // scalar stores go through affine index arithmetic).
-// RUN: attn-opt %s --attn-to-cubin="format=none" | FileCheck %s
-// RUN: attn-opt %s --attn-to-cubin="format=isa" | FileCheck %s --check-prefix=PTX
+// RUN: attn-opt %s --attn-to-cubin="format=none path=fma" | FileCheck %s
+// RUN: attn-opt %s --attn-to-cubin="format=isa path=fma" | FileCheck %s --check-prefix=PTX
 
 !q = memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>
 !kv = memref<?x?x?x64xf16, strided<[?, ?, ?, 1], offset: ?>>

@@ -2,7 +2,7 @@
 // store before lowering its row bound, so threads of a tail Q block (rows
 // at or past Nq) wrote into the next head's rows. Every global store of the
 // kernel must sit behind a compare against Nq: for Nq = 113, BLOCK_M = 64.
-// RUN: attn-opt %s --attn-to-cubin="format=none block-m=64 block-n=16" | FileCheck %s
+// RUN: attn-opt %s --attn-to-cubin="format=none path=fma block-m=64 block-n=16" | FileCheck %s
 
 func.func @tail(%q: memref<1x2x113x64xbf16>, %k: memref<1x2x113x64xbf16>,
                 %v: memref<1x2x113x64xbf16>, %o: memref<1x2x113x64xbf16>,

@@ -1,6 +1,6 @@
-// RUN: attn-opt %s --split-input-file --attn-to-cubin="format=none block-m=4 block-n=2" | FileCheck %s
-// RUN: attn-opt %s --split-input-file --attn-to-cubin="format=none" | FileCheck %s --check-prefix=DEFAULT
-// RUN: attn-opt %s --split-input-file --attn-to-cubin="format=isa block-m=4 block-n=2" | FileCheck %s --check-prefix=ISA
+// RUN: attn-opt %s --split-input-file --attn-to-cubin="format=none path=fma block-m=4 block-n=2" | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-to-cubin="format=none path=fma" | FileCheck %s --check-prefix=DEFAULT
+// RUN: attn-opt %s --split-input-file --attn-to-cubin="format=isa path=fma block-m=4 block-n=2" | FileCheck %s --check-prefix=ISA
 
 // attn-to-cubin = attn-tile, attn-causal-split, attn-distribute-rows,
 // attn-online-softmax (+ LICM, canonicalize, CSE), attn-lower-to-nvvm and,

@@ -1,10 +1,47 @@
 // The default example (Llama-3-8B prefill, D=128, bf16, causal) compiled to a
-// bundle: ptxas assembles it for sm_90a and nothing spills.
+// bundle takes the tensor-core path on sm_90a: its PTX has the pieces of the
+// pipeline, ptxas assembles it and nothing spills; so does a D = 64 kernel.
 // REQUIRES: ptxas
 // RUN: rm -rf %t && attn-compile %examples/llama3-8b-prefill.mlir -o %t | FileCheck %s
+// RUN: FileCheck %s --check-prefix=PTX < %t/llama3_8b_prefill_kernel.ptx
 // RUN: %ptxas -arch=sm_90a -v %t/llama3_8b_prefill_kernel.ptx -o %t/kernel.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
-// CHECK: llama3_8b_prefill_kernel: fwd bf16 D=128 causal +lse B=1 Hq=32 Hkv=8 Nq=8192 Nk=8192 scale=0.0883883{{[0-9]*}} contiguous BLOCK_M=64 BLOCK_N=16 | 256 threads, {{[1-9][0-9]*}} registers, 0 B smem, 0 B stack, 0/0 B spilled
+// RUN: attn-compile --batch=8 --heads-q=12 --seqlen-q=1024 --head-dim=64 --dtype=f16 --causal --name=d64 -o %t/d64 > /dev/null
+// RUN: %ptxas -arch=sm_90a -v %t/d64/d64_kernel.ptx -o %t/d64.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+
+// CHECK: llama3_8b_prefill_kernel: fwd bf16 D=128 causal +lse B=1 Hq=32 Hkv=8 Nq=8192 Nk=8192 scale=0.0883883{{[0-9]*}} contiguous wgmma BLOCK_M=128 BLOCK_N=128 | 384 threads, {{[1-9][0-9]*}} registers, 164864 B smem, 0 B stack, 0/0 B spilled
 // CHECK: wrote {{.*}}manifest.json (1 kernels)
-// PTXAS: Compiling entry function 'llama3_8b_prefill_kernel' for 'sm_90a'
+
+// Tensor maps by value (__grid_constant__), dynamic shared memory 1024-byte
+// aligned for 128B-swizzled tiles, one CTA per SM of 384 threads.
+// PTX: .extern .shared .align 1024 .b8 __dynamic_shmem__0[];
+// PTX: .entry llama3_8b_prefill_kernel(
+// PTX: .param .align 64 .b8 llama3_8b_prefill_kernel_param_0[128]
+// PTX: .maxntid 384, 1, 1
+// PTX: .minnctapersm 1
+// mbarriers initialized by one thread, then fenced and published.
+// PTX: mbarrier.init.shared.b64
+// PTX: fence.mbarrier_init.release.cluster;
+// PTX: bar.sync 0;
+// The producer warpgroup gives registers up and issues TMA copies that
+// complete on an mbarrier; consumers take registers.
+// PTX-DAG: setmaxnreg.dec.sync.aligned.u32 24;
+// PTX-DAG: setmaxnreg.inc.sync.aligned.u32 240;
+// PTX-DAG: mbarrier.arrive.expect_tx.shared.b64
+// PTX-DAG: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// PTX-DAG: mbarrier.try_wait.parity.shared.b64
+// S = Q K^T with both operands in shared memory (two descriptors, K-major),
+// O += P V with P in four registers and V transposed (last immediate 1).
+// PTX-DAG: {{wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 \{.*\}, %rd[0-9]+, %rd[0-9]+, p, 1, +1, 0, +0;}}
+// PTX-DAG: {{wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 \{.*\}, \{%r[0-9]+, %r[0-9]+, %r[0-9]+, %r[0-9]+\}, %rd[0-9]+, 1, 1, 1, 1;}}
+// PTX-DAG: wgmma.fence.sync.aligned;
+// PTX-DAG: wgmma.commit_group.sync.aligned;
+// PTX-DAG: wgmma.wait_group.sync.aligned 0;
+// PTX-DAG: cvt.rn.bf16x2.f32
+// PTX-DAG: ex2.approx.ftz.f32
+// The epilogue syncs its warpgroup on a named barrier, stores 16 bytes.
+// PTX-DAG: bar.sync {{%r[0-9]+}}, 128;
+// PTX-DAG: st.global.v4.b32
+// PTX-DAG: mbarrier.arrive.shared.b64
+
+// PTXAS-NOT: C7519
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// PTXAS: Used {{[0-9]+}} registers

@@ -6,8 +6,8 @@
 // RUN: FileCheck %s --input-file=%t/manifest.json
 // RUN: ls %t | FileCheck %s --check-prefix=FILES
 
-// LOG: static_f16_kernel: fwd f16 D=64 B=2 Hq=4 Hkv=2 Nq=100 Nk=130 scale=0.125 contiguous BLOCK_M=64 BLOCK_N=16 | 128 threads, {{[1-9][0-9]*}} registers
-// LOG: dynamic_bf16_kernel: fwd bf16 D=128 causal +lse B=? Hq=? Hkv=? Nq=? Nk=? scale=0.125 strided BLOCK_M=32 BLOCK_N=32 | 128 threads
+// LOG: static_f16_kernel: fwd f16 D=64 B=2 Hq=4 Hkv=2 Nq=100 Nk=130 scale=0.125 contiguous fma BLOCK_M=64 BLOCK_N=16 | 128 threads, {{[1-9][0-9]*}} registers
+// LOG: dynamic_bf16_kernel: fwd bf16 D=128 causal +lse B=? Hq=? Hkv=? Nq=? Nk=? scale=0.125 strided wgmma BLOCK_M=64 BLOCK_N=64 | 256 threads, {{[1-9][0-9]*}} registers, 82944 B smem
 // LOG: wrote {{.*}}manifest.json (2 kernels)
 
 // FILES: dynamic_bf16_kernel.cubin
@@ -16,6 +16,7 @@
 // FILES: static_f16_kernel.cubin
 // FILES: static_f16_kernel.ptx
 
+// The FMA kernel (attn.path = "fma"): a 3-D grid of constants.
 // CHECK:       "chip": "sm_90a",
 // CHECK:       "generator": "attn-compile",
 // CHECK:       "kernels": [
@@ -31,19 +32,23 @@
 // CHECK-NEXT:        "lse": false,
 // CHECK-NEXT:        "num_heads_kv": 2,
 // CHECK-NEXT:        "num_heads_q": 4,
+// CHECK-NEXT:        "path": "fma",
 // CHECK-NEXT:        "scale": 0.125,
 // CHECK-NEXT:        "seqlen_k": 130,
 // CHECK-NEXT:        "seqlen_q": 100
 // CHECK:           "kind": "fwd",
 // CHECK:           "grid": [
 // CHECK-NEXT:        {
-// CHECK-NEXT:          "constant": 2
+// CHECK-NEXT:          "constant": 2,
+// CHECK-NEXT:          "terms": []
 // CHECK-NEXT:        },
 // CHECK-NEXT:        {
-// CHECK-NEXT:          "constant": 4
+// CHECK-NEXT:          "constant": 4,
+// CHECK-NEXT:          "terms": []
 // CHECK-NEXT:        },
 // CHECK-NEXT:        {
-// CHECK-NEXT:          "constant": 2
+// CHECK-NEXT:          "constant": 2,
+// CHECK-NEXT:          "terms": []
 // CHECK:           "threads": [
 // CHECK-NEXT:        128,
 // CHECK:           "name": "static_f16_kernel",
@@ -52,36 +57,56 @@
 // CHECK:           "resources": {
 // CHECK-NEXT:        "registers": {{[1-9][0-9]*}},
 
-// The dynamic kernel: grid from the call's sizes, 4 memrefs of 11 parameters
-// and the LSE's 9, in the order the kernel takes them.
+// The wgmma kernel (the default on sm_90a): one consumer warpgroup
+// (BLOCK_M = 64) + the producer, a 1-D grid ceil(Nq / 64) * Hq * B, Q, K
+// and V as tensor maps ([64, BLOCK_N or BLOCK_M, 1, 1] boxes, innermost
+// first), then the memrefs the kernel reads sizes from or writes: q and k
+// (11 fields each), o (11), lse (9).
 // CHECK:           "cubin": "dynamic_bf16_kernel.cubin",
 // CHECK:             "batch": null,
-// CHECK:             "block_m": 32,
+// CHECK:             "block_m": 64,
 // CHECK:             "layout": "strided",
 // CHECK:             "lse": true,
+// CHECK:             "path": "wgmma",
 // CHECK:             "seqlen_q": null
+// CHECK:           "dynamic_shared_bytes": 81920,
 // CHECK:           "grid": [
 // CHECK-NEXT:        {
-// CHECK-NEXT:          "dim": 2,
-// CHECK-NEXT:          "divisor": 32,
-// CHECK-NEXT:          "operand": "q"
-// CHECK-NEXT:        },
-// CHECK-NEXT:        {
-// CHECK-NEXT:          "dim": 1,
-// CHECK-NEXT:          "divisor": 1,
-// CHECK-NEXT:          "operand": "q"
-// CHECK-NEXT:        },
-// CHECK-NEXT:        {
-// CHECK-NEXT:          "dim": 0,
-// CHECK-NEXT:          "divisor": 1,
-// CHECK-NEXT:          "operand": "q"
+// CHECK-NEXT:          "constant": 1,
+// CHECK-NEXT:          "terms": [
+// CHECK-NEXT:            {
+// CHECK-NEXT:              "dim": 2,
+// CHECK-NEXT:              "divisor": 64,
+// CHECK-NEXT:              "operand": "q"
+// CHECK-NEXT:            },
+// CHECK-NEXT:            {
+// CHECK-NEXT:              "dim": 1,
+// CHECK-NEXT:              "divisor": 1,
+// CHECK-NEXT:              "operand": "q"
+// CHECK-NEXT:            },
+// CHECK-NEXT:            {
+// CHECK-NEXT:              "dim": 0,
+// CHECK-NEXT:              "divisor": 1,
+// CHECK-NEXT:              "operand": "q"
+// CHECK:           "threads": [
+// CHECK-NEXT:        256,
 // CHECK:           "params": [
-// CHECK-COUNT-53:    "field":
+// CHECK-NEXT:        {
+// CHECK-NEXT:          "box": [
+// CHECK-NEXT:            64,
+// CHECK-NEXT:            64,
+// CHECK-NEXT:            1,
+// CHECK-NEXT:            1
+// CHECK-NEXT:          ],
+// CHECK-NEXT:          "field": "tensor_map",
+// CHECK-NEXT:          "operand": "v"
+// CHECK-COUNT-44:    "field":
 // CHECK-NOT:         "field":
 // CHECK:           "resources": {
 
 func.func @static_f16(%q: memref<2x4x100x64xf16>, %k: memref<2x2x130x64xf16>,
-                      %v: memref<2x2x130x64xf16>, %o: memref<2x4x100x64xf16>) {
+                      %v: memref<2x2x130x64xf16>, %o: memref<2x4x100x64xf16>)
+    attributes {attn.path = "fma"} {
   attn.attention ins(%q, %k, %v : memref<2x4x100x64xf16>,
                      memref<2x2x130x64xf16>, memref<2x2x130x64xf16>)
                  outs(%o : memref<2x4x100x64xf16>)
@@ -91,7 +116,7 @@ func.func @static_f16(%q: memref<2x4x100x64xf16>, %k: memref<2x2x130x64xf16>,
 !t = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !l = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
 func.func @dynamic_bf16(%q: !t, %k: !t, %v: !t, %o: !t, %lse: !l)
-    attributes {attn.block_m = 32 : i64, attn.block_n = 32 : i64} {
+    attributes {attn.block_m = 64 : i64, attn.block_n = 64 : i64} {
   attn.attention ins(%q, %k, %v : !t, !t, !t) outs(%o : !t)
                  lse(%lse : !l) {causal, scale = 0.125 : f32}
   return

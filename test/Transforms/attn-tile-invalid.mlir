@@ -34,8 +34,8 @@ func.func @fp8(%q: memref<1x2x8x16xf8E4M3FN>, %k: memref<1x2x8x16xf8E4M3FN>,
 
 // Non-positive block sizes: a pass-option error, reported on the function
 // (second and third RUN lines; with valid options this function tiles).
-// BLOCKM: attn-tile-invalid.mlir:[[# @LINE + 3]]:1: error: attn-tile: block-m and block-n must be positive
-// BLOCKN: attn-tile-invalid.mlir:[[# @LINE + 2]]:1: error: attn-tile: block-m and block-n must be positive
+// BLOCKM: attn-tile-invalid.mlir:[[# @LINE + 3]]:1: error: attn-tile: block-m must be positive and block-n positive or 0 (per D)
+// BLOCKN: attn-tile-invalid.mlir:[[# @LINE + 2]]:1: error: attn-tile: block-m must be positive and block-n positive or 0 (per D)
 // BLOCKM-NOT: attn.load_tile
 func.func @valid(%q: memref<1x2x40x16xf16>, %k: memref<1x2x40x16xf16>,
                  %v: memref<1x2x40x16xf16>, %o: memref<1x2x40x16xf16>) {
