@@ -342,14 +342,18 @@ void rewriteConsumerLoop(scf::ForOp loop, const PipelineShape &s,
 /// D <= 64, else 2), at least 2.
 FailureOr<int64_t> chooseStages(PipelineShape s, int64_t requested,
                                 Operation *op) {
+  if (requested < 0 || requested == 1)
+    return op->emitOpError("attn-async-pipeline: stages must be 0 (chosen "
+                           "per D) or at least 2, but got ")
+           << requested;
   int64_t want = requested > 0 ? requested : (s.chunks == 1 ? 4 : 2);
   for (s.stages = want; s.stages >= 2; --s.stages)
     if (s.sharedBytes() <= kMaxSharedBytes)
       return s.stages;
+  s.stages = 2;
   return op->emitOpError("attn-async-pipeline: Q and two K/V stages need ")
-         << (s.stages = 2, s.sharedBytes())
-         << " bytes of shared memory, more than the 232448 an SM has; use a "
-            "smaller block-n";
+         << s.sharedBytes() << " bytes of shared memory, more than the "
+         << kMaxSharedBytes << " a CTA may use; use a smaller block-n";
 }
 
 struct AttnAsyncPipelinePass
@@ -423,7 +427,10 @@ struct AttnAsyncPipelinePass
         ctx, {gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimX),
               gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimY),
               gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimZ)}));
-    if (step.getMask() == MaskKind::causal) // heaviest Q blocks first
+    // Causal: the last Q blocks see the most keys; start them first.
+    if (llvm::any_of(nest.loops, [](scf::ForOp loop) {
+          return stepOf(loop).getMask() == MaskKind::causal;
+        }))
       nest.cta->setAttr("attn.q_block_order", b.getStringAttr("descending"));
     // Rewriting the steps erases them (nest.step among them): last.
     for (scf::ForOp loop : nest.loops)
@@ -439,6 +446,13 @@ struct AttnAsyncPipelinePass
         ctas.emplace_back(cta, load);
     });
     for (auto [cta, load] : ctas) {
+      if (cta.getMapping() &&
+          llvm::any_of(*cta.getMapping(), llvm::IsaPred<gpu::GPUThreadMappingAttr>)) {
+        cta.emitOpError("attn-async-pipeline: the CTA loop is already mapped "
+                        "to threads (attn-distribute-rows); run "
+                        "attn-async-pipeline instead of attn-distribute-rows");
+        return signalPassFailure();
+      }
       FailureOr<CtaNest> nest = matchNest(cta, load);
       if (failed(nest) || failed(pipeline(*nest)))
         return signalPassFailure();

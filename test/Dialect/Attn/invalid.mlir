@@ -750,3 +750,184 @@ func.func @fp8_partial_descale_k_v(%q: memref<1x8x128x64xf8E4M3FN>,
          memref<1x8xf32>) -> ()
   return
 }
+
+//===----------------------------------------------------------------------===//
+// attn.warp_specialize
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @ws_groups() {
+  // expected-error @+1 {{attribute 'consumer_warpgroups' must be 1 or 2, but got 3}}
+  attn.warp_specialize consumers(3) registers(24, 160) producer {
+  } consumer {
+  }
+  return
+}
+
+// -----
+
+func.func @ws_registers() {
+  // expected-error @+1 {{attribute 'producer_registers' must be a multiple of 8 in [24, 256] (setmaxnreg), but got 20}}
+  attn.warp_specialize consumers(2) registers(20, 240) producer {
+  } consumer {
+  }
+  return
+}
+
+// -----
+
+func.func @ws_budget() {
+  // expected-error @+1 {{register budgets need 69632 registers per CTA, but an SM has 65536}}
+  attn.warp_specialize consumers(2) registers(32, 256) producer {
+  } consumer {
+  }
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// attn.online_attention_mma
+//===----------------------------------------------------------------------===//
+
+// -----
+
+!qs = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+!kvs = memref<2x64x64xbf16, #gpu.address_space<workgroup>>
+!m = vector<128xf32>
+!acc = vector<128x128xf32>
+func.func @mma_head_dim(%q: !qs, %k: !kvs, %i: index, %m: !m, %acc: !acc) {
+  // expected-error @+1 {{attribute 'head_dim' must be a multiple of 8 in [8, 256], but got 100}}
+  %a, %b, %c = attn.online_attention_mma q(%q : !qs) kv(%k, %k : !kvs, !kvs) keys(%i, %i) rows(%i)
+      state(%m, %m, %acc : !m, !m, !acc) {head_dim = 100 : i64, mask = #attn.mask<none>, scale = 1.0 : f32}
+  return
+}
+
+// -----
+
+!qs = memref<2x128x64xf32, #gpu.address_space<workgroup>>
+!kvs = memref<2x64x64xf32, #gpu.address_space<workgroup>>
+!m = vector<128xf32>
+!acc = vector<128x128xf32>
+func.func @mma_dtype(%q: !qs, %k: !kvs, %i: index, %m: !m, %acc: !acc) {
+  // expected-error @+1 {{operand 'q' element type must be f16 or bf16, but got 'f32'}}
+  %a, %b, %c = attn.online_attention_mma q(%q : !qs) kv(%k, %k : !kvs, !kvs) keys(%i, %i) rows(%i)
+      state(%m, %m, %acc : !m, !m, !acc) {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 1.0 : f32}
+  return
+}
+
+// -----
+
+!qs = memref<2x100x64xbf16, #gpu.address_space<workgroup>>
+!kvs = memref<2x64x64xbf16, #gpu.address_space<workgroup>>
+!m = vector<100xf32>
+!acc = vector<100x128xf32>
+func.func @mma_block_m(%q: !qs, %k: !kvs, %i: index, %m: !m, %acc: !acc) {
+  // expected-error @+1 {{operand 'q' must be a [C, BLOCK_M, 64] tile with BLOCK_M a multiple of 64}}
+  %a, %b, %c = attn.online_attention_mma q(%q : !qs) kv(%k, %k : !kvs, !kvs) keys(%i, %i) rows(%i)
+      state(%m, %m, %acc : !m, !m, !acc) {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 1.0 : f32}
+  return
+}
+
+// -----
+
+!qs = memref<1x128x64xbf16, #gpu.address_space<workgroup>>
+!kvs = memref<2x64x64xbf16, #gpu.address_space<workgroup>>
+!m = vector<128xf32>
+!acc = vector<128x128xf32>
+func.func @mma_q_chunks(%q: !qs, %k: !kvs, %i: index, %m: !m, %acc: !acc) {
+  // expected-error @+1 {{operand 'q' must be a workgroup-memory tile [2, 128, 64] of 'bf16' (D = 128 in 64-column chunks), but got 'memref<1x128x64xbf16, #gpu.address_space<workgroup>>'}}
+  %a, %b, %c = attn.online_attention_mma q(%q : !qs) kv(%k, %k : !kvs, !kvs) keys(%i, %i) rows(%i)
+      state(%m, %m, %acc : !m, !m, !acc) {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 1.0 : f32}
+  return
+}
+
+// -----
+
+!qs = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+!kvs = memref<2x64x64xbf16>
+!m = vector<128xf32>
+!acc = vector<128x128xf32>
+func.func @mma_kv_global(%q: !qs, %k: !kvs, %i: index, %m: !m, %acc: !acc) {
+  // expected-error @+1 {{operand 'k' must be a workgroup-memory tile [2, 64, 64] of 'bf16' (D = 128 in 64-column chunks), but got 'memref<2x64x64xbf16>'}}
+  %a, %b, %c = attn.online_attention_mma q(%q : !qs) kv(%k, %k : !kvs, !kvs) keys(%i, %i) rows(%i)
+      state(%m, %m, %acc : !m, !m, !acc) {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 1.0 : f32}
+  return
+}
+
+// -----
+
+!qs = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+!kvs = memref<2x40x64xbf16, #gpu.address_space<workgroup>>
+!m = vector<128xf32>
+!acc = vector<128x128xf32>
+func.func @mma_block_n(%q: !qs, %k: !kvs, %i: index, %m: !m, %acc: !acc) {
+  // expected-error @+1 {{operand 'k' must be a [C, BLOCK_N, 64] tile with BLOCK_N a multiple of 16 in [16, 256]}}
+  %a, %b, %c = attn.online_attention_mma q(%q : !qs) kv(%k, %k : !kvs, !kvs) keys(%i, %i) rows(%i)
+      state(%m, %m, %acc : !m, !m, !acc) {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 1.0 : f32}
+  return
+}
+
+// -----
+
+!qs = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+!kvs = memref<2x64x64xbf16, #gpu.address_space<workgroup>>
+!vs = memref<2x64x64xf16, #gpu.address_space<workgroup>>
+!m = vector<128xf32>
+!acc = vector<128x128xf32>
+func.func @mma_v_dtype(%q: !qs, %k: !kvs, %v: !vs, %i: index, %m: !m, %acc: !acc) {
+  // expected-error @+1 {{operand 'v' must be a workgroup-memory tile [2, 64, 64] of 'bf16'}}
+  %a, %b, %c = attn.online_attention_mma q(%q : !qs) kv(%k, %v : !kvs, !vs) keys(%i, %i) rows(%i)
+      state(%m, %m, %acc : !m, !m, !acc) {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 1.0 : f32}
+  return
+}
+
+// -----
+
+!qs = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+!kvs = memref<2x64x64xbf16, #gpu.address_space<workgroup>>
+!m = vector<128xf32>
+!acc = vector<128x128xf32>
+func.func @mma_scale(%q: !qs, %k: !kvs, %i: index, %m: !m, %acc: !acc) {
+  // expected-error @+1 {{attribute 'scale' must be a positive finite number, but got -1}}
+  %a, %b, %c = attn.online_attention_mma q(%q : !qs) kv(%k, %k : !kvs, !kvs) keys(%i, %i) rows(%i)
+      state(%m, %m, %acc : !m, !m, !acc) {head_dim = 128 : i64, mask = #attn.mask<none>, scale = -1.0 : f32}
+  return
+}
+
+// -----
+
+!qs = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+!kvs = memref<2x64x64xbf16, #gpu.address_space<workgroup>>
+!m = vector<128xf32>
+!acc = vector<128x128xf32>
+func.func @mma_causal_offset(%q: !qs, %k: !kvs, %i: index, %m: !m, %acc: !acc) {
+  // expected-error @+1 {{operand 'causal_offset' must be present exactly when mask is causal}}
+  %a, %b, %c = attn.online_attention_mma q(%q : !qs) kv(%k, %k : !kvs, !kvs) keys(%i, %i) rows(%i)
+      state(%m, %m, %acc : !m, !m, !acc) {head_dim = 128 : i64, mask = #attn.mask<causal>, scale = 1.0 : f32}
+  return
+}
+
+// -----
+
+!qs = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+!kvs = memref<2x64x64xbf16, #gpu.address_space<workgroup>>
+!m = vector<128xf32>
+!acc = vector<128x96xf32>
+func.func @mma_state(%q: !qs, %k: !kvs, %i: index, %m: !m, %acc: !acc) {
+  // expected-error @+1 {{operand 'acc' must be 'vector<128x128xf32>', but got 'vector<128x96xf32>'}}
+  %a, %b, %c = attn.online_attention_mma q(%q : !qs) kv(%k, %k : !kvs, !kvs) keys(%i, %i) rows(%i)
+      state(%m, %m, %acc : !m, !m, !acc) {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 1.0 : f32}
+  return
+}
+
+// -----
+
+// attn.epilogue's staging tile has O's element type and the Q tile's shape.
+!m = vector<128xf32>
+!acc = vector<128x128xf32>
+!st = memref<2x128x64xf16, #gpu.address_space<workgroup>>
+func.func @epilogue_staging(%m: !m, %acc: !acc, %o: memref<1x2x256x128xbf16>, %i: index, %s: !st) {
+  // expected-error @+1 {{operand 'staging' must be a workgroup-memory tile [2, 128, 64] of 'bf16'}}
+  attn.epilogue state(%m, %m, %acc : !m, !m, !acc) to %o[%i, %i, %i, %i] staging(%s : !st) : memref<1x2x256x128xbf16>
+  return
+}

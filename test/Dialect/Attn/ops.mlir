@@ -321,3 +321,31 @@ func.func @tile_ops_d_slice(%q: memref<1x32x8192x128xbf16>,
       : memref<1x32x8192x128xbf16>, memref<1x32x8192xf32>
   return
 }
+
+// -----
+
+// The Hopper forms (attn-async-pipeline): warp specialization, a step on
+// shared-memory tiles, and an epilogue with a staging tile.
+!qs = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+!kvs = memref<2x64x64xbf16, strided<[4096, 64, 1], offset: ?>, #gpu.address_space<workgroup>>
+// CHECK-LABEL: func.func @hopper
+func.func @hopper(%q: !qs, %k: !kvs, %v: !kvs, %kpos: index, %nk: index,
+                  %qpos: index, %off: index, %m: vector<128xf32>,
+                  %l: vector<128xf32>, %acc: vector<128x128xf32>,
+                  %o: memref<1x2x256x128xbf16>, %b: index, %h: index) {
+  // CHECK: attn.warp_specialize consumers(2) registers(24, 240) producer {
+  // CHECK: } consumer {
+  attn.warp_specialize consumers(2) registers(24, 240) producer {
+    gpu.barrier
+  } consumer {
+    // CHECK: attn.online_attention_mma q(%{{.*}} : memref<2x128x64xbf16, #gpu.address_space<workgroup>>) kv(%{{.*}}, %{{.*}} : memref<2x64x64xbf16, strided<[4096, 64, 1], offset: ?>, #gpu.address_space<workgroup>>, memref<2x64x64xbf16, strided<[4096, 64, 1], offset: ?>, #gpu.address_space<workgroup>>) keys(%{{.*}}, %{{.*}}) rows(%{{.*}}, causal_offset %{{.*}}) state(%{{.*}}, %{{.*}}, %{{.*}} : vector<128xf32>, vector<128xf32>, vector<128x128xf32>) {head_dim = 128 : i64, mask = #attn.mask<causal>, scale = {{.*}} : f32}
+    %m1, %l1, %a1 = attn.online_attention_mma q(%q : !qs) kv(%k, %v : !kvs, !kvs)
+        keys(%kpos, %nk) rows(%qpos, causal_offset %off)
+        state(%m, %l, %acc : vector<128xf32>, vector<128xf32>, vector<128x128xf32>)
+        {head_dim = 128 : i64, mask = #attn.mask<causal>, scale = 0.0883789 : f32}
+    // CHECK: attn.epilogue state({{.*}}) to %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] staging(%{{.*}} : memref<2x128x64xbf16, #gpu.address_space<workgroup>>) : memref<1x2x256x128xbf16>
+    attn.epilogue state(%m1, %l1, %a1 : vector<128xf32>, vector<128xf32>, vector<128x128xf32>)
+        to %o[%b, %h, %qpos, %b] staging(%q : !qs) : memref<1x2x256x128xbf16>
+  }
+  return
+}

@@ -1,0 +1,33 @@
+// Every error attn-async-pipeline can raise, located on the attention op
+// whose CTA loop it rewrites.
+// RUN: not attn-opt %s --split-input-file --attn-tile="block-m=32 block-n=64" --attn-causal-split --attn-async-pipeline 2>&1 | FileCheck %s --check-prefix=BM
+// RUN: not attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=24" --attn-causal-split --attn-async-pipeline 2>&1 | FileCheck %s --check-prefix=BN
+// RUN: not attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline=stages=1 2>&1 | FileCheck %s --check-prefix=STAGES
+// RUN: not attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline=consumer-registers=250 2>&1 | FileCheck %s --check-prefix=REGS
+// RUN: not attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline="producer-registers=40 consumer-registers=256" 2>&1 | FileCheck %s --check-prefix=BUDGET
+// RUN: not attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=64" --attn-causal-split --attn-distribute-rows --attn-async-pipeline 2>&1 | FileCheck %s --check-prefix=ORDER
+// RUN: not attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=256" --attn-causal-split --attn-async-pipeline 2>&1 | FileCheck %s --check-prefix=SMEM
+
+func.func @d64(%q: memref<1x2x256x64xbf16>, %k: memref<1x2x256x64xbf16>,
+               %v: memref<1x2x256x64xbf16>, %o: memref<1x2x256x64xbf16>) {
+  // BM: attn-async-pipeline-invalid.mlir:[[# @LINE + 6]]:3: error: 'scf.forall' op attn-async-pipeline: BLOCK_M must be 64 or 128 (one or two consumer warpgroups of 64 rows), but got 32
+  // BN: attn-async-pipeline-invalid.mlir:[[# @LINE + 5]]:3: error: 'scf.forall' op attn-async-pipeline: BLOCK_N must be a multiple of 16 up to 256, but got 24
+  // STAGES: error: 'scf.forall' op attn-async-pipeline: stages must be 0 (chosen per D) or at least 2, but got 1
+  // REGS: error: 'attn.warp_specialize' op attribute 'consumer_registers' must be a multiple of 8 in [24, 256] (setmaxnreg), but got 250
+  // BUDGET: error: 'attn.warp_specialize' op register budgets need 70656 registers per CTA, but an SM has 65536
+  // ORDER: error: 'scf.forall' op attn-async-pipeline: the CTA loop is already mapped to threads (attn-distribute-rows); run attn-async-pipeline instead of attn-distribute-rows
+  attn.attention ins(%q, %k, %v : memref<1x2x256x64xbf16>, memref<1x2x256x64xbf16>, memref<1x2x256x64xbf16>)
+                 outs(%o : memref<1x2x256x64xbf16>) {causal}
+  return
+}
+
+// -----
+
+// D = 256 in four chunks: Q is 64 KiB, a 256-key stage of K or V 128 KiB.
+func.func @d256(%q: memref<1x2x256x256xbf16>, %k: memref<1x2x256x256xbf16>,
+                %v: memref<1x2x256x256xbf16>, %o: memref<1x2x256x256xbf16>) {
+  // SMEM: error: 'scf.forall' op attn-async-pipeline: Q and two K/V stages need 589824 bytes of shared memory, more than the 232448 a CTA may use; use a smaller block-n
+  attn.attention ins(%q, %k, %v : memref<1x2x256x256xbf16>, memref<1x2x256x256xbf16>, memref<1x2x256x256xbf16>)
+                 outs(%o : memref<1x2x256x256xbf16>)
+  return
+}

@@ -1,0 +1,130 @@
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline=stages=2 | FileCheck %s --check-prefix=STAGES2
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=64" --attn-causal-split --attn-async-pipeline | FileCheck %s --check-prefix=BM64
+
+// BLOCK_M = 64: one consumer warpgroup, 128 arrivals release a slot.
+// BM64-LABEL: func.func @causal
+//       BM64:   nvgpu.mbarrier.init {{.*}}, %c128{{[_0-9]*}}, predicate
+//       BM64:   attn.warp_specialize consumers(1) registers(24, 240)
+
+// Causal D = 64 (one 64-column chunk), BLOCK_M = 128, BLOCK_N = 64: Q 16 KiB
+// and up to four K/V stages of 8 KiB each.
+func.func @causal(%q: memref<1x4x256x64xbf16>, %k: memref<1x2x256x64xbf16>,
+                  %v: memref<1x2x256x64xbf16>, %o: memref<1x4x256x64xbf16>,
+                  %lse: memref<1x4x256xf32>) {
+  attn.attention ins(%q, %k, %v : memref<1x4x256x64xbf16>, memref<1x2x256x64xbf16>, memref<1x2x256x64xbf16>)
+                 outs(%o : memref<1x4x256x64xbf16>) lse(%lse : memref<1x4x256xf32>) {causal}
+  return
+}
+// CHECK-LABEL: func.func @causal(
+//  CHECK-SAME:     %[[Q:[a-z0-9]+]]: memref<1x4x256x64xbf16>, %[[K:[a-z0-9]+]]: memref<1x2x256x64xbf16>, %[[V:[a-z0-9]+]]: memref<1x2x256x64xbf16>
+
+// Host: TMA descriptors of [1, 1, rows, 64] boxes (outermost first), 128-byte
+// swizzle, zero fill out of bounds: Q in BLOCK_M rows, K and V in BLOCK_N.
+//       CHECK:   %[[QU:.*]] = memref.cast %[[Q]]
+//       CHECK:   %[[TQ:.*]] = nvgpu.tma.create.descriptor %[[QU]] box[%c1{{.*}}, %c1{{.*}}, %c128{{.*}}, %c64{{.*}}] {{.*}}tensor = memref<1x1x128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b{{.*}}oob = zero
+//       CHECK:   %[[TK:.*]] = nvgpu.tma.create.descriptor {{.*}}tensor = memref<1x1x64x64xbf16
+//       CHECK:   %[[TV:.*]] = nvgpu.tma.create.descriptor {{.*}}tensor = memref<1x1x64x64xbf16
+//       CHECK:   scf.forall (%[[QB:.*]], %[[H:.*]], %[[B:.*]]) in
+
+// Shared memory: Q [1, C, BLOCK_M, 64] at 0, the K ring [stages, C, BLOCK_N,
+// 64] after it, the V ring after that (1024-byte multiples).
+//       CHECK:     %[[SMEM:.*]] = gpu.dynamic_shared_memory
+//       CHECK:     %[[QS:.*]] = memref.view %[[SMEM]][%c0{{.*}}][] {{.*}} to memref<1x1x128x64xbf16, #gpu.address_space<workgroup>>
+//       CHECK:     %[[KS:.*]] = memref.view %[[SMEM]][%c16384{{.*}}][] {{.*}} to memref<4x1x64x64xbf16, #gpu.address_space<workgroup>>
+//       CHECK:     %[[VS:.*]] = memref.view %[[SMEM]][%c49152{{.*}}][] {{.*}} to memref<4x1x64x64xbf16, #gpu.address_space<workgroup>>
+//       CHECK:     %[[QT:.*]] = memref.subview %[[QS]][0, 0, 0, 0] [1, 1, 128, 64]
+
+// One Q barrier, a full and an empty barrier per stage. Thread 0 sets the
+// arrival counts: 1 (the producer's expect_tx) for Q and full, 256 (every
+// consumer thread) for empty; a fence and a CTA barrier publish them.
+//       CHECK:     %[[QBAR:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>>
+//       CHECK:     %[[FULL:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 4>
+//       CHECK:     %[[EMPTY:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 4>
+//       CHECK:     %[[TID:.*]] = gpu.thread_id x
+//       CHECK:     %[[LEADER:.*]] = arith.cmpi eq, %[[TID]], %c0
+//       CHECK:     nvgpu.mbarrier.init %[[QBAR]][%{{.*}}], %[[ONE:.*]], predicate = %[[LEADER]]
+//       CHECK:     nvgpu.mbarrier.init %[[FULL]][%{{.*}}], %[[ONE]], predicate = %[[LEADER]]
+//       CHECK:     nvgpu.mbarrier.init %[[EMPTY]][%{{.*}}], %c256{{[_0-9]*}}, predicate = %[[LEADER]]
+//   CHECK-COUNT-3:     nvgpu.mbarrier.init %[[FULL]]
+//       CHECK:     nvvm.fence.mbarrier.init
+//  CHECK-NEXT:     gpu.barrier
+
+// The roles: one producer warpgroup (24 registers), two consumer
+// warpgroups of 64 rows (240 registers).
+//       CHECK:     %[[NK:.*]] = memref.dim %[[K]], %c2
+//       CHECK:     attn.warp_specialize consumers(2) registers(24, 240) producer {
+//       CHECK:       scf.if %[[LEADER]] {
+// Q once: expect_tx of the whole box (128 x 64 x 2 bytes), then the copy.
+//       CHECK:         nvgpu.mbarrier.arrive.expect_tx %[[QBAR]][%{{.*}}], %c16384{{[_0-9]*}}
+//       CHECK:         nvgpu.tma.async.load %[[TQ]][%c0{{.*}}, %{{.*}}, %[[H]], %[[B]]], %[[QBAR]]
+// K/V block kb into slot kb mod 4; wait until the consumers released the
+// slot (parity of the round, flipped: a fresh barrier passes), expect the
+// bytes of both boxes (2 x 64 x 64 x 2), copy K and V of KV head h / 2.
+//       CHECK:         scf.for %[[KB:.*]] = %c0{{.*}} to %[[NBLOCKS:.*]] step
+//       CHECK:           %[[SLOT:.*]] = arith.remui %[[KB]], %c4{{[_0-9]*}}
+//       CHECK:           %[[ROUND:.*]] = arith.divui %[[KB]], %c4{{[_0-9]*}}
+//       CHECK:           %[[R2:.*]] = arith.remui %[[ROUND]], %c2{{[_0-9]*}}
+//       CHECK:           %[[PAR:.*]] = arith.index_cast %[[R2]] : index to i1
+//       CHECK:           %[[FLIP:.*]] = arith.xori %[[PAR]], %true{{[_0-9]*}}
+//       CHECK:           nvgpu.mbarrier.try_wait.parity %[[EMPTY]][%[[SLOT]]], %[[FLIP]],
+//       CHECK:           nvgpu.mbarrier.arrive.expect_tx %[[FULL]][%[[SLOT]]], %c16384{{[_0-9]*}}
+//       CHECK:           %[[ROW:.*]] = arith.muli %[[KB]], %c64{{[_0-9]*}}
+//       CHECK:           %[[KDST:.*]] = memref.subview %[[KS]][%[[SLOT]], 0, 0, 0] [1, 1, 64, 64]
+//       CHECK:           nvgpu.tma.async.load %[[TK]][%c0{{.*}}, %[[ROW]], %[[KVH:.*]], %[[B]]], %[[FULL]][%[[SLOT]]] to %[[KDST]]
+//       CHECK:           %[[VDST:.*]] = memref.subview %[[VS]][%[[SLOT]], 0, 0, 0] [1, 1, 64, 64]
+//       CHECK:           nvgpu.tma.async.load %[[TV]][%c0{{.*}}, %[[ROW]], %[[KVH]], %[[B]]], %[[FULL]][%[[SLOT]]] to %[[VDST]]
+// The consumers: Q landed, then each K/V loop waits for its block's slot,
+// steps on tensor cores from shared memory, releases the slot.
+//       CHECK:     } consumer {
+//       CHECK:       nvgpu.mbarrier.try_wait.parity %[[QBAR]][%{{.*}}], %false
+//       CHECK:       scf.for %[[J:.*]] = %{{.*}} to %[[NFULL:.*]] step {{.*}} iter_args
+//       CHECK:         %[[CSLOT:.*]] = arith.remui %[[J]], %c4{{[_0-9]*}}
+//       CHECK:         nvgpu.mbarrier.try_wait.parity %[[FULL]][%[[CSLOT]]], %{{.*}},
+//       CHECK:         %[[VT:.*]] = memref.subview %[[VS]][%[[CSLOT]], 0, 0, 0] [1, 1, 64, 64] {{.*}} to memref<1x64x64xbf16
+//       CHECK:         %[[KT:.*]] = memref.subview %[[KS]][%[[CSLOT]], 0, 0, 0] [1, 1, 64, 64] {{.*}} to memref<1x64x64xbf16
+//       CHECK:         attn.online_attention_mma q(%[[QT]] : {{.*}}) kv(%[[KT]], %[[VT]] : {{.*}}) keys(%{{.*}}, %[[NK]]) rows(%{{.*}}) state(%{{.*}}) {head_dim = 64 : i64, mask = #attn.mask<none>
+//       CHECK:         nvgpu.mbarrier.arrive %[[EMPTY]][%[[CSLOT]]]
+//       CHECK:       } {attn.stage = "full"}
+//       CHECK:       scf.for %{{.*}} = %[[NFULL]] to %[[NBLOCKS]]
+//       CHECK:         attn.online_attention_mma {{.*}} rows({{.*}}, causal_offset {{.*}}) {{.*}}mask = #attn.mask<causal>
+//       CHECK:         nvgpu.mbarrier.arrive %[[EMPTY]]
+//       CHECK:       } {attn.stage = "masked"}
+// O is staged in the Q tile for coalesced stores.
+//       CHECK:       attn.epilogue {{.*}} staging(%[[QT]] :
+// Causal: the heaviest Q blocks start first; CTAs are blocks x, y, z.
+//       CHECK:   } {attn.q_block_order = "descending", mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
+
+// STAGES2-LABEL: func.func @causal
+//       STAGES2:   memref.view {{.*}} to memref<2x1x64x64xbf16
+//       STAGES2:   nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 2>
+//       STAGES2:   arith.remui %{{.*}}, %c2{{[_0-9]*}}
+
+// -----
+
+// D = 128 in two chunks; non-causal with a K tail (Nk = 100): a mask-free
+// loop and a masked one; no descending order. Q is 2 x 128 x 64 x 2 = 32 KiB,
+// a K or V stage 2 x 64 x 64 x 2 = 16 KiB.
+func.func @d128_tail(%q: memref<2x2x70x128xf16>, %k: memref<2x2x100x128xf16>,
+                     %v: memref<2x2x100x128xf16>, %o: memref<2x2x70x128xf16>) {
+  attn.attention ins(%q, %k, %v : memref<2x2x70x128xf16>, memref<2x2x100x128xf16>, memref<2x2x100x128xf16>)
+                 outs(%o : memref<2x2x70x128xf16>)
+  return
+}
+// CHECK-LABEL: func.func @d128_tail
+//       CHECK:   memref.view {{.*}} to memref<1x2x128x64xf16
+//       CHECK:   memref.view {{.*}}[%c32768{{.*}} to memref<2x2x64x64xf16
+//       CHECK:   attn.warp_specialize consumers(2)
+//       CHECK:     nvgpu.mbarrier.arrive.expect_tx {{.*}}, %c32768
+// Both chunks of each box, at columns 0 and 64.
+//       CHECK:     nvgpu.tma.async.load {{.*}}[%c0{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}]
+//       CHECK:     nvgpu.tma.async.load {{.*}}[%c64{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}]
+//       CHECK:       nvgpu.mbarrier.arrive.expect_tx {{.*}}, %c32768
+//   CHECK-COUNT-4:   nvgpu.tma.async.load
+//       CHECK:   } consumer {
+//       CHECK:     attn.online_attention_mma {{.*}} memref<2x64x64xf16
+//  CHECK-SAME:       mask = #attn.mask<none>
+//       CHECK:     attn.online_attention_mma
+//  CHECK-SAME:       mask = #attn.mask<bounds>
+//   CHECK-NOT:   attn.q_block_order
+//       CHECK:   } {mapping
