@@ -5,6 +5,8 @@
 // RUN: rm -rf %t && attn-compile %examples/llama3-8b-prefill.mlir -o %t | FileCheck %s
 // RUN: FileCheck %s --check-prefix=PTX < %t/llama3_8b_prefill_kernel.ptx
 // RUN: %ptxas -arch=sm_90a -v %t/llama3_8b_prefill_kernel.ptx -o %t/kernel.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: attn-compile %examples/llama3-8b-prefill.mlir --max-mma-n=64 -o %t/n64 > /dev/null
+// RUN: FileCheck %s --check-prefix=N64 < %t/n64/llama3_8b_prefill_kernel.ptx
 // RUN: attn-compile --batch=8 --heads-q=12 --seqlen-q=1024 --head-dim=64 --dtype=f16 --causal --name=d64 -o %t/d64 > /dev/null
 // RUN: %ptxas -arch=sm_90a -v %t/d64/d64_kernel.ptx -o %t/d64.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 
@@ -45,3 +47,8 @@
 
 // PTXAS-NOT: C7519
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+
+// With --max-mma-n=64, each O += P V k-step of D = 128 is two 64-column
+// instructions, one per chunk of V: 2 x 8 k-steps in each of the 2 K/V loops.
+// N64-COUNT-32: {{wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 .*, 1, 1, 1, 1;}}
+//     N64-NOT: {{wgmma.mma_async.sync.aligned.m64n[0-9]+k16.f32.bf16.bf16 .*, 1, 1, 1, 1;}}

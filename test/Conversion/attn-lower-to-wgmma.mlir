@@ -1,0 +1,110 @@
+// RUN: attn-opt %s --attn-lower-to-wgmma | FileCheck %s
+// RUN: not attn-opt %s --attn-lower-to-wgmma=max-mma-n=96 2>&1 | FileCheck %s --check-prefix=BADN
+
+// One causal step and the epilogue of a CTA after attn-async-pipeline:
+// D = 64, BLOCK_M = 128 (two consumer warpgroups), BLOCK_N = 64.
+!q = memref<1x128x64xbf16, #gpu.address_space<workgroup>>
+!kv = memref<1x64x64xbf16, strided<[4096, 64, 1], offset: ?>, #gpu.address_space<workgroup>>
+func.func @step(%qt: !q, %kt: !kv, %vt: !kv, %o: memref<1x4x256x64xbf16>,
+                %lse: memref<1x4x256xf32>, %nk: index, %qpos: index,
+                %off: index, %nblocks: index, %h: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %m0 = arith.constant dense<0xFF800000> : vector<128xf32>
+  %l0 = arith.constant dense<0.0> : vector<128xf32>
+  %acc0 = arith.constant dense<0.0> : vector<128x64xf32>
+  scf.forall (%qb, %hh, %b) in (2, 4, 1) {
+    attn.warp_specialize consumers(2) registers(24, 240) producer {
+      gpu.barrier
+    } consumer {
+      %r:3 = scf.for %kb = %c0 to %nblocks step %c1
+          iter_args(%m = %m0, %l = %l0, %acc = %acc0)
+          -> (vector<128xf32>, vector<128xf32>, vector<128x64xf32>) {
+        %kpos = arith.muli %kb, %c64 : index
+        %m1, %l1, %a1 = attn.online_attention_mma q(%qt : !q) kv(%kt, %vt : !kv, !kv)
+            keys(%kpos, %nk) rows(%qpos, causal_offset %off)
+            state(%m, %l, %acc : vector<128xf32>, vector<128xf32>, vector<128x64xf32>)
+            {head_dim = 64 : i64, mask = #attn.mask<causal>, scale = 0.125 : f32}
+        scf.yield %m1, %l1, %a1 : vector<128xf32>, vector<128xf32>, vector<128x64xf32>
+      }
+      attn.epilogue state(%r#0, %r#1, %r#2 : vector<128xf32>, vector<128xf32>, vector<128x64xf32>)
+          to %o, lse %lse[%b, %h, %qpos, %c0] staging(%qt : !q)
+          : memref<1x4x256x64xbf16>, memref<1x4x256xf32>
+    }
+  } {mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
+  return
+}
+
+// Warp specialization: warpgroup 0 produces with 24 registers, the others
+// consume with 240.
+// CHECK-LABEL: func.func @step(
+//       CHECK:   scf.forall
+//       CHECK:     %[[TID:.*]] = gpu.thread_id x
+//       CHECK:     %[[PRODUCER:.*]] = arith.cmpi ult, %[[TID]], %c128{{[_0-9]*}}
+//       CHECK:     scf.if %[[PRODUCER]] {
+//  CHECK-NEXT:       nvvm.setmaxregister decrease 24
+//  CHECK-NEXT:       gpu.barrier
+//  CHECK-NEXT:     } else {
+//  CHECK-NEXT:       nvvm.setmaxregister increase 240
+// The state becomes the thread's fragment of the accumulator layout: two
+// rows of m and l, D / 2 = 32 columns of acc; initial values re-created.
+//       CHECK:       %[[M0:.*]] = arith.constant dense<0xFF800000> : vector<2xf32>
+//       CHECK:       %[[L0:.*]] = arith.constant dense<0.000000e+00> : vector<2xf32>
+//       CHECK:       %[[A0:.*]] = arith.constant dense<0.000000e+00> : vector<32xf32>
+//       CHECK:       scf.for {{.*}} iter_args(%{{.*}} = %[[M0]], %{{.*}} = %[[L0]], %{{.*}} = %[[A0]]) -> (vector<2xf32>, vector<2xf32>, vector<32xf32>)
+// S = Q K^T: D / 16 = 4 k-steps, K-major descriptors (stride byte offset
+// 1024, 128B swizzle: 4611686293305360384 = 1 << 16 | 64 << 32 | 1 << 62),
+// the first step overwrites the accumulator.
+//       CHECK:         arith.constant 4611686293305360384 : i64
+//       CHECK:         nvvm.wgmma.fence.aligned
+//  CHECK-NEXT:         nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 64, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+//  CHECK-NEXT:         nvvm.wgmma.mma_async {{.*}} D[<f32>, <one>]
+//  CHECK-NEXT:         nvvm.wgmma.mma_async {{.*}} D[<f32>, <one>]
+//  CHECK-NEXT:         nvvm.wgmma.mma_async {{.*}} D[<f32>, <one>]
+//  CHECK-NEXT:         nvvm.wgmma.commit.group.sync.aligned
+//  CHECK-NEXT:         nvvm.wgmma.wait.group.sync.aligned 0
+// Causal mask on the S registers: key < min(Nk, row + offset + 1).
+//       CHECK:         arith.minsi %{{.*}}, %{{.*}} : index
+//       CHECK:         arith.cmpi slt, %{{.*}}, %{{.*}} : i32
+//       CHECK:         arith.select %{{.*}}, %{{.*}}, %cst{{.*}} : f32
+// m' = max(m, rowmax(S) c) across the quad, m_safe, alpha = exp2(m - m_safe),
+// P = exp2(S c - m_safe) (FMA), l' = alpha l + rowsum(P).
+//       CHECK:         llvm.intr.maxnum
+//       CHECK:         gpu.shuffle xor %{{.*}}, %c1_i32{{[_0-9]*}}, %c32_i32{{[_0-9]*}} : f32
+//       CHECK:         gpu.shuffle xor %{{.*}}, %c2_i32{{[_0-9]*}}, %c32_i32{{[_0-9]*}} : f32
+//       CHECK:         arith.mulf %{{.*}}, %cst{{.*}} : f32
+//       CHECK:         arith.cmpf oeq
+//       CHECK:         llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+//       CHECK:         llvm.intr.fma
+//       CHECK:         llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// P to bf16 pairs (A registers), O rescaled, O += P V: BLOCK_N / 16 = 4
+// register-A wgmmas m64n64k16, V MN-major (leading byte offset 64 x 128 =
+// 8192: 4611686293338849280 = 512 << 16 | 64 << 32 | 1 << 62; transpose 1).
+//       CHECK:         arith.truncf %{{.*}} : vector<2xf32> to vector<2xbf16>
+//       CHECK:         vector.bitcast %{{.*}} : vector<2xbf16> to vector<1xi32>
+//       CHECK:         arith.constant 4611686293338849280 : i64
+//       CHECK:         nvvm.wgmma.fence.aligned
+//  CHECK-NEXT:         llvm.inline_asm has_side_effects asm_dialect = att "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {$0, {{.*}}, $31}, {$64, $65, $66, $67}, $68, 1, 1, 1, 1;", "=f,{{(=f,)+}}0,1,{{.*}},31,r,r,r,r,l"
+//   CHECK-COUNT-3:     llvm.inline_asm has_side_effects
+//       CHECK:         nvvm.wgmma.commit.group.sync.aligned
+//  CHECK-NEXT:         nvvm.wgmma.wait.group.sync.aligned 0
+//       CHECK:         scf.yield %{{.*}}, %{{.*}}, %{{.*}} : vector<2xf32>, vector<2xf32>, vector<32xf32>
+// Epilogue: l summed over the quad, O = acc / l (0 where l == 0), staged as
+// bf16 pairs in the Q tile, a named barrier for the warpgroup (ids 1, 2),
+// 16-byte stores of the rows below Nq, LSE from the quad leaders.
+//       CHECK:       gpu.shuffle xor
+//       CHECK:       gpu.shuffle xor
+//       CHECK:       arith.divf
+//       CHECK:       vector.store %{{.*}}, %arg0[{{.*}}] : memref<1x128x64xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+//       CHECK:       nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32{{[_0-9]*}}
+//       CHECK:       scf.for
+//       CHECK:         scf.if
+//       CHECK:           vector.load %arg0[{{.*}}] : memref<1x128x64xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+//       CHECK:           vector.store %{{.*}}, %arg3[{{.*}}] : memref<1x4x256x64xbf16>, vector<8xbf16>
+//       CHECK:       llvm.call_intrinsic "llvm.nvvm.lg2.approx.ftz.f"
+//       CHECK:       memref.store %{{.*}}, %arg4[{{.*}}] : memref<1x4x256xf32>
+//       CHECK:   } {attn.threads = 384 : i64, mapping
+//   CHECK-NOT:   attn.
+
+// BADN: attn-lower-to-wgmma: max-mma-n must be 64, 128, 192 or 256

@@ -1,0 +1,49 @@
+// The tensor-core path end to end (attn-to-cubin on sm_90a): what the host
+// launches and what the kernel takes. Dynamic lengths, causal, D = 128.
+// RUN: attn-opt %s --attn-to-cubin="format=none" | FileCheck %s
+// RUN: attn-opt %s --attn-to-cubin="format=isa path=fma" | FileCheck %s --check-prefix=FMA
+
+!t = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!l = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>
+func.func @dyn(%q: !t, %k: !t, %v: !t, %o: !t, %lse: !l) {
+  attn.attention ins(%q, %k, %v : !t, !t, !t) outs(%o : !t) lse(%lse : !l) {causal}
+  return
+}
+
+// Host: the descriptors of Q, K, V cross the kernel boundary as pointers;
+// the grid is 1-D: ceil(Nq / 128) * Hq * B blocks of 384 threads (producer
+// + two consumer warpgroups) with Q and two K/V stages of dynamic shared
+// memory (32 + 2 x 2 x 32 KiB).
+// CHECK-LABEL: func.func @dyn(
+//  CHECK-SAME:     %[[Q:[a-z0-9]+]]: memref
+//       CHECK:   %[[B:.*]] = memref.dim %[[Q]], %c0
+//       CHECK:   %[[H:.*]] = memref.dim %[[Q]], %c1
+//       CHECK:   %[[NQ:.*]] = memref.dim %[[Q]], %c2
+//       CHECK:   %[[QBLOCKS:.*]] = arith.ceildivui %[[NQ]], %c128
+//       CHECK:   %[[TQ:.*]] = nvgpu.tma.create.descriptor
+//       CHECK:   %[[PQ:.*]] = builtin.unrealized_conversion_cast %[[TQ]] : !nvgpu.tensormap.descriptor<{{.*}}> to !llvm.ptr
+//       CHECK:   %[[PK:.*]] = builtin.unrealized_conversion_cast
+//       CHECK:   %[[PV:.*]] = builtin.unrealized_conversion_cast
+//       CHECK:   %[[X:.*]] = arith.muli %[[QBLOCKS]], %[[H]]
+//       CHECK:   %[[GRID:.*]] = arith.muli %[[X]], %[[B]]
+//       CHECK:   gpu.launch_func @dyn_kernel::@dyn_kernel blocks in (%[[GRID]], %c1, %c1) threads in (%c384, %c1, %c1) dynamic_shared_memory_size %c163840_i32 args(%[[PV]] : !llvm.ptr, %[[PK]] : !llvm.ptr, %[[PQ]] : !llvm.ptr, %[[Q]] : memref
+
+// Kernel: dynamic shared memory is an extern array aligned to 1024 bytes;
+// the maps are 128-byte by-value __grid_constant__ parameters; one CTA per SM.
+//       CHECK: gpu.module @dyn_kernel
+//       CHECK:   llvm.mlir.global external @__dynamic_shmem__0() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
+//       CHECK:   llvm.func @dyn_kernel(%{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<16 x i64>, nvvm.grid_constant}, %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<16 x i64>, nvvm.grid_constant}, %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<16 x i64>, nvvm.grid_constant}, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64
+//  CHECK-SAME:       nvvm.minctasm = 1 : i32
+// The block index runs over Q blocks first, heaviest (last) causal block
+// first: q_block = ceil(Nq / 128) - 1 - (id mod ceil(Nq / 128)).
+//       CHECK:     %[[ID:.*]] = nvvm.read.ptx.sreg.ctaid.x
+//       CHECK:     %[[REM:.*]] = llvm.urem %{{.*}}, %[[NB:.*]] : i64
+//       CHECK:     %[[LAST:.*]] = llvm.sub %[[NB]], %{{.*}} : i64
+//       CHECK:     llvm.sub %[[LAST]], %[[REM]] : i64
+//   CHECK-NOT:   attn.
+//   CHECK-NOT:   nvgpu.
+
+// path=fma keeps the CUDA-core kernel: no tensor-core instruction.
+//   FMA-NOT: wgmma
+//   FMA-NOT: cp.async.bulk
+//       FMA: .entry dyn_kernel
