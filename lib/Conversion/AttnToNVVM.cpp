@@ -13,6 +13,7 @@
 #include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/StringExtras.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
@@ -283,18 +284,44 @@ void sinkIntoLaunch(gpu::LaunchOp launch) {
       replaceAllUsesInRegionWith(v, inside, body);
 }
 
-/// `chip` must name an SM the kernels can run on: sm_<N>[a] with N >= 80
-/// (bf16 conversions); LLVM would otherwise pick a generic target and fail
-/// (or abort) in instruction selection.
-LogicalResult checkChipName(ModuleOp module, StringRef chip) {
-  StringRef rest = chip;
-  unsigned sm = 0;
-  bool ok = rest.consume_front("sm_") && !rest.consumeInteger(10, sm) &&
-            (rest.empty() || rest == "a") && sm >= 80;
-  if (ok)
-    return success();
-  return emitError(module.getLoc(), "attn-lower-to-nvvm: chip '")
-         << chip << "' is not an NVIDIA SM of sm_80 or later (e.g. sm_90a)";
+/// The SMs attn can target, with the oldest PTX ISA (x 10) that LLVM's
+/// NVPTX back end emits for each; kernels need PTX 8.0 at least. Others
+/// would make LLVM abort in instruction selection or ptxas refuse the
+/// target (sm_101 is unknown to ptxas 13).
+constexpr std::pair<StringLiteral, unsigned> kChips[] = {
+    {"sm_80", 80},   {"sm_86", 80},   {"sm_87", 80},  {"sm_89", 80},
+    {"sm_90", 80},   {"sm_90a", 80},  {"sm_100", 86}, {"sm_100a", 86},
+    {"sm_103", 88},  {"sm_110", 90},  {"sm_120", 87}, {"sm_120a", 87},
+    {"sm_121", 88}};
+
+/// PTX features for `chip`: `features` if given (its +ptxNN must reach the
+/// chip's minimum), else "+ptx<minimum>".
+FailureOr<std::string> resolveTarget(ModuleOp module, StringRef chip,
+                                     StringRef features) {
+  const auto *it = llvm::find_if(
+      kChips, [&](const auto &entry) { return entry.first == chip; });
+  if (it == std::end(kChips)) {
+    std::string known;
+    for (const auto &[name, ptx] : kChips)
+      known += (known.empty() ? "" : ", ") + name.str();
+    return emitError(module.getLoc(), "attn-lower-to-nvvm: chip '")
+           << chip << "' is not supported; supported chips: " << known;
+  }
+  if (features.empty())
+    return ("+ptx" + Twine(it->second)).str();
+  unsigned ptx = 0;
+  StringRef rest = features;
+  size_t at = rest.find("+ptx");
+  if (at == StringRef::npos ||
+      rest.drop_front(at + 4).take_while(llvm::isDigit).getAsInteger(10, ptx))
+    return emitError(module.getLoc(), "attn-lower-to-nvvm: features '")
+           << features << "' name no PTX ISA version (+ptxNN)";
+  if (ptx < it->second)
+    return emitError(module.getLoc(), "attn-lower-to-nvvm: chip ")
+           << chip << " needs PTX ISA " << it->second / 10 << "."
+           << it->second % 10 << " or newer (features=+ptx" << it->second
+           << "), but features are '" << features << "'";
+  return features.str();
 }
 
 struct AttnLowerToNVVMPass
@@ -303,7 +330,8 @@ struct AttnLowerToNVVMPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (failed(checkChipName(module, chip)))
+    FailureOr<std::string> ptxFeatures = resolveTarget(module, chip, features);
+    if (failed(ptxFeatures))
       return signalPassFailure();
     auto run = [&](OpPassManager &pm, Operation *op) {
       return runPipeline(pm, op);
@@ -315,9 +343,16 @@ struct AttnLowerToNVVMPass
       if (forall->hasAttr("attn.threads"))
         hopper.push_back(forall);
     });
-    for (scf::ForallOp cta : hopper)
+    for (scf::ForallOp cta : hopper) {
+      if (chip != "sm_90a") {
+        cta.emitOpError("attn-lower-to-nvvm: the tensor-core kernel "
+                        "(warpgroup MMA, setmaxnreg) needs chip sm_90a, not ")
+            << chip << "; use path=fma for other chips";
+        return signalPassFailure();
+      }
       if (failed(launchHopperCta(cta)))
         return signalPassFailure();
+    }
     // attn-distribute-rows maps (Q block, head, batch) to blocks x, y, z and
     // rows to threads x: exactly the order gpu-map-parallel-loops assigns
     // greedily, which is the form convert-parallel-loops-to-gpu consumes.
@@ -377,7 +412,7 @@ struct AttnLowerToNVVMPass
       numberSharedMemorySpace(kernels);
     });
     std::string target = "nvvm-attach-target{chip=" + chip +
-                         " features=" + features + " O=3},";
+                         " features=" + *ptxFeatures + " O=3},";
     if (failed(runTextualPipeline(
             module,
             target + "gpu.module(convert-nvgpu-to-nvvm,"

@@ -1,14 +1,33 @@
-// attn-to-cubin refuses options it cannot honor: chips the kernels cannot run
-// on (LLVM would otherwise pick a generic target and abort in instruction
-// selection) and unknown output formats.
+// attn-to-cubin refuses options it cannot honor: chips LLVM or ptxas do not
+// support (LLVM would abort), PTX versions too old for the chip, the
+// tensor-core path on a chip without wgmma. Supported chips get the PTX ISA
+// they need.
 // RUN: not attn-opt %s --attn-to-cubin="chip=garbage format=none" 2>&1 | FileCheck %s --check-prefix=GARBAGE
 // RUN: not attn-opt %s --attn-to-cubin="chip=sm_75 format=none" 2>&1 | FileCheck %s --check-prefix=OLD
 // RUN: not attn-opt %s --attn-to-cubin="chip=sm_90b format=none" 2>&1 | FileCheck %s --check-prefix=SUFFIX
+// RUN: not attn-opt %s --attn-to-cubin="chip=sm_999 format=none" 2>&1 | FileCheck %s --check-prefix=FUTURE
+// RUN: not attn-opt %s --attn-to-cubin="chip=sm_80a format=none" 2>&1 | FileCheck %s --check-prefix=ARCHSPECIFIC
+// RUN: not attn-opt %s --attn-to-cubin="chip=sm_0090a format=none" 2>&1 | FileCheck %s --check-prefix=ZEROS
+// RUN: not attn-opt %s --attn-to-cubin="chip=sm_101 format=none" 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: not attn-opt %s --attn-to-cubin="chip=sm_100a features=+ptx80 format=none" 2>&1 | FileCheck %s --check-prefix=OLDPTX
+// RUN: not attn-opt %s --attn-to-cubin="chip=sm_90a features=+sm_90a format=none" 2>&1 | FileCheck %s --check-prefix=NOPTX
+// RUN: not attn-opt %s --attn-to-cubin="chip=sm_100a path=wgmma format=none" 2>&1 | FileCheck %s --check-prefix=WGMMA
 // RUN: attn-opt %s --attn-to-cubin="chip=sm_80 format=none" | FileCheck %s --check-prefix=OK
-// GARBAGE: error: attn-lower-to-nvvm: chip 'garbage' is not an NVIDIA SM of sm_80 or later (e.g. sm_90a)
-// OLD: error: attn-lower-to-nvvm: chip 'sm_75' is not an NVIDIA SM of sm_80 or later
-// SUFFIX: error: attn-lower-to-nvvm: chip 'sm_90b' is not an NVIDIA SM
-// OK: gpu.module @tiny_kernel [#nvvm.target<O = 3, chip = "sm_80"
+// RUN: attn-opt %s --attn-to-cubin="chip=sm_100a format=isa" | FileCheck %s --check-prefix=SM100
+// RUN: attn-opt %s --attn-to-cubin="chip=sm_120 format=isa" | FileCheck %s --check-prefix=SM120
+// GARBAGE: error: attn-lower-to-nvvm: chip 'garbage' is not supported; supported chips: sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a, sm_100, sm_100a, sm_103, sm_110, sm_120, sm_120a, sm_121
+// OLD: error: attn-lower-to-nvvm: chip 'sm_75' is not supported
+// SUFFIX: error: attn-lower-to-nvvm: chip 'sm_90b' is not supported
+// FUTURE: error: attn-lower-to-nvvm: chip 'sm_999' is not supported
+// ARCHSPECIFIC: error: attn-lower-to-nvvm: chip 'sm_80a' is not supported
+// ZEROS: error: attn-lower-to-nvvm: chip 'sm_0090a' is not supported
+// PTXAS: error: attn-lower-to-nvvm: chip 'sm_101' is not supported
+// OLDPTX: error: attn-lower-to-nvvm: chip sm_100a needs PTX ISA 8.6 or newer (features=+ptx86), but features are '+ptx80'
+// NOPTX: error: attn-lower-to-nvvm: features '+sm_90a' name no PTX ISA version (+ptxNN)
+// WGMMA: error: 'scf.forall' op attn-lower-to-nvvm: the tensor-core kernel (warpgroup MMA, setmaxnreg) needs chip sm_90a, not sm_100a; use path=fma for other chips
+// OK: gpu.module @tiny_kernel [#nvvm.target<O = 3, chip = "sm_80", features = "+ptx80">]
+// SM100: gpu.binary @tiny_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_100a", features = "+ptx86">{{.*}}.target sm_100a
+// SM120: gpu.binary @tiny_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_120", features = "+ptx87">{{.*}}.target sm_120
 func.func @tiny(%q: memref<1x2x6x16xf16>, %k: memref<1x2x6x16xf16>,
                 %v: memref<1x2x6x16xf16>, %o: memref<1x2x6x16xf16>) {
   attn.attention ins(%q, %k, %v : memref<1x2x6x16xf16>, memref<1x2x6x16xf16>,

@@ -26,8 +26,9 @@ def AttnLowerToNVVM : Pass<"attn-lower-to-nvvm", "ModuleOp"> {
   }];
   let options = [
     Option<"chip", "chip", "std::string", "\"sm_90a\"", "Target SM">,
-    Option<"features", "features", "std::string", "\"+ptx80\"",
-           "PTX features">
+    Option<"features", "features", "std::string", "\"\"",
+           "PTX features (empty: the oldest PTX ISA the chip needs, at "
+           "least +ptx80)">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::NVVM::NVVMDialect",

@@ -67,9 +67,11 @@ struct CubinPipelineOptions : PassPipelineOptions<CubinPipelineOptions> {
                           llvm::cl::init(256)};
   Option<std::string> chip{*this, "chip", llvm::cl::desc("target SM"),
                            llvm::cl::init("sm_90a")};
-  Option<std::string> features{*this, "features",
-                               llvm::cl::desc("PTX features"),
-                               llvm::cl::init("+ptx80")};
+  Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features (empty: the chip's oldest PTX ISA, at "
+                     "least +ptx80)"),
+      llvm::cl::init("")};
   /// An enum, so that an unknown format is a parse error (upstream
   /// gpu-module-to-binary only reports it and lets the run succeed).
   enum class Format { isa, bin, fatbin, none };

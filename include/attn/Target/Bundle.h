@@ -63,7 +63,7 @@ struct BundleOptions {
   KernelPath path = KernelPath::automatic;
   int64_t maxMmaN = 256; // widest O += P V wgmma (wgmma path)
   std::string chip = "sm_90a";
-  std::string features = "+ptx80";
+  std::string features; // empty: the chip's oldest PTX ISA
   std::string ptxas; // path to ptxas; empty: PATH, then /usr/local/cuda/bin
 };
 
