@@ -14,7 +14,10 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/StringExtras.h"
+
+#include <numeric>
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
@@ -220,6 +223,24 @@ void finishHopperKernels(
   });
 }
 
+/// The FMA path's CTA loops (Q block, head, batch), now scf.parallel, become
+/// one dimension: blocks x then run up to 2^31 - 1, where y and z stop at
+/// 65535 (B or Hq beyond that would not launch).
+void foldCtaGrids(ModuleOp module) {
+  SmallVector<scf::ParallelOp> ctas;
+  module.walk([&](scf::ParallelOp loop) {
+    if (!loop->getParentOfType<scf::ParallelOp>() && loop.getNumLoops() > 1)
+      ctas.push_back(loop);
+  });
+  IRRewriter rewriter(module.getContext());
+  for (scf::ParallelOp loop : ctas) {
+    std::vector<unsigned> all(loop.getNumLoops());
+    std::iota(all.begin(), all.end(), 0);
+    rewriter.setInsertionPoint(loop);
+    collapseParallelLoops(rewriter, loop, {all});
+  }
+}
+
 /// `#gpu.address_space<workgroup>` -> address space 3 in every type and
 /// attribute of the kernels: convert-vector-to-llvm and convert-nvgpu-to-nvvm
 /// have no mapping of their own for the GPU memory-space attributes.
@@ -357,10 +378,13 @@ struct AttnLowerToNVVMPass
     // rows to threads x: exactly the order gpu-map-parallel-loops assigns
     // greedily, which is the form convert-parallel-loops-to-gpu consumes.
     module.walk([](scf::ForallOp forall) { forall.setMappingAttr(nullptr); });
+    if (failed(runTextualPipeline(module, "scf-forall-to-parallel", run)))
+      return signalPassFailure();
+    foldCtaGrids(module);
     if (failed(runTextualPipeline(
             module,
-            "scf-forall-to-parallel,func.func(gpu-map-parallel-loops,"
-            "convert-parallel-loops-to-gpu),canonicalize,cse",
+            "func.func(gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
+            "canonicalize,cse",
             run)))
       return signalPassFailure();
     module.walk([](gpu::LaunchOp l) { sinkIntoLaunch(l); });

@@ -16,10 +16,15 @@
 //  CHECK-SAME:   %[[V:[a-z0-9]+]]: memref
 //  CHECK-SAME:   %[[O:[a-z0-9]+]]: memref
 //  CHECK-SAME:   %[[LSE:[a-z0-9]+]]: memref
+// One grid dimension: ceil(Nq / 64) * Hq * B (B or Hq may exceed 65535).
+//       CHECK:   %[[B:.*]] = memref.dim %[[Q]], %c0
+//       CHECK:   %[[H:.*]] = memref.dim %[[Q]], %c1
 //       CHECK:   %[[NQ:.*]] = memref.dim %[[Q]], %c2
 //       CHECK:   %[[BLOCKS:.*]] = arith.ceildivui %[[NQ]], %c64
+//       CHECK:   %[[X:.*]] = arith.muli %[[BLOCKS]], %[[H]]
+//       CHECK:   %[[GRID:.*]] = arith.muli %[[X]], %[[B]]
 //       CHECK:   gpu.launch_func @dynamic_strided_kernel::@dynamic_strided_kernel
-//  CHECK-SAME:     blocks in (%[[BLOCKS]], %{{.*}}, %{{.*}}) threads in (%c{{[0-9]+}}, %c1, %c1)
+//  CHECK-SAME:     blocks in (%[[GRID]], %c1, %c1) threads in (%c{{[0-9]+}}, %c1, %c1)
 //  CHECK-SAME:     args(%{{arg[0-4]}} : memref<{{[^>]*}}>>, %{{arg[0-4]}} : memref<{{[^>]*}}>>, %{{arg[0-4]}} : memref<{{[^>]*}}>>, %{{arg[0-4]}} : memref<{{[^>]*}}>>, %{{arg[0-4]}} : memref<{{[^>]*}}>>)
 //   CHECK-NOT:   : index
 //       CHECK:   return

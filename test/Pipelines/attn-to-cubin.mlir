@@ -11,16 +11,15 @@
 // the L lanes of a row combine partial scores with shfl.sync bfly.
 
 // D = 64 (L = 2 lanes per row), GQA 4/2, B = 2, Nq = 10, Nk = 5, causal,
-// LSE. BM = 4, BN = 2: grid (ceil(10/4), 4, 2) = (3, 4, 2), 4 * 2 = 8 threads.
+// LSE. BM = 4, BN = 2: grid ceil(10/4) * 4 * 2 = 24 (Q block, head and batch
+// folded into x), 4 * 2 = 8 threads.
 // CHECK-LABEL: func.func @d64_gqa
 //  CHECK-SAME:   (%[[Q:[a-z0-9]+]]: memref<2x4x10x64xf16>, %[[K:[a-z0-9]+]]: memref<2x2x5x64xf16>, %[[V:[a-z0-9]+]]: memref<2x2x5x64xf16>, %[[O:[a-z0-9]+]]: memref<2x4x10x64xf16>, %[[LSE:[a-z0-9]+]]: memref<2x4x10xf32>)
 //   CHECK-DAG:   %[[C1:.*]] = arith.constant 1 : index
-//   CHECK-DAG:   %[[C2:.*]] = arith.constant 2 : index
-//   CHECK-DAG:   %[[C3:.*]] = arith.constant 3 : index
-//   CHECK-DAG:   %[[C4:.*]] = arith.constant 4 : index
+//   CHECK-DAG:   %[[C24:.*]] = arith.constant 24 : index
 //   CHECK-DAG:   %[[C8:.*]] = arith.constant 8 : index
 //       CHECK:   gpu.launch_func @d64_gqa_kernel::@d64_gqa_kernel
-//  CHECK-SAME:     blocks in (%[[C3]], %[[C4]], %[[C2]]) threads in (%[[C8]], %[[C1]], %[[C1]])
+//  CHECK-SAME:     blocks in (%[[C24]], %[[C1]], %[[C1]]) threads in (%[[C8]], %[[C1]], %[[C1]])
 //  CHECK-SAME:     args(%[[Q]] : memref<2x4x10x64xf16>, %[[K]] : memref<2x2x5x64xf16>, %[[V]] : memref<2x2x5x64xf16>, %[[O]] : memref<2x4x10x64xf16>, %[[LSE]] : memref<2x4x10xf32>){{$}}
 //  CHECK-NEXT:   return
 //       CHECK: gpu.module @d64_gqa_kernel [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] {
@@ -67,14 +66,13 @@ func.func @d64_gqa(%q: memref<2x4x10x64xf16>, %k: memref<2x2x5x64xf16>,
 // -----
 
 // D = 16 (one lane per row), bf16, Hq = Hkv = 3, B = 1, Nq = 6, no LSE:
-// grid (2, 3, 1), 4 threads; no shuffle and no log2.
+// grid 2 * 3 * 1 = 6, 4 threads; no shuffle and no log2.
 // CHECK-LABEL: func.func @d16_one_lane
 //   CHECK-DAG:   %[[C1:.*]] = arith.constant 1 : index
-//   CHECK-DAG:   %[[C2:.*]] = arith.constant 2 : index
-//   CHECK-DAG:   %[[C3:.*]] = arith.constant 3 : index
 //   CHECK-DAG:   %[[C4:.*]] = arith.constant 4 : index
+//   CHECK-DAG:   %[[C6:.*]] = arith.constant 6 : index
 //       CHECK:   gpu.launch_func @d16_one_lane_kernel::@d16_one_lane_kernel
-//  CHECK-SAME:     blocks in (%[[C2]], %[[C3]], %[[C1]]) threads in (%[[C4]], %[[C1]], %[[C1]])
+//  CHECK-SAME:     blocks in (%[[C6]], %[[C1]], %[[C1]]) threads in (%[[C4]], %[[C1]], %[[C1]])
 //  CHECK-SAME:     args(%{{.*}} : memref<1x3x6x16xbf16>, %{{.*}} : memref<1x3x4x16xbf16>, %{{.*}} : memref<1x3x4x16xbf16>, %{{.*}} : memref<1x3x6x16xbf16>){{$}}
 //       CHECK: gpu.module @d16_one_lane_kernel [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">] {
 //       CHECK:   llvm.func @d16_one_lane_kernel(

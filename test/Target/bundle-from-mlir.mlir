@@ -16,7 +16,7 @@
 // FILES: static_f16_kernel.cubin
 // FILES: static_f16_kernel.ptx
 
-// The FMA kernel (attn.path = "fma"): a 3-D grid of constants.
+// The FMA kernel (attn.path = "fma"): a 1-D grid, ceil(100 / 64) * 4 * 2.
 // CHECK:       "chip": "sm_90a",
 // CHECK:       "generator": "attn-compile",
 // CHECK:       "kernels": [
@@ -39,15 +39,15 @@
 // CHECK:           "kind": "fwd",
 // CHECK:           "grid": [
 // CHECK-NEXT:        {
-// CHECK-NEXT:          "constant": 2,
+// CHECK-NEXT:          "constant": 16,
 // CHECK-NEXT:          "terms": []
 // CHECK-NEXT:        },
 // CHECK-NEXT:        {
-// CHECK-NEXT:          "constant": 4,
+// CHECK-NEXT:          "constant": 1,
 // CHECK-NEXT:          "terms": []
 // CHECK-NEXT:        },
 // CHECK-NEXT:        {
-// CHECK-NEXT:          "constant": 2,
+// CHECK-NEXT:          "constant": 1,
 // CHECK-NEXT:          "terms": []
 // CHECK:           "threads": [
 // CHECK-NEXT:        128,
