@@ -15,7 +15,6 @@
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/StringExtras.h"
 
-#include <numeric>
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -23,6 +22,7 @@
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include <numeric>
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNLOWERTONVVM
@@ -36,8 +36,7 @@ namespace {
 
 /// f32 `math.exp2` / `math.log2` -> the PTX approximations the FlashAttention
 /// kernels use (ex2.approx.ftz.f32, lg2.approx.ftz.f32). Vectors are unrolled.
-template <typename MathOp>
-struct ApproxToNVVM : OpRewritePattern<MathOp> {
+template <typename MathOp> struct ApproxToNVVM : OpRewritePattern<MathOp> {
   ApproxToNVVM(MLIRContext *ctx, StringRef intrinsic)
       : OpRewritePattern<MathOp>(ctx), intrinsic(intrinsic) {}
 
@@ -73,8 +72,8 @@ void alignRowAccesses(gpu::GPUModuleOp kernels) {
   auto align = [](Operation *op, VectorType vt) {
     unsigned bits = vt.getElementTypeBitWidth() * vt.getNumElements();
     if (vt.getRank() == 1 && bits % 128 == 0)
-      op->setAttr("alignment", IntegerAttr::get(
-                                   IntegerType::get(op->getContext(), 64), 16));
+      op->setAttr("alignment",
+                  IntegerAttr::get(IntegerType::get(op->getContext(), 64), 16));
   };
   kernels.walk([&](Operation *op) {
     if (auto load = dyn_cast<vector::LoadOp>(op))
@@ -193,8 +192,8 @@ llvm::StringMap<SmallVector<unsigned>> tensorMapArguments(ModuleOp module) {
 /// (.param .align 64 .b8 [128], __grid_constant__), the kernel runs
 /// `threads` threads with one CTA per SM, and dynamic shared memory is
 /// 1024-byte aligned as 128B-swizzled TMA/wgmma tiles require.
-void finishHopperKernels(
-    ModuleOp module, const llvm::StringMap<SmallVector<unsigned>> &maps) {
+void finishHopperKernels(ModuleOp module,
+                         const llvm::StringMap<SmallVector<unsigned>> &maps) {
   MLIRContext *ctx = module.getContext();
   auto map = LLVM::LLVMArrayType::get(IntegerType::get(ctx, 64), 16);
   module.walk([&](LLVM::LLVMFuncOp fn) {
@@ -246,13 +245,14 @@ void foldCtaGrids(ModuleOp module) {
 /// have no mapping of their own for the GPU memory-space attributes.
 void numberSharedMemorySpace(gpu::GPUModuleOp kernels) {
   AttrTypeReplacer replacer;
-  replacer.addReplacement([](gpu::AddressSpaceAttr space)
-                              -> std::optional<Attribute> {
-    if (space.getValue() != gpu::AddressSpace::Workgroup)
-      return std::nullopt;
-    return IntegerAttr::get(IntegerType::get(space.getContext(), 64),
-                            static_cast<int64_t>(NVVM::NVVMMemorySpace::Shared));
-  });
+  replacer.addReplacement(
+      [](gpu::AddressSpaceAttr space) -> std::optional<Attribute> {
+        if (space.getValue() != gpu::AddressSpace::Workgroup)
+          return std::nullopt;
+        return IntegerAttr::get(
+            IntegerType::get(space.getContext(), 64),
+            static_cast<int64_t>(NVVM::NVVMMemorySpace::Shared));
+      });
   // gpu.dynamic_shared_memory must stay in the attribute space: cast it.
   kernels.walk([](gpu::DynamicSharedMemoryOp smem) {
     OpBuilder b(smem->getContext());
@@ -310,9 +310,9 @@ void sinkIntoLaunch(gpu::LaunchOp launch) {
 /// would make LLVM abort in instruction selection or ptxas refuse the
 /// target (sm_101 is unknown to ptxas 13).
 constexpr std::pair<StringLiteral, unsigned> kChips[] = {
-    {"sm_80", 80},   {"sm_86", 80},   {"sm_87", 80},  {"sm_89", 80},
-    {"sm_90", 80},   {"sm_90a", 80},  {"sm_100", 86}, {"sm_100a", 86},
-    {"sm_103", 88},  {"sm_110", 90},  {"sm_120", 87}, {"sm_120a", 87},
+    {"sm_80", 80},  {"sm_86", 80},  {"sm_87", 80},  {"sm_89", 80},
+    {"sm_90", 80},  {"sm_90a", 80}, {"sm_100", 86}, {"sm_100a", 86},
+    {"sm_103", 88}, {"sm_110", 90}, {"sm_120", 87}, {"sm_120a", 87},
     {"sm_121", 88}};
 
 /// PTX features for `chip`: `features` if given (its +ptxNN must reach the
@@ -432,9 +432,8 @@ struct AttnLowerToNVVMPass
     module.walk([](gpu::GPUModuleOp kernels) { alignRowAccesses(kernels); });
 
     llvm::StringMap<SmallVector<unsigned>> maps = tensorMapArguments(module);
-    module.walk([](gpu::GPUModuleOp kernels) {
-      numberSharedMemorySpace(kernels);
-    });
+    module.walk(
+        [](gpu::GPUModuleOp kernels) { numberSharedMemorySpace(kernels); });
     std::string target = "nvvm-attach-target{chip=" + chip +
                          " features=" + *ptxFeatures + " O=3},";
     if (failed(runTextualPipeline(

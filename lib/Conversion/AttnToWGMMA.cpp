@@ -128,13 +128,13 @@ SmallVector<Value> unpackStruct(ImplicitLocOpBuilder &b, Value s,
 /// Where a consumer thread sits: its warpgroup, and the CTA-tile rows and
 /// column offset of its accumulator registers.
 struct ThreadLayout {
-  Value warpgroup;   // consumer warpgroup (index)
-  Value thread;      // thread within the warpgroup, 0..127 (index)
-  Value row[2];      // CTA-tile row of halves 0 and 1 (index)
-  Value rowInWg[2];  // the same within the warpgroup's 64 rows
-  Value g;           // (t % 32) / 4 (index)
-  Value twoQ;        // 2 (t % 4) (index)
-  Value quadLeader;  // t % 4 == 0 (i1)
+  Value warpgroup;  // consumer warpgroup (index)
+  Value thread;     // thread within the warpgroup, 0..127 (index)
+  Value row[2];     // CTA-tile row of halves 0 and 1 (index)
+  Value rowInWg[2]; // the same within the warpgroup's 64 rows
+  Value g;          // (t % 32) / 4 (index)
+  Value twoQ;       // 2 (t % 4) (index)
+  Value quadLeader; // t % 4 == 0 (i1)
 };
 
 ThreadLayout threadLayout(ImplicitLocOpBuilder &b) {
@@ -286,8 +286,7 @@ void maskScores(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
   Value negInf = cF32(b, -INFINITY);
   for (auto [i, score] : llvm::enumerate(s)) {
     Value visible = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
-                                          cI32(b, colOf(i)),
-                                          limits[halfOf(i)]);
+                                          cI32(b, colOf(i)), limits[halfOf(i)]);
     score = arith::SelectOp::create(b, visible, score, negInf);
   }
 }
@@ -339,8 +338,7 @@ SmallVector<Value> packP(ImplicitLocOpBuilder &b, ArrayRef<Value> p, int64_t kk,
     Value pair = vector::FromElementsOp::create(
         b, VectorType::get({2}, b.getF32Type()),
         ValueRange{p[8 * kk + 2 * r], p[8 * kk + 2 * r + 1]});
-    Value narrow =
-        arith::TruncFOp::create(b, VectorType::get({2}, elt), pair);
+    Value narrow = arith::TruncFOp::create(b, VectorType::get({2}, elt), pair);
     regs.push_back(vector::BitCastOp::create(
         b, VectorType::get({1}, b.getI32Type()), narrow));
     regs.back() = vector::ExtractOp::create(b, regs.back(), 0);
@@ -352,9 +350,9 @@ SmallVector<Value> packP(ImplicitLocOpBuilder &b, ArrayRef<Value> p, int64_t kk,
 /// MLIR 22 has no op for the register-A form (llvm/llvm-project#133733) and
 /// nvvm.inline_ptx mis-orders read-write operands, so this is
 /// llvm.inline_asm with the accumulators tied to the outputs.
-SmallVector<Value> wgmmaRegisterA(ImplicitLocOpBuilder &b,
-                                  ArrayRef<Value> acc, ArrayRef<Value> a,
-                                  Value descB, int64_t n, Type elt) {
+SmallVector<Value> wgmmaRegisterA(ImplicitLocOpBuilder &b, ArrayRef<Value> acc,
+                                  ArrayRef<Value> a, Value descB, int64_t n,
+                                  Type elt) {
   int64_t regs = n / 2;
   std::string accList, constraints;
   for (int64_t i = 0; i < regs; ++i) {
@@ -441,8 +439,8 @@ Value swizzled(ImplicitLocOpBuilder &b, Value col, Value rowMod8) {
   Value unit = arith::DivUIOp::create(b, col, cIndex(b, 8));
   Value within = arith::RemUIOp::create(b, col, cIndex(b, 8));
   Value moved = arith::XOrIOp::create(b, unit, rowMod8);
-  return arith::AddIOp::create(
-      b, arith::MulIOp::create(b, moved, cIndex(b, 8)), within);
+  return arith::AddIOp::create(b, arith::MulIOp::create(b, moved, cIndex(b, 8)),
+                               within);
 }
 
 /// Writes the warpgroup's normalized O (element type) into its rows of the
@@ -458,9 +456,8 @@ void stageO(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
     Value c = arith::AddIOp::create(b, tl.twoQ, cIndex(b, col % 64));
     // rows 16 w + g + 8 h: row % 8 == g.
     Value at = swizzled(b, c, tl.g);
-    vector::StoreOp::create(
-        b, narrow, staging,
-        ValueRange{cIndex(b, col / 64), tl.row[h], at});
+    vector::StoreOp::create(b, narrow, staging,
+                            ValueRange{cIndex(b, col / 64), tl.row[h], at});
   }
 }
 
@@ -471,8 +468,8 @@ void copyOut(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
   int64_t unitsPerRow = d / 8, units = kWarpgroupRows * unitsPerRow;
   Value numRows = memref::DimOp::create(b, op.getO(), 2);
   Value wgRow = arith::MulIOp::create(b, tl.warpgroup, cIndex(b, 64));
-  auto loop = scf::ForOp::create(b, cIndex(b, 0), cIndex(b, units),
-                                 cIndex(b, 128));
+  auto loop =
+      scf::ForOp::create(b, cIndex(b, 0), cIndex(b, units), cIndex(b, 128));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value idx = arith::AddIOp::create(b, loop.getInductionVar(), tl.thread);
@@ -481,23 +478,23 @@ void copyOut(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
   Value col = arith::MulIOp::create(b, unit, cIndex(b, 8));
   Value inChunk = arith::RemUIOp::create(b, col, cIndex(b, 64));
   Value tileRow = arith::AddIOp::create(b, wgRow, row);
-  Value at =
-      swizzled(b, inChunk, arith::RemUIOp::create(b, row, cIndex(b, 8)));
+  Value at = swizzled(b, inChunk, arith::RemUIOp::create(b, row, cIndex(b, 8)));
   Value chunk = arith::DivUIOp::create(b, col, cIndex(b, 64));
   // The last round may run past the warpgroup's units (64 D / 8 need not
   // be a multiple of 128) and past Nq.
   Value qRow = arith::AddIOp::create(b, op.getQPos(), tileRow);
   Value inside = arith::AndIOp::create(
-      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, idx,
-                               cIndex(b, units)),
+      b,
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, idx,
+                            cIndex(b, units)),
       arith::CmpIOp::create(b, arith::CmpIPredicate::ult, qRow, numRows));
   auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
   b.setInsertionPointToStart(ifOp.thenBlock());
-  Value v = vector::LoadOp::create(b, VectorType::get({8}, elt),
-                                   op.getStaging(),
-                                   ValueRange{chunk, tileRow, at});
-  vector::StoreOp::create(
-      b, v, op.getO(), ValueRange{op.getBatch(), op.getHead(), qRow, col});
+  Value v =
+      vector::LoadOp::create(b, VectorType::get({8}, elt), op.getStaging(),
+                             ValueRange{chunk, tileRow, at});
+  vector::StoreOp::create(b, v, op.getO(),
+                          ValueRange{op.getBatch(), op.getHead(), qRow, col});
 }
 
 /// LSE = (m + log2 l) * ln 2 (-inf where l == 0), by the quad leaders.

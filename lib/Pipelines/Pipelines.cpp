@@ -70,7 +70,8 @@ void mlir::attn::buildCubinPipeline(OpPassManager &pm,
     OpPassManager &fn = pm.nest<func::FuncOp>();
     fn.addPass(createAttnAsyncPipeline(AttnAsyncPipelineOptions{
         options.stages, /*producerRegisters=*/24, /*consumerRegisters=*/240}));
-    fn.addPass(createAttnLowerToWGMMA(AttnLowerToWGMMAOptions{options.maxMmaN}));
+    fn.addPass(
+        createAttnLowerToWGMMA(AttnLowerToWGMMAOptions{options.maxMmaN}));
     fn.addPass(createCanonicalizerPass());
     fn.addPass(createCSEPass());
     fn.addPass(createLoopInvariantCodeMotionPass());

@@ -187,9 +187,8 @@ LogicalResult addGridFactors(Value v, const KernelSource &src,
     return success();
   }
   if (auto mul = v.getDefiningOp<arith::MulIOp>())
-    return success(
-        succeeded(addGridFactors(mul.getLhs(), src, launch, dim)) &&
-        succeeded(addGridFactors(mul.getRhs(), src, launch, dim)));
+    return success(succeeded(addGridFactors(mul.getLhs(), src, launch, dim)) &&
+                   succeeded(addGridFactors(mul.getRhs(), src, launch, dim)));
   bundle::GridTerm term;
   if (auto div = v.getDefiningOp<arith::CeilDivUIOp>()) {
     std::optional<int64_t> c = getConstantIntValue(div.getRhs());
@@ -224,11 +223,11 @@ FailureOr<bundle::GridDim> gridDim(Value v, const KernelSource &src,
 FailureOr<bundle::Param> tensorMapParam(Value arg, const KernelSource &src,
                                         gpu::LaunchFuncOp launch) {
   auto cast = arg.getDefiningOp<UnrealizedConversionCastOp>();
-  auto desc = cast ? cast.getInputs()[0].getDefiningOp<
-                         nvgpu::TmaCreateDescriptorOp>()
-                   : nullptr;
-  auto ranked = desc ? desc.getTensor().getDefiningOp<memref::CastOp>()
-                     : nullptr;
+  auto desc =
+      cast ? cast.getInputs()[0].getDefiningOp<nvgpu::TmaCreateDescriptorOp>()
+           : nullptr;
+  auto ranked =
+      desc ? desc.getTensor().getDefiningOp<memref::CastOp>() : nullptr;
   auto operand = ranked ? dyn_cast<BlockArgument>(ranked.getSource()) : nullptr;
   if (!operand || !src.roles.count(operand.getArgNumber()))
     return launch.emitOpError("kernel argument is neither an operand of "

@@ -119,8 +119,7 @@ nvgpu::TensorMapDescriptorType descriptorType(Type elt, int64_t rows) {
 }
 
 /// Host side, before the CTA loop: the TMA descriptor of `tensor`.
-Value createDescriptor(OpBuilder &b, Location loc, Value tensor,
-                       int64_t rows) {
+Value createDescriptor(OpBuilder &b, Location loc, Value tensor, int64_t rows) {
   auto type = cast<MemRefType>(tensor.getType());
   Value unranked = memref::CastOp::create(
       b, loc, UnrankedMemRefType::get(type.getElementType(), 0), tensor);
@@ -139,26 +138,24 @@ MemRefType sharedType(ArrayRef<int64_t> shape, Type elt) {
 
 /// The CTA's shared memory and barriers.
 struct SharedState {
-  Value q;       // [1, C, BLOCK_M, 64]
-  Value k, v;    // [stages, C, BLOCK_N, 64]
-  Value qTile;   // [C, BLOCK_M, 64]: the consumer's view of q
-  Value qBar;    // Q landed (one barrier)
-  Value full;    // per stage: K/V block landed (TMA bytes)
-  Value empty;   // per stage: every consumer thread is done with it
-  Value leader;  // thread 0 of the CTA (the producer's TMA thread)
+  Value q;      // [1, C, BLOCK_M, 64]
+  Value k, v;   // [stages, C, BLOCK_N, 64]
+  Value qTile;  // [C, BLOCK_M, 64]: the consumer's view of q
+  Value qBar;   // Q landed (one barrier)
+  Value full;   // per stage: K/V block landed (TMA bytes)
+  Value empty;  // per stage: every consumer thread is done with it
+  Value leader; // thread 0 of the CTA (the producer's TMA thread)
 };
 
 /// Carves Q and the K/V rings out of dynamic shared memory (Q first, each
 /// buffer a multiple of 1024 bytes, as 128-byte swizzled tiles need).
-SharedState allocateShared(OpBuilder &b, Location loc,
-                           const PipelineShape &s) {
+SharedState allocateShared(OpBuilder &b, Location loc, const PipelineShape &s) {
   MLIRContext *ctx = b.getContext();
   Value smem = gpu::DynamicSharedMemoryOp::create(
       b, loc,
-      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                      MemRefLayoutAttrInterface(),
-                      gpu::AddressSpaceAttr::get(
-                          ctx, gpu::AddressSpace::Workgroup)));
+      MemRefType::get(
+          {ShapedType::kDynamic}, b.getI8Type(), MemRefLayoutAttrInterface(),
+          gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)));
   auto view = [&](int64_t offset, ArrayRef<int64_t> shape) -> Value {
     Value at = arith::ConstantIndexOp::create(b, loc, offset);
     return memref::ViewOp::create(b, loc, sharedType(shape, s.elt), smem, at,
@@ -170,16 +167,15 @@ SharedState allocateShared(OpBuilder &b, Location loc,
   st.v = view(s.qBytes() + s.ringBytes(),
               {s.stages, s.chunks, s.blockN, kChunkCols});
   SmallVector<OpFoldResult> zeros(4, b.getIndexAttr(0));
-  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
-                                     b.getIndexAttr(s.chunks),
-                                     b.getIndexAttr(s.blockM),
-                                     b.getIndexAttr(kChunkCols)};
+  SmallVector<OpFoldResult> sizes = {
+      b.getIndexAttr(1), b.getIndexAttr(s.chunks), b.getIndexAttr(s.blockM),
+      b.getIndexAttr(kChunkCols)};
   SmallVector<OpFoldResult> ones(4, b.getIndexAttr(1));
   auto tileType = memref::SubViewOp::inferRankReducedResultType(
-      {s.chunks, s.blockM, kChunkCols}, cast<MemRefType>(st.q.getType()),
-      zeros, sizes, ones);
-  st.qTile = memref::SubViewOp::create(b, loc, tileType, st.q, zeros, sizes,
-                                       ones);
+      {s.chunks, s.blockM, kChunkCols}, cast<MemRefType>(st.q.getType()), zeros,
+      sizes, ones);
+  st.qTile =
+      memref::SubViewOp::create(b, loc, tileType, st.q, zeros, sizes, ones);
   return st;
 }
 
@@ -206,8 +202,7 @@ void createBarriers(OpBuilder &b, Location loc, const PipelineShape &s,
   for (int64_t i = 0; i < s.stages; ++i) {
     Value idx = arith::ConstantIndexOp::create(b, loc, i);
     nvgpu::MBarrierInitOp::create(b, loc, st.full, c1, idx, st.leader);
-    nvgpu::MBarrierInitOp::create(b, loc, st.empty, consumers, idx,
-                                  st.leader);
+    nvgpu::MBarrierInitOp::create(b, loc, st.empty, consumers, idx, st.leader);
   }
   NVVM::FenceMbarrierInitOp::create(b, loc);
   gpu::BarrierOp::create(b, loc);
@@ -248,9 +243,8 @@ void copyTile(OpBuilder &b, Location loc, Value desc, Value buffer, Value slot,
   for (int64_t c = 0; c < chunks; ++c) {
     Value col = arith::ConstantIndexOp::create(b, loc, c * kChunkCols);
     nvgpu::TmaAsyncLoadOp::create(b, loc, boxView(b, loc, buffer, slot, c),
-                                  bars, desc,
-                                  ValueRange{col, row, head, batch}, barId,
-                                  Value(), Value());
+                                  bars, desc, ValueRange{col, row, head, batch},
+                                  barId, Value(), Value());
   }
 }
 
@@ -286,8 +280,7 @@ void buildProducer(OpBuilder &b, Location loc, CtaNest nest,
   // Nk as zeros.
   nvgpu::MBarrierArriveExpectTxOp::create(
       b, loc, st.full,
-      arith::ConstantIndexOp::create(b, loc, 2 * s.tileBytes()), slot,
-      Value());
+      arith::ConstantIndexOp::create(b, loc, 2 * s.tileBytes()), slot, Value());
   Value row = arith::MulIOp::create(
       b, loc, kb, arith::ConstantIndexOp::create(b, loc, s.blockN));
   OnlineAttentionOp step = nest.step;
@@ -320,17 +313,15 @@ void rewriteConsumerLoop(scf::ForOp loop, const PipelineShape &s,
   OnlineAttentionOp step = stepOf(loop);
   Location loc = step.getLoc();
   OpBuilder b(step);
-  auto [slot, parity] =
-      slotAndParity(b, loc, loop.getInductionVar(), s.stages);
+  auto [slot, parity] = slotAndParity(b, loc, loop.getInductionVar(), s.stages);
   Value ticks = arith::ConstantIndexOp::create(b, loc, kWaitTicks);
   nvgpu::MBarrierTryWaitParityOp::create(b, loc, st.full, parity, ticks, slot);
   auto mma = OnlineAttentionMmaOp::create(
       b, loc, step.getM().getType(), step.getL().getType(),
       step.getAcc().getType(), st.qTile, stageTile(b, loc, st.k, slot),
-      stageTile(b, loc, st.v, slot), step.getKPos(), numKeys,
-      step.getQPos(), step.getCausalOffset(), step.getM(), step.getL(),
-      step.getAcc(), step.getScaleAttr(), b.getI64IntegerAttr(s.headDim),
-      step.getMaskAttr());
+      stageTile(b, loc, st.v, slot), step.getKPos(), numKeys, step.getQPos(),
+      step.getCausalOffset(), step.getM(), step.getL(), step.getAcc(),
+      step.getScaleAttr(), b.getI64IntegerAttr(s.headDim), step.getMaskAttr());
   step.replaceAllUsesWith(mma.getResults());
   step.erase();
   b.setInsertionPointAfter(mma);
@@ -364,9 +355,12 @@ struct AttnAsyncPipelinePass
     OnlineAttentionOp step = nest.step;
     auto qType = cast<VectorType>(nest.loadQ.getResult().getType());
     int64_t d = qType.getDimSize(1);
-    PipelineShape s{qType.getDimSize(0), static_cast<int64_t>(step.getBlockN()),
-                    d, static_cast<int64_t>(llvm::divideCeil(d, kChunkCols)),
-                    0, qType.getElementType()};
+    PipelineShape s{qType.getDimSize(0),
+                    static_cast<int64_t>(step.getBlockN()),
+                    d,
+                    static_cast<int64_t>(llvm::divideCeil(d, kChunkCols)),
+                    0,
+                    qType.getElementType()};
     if (!s.elt.isF16() && !s.elt.isBF16())
       return nest.cta.emitOpError("attn-async-pipeline: tensor cores take "
                                   "f16 or bf16 here, not ")
@@ -418,8 +412,7 @@ struct AttnAsyncPipelinePass
     nest.epilogue->moveBefore(&consumer, consumer.end());
     nest.epilogue.getStagingMutable().assign(st.qTile);
     b.setInsertionPointToStart(&producer);
-    buildProducer(b, loc, nest, s, st, desc,
-                  nest.loops.back().getUpperBound());
+    buildProducer(b, loc, nest, s, st, desc, nest.loops.back().getUpperBound());
     // One CTA per (Q block, head, batch), as blocks x, y, z (mapped loops
     // keep their unit dimensions through canonicalization).
     MLIRContext *ctx = b.getContext();
@@ -447,7 +440,8 @@ struct AttnAsyncPipelinePass
     });
     for (auto [cta, load] : ctas) {
       if (cta.getMapping() &&
-          llvm::any_of(*cta.getMapping(), llvm::IsaPred<gpu::GPUThreadMappingAttr>)) {
+          llvm::any_of(*cta.getMapping(),
+                       llvm::IsaPred<gpu::GPUThreadMappingAttr>)) {
         cta.emitOpError("attn-async-pipeline: the CTA loop is already mapped "
                         "to threads (attn-distribute-rows); run "
                         "attn-async-pipeline instead of attn-distribute-rows");

@@ -606,8 +606,8 @@ static Status encodeTensorMap(const DriverApi &driver, const Param &param,
   uint64_t packed = dims[0] * elt;
   for (int i = 0; i < 3; ++i) {
     int d = 2 - i; // memref dimension of TMA dimension i + 1
-    strides[i] = t.sizes[d] > 1 ? static_cast<cuuint64_t>(t.strides[d] * elt)
-                                : packed;
+    strides[i] =
+        t.sizes[d] > 1 ? static_cast<cuuint64_t>(t.strides[d] * elt) : packed;
     packed = strides[i] * dims[i + 1];
     if (strides[i] >= (uint64_t(1) << 40) || strides[i] % 16 != 0)
       return invalid(formatv("{0}: stride[{1}] = {2} bytes cannot be a TMA "
@@ -627,11 +627,11 @@ static Status encodeTensorMap(const DriverApi &driver, const Param &param,
       CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
       CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
-    return invalid(formatv("{0}: the view cannot be described to TMA "
-                           "(sizes {1}, strides {2}): {3}",
-                           name, sizesText(t), listText(t.strides, 4),
-                           formatCudaError(driver, r,
-                                           "cuTensorMapEncodeTiled")));
+    return invalid(
+        formatv("{0}: the view cannot be described to TMA "
+                "(sizes {1}, strides {2}): {3}",
+                name, sizesText(t), listText(t.strides, 4),
+                formatCudaError(driver, r, "cuTensorMapEncodeTiled")));
   return Status::success();
 }
 

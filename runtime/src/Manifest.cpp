@@ -496,14 +496,13 @@ std::string describeKey(const KernelEntry &kernel) {
 std::string describe(const KernelEntry &kernel) {
   const Resources &r = kernel.resources;
   return kernel.name + ": " + kernel.kind + " " + keyText(kernel.key) +
-         llvm::formatv(" {8} BLOCK_M={0} BLOCK_N={1} | {2} threads, {3} "
-                       "registers, {4} B smem, {5} B stack, {6}/{7} B spilled",
-                       kernel.key.blockM, kernel.key.blockN,
-                       kernel.threads[0] * kernel.threads[1] *
-                           kernel.threads[2],
-                       r.registers, r.sharedBytes + kernel.dynamicSharedBytes,
-                       r.stackBytes, r.spillStoreBytes, r.spillLoadBytes,
-                       kernel.key.path)
+         llvm::formatv(
+             " {8} BLOCK_M={0} BLOCK_N={1} | {2} threads, {3} "
+             "registers, {4} B smem, {5} B stack, {6}/{7} B spilled",
+             kernel.key.blockM, kernel.key.blockN,
+             kernel.threads[0] * kernel.threads[1] * kernel.threads[2],
+             r.registers, r.sharedBytes + kernel.dynamicSharedBytes,
+             r.stackBytes, r.spillStoreBytes, r.spillLoadBytes, kernel.key.path)
              .str();
 }
 

@@ -77,11 +77,17 @@ struct GridDim {
 /// elements (innermost first), 128-byte swizzled, out-of-bounds elements
 /// zero.
 struct Param {
-  enum class Field { AllocatedPtr, AlignedPtr, Offset, Size, Stride,
-                     TensorMap };
+  enum class Field {
+    AllocatedPtr,
+    AlignedPtr,
+    Offset,
+    Size,
+    Stride,
+    TensorMap
+  };
   Operand operand = Operand::Q;
   Field field = Field::AlignedPtr;
-  int64_t index = 0; // dimension, for Size and Stride
+  int64_t index = 0;                         // dimension, for Size and Stride
   std::array<int64_t, 4> box = {0, 0, 0, 0}; // for TensorMap
 };
 llvm::StringRef fieldName(Param::Field field);

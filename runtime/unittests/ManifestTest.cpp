@@ -20,8 +20,8 @@ Manifest sampleManifest() {
   a.key.scale = 0.125;
   a.grid[2] = GridDim{3, {}};
   // A folded 1-D grid: ceil(Nq / 128) * Hq * B, and a tensor map.
-  a.grid[0] = GridDim{1, {{Operand::Q, 2, 128}, {Operand::Q, 1, 1},
-                          {Operand::Q, 0, 1}}};
+  a.grid[0] = GridDim{
+      1, {{Operand::Q, 2, 128}, {Operand::Q, 1, 1}, {Operand::Q, 0, 1}}};
   a.key.path = "wgmma";
   Param map;
   map.operand = Operand::K;
@@ -261,14 +261,14 @@ TEST(ManifestCorrupt, LaunchShapeBounds) {
                          json::Array{int64_t(1) << 32, int64_t(1) << 32, 1};
                    }),
                    "kernels[0].launch.cluster");
+  EXPECT_ERROR_HAS(
+      errorAfter([](json::Object &top) {
+        (*kernel0(top).getObject("launch"))["cluster"] = json::Array{4, 8, 1};
+      }),
+      "more than 16 CTAs");
   EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
-                     (*kernel0(top).getObject("launch"))["cluster"] =
-                         json::Array{4, 8, 1};
-                   }),
-                   "more than 16 CTAs");
-  EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
-                     (*kernel0(top).getObject("launch"))
-                         ["dynamic_shared_bytes"] = int64_t(1) << 40;
+                     (*kernel0(top).getObject(
+                         "launch"))["dynamic_shared_bytes"] = int64_t(1) << 40;
                    }),
                    "kernels[0].launch.dynamic_shared_bytes");
 }
@@ -304,8 +304,10 @@ TEST(ManifestCorrupt, TensorMaps) {
   auto withMap = [](json::Object &top, const char *path, json::Array box,
                     const char *operand = "k") {
     (*kernel0(top).getObject("key"))["path"] = path;
-    kernel0(top).getArray("params")->push_back(json::Object{
-        {"operand", operand}, {"field", "tensor_map"}, {"box", std::move(box)}});
+    kernel0(top).getArray("params")->push_back(
+        json::Object{{"operand", operand},
+                     {"field", "tensor_map"},
+                     {"box", std::move(box)}});
   };
   EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
                      withMap(top, "fma", json::Array{64, 128, 1, 1});
@@ -315,8 +317,9 @@ TEST(ManifestCorrupt, TensorMaps) {
                      withMap(top, "wgmma", json::Array{64, 128, 1, 1}, "lse");
                    }),
                    "tensor maps are for q, k, v, o of wgmma kernels");
-  for (json::Array box : {json::Array{32, 128, 1, 1}, json::Array{64, 512, 1, 1},
-                          json::Array{64, 128, 2, 1}})
+  for (json::Array box :
+       {json::Array{32, 128, 1, 1}, json::Array{64, 512, 1, 1},
+        json::Array{64, 128, 2, 1}})
     EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
                        withMap(top, "wgmma", std::move(box));
                      }),
@@ -339,19 +342,21 @@ TEST(ManifestCorrupt, GridTerms) {
   auto setGrid0 = [](json::Object &top, json::Value dim) {
     (*kernel0(top).getObject("launch")->getArray("grid"))[0] = std::move(dim);
   };
+  EXPECT_ERROR_HAS(
+      errorAfter([&](json::Object &top) {
+        setGrid0(top, json::Object{{"constant", 0}, {"terms", json::Array{}}});
+      }),
+      "constants must be in [1, 2^31)");
   EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
-                     setGrid0(top, json::Object{{"constant", 0},
-                                                {"terms", json::Array{}}});
-                   }),
-                   "constants must be in [1, 2^31)");
-  EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
-                     setGrid0(top, json::Object{{"constant", 1},
-                                                {"terms", json::Array{term(4, 1)}}});
+                     setGrid0(top,
+                              json::Object{{"constant", 1},
+                                           {"terms", json::Array{term(4, 1)}}});
                    }),
                    "0 <= dim < rank(operand)");
   EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
-                     setGrid0(top, json::Object{{"constant", 1},
-                                                {"terms", json::Array{term(2, 0)}}});
+                     setGrid0(top,
+                              json::Object{{"constant", 1},
+                                           {"terms", json::Array{term(2, 0)}}});
                    }),
                    "divisor >= 1");
   EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
@@ -362,11 +367,12 @@ TEST(ManifestCorrupt, GridTerms) {
                                                 {"terms", std::move(terms)}});
                    }),
                    "at most 4 terms");
-  EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
-                     setGrid0(top, json::Object{{"operand", "q"}, {"dim", 2},
-                                                {"divisor", 64}});
-                   }),
-                   "launch.grid[0].constant");
+  EXPECT_ERROR_HAS(
+      errorAfter([&](json::Object &top) {
+        setGrid0(top,
+                 json::Object{{"operand", "q"}, {"dim", 2}, {"divisor", 64}});
+      }),
+      "launch.grid[0].constant");
 }
 
 // llvm::json::parse recurses per level: deep input must not reach it.
@@ -377,7 +383,8 @@ TEST(ManifestCorrupt, DeepNestingIsRejectedNotRecursedInto) {
   ASSERT_FALSE(bool(parsed));
   EXPECT_ERROR_HAS(llvm::toString(parsed.takeError()), "nested deeper than");
   // Brackets inside strings do not count.
-  EXPECT_TRUE(bool(parseJSON("{\"a\": \"" + std::string(1000, '[') + "\\\"\"}")));
+  EXPECT_TRUE(
+      bool(parseJSON("{\"a\": \"" + std::string(1000, '[') + "\\\"\"}")));
 }
 
 } // namespace

@@ -122,7 +122,8 @@ TEST(BundleLoad, NonElfCubinIsCorrupt) {
 TEST(BundleLoad, TruncatedElfIsCorrupt) {
   TempDir dir;
   dir.write("manifest.json", manifestText(manifestOf({fwdKernel("a")})));
-  dir.write("a.cubin", "\x7f" "ELF");
+  dir.write("a.cubin", "\x7f"
+                       "ELF");
   attn_bundle *bundle = nullptr;
   EXPECT_STATUS(attn_bundle_load(dir.path().c_str(), &bundle),
                 ATTN_ERROR_BUNDLE_CORRUPT, "is not an ELF file");
@@ -265,9 +266,9 @@ TEST_F(Dispatch, TensorCoresWinTies) {
   EXPECT_EQ(pick({fma, wgmma}, args), 1);
   EXPECT_EQ(pick({wgmma, fma}, args), 0);
   // More static lengths still come first.
-  EXPECT_EQ(pick({wgmma, withShape(fwdKernel("exact"), 2, 32, 8, 1000, 3000)},
-                 args),
-            1);
+  EXPECT_EQ(
+      pick({wgmma, withShape(fwdKernel("exact"), 2, 32, 8, 1000, 3000)}, args),
+      1);
 }
 
 TEST_F(Dispatch, ContiguousKernelRefusedForStridedCall) {
@@ -847,8 +848,8 @@ KernelEntry wgmmaKernel(const std::string &name) {
   KernelEntry k = fwdKernel(name);
   k.key.path = "wgmma";
   k.key.blockM = k.key.blockN = 128;
-  k.grid[0] = GridDim{1, {{Operand::Q, 2, 128}, {Operand::Q, 1, 1},
-                          {Operand::Q, 0, 1}}};
+  k.grid[0] = GridDim{
+      1, {{Operand::Q, 2, 128}, {Operand::Q, 1, 1}, {Operand::Q, 0, 1}}};
   k.grid[1] = k.grid[2] = GridDim{1, {}};
   k.threads = {384, 1, 1};
   k.dynamicSharedBytes = 163840;

@@ -94,12 +94,10 @@ KernelPath resolvePath(KernelPath path, llvm::StringRef chip);
 /// Block sizes a path uses when none are given (0): wgmma BLOCK_M = 128
 /// (two consumer warpgroups) and BLOCK_N = 128 for D <= 128, else 64; fma
 /// 64 x 16.
-std::pair<int64_t, int64_t> defaultBlockSizes(KernelPath path,
-                                              int64_t headDim);
+std::pair<int64_t, int64_t> defaultBlockSizes(KernelPath path, int64_t headDim);
 
 void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
-void buildCubinPipeline(OpPassManager &pm,
-                        const CubinPipelineOptions &options);
+void buildCubinPipeline(OpPassManager &pm, const CubinPipelineOptions &options);
 
 /// Registers the attn passes and pipelines (and every upstream pass, which
 /// the lowering pipelines are composed of).

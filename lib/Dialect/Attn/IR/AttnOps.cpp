@@ -54,9 +54,9 @@ FailureOr<MemRefType> checkRank(Operation *op, Value v, StringRef name,
                                 int64_t rank, StringRef layout) {
   auto type = cast<MemRefType>(v.getType());
   if (type.getRank() != rank)
-    return op->emitOpError() << "operand '" << name << "' must be a rank-"
-                             << rank << " memref " << layout
-                             << ", but got rank " << type.getRank();
+    return op->emitOpError()
+           << "operand '" << name << "' must be a rank-" << rank << " memref "
+           << layout << ", but got rank " << type.getRank();
   return type;
 }
 
@@ -145,8 +145,8 @@ LogicalResult AttentionOp::verify() {
                            << shapeStr(qs) << ", but got "
                            << shapeStr(o->getShape());
   int64_t hq = qs[1], hkv = ks[1];
-  if (hkv == 0 || (!ShapedType::isDynamic(hq) &&
-                   !ShapedType::isDynamic(hkv) && hq % hkv != 0))
+  if (hkv == 0 || (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) &&
+                   hq % hkv != 0))
     return emitOpError() << "operand 'q' head count Hq (" << dimStr(hq)
                          << ") must be a positive multiple of operand 'k' "
                             "head count Hkv ("
@@ -204,15 +204,15 @@ LogicalResult AttentionOp::verify() {
       if (failed(t))
         return failure();
       if (!t->getElementType().isF32())
-        return emitOpError() << "operand '" << name
-                             << "' element type must be f32, but got "
-                             << t->getElementType();
+        return emitOpError()
+               << "operand '" << name << "' element type must be f32, but got "
+               << t->getElementType();
       if (dimsDiffer(t->getDimSize(0), qs[0]) ||
           dimsDiffer(t->getDimSize(1), hkv))
         return emitOpError()
-               << "operand '" << name << "' shape must be [B, Hkv] = "
-               << shapeStr({qs[0], hkv}) << ", but got "
-               << shapeStr(t->getShape());
+               << "operand '" << name
+               << "' shape must be [B, Hkv] = " << shapeStr({qs[0], hkv})
+               << ", but got " << shapeStr(t->getShape());
     }
   }
   return success();
@@ -247,8 +247,8 @@ LogicalResult checkSharedTile(Operation *op, Value v, StringRef name,
       t.getShape() != ArrayRef<int64_t>{chunks, rows, 64})
     return op->emitOpError()
            << "operand '" << name << "' must be a workgroup-memory tile ["
-           << chunks << ", " << rows << ", 64] of " << elt
-           << " (D = " << d << " in 64-column chunks), but got " << t;
+           << chunks << ", " << rows << ", 64] of " << elt << " (D = " << d
+           << " in 64-column chunks), but got " << t;
   return success();
 }
 
@@ -324,8 +324,8 @@ LogicalResult EpilogueOp::verify() {
   if (!acc || acc.getRank() != 2)
     return emitOpError() << "operand 'acc' must be a [BLOCK_M, D] f32 tile";
   int64_t blockM = acc.getDimSize(0), d = acc.getDimSize(1);
-  if (failed(checkState(getOperation(), getM().getType(), getL().getType(),
-                        acc, blockM, d)))
+  if (failed(checkState(getOperation(), getM().getType(), getL().getType(), acc,
+                        blockM, d)))
     return failure();
   auto o = cast<MemRefType>(getO().getType());
   if (o.getRank() != 4 || tileExceeds(d, o.getDimSize(3)))
@@ -354,10 +354,9 @@ LogicalResult WarpSpecializeOp::verify() {
     return emitOpError() << "attribute 'consumer_warpgroups' must be 1 or 2, "
                             "but got "
                          << groups;
-  for (auto [name, regs] :
-       {std::pair<StringRef, int64_t>{"producer_registers",
-                                      getProducerRegisters()},
-        {"consumer_registers", getConsumerRegisters()}})
+  for (auto [name, regs] : {std::pair<StringRef, int64_t>{
+                                "producer_registers", getProducerRegisters()},
+                            {"consumer_registers", getConsumerRegisters()}})
     if (regs < 24 || regs > 256 || regs % 8 != 0)
       return emitOpError() << "attribute '" << name
                            << "' must be a multiple of 8 in [24, 256] "
