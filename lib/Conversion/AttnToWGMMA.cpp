@@ -449,7 +449,7 @@ void stageO(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
             ArrayRef<Value> o, Type elt) {
   Value staging = op.getStaging();
   for (int64_t j = 0; j < int64_t(o.size()); j += 2) {
-    int64_t h = halfOf(j), col = colOf(j) + 0; // pairs start at even columns
+    int64_t h = halfOf(j), col = colOf(j); // j even: the pair (j, j + 1)
     Value pair = vector::FromElementsOp::create(
         b, VectorType::get({2}, b.getF32Type()), ValueRange{o[j], o[j + 1]});
     Value narrow = arith::TruncFOp::create(b, VectorType::get({2}, elt), pair);
