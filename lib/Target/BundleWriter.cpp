@@ -101,6 +101,22 @@ FailureOr<AttentionOp> kernelOp(func::FuncOp func) {
   return ops.front();
 }
 
+/// The block size attribute `name` of `func` (an integer in [1, max]), or
+/// `dflt` when it is absent.
+FailureOr<int64_t> blockSize(func::FuncOp func, StringRef name, int64_t dflt,
+                             int64_t max) {
+  Attribute attr = func->getAttr(name);
+  if (!attr)
+    return dflt;
+  auto value = dyn_cast<IntegerAttr>(attr);
+  if (!value || value.getType().isInteger(1) || value.getInt() < 1 ||
+      value.getInt() > max)
+    return func.emitError("attribute '")
+           << name << "' must be an integer in [1, " << max << "], but got "
+           << attr;
+  return value.getInt();
+}
+
 FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
   FailureOr<AttentionOp> maybeOp = kernelOp(func);
   if (failed(maybeOp))
@@ -154,12 +170,14 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
   key.numHeadsKV = staticDim(op.getK(), 1);
   key.seqLenK = staticDim(op.getK(), 2);
   key.strided = *strided;
-  auto intAttr = [&](StringRef name, int64_t dflt) {
-    auto attr = func->getAttrOfType<IntegerAttr>(name);
-    return attr ? attr.getInt() : dflt;
-  };
-  key.blockM = intAttr("attn.block_m", opts.blockM);
-  key.blockN = intAttr("attn.block_n", opts.blockN);
+  FailureOr<int64_t> blockM =
+      blockSize(func, "attn.block_m", opts.blockM, kMaxBlockM);
+  FailureOr<int64_t> blockN =
+      blockSize(func, "attn.block_n", opts.blockN, kMaxBlockN);
+  if (failed(blockM) || failed(blockN))
+    return failure();
+  key.blockM = *blockM;
+  key.blockN = *blockN;
   return src;
 }
 

@@ -121,9 +121,12 @@ LogicalResult tileAttention(AttentionOp op, int64_t blockM, int64_t blockN) {
 struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
   using AttnTileBase::AttnTileBase;
   void runOnOperation() override {
-    if (blockM <= 0 || blockN <= 0) {
-      getOperation().emitError("attn-tile: block-m and block-n must be "
-                               "positive");
+    if (!isValidBlockM(blockM) || !isValidBlockN(blockN)) {
+      getOperation().emitError()
+          << "attn-tile: block-m must be in [1, " << kMaxBlockM
+          << "] and block-n in [1, " << kMaxBlockN << "], but got block-m="
+          << static_cast<int64_t>(blockM)
+          << " block-n=" << static_cast<int64_t>(blockN);
       return signalPassFailure();
     }
     SmallVector<AttentionOp> ops;

@@ -3,6 +3,7 @@
 #include "Manifest.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -401,13 +402,59 @@ static bool nestsDeeperThan(StringRef text, int limit) {
   return false;
 }
 
+/// The first key that appears twice in one object of `text` (valid JSON),
+/// with its offset. llvm::json::parse keeps only the last of them.
+static std::optional<std::pair<std::string, size_t>>
+findDuplicateKey(StringRef text) {
+  struct Frame {
+    bool isObject, expectKey;
+    llvm::StringSet<> keys;
+  };
+  llvm::SmallVector<Frame, 8> frames;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '{' || c == '[')
+      frames.push_back({c == '{', c == '{', {}});
+    else if ((c == '}' || c == ']') && !frames.empty())
+      frames.pop_back();
+    else if (c == ',' && !frames.empty())
+      frames.back().expectKey = frames.back().isObject;
+    if (c != '"')
+      continue;
+    size_t end = i + 1;
+    while (end < text.size() && text[end] != '"')
+      end += text[end] == '\\' ? 2 : 1;
+    if (!frames.empty() && frames.back().expectKey) {
+      // Decode escapes by parsing the key as a JSON string.
+      llvm::Expected<json::Value> key = json::parse(text.slice(i, end + 1));
+      std::string name = key && key->getAsString() ? key->getAsString()->str()
+                                                   : std::string();
+      if (!key)
+        llvm::consumeError(key.takeError());
+      if (!frames.back().keys.insert(name).second)
+        return std::make_pair(name, i);
+      frames.back().expectKey = false;
+    }
+    i = end;
+  }
+  return std::nullopt;
+}
+
 llvm::Expected<json::Value> parseJSON(StringRef text) {
   constexpr int kMaxDepth = 64;
   if (nestsDeeperThan(text, kMaxDepth))
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         llvm::formatv("nested deeper than {0} levels", kMaxDepth));
-  return json::parse(text);
+  llvm::Expected<json::Value> value = json::parse(text);
+  if (!value)
+    return value.takeError();
+  if (auto dup = findDuplicateKey(text))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        llvm::formatv("key \"{0}\" appears twice in one object (line {1})",
+                      dup->first, text.take_front(dup->second).count('\n') + 1));
+  return value;
 }
 
 llvm::Expected<Manifest> parseManifest(StringRef text) {

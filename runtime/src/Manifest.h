@@ -109,7 +109,8 @@ bool fromJSON(const llvm::json::Value &value, Manifest &manifest,
 constexpr int64_t kMaxDynamicSharedBytes = 227 * 1024;
 
 /// llvm::json::parse behind a nesting-depth limit (64 levels): the parser
-/// recurses per level, so unbounded input could overflow the stack.
+/// recurses per level, so unbounded input could overflow the stack. A key
+/// given twice in one object is an error (the parser would keep the last).
 llvm::Expected<llvm::json::Value> parseJSON(llvm::StringRef text);
 
 /// Parses manifest.json text and checks the schema and its invariants

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Target/Bundle.h"
 
@@ -21,6 +22,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -167,6 +169,10 @@ static FailureOr<std::vector<mlir::attn::KernelSpec>> readSpecFile() {
     fail(specFile + ": " + llvm::toString(root.getError()));
     return failure();
   }
+  if (specs.empty()) {
+    fail(specFile + ": the spec array is empty: no kernel to compile");
+    return failure();
+  }
   return specs;
 }
 
@@ -207,6 +213,21 @@ static OwningOpRef<ModuleOp> buildModule(MLIRContext &context,
   return module;
 }
 
+/// llvm::cl lets a later occurrence replace an earlier one; for a kernel
+/// source or a shape that silently drops what the user asked for.
+static bool rejectRepeatedOptions() {
+  for (const auto &[name, opt] : cl::getRegisteredOptions())
+    if (opt->getNumOccurrences() > 1 &&
+        llvm::any_of(opt->Categories, [](const cl::OptionCategory *c) {
+          return c == &inputs || c == &shape || c == &codegen;
+        })) {
+      fail((name.size() == 1 ? "-" : "--") + name + " may be given once" +
+           (opt == &specFile ? "; put every spec in one JSON array" : ""));
+      return true;
+    }
+  return false;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::attn::registerAttnPassesAndPipelines();
@@ -218,9 +239,17 @@ int main(int argc, char **argv) {
       "  attn-compile --spec-file=specs.json -o bundle/\n"
       "  attn-compile --batch=1 --heads-q=32 --heads-kv=8 --seqlen-q=dynamic "
       "--head-dim=128 --causal -o bundle/\n");
+  if (rejectRepeatedOptions())
+    return 1;
   if (inputFile.empty() && specFile.empty() && !anyShapeFlag())
     return fail("no kernels: give an input .mlir, --spec-file or the shape "
                 "flags (see --help)");
+  if (!mlir::attn::isValidBlockM(blockM) || !mlir::attn::isValidBlockN(blockN))
+    return fail(llvm::formatv("--block-m must be in [1, {0}] and --block-n in "
+                              "[1, {1}], got {2} and {3}",
+                              mlir::attn::kMaxBlockM, mlir::attn::kMaxBlockN,
+                              blockM.getValue(), blockN.getValue())
+                    .str());
 
   DialectRegistry registry;
   mlir::attn::registerAttnDialects(registry);

@@ -490,12 +490,28 @@ func.func @online_v_rank(%q: vector<64x64xbf16>, %k: memref<1x8x128x64xbf16>,
 func.func @online_block_n_zero(%q: vector<64x64xbf16>, %k: memref<1x8x128x64xbf16>,
                                %i: index, %m: vector<64xf32>, %l: vector<64xf32>,
                                %acc: vector<64x64xf32>) {
-  // expected-error @+1 {{attribute 'block_n' must be positive, but got 0}}
+  // expected-error @+1 {{attribute 'block_n' must be in [1, 256], but got 0}}
   %m1, %l1, %a1 = attn.online_attention q(%q : vector<64x64xbf16>)
       kv(%k, %k : memref<1x8x128x64xbf16>, memref<1x8x128x64xbf16>)
       at[%i, %i, %i, %i] rows(%i)
       state(%m, %l, %acc : vector<64xf32>, vector<64xf32>, vector<64x64xf32>)
       {block_n = 0 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
+  return
+}
+
+// -----
+
+// attn.block_n = 100000000000 used to run for minutes: the keys of a block
+// are unrolled (issue 8, finding 2).
+func.func @online_block_n_huge(%q: vector<64x64xbf16>, %k: memref<1x8x128x64xbf16>,
+                               %i: index, %m: vector<64xf32>, %l: vector<64xf32>,
+                               %acc: vector<64x64xf32>) {
+  // expected-error @+1 {{attribute 'block_n' must be in [1, 256], but got 100000000000}}
+  %m1, %l1, %a1 = attn.online_attention q(%q : vector<64x64xbf16>)
+      kv(%k, %k : memref<1x8x128x64xbf16>, memref<1x8x128x64xbf16>)
+      at[%i, %i, %i, %i] rows(%i)
+      state(%m, %l, %acc : vector<64xf32>, vector<64xf32>, vector<64x64xf32>)
+      {block_n = 100000000000 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
   return
 }
 

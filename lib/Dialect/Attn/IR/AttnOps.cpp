@@ -342,9 +342,9 @@ LogicalResult OnlineAttentionOp::verify() {
     if (failed(checkMemRef(*this, t, name)))
       return failure();
   }
-  if (getBlockN() <= 0)
-    return emitOpError() << "attribute 'block_n' must be positive, but got "
-                         << getBlockN();
+  if (!isValidBlockN(getBlockN()))
+    return emitOpError() << "attribute 'block_n' must be in [1, "
+                         << kMaxBlockN << "], but got " << getBlockN();
   double scale = getScale().convertToDouble();
   if (!(scale > 0.0) || !std::isfinite(scale))
     return emitOpError() << "attribute 'scale' must be a positive finite "
