@@ -7,6 +7,7 @@
 
 #include "attn/Dialect/Attn/IR/Attn.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpImplementation.h"
@@ -134,6 +135,18 @@ FailureOr<MemRefType> checkRank(Operation *op, Value v, StringRef name,
   return type;
 }
 
+/// attn ops work on memrefs in func-level code. One inside an LLVM function
+/// means a lowering to LLVM ran before the attn passes rewrote it: it would
+/// be left behind, half-lowered (the legality check of both lowerings).
+LogicalResult checkNotLowered(Operation *op) {
+  if (!op->getParentOfType<LLVM::LLVMFuncOp>())
+    return success();
+  return op->emitOpError(
+      "is inside an LLVM function: it was not rewritten before the lowering "
+      "to LLVM (run attn-tile, attn-causal-split, [attn-distribute-rows,] "
+      "attn-online-softmax first, or use --attn-to-cpu / --attn-to-cubin)");
+}
+
 /// A tile of `tile` columns does not fit a dimension of `dim`.
 bool tileExceeds(int64_t tile, int64_t dim) {
   return !ShapedType::isDynamic(dim) && tile > dim;
@@ -164,6 +177,8 @@ bool AttentionOp::isFP8() {
 
 LogicalResult AttentionOp::verify() {
   Operation *op = getOperation();
+  if (failed(checkNotLowered(op)))
+    return failure();
   FailureOr<MemRefType> q, k, v, o;
   if (failed(q = checkRank(op, getQ(), "q", 4, "[B, Hq, Nq, D]")) ||
       failed(k = checkRank(op, getK(), "k", 4, "[B, Hkv, Nk, D]")) ||
@@ -308,6 +323,8 @@ LogicalResult checkState(Operation *op, Type m, Type l, Type acc,
 } // namespace
 
 LogicalResult LoadTileOp::verify() {
+  if (failed(checkNotLowered(*this)))
+    return failure();
   auto src = cast<MemRefType>(getSource().getType());
   auto res = cast<VectorType>(getResult().getType());
   if (src.getRank() != 4)
@@ -325,6 +342,8 @@ LogicalResult LoadTileOp::verify() {
 }
 
 LogicalResult OnlineAttentionOp::verify() {
+  if (failed(checkNotLowered(*this)))
+    return failure();
   auto q = cast<VectorType>(getQ().getType());
   if (q.getRank() != 2)
     return emitOpError() << "operand 'q' must be a [BLOCK_M, D] tile, but got "
@@ -368,6 +387,8 @@ LogicalResult OnlineAttentionOp::verify() {
 }
 
 LogicalResult EpilogueOp::verify() {
+  if (failed(checkNotLowered(*this)))
+    return failure();
   auto acc = dyn_cast<VectorType>(getAcc().getType());
   if (!acc || acc.getRank() != 2)
     return emitOpError() << "operand 'acc' must be a [BLOCK_M, D] f32 tile";
