@@ -472,6 +472,15 @@ Status Bundle::load(StringRef dir, std::unique_ptr<Bundle> &out) {
                                path, kernel.name));
     bundle->cubins[kernel.cubin] = std::move(cubin);
   }
+  // A cubin that is not the one the manifest was written with (a rebuilt or
+  // mixed bundle) could launch the wrong kernel.
+  for (const KernelEntry &kernel : bundle->manifest.kernels)
+    if (bundle::sha256Hex(bundle->cubins[kernel.cubin]->getBuffer()) !=
+        kernel.cubinSha256)
+      return makeError(ATTN_ERROR_BUNDLE_CORRUPT,
+                       formatv("cubin {0} of kernel {1} does not match the "
+                               "SHA-256 in {2}/manifest.json",
+                               kernel.cubin, kernel.name, dir));
   out = std::move(bundle);
   return Status::success();
 }

@@ -6,6 +6,7 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
@@ -118,6 +119,7 @@ static json::Value toJSON(const KernelEntry &kernel) {
       {"name", kernel.name},
       {"kind", kernel.kind},
       {"cubin", kernel.cubin},
+      {"cubin_sha256", kernel.cubinSha256},
       {"ptx", kernel.ptx},
       {"key", toJSON(kernel.key)},
       {"launch",
@@ -245,7 +247,8 @@ static bool fromJSON(const json::Value &value, KernelEntry &kernel,
                      json::Path path) {
   json::ObjectMapper o(value, path);
   if (!o || !o.map("name", kernel.name) || !o.map("kind", kernel.kind) ||
-      !o.map("cubin", kernel.cubin) || !o.map("ptx", kernel.ptx) ||
+      !o.map("cubin", kernel.cubin) ||
+      !o.map("cubin_sha256", kernel.cubinSha256) || !o.map("ptx", kernel.ptx) ||
       !o.map("key", kernel.key) || !o.map("params", kernel.params) ||
       !o.map("resources", kernel.resources))
     return false;
@@ -355,6 +358,11 @@ static llvm::Error checkKernel(const KernelEntry &kernel, size_t index) {
   StringRef cubin = kernel.cubin;
   if (cubin.empty() || cubin.contains('/') || cubin.starts_with("."))
     return corrupt(at + ".cubin", "must be a file name inside the bundle");
+  if (kernel.cubinSha256.size() != 64 ||
+      !llvm::all_of(kernel.cubinSha256, [](char c) {
+        return llvm::isDigit(c) || (c >= 'a' && c <= 'f');
+      }))
+    return corrupt(at + ".cubin_sha256", "must be 64 lowercase hex digits");
   if (llvm::Error err = checkKey(kernel.key, at))
     return err;
   if (llvm::Error err = checkLaunch(kernel, at))
@@ -377,6 +385,11 @@ static llvm::Error checkKernel(const KernelEntry &kernel, size_t index) {
   if (kernel.key.hasLse && !hasPointer[static_cast<size_t>(Operand::LSE)])
     return corrupt(at + ".params", "no aligned_ptr of operand lse");
   return llvm::Error::success();
+}
+
+std::string sha256Hex(StringRef bytes) {
+  return llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(bytes)),
+                     /*LowerCase=*/true);
 }
 
 /// llvm::json::parse recurses once per nesting level: bound the depth

@@ -23,8 +23,9 @@
 
 namespace attn::bundle {
 
-/// Version of the manifest schema this code reads and writes.
-constexpr int64_t kManifestVersion = 1;
+/// Version of the manifest schema this code reads and writes (2: each
+/// kernel records the SHA-256 of its cubin).
+constexpr int64_t kManifestVersion = 2;
 
 /// The operands of a forward kernel, in attn.attention order.
 enum class Operand { Q, K, V, O, LSE };
@@ -84,6 +85,7 @@ struct KernelEntry {
   std::string name;  // the kernel symbol in the cubin
   std::string kind;  // "fwd"
   std::string cubin; // file name, relative to the bundle directory
+  std::string cubinSha256; // of the cubin's bytes, 64 lowercase hex digits
   std::string ptx;   // file name of its PTX (kept for reading; unused)
   FwdKey key;
   std::array<GridDim, 3> grid;
@@ -107,6 +109,9 @@ bool fromJSON(const llvm::json::Value &value, Manifest &manifest,
 
 /// The most dynamic shared memory a kernel may ask for (sm_90: 227 KiB).
 constexpr int64_t kMaxDynamicSharedBytes = 227 * 1024;
+
+/// SHA-256 of `bytes` as 64 lowercase hex digits (KernelEntry::cubinSha256).
+std::string sha256Hex(llvm::StringRef bytes);
 
 /// llvm::json::parse behind a nesting-depth limit (64 levels): the parser
 /// recurses per level, so unbounded input could overflow the stack. A key

@@ -152,9 +152,44 @@ TEST(ManifestCorrupt, MissingFieldNamesItsPath) {
 
 TEST(ManifestCorrupt, WrongVersion) {
   std::string message =
-      errorAfter([](json::Object &top) { top["version"] = 2; });
+      errorAfter([](json::Object &top) { top["version"] = 3; });
   EXPECT_ERROR_HAS(message, "version");
-  EXPECT_ERROR_HAS(message, "is 2");
+  EXPECT_ERROR_HAS(message, "is 3");
+  // Version 1 manifests name no cubin hashes: rebuild them.
+  message = errorAfter([](json::Object &top) { top["version"] = 1; });
+  EXPECT_ERROR_HAS(message, "is 1, this runtime reads 2");
+}
+
+TEST(ManifestCorrupt, CubinHash) {
+  EXPECT_ERROR_HAS(
+      errorAfter([](json::Object &top) { kernel0(top).erase("cubin_sha256"); }),
+      "manifest.kernels[0].cubin_sha256");
+  EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
+                     kernel0(top)["cubin_sha256"] = std::string(64, 'A');
+                   }),
+                   "kernels[0].cubin_sha256: must be 64 lowercase hex digits");
+  EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
+                     kernel0(top)["cubin_sha256"] = "abc";
+                   }),
+                   "kernels[0].cubin_sha256: must be 64 lowercase hex digits");
+}
+
+TEST(Manifest, Sha256Hex) {
+  // FIPS 180-2 test vector.
+  EXPECT_EQ(sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9"
+                              "cb410ff61f20015ad");
+}
+
+TEST(ManifestCorrupt, DuplicateKeys) {
+  // llvm::json keeps the last of two equal keys; a manifest must not.
+  std::string text = manifestText(sampleManifest());
+  size_t at = text.find("\"generator\"");
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at, "\"chip\": \"sm_80\", ");
+  llvm::Expected<Manifest> parsed = parseManifest(text);
+  ASSERT_FALSE(bool(parsed));
+  EXPECT_ERROR_HAS(llvm::toString(parsed.takeError()),
+                   "key \"chip\" appears twice in one object");
 }
 
 TEST(ManifestCorrupt, UnknownKind) {

@@ -119,6 +119,21 @@ TEST(BundleLoad, NonElfCubinIsCorrupt) {
                 ATTN_ERROR_BUNDLE_CORRUPT, "a.cubin");
 }
 
+// Issue 8, finding 3: a cubin rebuilt (or mixed in) after its manifest was
+// written must not launch as the kernel the manifest describes.
+TEST(BundleLoad, CubinHashMismatchIsCorrupt) {
+  TempDir dir;
+  writeBundle(dir, manifestOf({fwdKernel("a"), fwdKernel("b")}));
+  std::string other = fakeCubin();
+  other[20] = 'X';
+  dir.write("b.cubin", other);
+  attn_bundle *bundle = nullptr;
+  EXPECT_STATUS(attn_bundle_load(dir.path().c_str(), &bundle),
+                ATTN_ERROR_BUNDLE_CORRUPT,
+                "cubin b.cubin of kernel b does not match the SHA-256");
+  EXPECT_EQ(bundle, nullptr);
+}
+
 TEST(BundleLoad, TruncatedElfIsCorrupt) {
   TempDir dir;
   dir.write("manifest.json", manifestText(manifestOf({fwdKernel("a")})));
