@@ -199,6 +199,11 @@ static bool fromJSON(const json::Value &value, GridDim &dim, json::Path path) {
     return false;
   const json::Object *obj = value.getAsObject();
   if (obj->get("constant")) {
+    // Either form, never both: which one the writer meant is unknown.
+    if (obj->get("operand") || obj->get("dim") || obj->get("divisor")) {
+      path.report("a constant with operand, dim or divisor");
+      return false;
+    }
     dim.operand.reset();
     return o.map("constant", dim.constant);
   }
@@ -301,10 +306,11 @@ static llvm::Error checkKey(const FwdKey &key, const llvm::Twine &at) {
     return corrupt(at + ".key", "block_m and block_n must be > 0");
   if (!std::isfinite(key.scale) || key.scale <= 0)
     return corrupt(at + ".key.scale", "must be finite and > 0");
+  // attn-compile refuses static lengths of 0 (they are dynamic instead).
   for (const auto &len :
        {key.batch, key.numHeadsQ, key.numHeadsKV, key.seqLenQ, key.seqLenK})
-    if (len && *len < 0)
-      return corrupt(at + ".key", "lengths must be >= 0 or null");
+    if (len && *len < 1)
+      return corrupt(at + ".key", "static lengths must be >= 1 (or null)");
   if (key.numHeadsQ && key.numHeadsKV &&
       (*key.numHeadsKV == 0 || *key.numHeadsQ % *key.numHeadsKV != 0))
     return corrupt(at + ".key", "num_heads_q must be a multiple of "
@@ -349,6 +355,14 @@ static llvm::Error checkLaunch(const KernelEntry &kernel,
   return llvm::Error::success();
 }
 
+static llvm::Error checkResources(const Resources &r, const llvm::Twine &at) {
+  if (r.registers < 0 || r.registers > 255 || r.sharedBytes < 0 ||
+      r.stackBytes < 0 || r.spillStoreBytes < 0 || r.spillLoadBytes < 0)
+    return corrupt(at + ".resources", "registers must be in [0, 255] and "
+                                      "byte counts >= 0");
+  return llvm::Error::success();
+}
+
 static llvm::Error checkKernel(const KernelEntry &kernel, size_t index) {
   std::string at = llvm::formatv("kernels[{0}]", index).str();
   if (kernel.kind != "fwd")
@@ -366,6 +380,8 @@ static llvm::Error checkKernel(const KernelEntry &kernel, size_t index) {
   if (llvm::Error err = checkKey(kernel.key, at))
     return err;
   if (llvm::Error err = checkLaunch(kernel, at))
+    return err;
+  if (llvm::Error err = checkResources(kernel.resources, at))
     return err;
   std::array<bool, 5> hasPointer = {};
   for (const Param &p : kernel.params) {

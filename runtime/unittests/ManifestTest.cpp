@@ -272,6 +272,49 @@ TEST(ManifestCorrupt, MoreInvariants) {
       "3 entries");
 }
 
+// Issue 8, finding 9: what attn-compile never writes is corrupt.
+TEST(ManifestCorrupt, GridDimIsConstantOrOperandNotBoth) {
+  EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
+                     json::Object *launch =
+                         kernel0(top).getObject("launch");
+                     (*launch->getArray("grid"))[0] = json::Object{
+                         {"constant", 4}, {"operand", "q"}, {"dim", 2},
+                         {"divisor", 64}};
+                   }),
+                   "a constant with operand, dim or divisor at "
+                   "manifest.kernels[0].launch.grid[0]");
+  EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
+                     json::Object *launch =
+                         kernel0(top).getObject("launch");
+                     (*launch->getArray("grid"))[1] =
+                         json::Object{{"constant", 4}, {"divisor", 64}};
+                   }),
+                   "launch.grid[1]");
+}
+
+TEST(ManifestCorrupt, StaticLengthsArePositive) {
+  for (const char *length : {"batch", "num_heads_kv", "seqlen_k"})
+    EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
+                       (*kernel0(top).getObject("key"))[length] = 0;
+                     }),
+                     "kernels[0].key: static lengths must be >= 1 (or null)")
+        << length;
+}
+
+TEST(ManifestCorrupt, Resources) {
+  for (const char *field : {"registers", "shared_bytes", "stack_bytes",
+                            "spill_store_bytes", "spill_load_bytes"})
+    EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
+                       (*kernel0(top).getObject("resources"))[field] = -1;
+                     }),
+                     "kernels[0].resources: registers must be in [0, 255]")
+        << field;
+  EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
+                     (*kernel0(top).getObject("resources"))["registers"] = 256;
+                   }),
+                   "kernels[0].resources");
+}
+
 // Entries are bounded before their product is taken: 2^62 * 4 would wrap.
 TEST(ManifestCorrupt, LaunchShapeBounds) {
   int64_t huge = int64_t(1) << 62;
