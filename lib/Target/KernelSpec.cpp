@@ -3,6 +3,8 @@
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Target/Bundle.h"
 
+#include "Manifest.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Verifier.h"
@@ -105,6 +107,22 @@ bool mlir::attn::fromJSON(const json::Value &value, KernelSpec &spec,
          mapLength(obj, "num_heads_kv", spec.numHeadsKV, path) &&
          mapLength(obj, "seqlen_q", spec.seqLenQ, path) &&
          mapLength(obj, "seqlen_k", spec.seqLenK, path);
+}
+
+llvm::Expected<std::vector<KernelSpec>>
+mlir::attn::parseKernelSpecs(llvm::StringRef text) {
+  llvm::Expected<json::Value> value = ::attn::bundle::parseJSON(text);
+  if (!value)
+    return value.takeError();
+  std::vector<KernelSpec> specs;
+  json::Path::Root root("specs");
+  if (!fromJSON(*value, specs, root))
+    return root.getError();
+  if (specs.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the spec array is empty: no kernel to "
+                                   "compile");
+  return specs;
 }
 
 /// memref<d0 x ... x elt> with either the identity layout or fully dynamic

@@ -13,8 +13,7 @@
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Target/Bundle.h"
-
-#include "Manifest.h"
+#include "attn/Tools/InputChecks.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -157,23 +156,13 @@ static FailureOr<std::vector<mlir::attn::KernelSpec>> readSpecFile() {
     fail("cannot read " + specFile + ": " + buffer.getError().message());
     return failure();
   }
-  llvm::Expected<llvm::json::Value> value =
-      ::attn::bundle::parseJSON((*buffer)->getBuffer());
-  if (!value) {
-    fail(specFile + ": " + llvm::toString(value.takeError()));
+  llvm::Expected<std::vector<mlir::attn::KernelSpec>> specs =
+      mlir::attn::parseKernelSpecs((*buffer)->getBuffer());
+  if (!specs) {
+    fail(specFile + ": " + llvm::toString(specs.takeError()));
     return failure();
   }
-  std::vector<mlir::attn::KernelSpec> specs;
-  llvm::json::Path::Root root("specs");
-  if (!fromJSON(*value, specs, root)) {
-    fail(specFile + ": " + llvm::toString(root.getError()));
-    return failure();
-  }
-  if (specs.empty()) {
-    fail(specFile + ": the spec array is empty: no kernel to compile");
-    return failure();
-  }
-  return specs;
+  return std::move(*specs);
 }
 
 /// Builds the module of kernel functions from every source given.
@@ -187,7 +176,9 @@ static OwningOpRef<ModuleOp> buildModule(MLIRContext &context,
       fail(err);
       return nullptr;
     }
-    sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+    unsigned id = sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+    if (!mlir::attn::checkResultNumbers(sourceMgr, id))
+      return nullptr;
     module = parseSourceFile<ModuleOp>(sourceMgr, &context);
     if (!module)
       return nullptr;

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Tools/InputChecks.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -53,6 +54,12 @@ int main(int argc, char **argv) {
     llvm::errs() << error << "\n";
     return 1;
   }
+  llvm::SourceMgr sourceMgr;
+  unsigned id = sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBuffer(input->getMemBufferRef()),
+      llvm::SMLoc());
+  if (!attn::checkResultNumbers(sourceMgr, id))
+    return 1;
   if (failed(MlirOptMain(output->os(), std::move(input), registry, config)))
     return 1;
   output->keep();
