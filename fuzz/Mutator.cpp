@@ -9,6 +9,7 @@ using llvm::StringRef;
 
 namespace {
 
+// clang-format off
 /// Lengths, block sizes and counts at the edges of what the code handles.
 const char *const kNumbers[] = {
     "0",          "1",          "2",          "3",          "7",
@@ -67,6 +68,7 @@ const char *const kTokens[] = {
     "\\u0000",
     "// -----\n",
 };
+// clang-format on
 
 } // namespace
 

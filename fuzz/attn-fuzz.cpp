@@ -1,4 +1,4 @@
-//===- attn-fuzz.cpp - mutation fuzzing of attn-opt and attn-compile inputs ===//
+//===- attn-fuzz.cpp - mutation fuzzing of attn-opt/attn-compile input ----===//
 //
 // Feeds mutants of a seed corpus to the code paths attn-opt and attn-compile
 // run, in process, for a bounded time:
@@ -119,9 +119,9 @@ int64_t pickBlock(Mutator &m) {
 /// A pipeline on the module (`attn-opt --pass-pipeline=builtin.module(...)`),
 /// and whether it lowers fully.
 std::pair<std::string, bool> pickPipeline(Mutator &m) {
-  std::string blocks = llvm::formatv("block-m={0} block-n={1}", pickBlock(m),
-                                     pickBlock(m))
-                           .str();
+  std::string blocks =
+      llvm::formatv("block-m={0} block-n={1}", pickBlock(m), pickBlock(m))
+          .str();
   switch (m.below(4)) {
   case 0:
     return {"attn-to-cpu{" + blocks + "}", true};
@@ -132,8 +132,8 @@ std::pair<std::string, bool> pickPipeline(Mutator &m) {
   }
   // A random order of the attn passes, canonicalize between some of them.
   static const char *const fnPasses[] = {
-      "attn-tile", "attn-causal-split", "attn-distribute-rows",
-      "attn-online-softmax", "canonicalize", "cse"};
+      "attn-tile",           "attn-causal-split", "attn-distribute-rows",
+      "attn-online-softmax", "canonicalize",      "cse"};
   std::string pipeline;
   for (size_t n = 1 + m.below(6); n > 0; --n) {
     std::string pass = fnPasses[m.below(std::size(fnPasses))];
@@ -174,8 +174,7 @@ void runPipeline(ModuleOp module, StringRef pipeline, bool lowers,
     checkLowered(module, pipeline);
 }
 
-void runIR(MLIRContext &context, StringRef text, Mutator &m,
-           Stats &stats) {
+void runIR(MLIRContext &context, StringRef text, Mutator &m, Stats &stats) {
   currentAction = "parse";
   llvm::SourceMgr sourceMgr;
   sourceMgr.setDiagHandler([](const llvm::SMDiagnostic &, void *) {});
@@ -191,8 +190,7 @@ void runIR(MLIRContext &context, StringRef text, Mutator &m,
   runPipeline(*module, pipeline, lowers, stats);
 }
 
-void runSpec(MLIRContext &context, StringRef text, Mutator &m,
-             Stats &stats) {
+void runSpec(MLIRContext &context, StringRef text, Mutator &m, Stats &stats) {
   currentAction = "parseKernelSpecs";
   llvm::Expected<std::vector<mlir::attn::KernelSpec>> specs =
       mlir::attn::parseKernelSpecs(text);

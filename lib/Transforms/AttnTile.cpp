@@ -132,8 +132,8 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
     if (!isValidBlockM(blockM) || !isValidBlockN(blockN)) {
       getOperation().emitError()
           << "attn-tile: block-m must be in [1, " << kMaxBlockM
-          << "] and block-n in [1, " << kMaxBlockN << "], but got block-m="
-          << static_cast<int64_t>(blockM)
+          << "] and block-n in [1, " << kMaxBlockN
+          << "], but got block-m=" << static_cast<int64_t>(blockM)
           << " block-n=" << static_cast<int64_t>(blockN);
       return signalPassFailure();
     }

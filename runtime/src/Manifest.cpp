@@ -6,8 +6,8 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Format.h"
-#include "llvm/Support/SHA256.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/SHA256.h"
 
 #include <cmath>
 
@@ -456,8 +456,8 @@ findDuplicateKey(StringRef text) {
     if (!frames.empty() && frames.back().expectKey) {
       // Decode escapes by parsing the key as a JSON string.
       llvm::Expected<json::Value> key = json::parse(text.slice(i, end + 1));
-      std::string name = key && key->getAsString() ? key->getAsString()->str()
-                                                   : std::string();
+      std::string name =
+          key && key->getAsString() ? key->getAsString()->str() : std::string();
       if (!key)
         llvm::consumeError(key.takeError());
       if (!frames.back().keys.insert(name).second)
@@ -482,7 +482,8 @@ llvm::Expected<json::Value> parseJSON(StringRef text) {
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         llvm::formatv("key \"{0}\" appears twice in one object (line {1})",
-                      dup->first, text.take_front(dup->second).count('\n') + 1));
+                      dup->first,
+                      text.take_front(dup->second).count('\n') + 1));
   return value;
 }
 

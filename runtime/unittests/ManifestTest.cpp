@@ -274,18 +274,16 @@ TEST(ManifestCorrupt, MoreInvariants) {
 
 // Issue 8, finding 9: what attn-compile never writes is corrupt.
 TEST(ManifestCorrupt, GridDimIsConstantOrOperandNotBoth) {
+  EXPECT_ERROR_HAS(
+      errorAfter([](json::Object &top) {
+        json::Object *launch = kernel0(top).getObject("launch");
+        (*launch->getArray("grid"))[0] = json::Object{
+            {"constant", 4}, {"operand", "q"}, {"dim", 2}, {"divisor", 64}};
+      }),
+      "a constant with operand, dim or divisor at "
+      "manifest.kernels[0].launch.grid[0]");
   EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
-                     json::Object *launch =
-                         kernel0(top).getObject("launch");
-                     (*launch->getArray("grid"))[0] = json::Object{
-                         {"constant", 4}, {"operand", "q"}, {"dim", 2},
-                         {"divisor", 64}};
-                   }),
-                   "a constant with operand, dim or divisor at "
-                   "manifest.kernels[0].launch.grid[0]");
-  EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
-                     json::Object *launch =
-                         kernel0(top).getObject("launch");
+                     json::Object *launch = kernel0(top).getObject("launch");
                      (*launch->getArray("grid"))[1] =
                          json::Object{{"constant", 4}, {"divisor", 64}};
                    }),

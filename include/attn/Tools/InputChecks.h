@@ -1,4 +1,4 @@
-//===- InputChecks.h - checks on tool input before MLIR parses it -*- C++ -*-===//
+//===- InputChecks.h - tool input checks before parsing ---------*- C++ -*-===//
 //
 // MLIR's parser (22.1) keeps one placeholder per result number a use names,
 // so `%x#2147483647` makes it allocate gigabytes and abort ("LLVM ERROR: out
@@ -33,10 +33,11 @@ inline bool checkResultNumbers(const llvm::SourceMgr &sourceMgr,
       --start;
     if (start == hash || start == 0 || text[start - 1] != '%')
       continue;
-    size_t lineStart = text.rfind('\n', start) + 1; // npos + 1 == 0
+    size_t lineStart = text.rfind('\n', start) + 1;  // npos + 1 == 0
     if (text.slice(lineStart, start).contains("//")) // a comment
       continue;
-    llvm::StringRef digits = text.drop_front(hash + 1).take_while(llvm::isDigit);
+    llvm::StringRef digits =
+        text.drop_front(hash + 1).take_while(llvm::isDigit);
     uint64_t number;
     if (digits.empty() ||
         (!digits.getAsInteger(10, number) && number <= kMaxResultNumber))

@@ -115,8 +115,8 @@ extern "C" CUresult CUDAAPI cuGetErrorName(CUresult error, const char **str) {
 }
 
 extern "C" CUresult CUDAAPI cuGetErrorString(CUresult error, const char **str) {
-  static const auto fn = reinterpret_cast<decltype(&cuGetErrorString)>(
-      symbol("cuGetErrorString"));
+  static const auto fn =
+      reinterpret_cast<decltype(&cuGetErrorString)>(symbol("cuGetErrorString"));
   if (fn)
     return fn(error, str);
   *str = library().error.c_str();

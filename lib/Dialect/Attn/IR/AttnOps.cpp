@@ -115,8 +115,8 @@ LogicalResult checkExtent(Operation *op, MemRefType type, StringRef name) {
     if (bytes)
       bytes = llvm::checkedMul<int64_t>(*bytes, d);
   if (!bytes)
-    return op->emitOpError() << "operand '" << name
-                             << "' spans more than 2^63 - 1 bytes";
+    return op->emitOpError()
+           << "operand '" << name << "' spans more than 2^63 - 1 bytes";
   return success();
 }
 
@@ -126,9 +126,9 @@ FailureOr<MemRefType> checkRank(Operation *op, Value v, StringRef name,
                                 int64_t rank, StringRef layout) {
   auto type = cast<MemRefType>(v.getType());
   if (type.getRank() != rank)
-    return op->emitOpError() << "operand '" << name << "' must be a rank-"
-                             << rank << " memref " << layout
-                             << ", but got rank " << type.getRank();
+    return op->emitOpError()
+           << "operand '" << name << "' must be a rank-" << rank << " memref "
+           << layout << ", but got rank " << type.getRank();
   if (failed(checkMemRef(op, type, name)) ||
       failed(checkExtent(op, type, name)))
     return failure();
@@ -362,8 +362,8 @@ LogicalResult OnlineAttentionOp::verify() {
       return failure();
   }
   if (!isValidBlockN(getBlockN()))
-    return emitOpError() << "attribute 'block_n' must be in [1, "
-                         << kMaxBlockN << "], but got " << getBlockN();
+    return emitOpError() << "attribute 'block_n' must be in [1, " << kMaxBlockN
+                         << "], but got " << getBlockN();
   double scale = getScale().convertToDouble();
   if (!(scale > 0.0) || !std::isfinite(scale))
     return emitOpError() << "attribute 'scale' must be a positive finite "
