@@ -6,7 +6,8 @@
 //                  (format=none) or a random order of the attn passes with
 //                  --canonicalize between them, with random block sizes;
 //   --target=spec  spec JSON: parseKernelSpecs, buildKernelFunction, then
-//                  attn-to-cubin (format=none) with the spec's block sizes.
+//                  attn-to-cubin (format=none) with the spec's block sizes;
+//   --target=manifest  manifest.json: the runtime's parseManifest.
 // Errors are expected (most mutants are invalid); what fails the run is a
 // crash, a sanitizer report, an input that takes longer than
 // --timeout-per-input, or a lowering that succeeds with attn ops left in the
@@ -21,6 +22,8 @@
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Target/Bundle.h"
 #include "attn/Tools/InputChecks.h"
+
+#include "Manifest.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -47,7 +50,8 @@ using namespace mlir;
 using ::attn::fuzz::Mutator;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> target("target", cl::desc("ir or spec"),
+static cl::opt<std::string> target("target",
+                                   cl::desc("ir, spec or manifest"),
                                    cl::init("ir"));
 static cl::list<std::string> corpusPaths(cl::Positional, cl::OneOrMore,
                                          cl::desc("<corpus dir or file>..."));
@@ -215,6 +219,20 @@ void runSpec(MLIRContext &context, StringRef text, Mutator &m, Stats &stats) {
   runPipeline(*one, pipeline, /*lowers=*/true, stats);
 }
 
+/// The runtime's manifest reader (what attn_bundle_load parses).
+void runManifest(StringRef text, Stats &stats) {
+  currentAction = "parseManifest";
+  llvm::Expected<::attn::bundle::Manifest> manifest =
+      ::attn::bundle::parseManifest(text);
+  if (!manifest) {
+    llvm::consumeError(manifest.takeError());
+    return;
+  }
+  ++stats.parsed;
+  for (const ::attn::bundle::KernelEntry &kernel : manifest->kernels)
+    (void)::attn::bundle::describe(kernel);
+}
+
 std::vector<std::string> readCorpus() {
   std::vector<std::string> corpus;
   auto add = [&](StringRef path) {
@@ -244,8 +262,8 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::attn::registerAttnPassesAndPipelines();
   cl::ParseCommandLineOptions(argc, argv, "attn-fuzz: mutation fuzzing\n");
-  if (target != "ir" && target != "spec") {
-    llvm::errs() << "attn-fuzz: --target must be ir or spec\n";
+  if (target != "ir" && target != "spec" && target != "manifest") {
+    llvm::errs() << "attn-fuzz: --target must be ir, spec or manifest\n";
     return 1;
   }
   std::vector<std::string> corpus = readCorpus();
@@ -283,8 +301,10 @@ int main(int argc, char **argv) {
     alarm(timeoutPerInput);
     if (target == "ir")
       runIR(context, current, mutator, stats);
-    else
+    else if (target == "spec")
       runSpec(context, current, mutator, stats);
+    else
+      runManifest(current, stats);
     alarm(0);
     ++stats.runs;
   }
