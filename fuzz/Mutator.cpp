@@ -102,7 +102,13 @@ void Mutator::swapToken(std::string &text) {
     hits.push_back(at);
   if (hits.empty())
     return;
-  text.replace(hits[below(hits.size())], from.size(), to.str());
+  if (below(2)) { // one occurrence: usually a type mismatch the parser sees
+    text.replace(hits[below(hits.size())], from.size(), to.str());
+    return;
+  }
+  // Every occurrence: a consistent change (all f16 -> bf16) that parses.
+  for (size_t i = hits.size(); i > 0; --i)
+    text.replace(hits[i - 1], from.size(), to.str());
 }
 
 void Mutator::insertToken(std::string &text) {
@@ -137,38 +143,37 @@ void Mutator::splice(std::string &text) {
 
 std::string Mutator::mutate(size_t index) {
   std::string text = corpus[index];
-  for (size_t n = 1 + below(4); n > 0; --n) {
-    // Structure-aware mutations first: they keep most inputs parseable.
+  // Mostly one or two mutations that keep the input parseable (numbers and
+  // tokens), so that most mutants reach the passes; sometimes raw damage.
+  for (size_t n = 1 + below(2) + (below(4) == 0); n > 0; --n) {
     switch (below(16)) {
     case 0:
     case 1:
     case 2:
     case 3:
-      replaceNumber(text);
-      break;
     case 4:
     case 5:
+      replaceNumber(text);
+      break;
     case 6:
     case 7:
-      swapToken(text);
-      break;
     case 8:
     case 9:
     case 10:
-      insertToken(text);
+      swapToken(text);
       break;
     case 11:
     case 12:
-      eraseSpan(text);
+      insertToken(text);
       break;
     case 13:
-      duplicateSpan(text);
+      eraseSpan(text);
       break;
     case 14:
-      flipByte(text);
+      duplicateSpan(text);
       break;
     default:
-      splice(text);
+      below(2) ? flipByte(text) : splice(text);
       break;
     }
   }

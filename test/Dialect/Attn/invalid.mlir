@@ -861,3 +861,38 @@ func.func @load_tile_space(%q: memref<1x4x64x64xf16, 3>, %i: index) -> vector<16
   %t = attn.load_tile %q[%i, %i, %i, %i] : memref<1x4x64x64xf16, 3> -> vector<16x64xf16>
   return %t : vector<16x64xf16>
 }
+
+// -----
+
+// Found by attn-fuzz: tile ops on i8 passed verification and crashed
+// attn-online-softmax (arith.extf / truncf of integers). Element types are
+// checked like attn.attention's.
+func.func @load_tile_i8(%q: memref<1x4x64x64xi8>, %i: index) -> vector<16x64xi8> {
+  // expected-error @+1 {{operand 'source' element type must be f16, bf16 or f8E4M3FN, but got 'i8'}}
+  %t = attn.load_tile %q[%i, %i, %i, %i] : memref<1x4x64x64xi8> -> vector<16x64xi8>
+  return %t : vector<16x64xi8>
+}
+
+// -----
+
+func.func @online_f32(%q: vector<64x64xf32>, %k: memref<1x8x128x64xf32>,
+                      %i: index, %m: vector<64xf32>, %l: vector<64xf32>,
+                      %acc: vector<64x64xf32>) {
+  // expected-error @+1 {{operand 'q' element type must be f16, bf16 or f8E4M3FN, but got 'f32'}}
+  %m1, %l1, %a1 = attn.online_attention q(%q : vector<64x64xf32>)
+      kv(%k, %k : memref<1x8x128x64xf32>, memref<1x8x128x64xf32>)
+      at[%i, %i, %i, %i] rows(%i)
+      state(%m, %l, %acc : vector<64xf32>, vector<64xf32>, vector<64x64xf32>)
+      {block_n = 64 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
+  return
+}
+
+// -----
+
+func.func @epilogue_i8(%m: vector<64xf32>, %l: vector<64xf32>, %acc: vector<64x64xf32>,
+                       %o: memref<1x8x128x64xi8>, %i: index) {
+  // expected-error @+1 {{operand 'o' element type must be f16 or bf16, but got 'i8'}}
+  attn.epilogue state(%m, %l, %acc : vector<64xf32>, vector<64xf32>, vector<64x64xf32>)
+      to %o[%i, %i, %i, %i] : memref<1x8x128x64xi8>
+  return
+}

@@ -333,6 +333,10 @@ LogicalResult LoadTileOp::verify() {
                          << src.getRank();
   if (failed(checkMemRef(*this, src, "source")))
     return failure();
+  if (!isSupportedInput(src.getElementType()))
+    return emitOpError() << "operand 'source' element type must be f16, bf16 "
+                            "or f8E4M3FN, but got "
+                         << src.getElementType();
   if (res.getRank() != 2 || res.getElementType() != src.getElementType() ||
       tileExceeds(res.getDimSize(1), src.getDimSize(3)))
     return emitOpError() << "result must be a [BLOCK_M, Dt] vector of the "
@@ -349,6 +353,11 @@ LogicalResult OnlineAttentionOp::verify() {
     return emitOpError() << "operand 'q' must be a [BLOCK_M, D] tile, but got "
                          << q;
   int64_t blockM = q.getDimSize(0), d = q.getDimSize(1);
+  // The decomposition widens Q, K and V to f32 (arith.extf).
+  if (!isSupportedInput(q.getElementType()))
+    return emitOpError() << "operand 'q' element type must be f16, bf16 or "
+                            "f8E4M3FN, but got "
+                         << q.getElementType();
   for (auto [name, val] : {std::pair<StringRef, Value>{"k", getK()},
                            std::pair<StringRef, Value>{"v", getV()}}) {
     auto t = cast<MemRefType>(val.getType());
@@ -402,6 +411,11 @@ LogicalResult EpilogueOp::verify() {
                          << "] memref, but got " << o;
   if (failed(checkMemRef(*this, o, "o")))
     return failure();
+  // O is the f32 accumulator narrowed (arith.truncf).
+  if (!o.getElementType().isF16() && !o.getElementType().isBF16())
+    return emitOpError() << "operand 'o' element type must be f16 or bf16, "
+                            "but got "
+                         << o.getElementType();
   if (Value lse = getLse()) {
     auto lt = cast<MemRefType>(lse.getType());
     if (lt.getRank() != 3 || !lt.getElementType().isF32())
