@@ -207,12 +207,15 @@ static OwningOpRef<ModuleOp> buildModule(MLIRContext &context,
 /// llvm::cl lets a later occurrence replace an earlier one; for a kernel
 /// source or a shape that silently drops what the user asked for.
 static bool rejectRepeatedOptions() {
-  for (const auto &[name, opt] : cl::getRegisteredOptions())
-    if (opt->getNumOccurrences() > 1 &&
-        llvm::any_of(opt->Categories, [](const cl::OptionCategory *c) {
-          return c == &inputs || c == &shape || c == &codegen;
-        })) {
-      fail((name.size() == 1 ? "-" : "--") + name + " may be given once" +
+  const cl::Option *own[] = {&specFile, &outputDir, &batch,  &headsQ,
+                             &headsKV,  &seqLenQ,   &seqLenK, &headDim,
+                             &dtype,    &causal,    &lse,     &scale,
+                             &layout,   &name,      &blockM,  &blockN,
+                             &chip,     &ptxas};
+  for (const cl::Option *opt : own)
+    if (opt->getNumOccurrences() > 1) {
+      fail((opt->ArgStr.size() == 1 ? "-" : "--") + opt->ArgStr +
+           " may be given once" +
            (opt == &specFile ? "; put every spec in one JSON array" : ""));
       return true;
     }
