@@ -11,7 +11,8 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attn_obj_root, "test")
 
-llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
+llvm_config.with_system_environment(["HOME", "TMP", "TEMP", "ASAN_OPTIONS",
+                                     "UBSAN_OPTIONS"])
 llvm_config.use_default_substitutions()
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["attn-opt", "attn-compile"], tool_dirs)
