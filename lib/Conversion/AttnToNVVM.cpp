@@ -3,6 +3,7 @@
 #include "attn/Conversion/Passes.h"
 
 #include "VectorLowering.h"
+#include "attn/Dialect/Attn/IR/Attn.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Utils/GPUUtils.h"
@@ -345,12 +346,54 @@ FailureOr<std::string> resolveTarget(ModuleOp module, StringRef chip,
   return features.str();
 }
 
+/// The input this pass lowers: every attn op decomposed by
+/// attn-online-softmax, every CTA loop mapped to threads by
+/// attn-distribute-rows. Anything else would leave attn ops behind or build
+/// a one-thread kernel, so it stops with what to run first.
+LogicalResult checkNVVMPreconditions(ModuleOp module) {
+  auto isThreadLoop = [](scf::ForallOp forall) {
+    std::optional<ArrayAttr> mapping = forall.getMapping();
+    return mapping && llvm::any_of(*mapping, [](Attribute a) {
+             return isa<gpu::GPUThreadMappingAttr>(a);
+           });
+  };
+  WalkResult res = module.walk([&](Operation *op) {
+    if (isa<AttentionOp>(op))
+      return WalkResult(op->emitOpError(
+          "attn-lower-to-nvvm needs it tiled and decomposed: run attn-tile, "
+          "attn-causal-split, then attn-async-pipeline and "
+          "attn-lower-to-wgmma, or attn-distribute-rows and "
+          "attn-online-softmax first (or --attn-to-cubin)"));
+    if (isa<AttnDialect>(op->getDialect()))
+      return WalkResult(op->emitOpError(
+          "attn-lower-to-nvvm needs it decomposed: run attn-online-softmax "
+          "(or attn-lower-to-wgmma) first"));
+    auto forall = dyn_cast<scf::ForallOp>(op);
+    // Tensor-core CTAs (attn-lower-to-wgmma) carry their thread count.
+    if (!forall || isThreadLoop(forall) || forall->hasAttr("attn.threads") ||
+        forall.getBody()
+            ->walk([&](scf::ForallOp inner) {
+              return isThreadLoop(inner) ? WalkResult::interrupt()
+                                         : WalkResult::advance();
+            })
+            .wasInterrupted())
+      return WalkResult::advance();
+    return WalkResult(forall.emitOpError(
+        "attn-lower-to-nvvm needs the CTA loop mapped to threads: run "
+        "attn-distribute-rows before attn-online-softmax (or "
+        "attn-async-pipeline and attn-lower-to-wgmma)"));
+  });
+  return failure(res.wasInterrupted());
+}
+
 struct AttnLowerToNVVMPass
     : attn::impl::AttnLowerToNVVMBase<AttnLowerToNVVMPass> {
   using AttnLowerToNVVMBase::AttnLowerToNVVMBase;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (failed(checkNVVMPreconditions(module)))
+      return signalPassFailure();
     FailureOr<std::string> ptxFeatures = resolveTarget(module, chip, features);
     if (failed(ptxFeatures))
       return signalPassFailure();

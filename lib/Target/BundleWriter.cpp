@@ -103,6 +103,22 @@ FailureOr<AttentionOp> kernelOp(func::FuncOp func) {
   return ops.front();
 }
 
+/// The block size attribute `name` of `func` (an integer in [1, max]), or
+/// `dflt` when it is absent.
+FailureOr<int64_t> blockSize(func::FuncOp func, StringRef name, int64_t dflt,
+                             int64_t max) {
+  Attribute attr = func->getAttr(name);
+  if (!attr)
+    return dflt;
+  auto value = dyn_cast<IntegerAttr>(attr);
+  if (!value || value.getType().isInteger(1) || value.getInt() < 1 ||
+      value.getInt() > max)
+    return func.emitError("attribute '")
+           << name << "' must be an integer in [1, " << max << "], but got "
+           << attr;
+  return value.getInt();
+}
+
 FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
   FailureOr<AttentionOp> maybeOp = kernelOp(func);
   if (failed(maybeOp))
@@ -156,10 +172,6 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
   key.numHeadsKV = staticDim(op.getK(), 1);
   key.seqLenK = staticDim(op.getK(), 2);
   key.strided = *strided;
-  auto intAttr = [&](StringRef name, int64_t dflt) {
-    auto attr = func->getAttrOfType<IntegerAttr>(name);
-    return attr ? attr.getInt() : dflt;
-  };
   KernelPath path = resolvePath(opts.path, opts.chip);
   if (auto attr = func->getAttrOfType<StringAttr>("attn.path")) {
     if (attr.getValue() != "wgmma" && attr.getValue() != "fma")
@@ -167,14 +179,25 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
                             "\"fma\", but got \"")
              << attr.getValue() << "\"";
     path = attr.getValue() == "wgmma" ? KernelPath::wgmma : KernelPath::fma;
+  } else if (func->hasAttr("attn.path")) {
+    return func.emitError("attribute 'attn.path' must be a string, but got ")
+           << func->getAttr("attn.path");
   }
   if (path == KernelPath::wgmma && opts.chip != "sm_90a")
     return func.emitError("the wgmma path needs chip sm_90a, not ")
            << opts.chip;
   key.path = path == KernelPath::wgmma ? "wgmma" : "fma";
   auto [bm, bn] = defaultBlockSizes(path, key.headDim);
-  key.blockM = intAttr("attn.block_m", opts.blockM ? opts.blockM : bm);
-  key.blockN = intAttr("attn.block_n", opts.blockN ? opts.blockN : bn);
+  FailureOr<int64_t> blockM = blockSize(func, "attn.block_m",
+                                        opts.blockM ? opts.blockM : bm,
+                                        kMaxBlockM);
+  FailureOr<int64_t> blockN = blockSize(func, "attn.block_n",
+                                        opts.blockN ? opts.blockN : bn,
+                                        kMaxBlockN);
+  if (failed(blockM) || failed(blockN))
+    return failure();
+  key.blockM = *blockM;
+  key.blockN = *blockN;
   return src;
 }
 
@@ -335,6 +358,13 @@ LogicalResult assemble(Location loc, StringRef ptxas, StringRef chip,
                           << " with exit status " << rc
                           << (err.empty() ? "" : ": ") << err << "\n"
                           << text;
+  // ptxas -v always reports the registers; a tool that exits 0 without a
+  // cubin or a report (--ptxas=/bin/true) is not ptxas.
+  if (!llvm::Regex("Used [0-9]+ registers").match(text))
+    return emitError(loc) << "ptxas (" << ptxas << ") exited 0 but reported "
+                          << "no resource usage for " << ptxPath
+                          << " (is it ptxas? it runs as: ptxas -arch=" << chip
+                          << " -v -o <cubin> <ptx>)";
   res.registers = scan(text, "Used ([0-9]+) registers");
   res.sharedBytes = scan(text, "([0-9]+) bytes smem");
   res.stackBytes = scan(text, "([0-9]+) bytes stack frame");
@@ -353,6 +383,21 @@ FailureOr<std::string> findPtxas(const BundleOptions &opts, Location loc) {
     return *path;
   return emitError(loc, "ptxas not found in PATH or /usr/local/cuda/bin; "
                         "pass --ptxas=<path>");
+}
+
+/// The SHA-256 of the cubin ptxas wrote, once it is a non-empty ELF file.
+FailureOr<std::string> hashCubin(Location loc, StringRef cubinPath) {
+  auto cubin = llvm::MemoryBuffer::getFile(cubinPath, /*IsText=*/false,
+                                           /*RequiresNullTerminator=*/false);
+  if (!cubin)
+    return emitError(loc) << "ptxas wrote no cubin " << cubinPath << ": "
+                          << cubin.getError().message();
+  StringRef bytes = (*cubin)->getBuffer();
+  if (bytes.size() < 64 || !bytes.starts_with("\x7f"
+                                              "ELF"))
+    return emitError(loc) << "ptxas wrote " << cubinPath
+                          << ", which is not an ELF cubin";
+  return ::attn::bundle::sha256Hex(bytes);
 }
 
 /// Lowers one kernel function and writes its PTX and cubin.
@@ -403,7 +448,85 @@ compileKernel(KernelSource src, const BundleOptions &opts, StringRef ptxas) {
   if (failed(assemble(func.getLoc(), ptxas, opts.chip, ptxPath, cubinPath,
                       entry.resources)))
     return failure();
+  FailureOr<std::string> hash = hashCubin(func.getLoc(), cubinPath);
+  if (failed(hash))
+    return failure();
+  entry.cubinSha256 = *hash;
   return entry;
+}
+
+/// A bundle is written into a fresh directory beside the target and swapped
+/// in whole at the end, so a failed run leaves the old bundle (or nothing),
+/// never a mix of old and new files. Removed unless committed.
+class StagingDir {
+public:
+  ~StagingDir() {
+    if (!path.empty())
+      llvm::sys::fs::remove_directories(path);
+  }
+  LogicalResult create(Location loc, StringRef target);
+  StringRef get() const { return path; }
+  LogicalResult commit(Location loc);
+
+private:
+  SmallString<128> target, path;
+};
+
+/// Only a directory that holds nothing but bundle files may be replaced:
+/// `-o .` must not swap away a source tree.
+bool isReplaceable(StringRef dir) {
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    StringRef name = llvm::sys::path::filename(it->path());
+    if (it->type() != llvm::sys::fs::file_type::regular_file ||
+        !(name == "manifest.json" || name.ends_with(".cubin") ||
+          name.ends_with(".ptx")))
+      return false;
+  }
+  return !ec;
+}
+
+LogicalResult StagingDir::create(Location loc, StringRef dir) {
+  target = dir;
+  if (std::error_code ec = llvm::sys::fs::make_absolute(target))
+    return emitError(loc) << "cannot resolve " << dir << ": " << ec.message();
+  llvm::sys::path::remove_dots(target, /*remove_dot_dot=*/true);
+  if (llvm::sys::fs::exists(target) &&
+      (!llvm::sys::fs::is_directory(target) || !isReplaceable(target)))
+    return emitError(loc) << dir
+                          << " exists and is not a bundle directory (only "
+                             "manifest.json, *.cubin and *.ptx); refusing to "
+                             "replace it";
+  StringRef parent = llvm::sys::path::parent_path(target);
+  SmallString<128> staged;
+  std::error_code ec = llvm::sys::fs::create_directories(parent);
+  if (!ec)
+    ec = llvm::sys::fs::createUniqueDirectory(target + ".partial", staged);
+  if (ec)
+    return emitError(loc) << "cannot create a directory beside " << dir << ": "
+                          << ec.message();
+  path = staged;
+  return success();
+}
+
+LogicalResult StagingDir::commit(Location loc) {
+  SmallString<128> old;
+  std::error_code ec;
+  if (llvm::sys::fs::exists(target)) {
+    llvm::sys::fs::createUniquePath(target + ".old-%%%%%%", old,
+                                    /*MakeAbsolute=*/false);
+    ec = llvm::sys::fs::rename(target, old);
+  }
+  if (!ec && (ec = llvm::sys::fs::rename(path, target)) && !old.empty())
+    llvm::sys::fs::rename(old, target); // put the old bundle back
+  if (ec)
+    return emitError(loc) << "cannot move the new bundle to " << target << ": "
+                          << ec.message();
+  path.clear();
+  if (!old.empty())
+    llvm::sys::fs::remove_directories(old);
+  return success();
 }
 
 } // namespace
@@ -427,26 +550,36 @@ LogicalResult mlir::attn::writeBundle(ModuleOp module,
   FailureOr<std::string> ptxas = findPtxas(opts, module.getLoc());
   if (failed(ptxas))
     return failure();
-  if (std::error_code ec = llvm::sys::fs::create_directories(opts.outputDir))
-    return module.emitError("cannot create ")
-           << opts.outputDir << ": " << ec.message();
+  StagingDir staging;
+  if (failed(staging.create(module.getLoc(), opts.outputDir)))
+    return failure();
+  BundleOptions staged = opts;
+  staged.outputDir = staging.get().str();
 
   bundle::Manifest manifest;
   manifest.generator = "attn-compile";
   manifest.chip = opts.chip;
   for (const KernelSource &src : sources) {
-    FailureOr<bundle::KernelEntry> entry = compileKernel(src, opts, *ptxas);
+    FailureOr<bundle::KernelEntry> entry = compileKernel(src, staged, *ptxas);
     if (failed(entry))
       return failure();
     log << "  " << bundle::describe(*entry) << "\n";
+    const bundle::Resources &r = entry->resources;
+    if (r.spillStoreBytes > 0 || r.spillLoadBytes > 0)
+      log << "  warning: " << entry->name << " spills registers to local "
+          << "memory (" << r.spillStoreBytes << " B stored, "
+          << r.spillLoadBytes << " B loaded): expect it to be slow\n";
     manifest.kernels.push_back(std::move(*entry));
   }
-  SmallString<128> path(opts.outputDir);
+  SmallString<128> path(staging.get());
   llvm::sys::path::append(path, "manifest.json");
   std::string text =
       llvm::formatv("{0:2}\n", llvm::json::Value(bundle::toJSON(manifest)));
-  if (failed(writeFile(module.getLoc(), path, text)))
+  if (failed(writeFile(module.getLoc(), path, text)) ||
+      failed(staging.commit(module.getLoc())))
     return failure();
+  path = opts.outputDir;
+  llvm::sys::path::append(path, "manifest.json");
   log << "wrote " << path << " (" << manifest.kernels.size() << " kernels)\n";
   return success();
 }

@@ -3,6 +3,8 @@
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Target/Bundle.h"
 
+#include "Manifest.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Verifier.h"
@@ -67,15 +69,13 @@ bool mlir::attn::fromJSON(const json::Value &value, KernelSpec &spec,
       path.field(key).report("unknown key");
       return false;
     }
-  std::optional<std::string> layout;
+  std::optional<std::string> layout, name;
+  std::optional<int64_t> blockM, blockN;
   if (!o.map("head_dim", spec.headDim) || !o.map("dtype", spec.dtype) ||
-      !o.mapOptional("name", spec.name) ||
-      !o.mapOptional("causal", spec.causal) ||
+      !o.mapOptional("name", name) || !o.mapOptional("causal", spec.causal) ||
       !o.mapOptional("lse", spec.lse) || !o.mapOptional("scale", spec.scale) ||
-      !o.mapOptional("layout", layout) ||
-      !o.mapOptional("block_m", spec.blockM) ||
-      !o.mapOptional("block_n", spec.blockN) ||
-      !o.mapOptional("path", spec.path))
+      !o.mapOptional("layout", layout) || !o.mapOptional("block_m", blockM) ||
+      !o.mapOptional("block_n", blockN) || !o.mapOptional("path", spec.path))
     return false;
   if (!spec.path.empty() && spec.path != "wgmma" && spec.path != "fma") {
     path.field("path").report("expected \"wgmma\" or \"fma\"");
@@ -85,6 +85,25 @@ bool mlir::attn::fromJSON(const json::Value &value, KernelSpec &spec,
     path.field("layout").report("expected \"strided\" or \"contiguous\"");
     return false;
   }
+  // Given keys mean what they say: no value stands for "the default".
+  static_assert(kMaxBlockM == 1024 && kMaxBlockN == 256,
+                "update the messages below");
+  if (name && name->empty()) {
+    path.field("name").report("must not be empty (leave the key out for the "
+                              "default name)");
+    return false;
+  }
+  if (blockM && !isValidBlockM(*blockM)) {
+    path.field("block_m").report("must be in [1, 1024]");
+    return false;
+  }
+  if (blockN && !isValidBlockN(*blockN)) {
+    path.field("block_n").report("must be in [1, 256]");
+    return false;
+  }
+  spec.name = name.value_or("");
+  spec.blockM = blockM.value_or(0);
+  spec.blockN = blockN.value_or(0);
   spec.strided = !layout || *layout == "strided";
   const json::Object &obj = *value.getAsObject();
   return mapLength(obj, "batch", spec.batch, path) &&
@@ -92,6 +111,22 @@ bool mlir::attn::fromJSON(const json::Value &value, KernelSpec &spec,
          mapLength(obj, "num_heads_kv", spec.numHeadsKV, path) &&
          mapLength(obj, "seqlen_q", spec.seqLenQ, path) &&
          mapLength(obj, "seqlen_k", spec.seqLenK, path);
+}
+
+llvm::Expected<std::vector<KernelSpec>>
+mlir::attn::parseKernelSpecs(llvm::StringRef text) {
+  llvm::Expected<json::Value> value = ::attn::bundle::parseJSON(text);
+  if (!value)
+    return value.takeError();
+  std::vector<KernelSpec> specs;
+  json::Path::Root root("specs");
+  if (!fromJSON(*value, specs, root))
+    return root.getError();
+  if (specs.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the spec array is empty: no kernel to "
+                                   "compile");
+  return specs;
 }
 
 /// memref<d0 x ... x elt> with either the identity layout or fully dynamic
@@ -131,8 +166,10 @@ static LogicalResult verifySpec(const KernelSpec &spec, Location loc) {
                             << " (make it dynamic to accept empty calls)";
   if (!std::isfinite(spec.scale) || spec.scale < 0)
     return emitError(loc) << "scale must be finite and >= 0 (0: 1/sqrt(D))";
-  if (spec.blockM < 0 || spec.blockN < 0)
-    return emitError(loc) << "block_m and block_n must be > 0";
+  if ((spec.blockM && !isValidBlockM(spec.blockM)) ||
+      (spec.blockN && !isValidBlockN(spec.blockN)))
+    return emitError(loc) << "block_m must be in [1, " << kMaxBlockM
+                          << "] and block_n in [1, " << kMaxBlockN << "]";
   return success();
 }
 

@@ -2,6 +2,7 @@
 
 #include "attn/Transforms/Passes.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir::attn {
@@ -71,16 +72,50 @@ void splitLoop(scf::ForOp loop, OnlineAttentionOp step) {
   loop->setAttr(kStageAttr, b.getStringAttr("masked"));
 }
 
+/// The bounds are computed per CTA, before the loop: what they read must be
+/// defined there, and all threads of a CTA must keep the same loop (their
+/// lanes shuffle together).
+LogicalResult checkSplittable(scf::ForOp loop, OnlineAttentionOp step) {
+  auto threads = step->getParentOfType<scf::ForallOp>();
+  if (step.getRowLanes() > 1 ||
+      (threads && threads.getMapping() &&
+       llvm::any_of(*threads.getMapping(), [](Attribute a) {
+         return isa<gpu::GPUThreadMappingAttr>(a);
+       })))
+    return step.emitOpError("attn-causal-split must run before "
+                            "attn-distribute-rows (the K/V loop must stay the "
+                            "same for every thread of a CTA)");
+  Value offset = step.getCausalOffset();
+  if (!loop.isDefinedOutsideOfLoop(step.getQPos()) ||
+      !loop.isDefinedOutsideOfLoop(step.getK()) ||
+      (offset && !loop.isDefinedOutsideOfLoop(offset)))
+    return step.emitOpError("attn-causal-split needs q_pos, causal_offset "
+                            "and k defined outside the K/V loop");
+  if (loop.getNumRegionIterArgs() != 3 ||
+      !llvm::equal(loop.getBody()->getTerminator()->getOperands(),
+                   step.getResults()))
+    return step.emitOpError("attn-causal-split expects the K/V loop of "
+                            "attn-tile: it carries (m, l, acc) through this "
+                            "op alone");
+  return success();
+}
+
 struct AttnCausalSplitPass
     : attn::impl::AttnCausalSplitBase<AttnCausalSplitPass> {
   void runOnOperation() override {
     SmallVector<std::pair<scf::ForOp, OnlineAttentionOp>> work;
-    getOperation().walk([&](OnlineAttentionOp step) {
+    WalkResult res = getOperation().walk([&](OnlineAttentionOp step) {
       auto loop = dyn_cast<scf::ForOp>(step->getParentOp());
-      if (loop && step.getMask() != MaskKind::none &&
-          !loop->hasAttr(kStageAttr))
-        work.emplace_back(loop, step);
+      if (!loop || step.getMask() == MaskKind::none ||
+          loop->hasAttr(kStageAttr))
+        return WalkResult::advance();
+      if (failed(checkSplittable(loop, step)))
+        return WalkResult::interrupt();
+      work.emplace_back(loop, step);
+      return WalkResult::advance();
     });
+    if (res.wasInterrupted())
+      return signalPassFailure();
     for (auto [loop, step] : work)
       splitLoop(loop, step);
   }

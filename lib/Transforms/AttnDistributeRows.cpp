@@ -66,6 +66,30 @@ LogicalResult narrowToThread(Block &body, const RowLayout &layout) {
   return failure(res.wasInterrupted());
 }
 
+/// Canonicalization hoists constants (the initial m, l, acc) out of the CTA
+/// loop; narrowing needs its own thread-sized copy of each in `body`.
+LogicalResult localizeConstants(Operation *threads, Block &body,
+                                const RowLayout &layout) {
+  OpBuilder b = OpBuilder::atBlockBegin(&body);
+  WalkResult res = body.walk([&](Operation *op) {
+    for (OpOperand &use : op->getOpOperands()) {
+      Value v = use.get();
+      Operation *def = v.getDefiningOp();
+      if (threadType(v.getType(), layout) == v.getType() ||
+          (def ? threads->isAncestor(def)
+               : threads->isAncestor(v.getParentRegion()->getParentOp())))
+        continue;
+      if (!isa_and_nonnull<arith::ConstantOp>(def))
+        return WalkResult(op->emitOpError(
+            "attn-distribute-rows: a CTA tile value is defined outside the "
+            "CTA loop of attn-tile"));
+      use.set(b.clone(*def)->getResult(0));
+    }
+    return WalkResult::advance();
+  });
+  return failure(res.wasInterrupted());
+}
+
 /// Thread `tid` works on query row q_pos + tid / lanes, columns
 /// (tid % lanes) * cols ...
 void assignThreadTiles(Block &body, Value tid, const RowLayout &layout) {
@@ -115,10 +139,29 @@ LogicalResult distribute(scf::ForallOp cta, RowLayout layout) {
   inner.getOperations().splice(
       inner.begin(), outer.getOperations(), std::next(threads->getIterator()),
       std::prev(outer.end()));
-  if (failed(narrowToThread(inner, layout)))
+  if (failed(localizeConstants(threads, inner, layout)) ||
+      failed(narrowToThread(inner, layout)))
     return failure();
   assignThreadTiles(inner, threads.getInductionVar(0), layout);
   return success();
+}
+
+/// True when `forall` is mapped to GPU threads (the loop this pass makes).
+bool isThreadLoop(scf::ForallOp forall) {
+  std::optional<ArrayAttr> mapping = forall.getMapping();
+  return mapping && llvm::any_of(*mapping, [](Attribute a) {
+           return isa<gpu::GPUThreadMappingAttr>(a);
+         });
+}
+
+/// True when the CTA loop `forall` already holds a thread loop.
+bool isDistributed(scf::ForallOp forall) {
+  return forall.getBody()
+      ->walk([](scf::ForallOp inner) {
+        return isThreadLoop(inner) ? WalkResult::interrupt()
+                                   : WalkResult::advance();
+      })
+      .wasInterrupted();
 }
 
 struct AttnDistributeRowsPass
@@ -126,19 +169,26 @@ struct AttnDistributeRowsPass
   using AttnDistributeRowsBase::AttnDistributeRowsBase;
   void runOnOperation() override {
     SmallVector<std::pair<scf::ForallOp, RowLayout>> ctas;
-    getOperation().walk([&](LoadTileOp load) {
+    WalkResult outside = getOperation().walk([&](LoadTileOp load) {
       auto cta = dyn_cast<scf::ForallOp>(load->getParentOp());
-      if (!cta || cta.getMapping())
-        return;
+      if (!cta)
+        return WalkResult(load.emitOpError(
+            "attn-distribute-rows expects the Q tile load directly inside "
+            "the CTA scf.forall that attn-tile creates"));
+      if (isThreadLoop(cta))
+        return WalkResult::advance();
       VectorType tile = load.getResult().getType();
       int64_t d = tile.getDimSize(1);
       int64_t lanes = lanesPerRow > 0 ? lanesPerRow : chooseLanes(d);
       ctas.emplace_back(
           cta, RowLayout{tile.getDimSize(0), d, lanes, d / lanes});
+      return WalkResult::advance();
     });
+    if (outside.wasInterrupted())
+      return signalPassFailure();
     // Decomposed tiles can no longer be narrowed to a thread.
     WalkResult late = getOperation().walk([&](scf::ForallOp forall) {
-      if (forall.getMapping() || !ctas.empty())
+      if (isThreadLoop(forall) || isDistributed(forall) || !ctas.empty())
         return WalkResult::advance();
       WalkResult inner = forall.getBody()->walk([](Operation *op) {
         return isa<vector::VectorDialect>(op->getDialect())

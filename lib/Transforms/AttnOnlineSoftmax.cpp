@@ -235,9 +235,28 @@ struct LowerEpilogue : OpRewritePattern<EpilogueOp> {
   }
 };
 
+/// The decomposition unrolls BLOCK_N keys over the tile's rows; bound that
+/// work before doing it (kMaxUnrolledRows).
+LogicalResult checkUnrollSize(Operation *root) {
+  WalkResult res = root->walk([](OnlineAttentionOp op) {
+    int64_t rows = cast<VectorType>(op.getQ().getType()).getDimSize(0);
+    if (op.getBlockN() * rows <= kMaxUnrolledRows)
+      return WalkResult::advance();
+    op.emitOpError() << "attn-online-softmax unrolls block_n ("
+                     << op.getBlockN() << ") keys over the tile's " << rows
+                     << " rows, but at most " << kMaxUnrolledRows
+                     << " key-rows per block compile in reasonable time; use "
+                        "smaller tiles (e.g. block-m=64 block-n=64)";
+    return WalkResult::interrupt();
+  });
+  return failure(res.wasInterrupted());
+}
+
 struct AttnOnlineSoftmaxPass
     : attn::impl::AttnOnlineSoftmaxBase<AttnOnlineSoftmaxPass> {
   void runOnOperation() override {
+    if (failed(checkUnrollSize(getOperation())))
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateOnlineSoftmaxPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

@@ -3,6 +3,7 @@
 #include "attn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 
 #include <cmath>
@@ -94,10 +95,17 @@ LogicalResult tileAttention(AttentionOp op, int64_t blockM, int64_t blockN) {
   Value numQBlocks = b.createOrFold<arith::CeilDivUIOp>(loc, sz.seqLenQ, bm);
   Value group = b.createOrFold<arith::DivUIOp>(loc, sz.numHeadsQ, sz.numHeadsKV);
 
-  // One CTA per (Q block, query head, batch): the FA2 grid.
+  // One CTA per (Q block, query head, batch): the FA2 grid. The mapping
+  // keeps canonicalization from folding unit dimensions (or the whole loop)
+  // away, so later passes always find the CTA loop.
+  MLIRContext *ctx = b.getContext();
   auto forall = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{numQBlocks, sz.numHeadsQ, sz.batch},
-      ValueRange{}, std::nullopt);
+      ValueRange{},
+      b.getArrayAttr(
+          {gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimX),
+           gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimY),
+           gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimZ)}));
   b.setInsertionPointToStart(forall.getBody());
   ValueRange ivs = forall.getInductionVars();
   Value qBlock = ivs[0], head = ivs[1], batch = ivs[2];
@@ -121,9 +129,14 @@ LogicalResult tileAttention(AttentionOp op, int64_t blockM, int64_t blockN) {
 struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
   using AttnTileBase::AttnTileBase;
   void runOnOperation() override {
-    if (blockM <= 0 || blockN < 0) {
-      getOperation().emitError("attn-tile: block-m must be positive and "
-                               "block-n positive or 0 (per D)");
+    // block-n = 0 picks the tensor-core default per D (below).
+    if (!isValidBlockM(blockM) || (blockN != 0 && !isValidBlockN(blockN))) {
+      getOperation().emitError()
+          << "attn-tile: block-m must be in [1, " << kMaxBlockM
+          << "] and block-n in [1, " << kMaxBlockN
+          << "] (or 0: per D), but got block-m="
+          << static_cast<int64_t>(blockM)
+          << " block-n=" << static_cast<int64_t>(blockN);
       return signalPassFailure();
     }
     SmallVector<AttentionOp> ops;

@@ -253,6 +253,33 @@ static Status checkOperands(const attn_fwd_args &args) {
   return Status::success();
 }
 
+/// O and LSE must not share a byte with any other operand: other CTAs read
+/// the K/V blocks and Q tiles that an aliased output would overwrite.
+static Status checkOutputsDoNotAlias(const attn_fwd_args &args,
+                                     const FwdCall &call) {
+  auto range = [&](Operand op) {
+    uint64_t start = reinterpret_cast<uintptr_t>(operandTensor(args, op).data);
+    return std::make_pair(start,
+                          start + call.extentBytes[static_cast<size_t>(op)]);
+  };
+  for (Operand out : {Operand::O, Operand::LSE})
+    for (Operand in :
+         {Operand::Q, Operand::K, Operand::V, Operand::O, Operand::LSE}) {
+      auto [a0, a1] = range(out);
+      auto [b0, b1] = range(in);
+      if (in == out || a0 == a1 || b0 == b1 || a1 <= b0 || b1 <= a0)
+        continue;
+      return invalid(formatv("{0} overlaps {1} (bytes [{2}, {3}) and [{4}, "
+                             "{5})): outputs need memory of their own",
+                             bundle::operandName(out), bundle::operandName(in),
+                             pointerText(reinterpret_cast<void *>(a0)),
+                             pointerText(reinterpret_cast<void *>(a1)),
+                             pointerText(reinterpret_cast<void *>(b0)),
+                             pointerText(reinterpret_cast<void *>(b1))));
+    }
+  return Status::success();
+}
+
 Status validateFwd(const attn_fwd_args &args, FwdCall &call) {
   if (Status s = checkOperands(args); !s.ok())
     return s;
@@ -274,6 +301,8 @@ Status validateFwd(const attn_fwd_args &args, FwdCall &call) {
                      ": the view spans more than 2^63 bytes");
     call.contiguous &= isContiguous(t);
   }
+  if (Status s = checkOutputsDoNotAlias(args, call); !s.ok())
+    return s;
   call.dtype = dtypeName(dtypeOf(args.q));
   call.batch = args.q.sizes[0];
   call.numHeadsQ = args.q.sizes[1];
@@ -481,6 +510,15 @@ Status Bundle::load(StringRef dir, std::unique_ptr<Bundle> &out) {
                                path, kernel.name));
     bundle->cubins[kernel.cubin] = std::move(cubin);
   }
+  // A cubin that is not the one the manifest was written with (a rebuilt or
+  // mixed bundle) could launch the wrong kernel.
+  for (const KernelEntry &kernel : bundle->manifest.kernels)
+    if (bundle::sha256Hex(bundle->cubins[kernel.cubin]->getBuffer()) !=
+        kernel.cubinSha256)
+      return makeError(ATTN_ERROR_BUNDLE_CORRUPT,
+                       formatv("cubin {0} of kernel {1} does not match the "
+                               "SHA-256 in {2}/manifest.json",
+                               kernel.cubin, kernel.name, dir));
   out = std::move(bundle);
   return Status::success();
 }

@@ -3,9 +3,11 @@
 #include "Manifest.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/SHA256.h"
 
 #include <cmath>
 
@@ -123,6 +125,7 @@ static json::Value toJSON(const KernelEntry &kernel) {
       {"name", kernel.name},
       {"kind", kernel.kind},
       {"cubin", kernel.cubin},
+      {"cubin_sha256", kernel.cubinSha256},
       {"ptx", kernel.ptx},
       {"key", toJSON(kernel.key)},
       {"launch",
@@ -210,7 +213,17 @@ static bool fromJSON(const json::Value &value, GridTerm &term,
 
 static bool fromJSON(const json::Value &value, GridDim &dim, json::Path path) {
   json::ObjectMapper o(value, path);
-  return o && o.map("constant", dim.constant) && o.map("terms", dim.terms);
+  if (!o)
+    return false;
+  // Only the two keys: a stray "operand" (the version-1 form) would be
+  // ignored, and which extent the writer meant would be unknown.
+  for (const auto &[key, unused] : *value.getAsObject())
+    if (key != "constant" && key != "terms") {
+      path.field(key).report("unknown key in a grid dimension (expected "
+                             "constant and terms)");
+      return false;
+    }
+  return o.map("constant", dim.constant) && o.map("terms", dim.terms);
 }
 
 static bool fromJSON(const json::Value &value, Param &param, json::Path path) {
@@ -262,7 +275,8 @@ static bool fromJSON(const json::Value &value, KernelEntry &kernel,
                      json::Path path) {
   json::ObjectMapper o(value, path);
   if (!o || !o.map("name", kernel.name) || !o.map("kind", kernel.kind) ||
-      !o.map("cubin", kernel.cubin) || !o.map("ptx", kernel.ptx) ||
+      !o.map("cubin", kernel.cubin) ||
+      !o.map("cubin_sha256", kernel.cubinSha256) || !o.map("ptx", kernel.ptx) ||
       !o.map("key", kernel.key) || !o.map("params", kernel.params) ||
       !o.map("resources", kernel.resources))
     return false;
@@ -315,10 +329,11 @@ static llvm::Error checkKey(const FwdKey &key, const llvm::Twine &at) {
     return corrupt(at + ".key", "block_m and block_n must be > 0");
   if (!std::isfinite(key.scale) || key.scale <= 0)
     return corrupt(at + ".key.scale", "must be finite and > 0");
+  // attn-compile refuses static lengths of 0 (they are dynamic instead).
   for (const auto &len :
        {key.batch, key.numHeadsQ, key.numHeadsKV, key.seqLenQ, key.seqLenK})
-    if (len && *len < 0)
-      return corrupt(at + ".key", "lengths must be >= 0 or null");
+    if (len && *len < 1)
+      return corrupt(at + ".key", "static lengths must be >= 1 (or null)");
   if (key.numHeadsQ && key.numHeadsKV &&
       (*key.numHeadsKV == 0 || *key.numHeadsQ % *key.numHeadsKV != 0))
     return corrupt(at + ".key", "num_heads_q must be a multiple of "
@@ -366,6 +381,14 @@ static llvm::Error checkLaunch(const KernelEntry &kernel,
   return llvm::Error::success();
 }
 
+static llvm::Error checkResources(const Resources &r, const llvm::Twine &at) {
+  if (r.registers < 0 || r.registers > 255 || r.sharedBytes < 0 ||
+      r.stackBytes < 0 || r.spillStoreBytes < 0 || r.spillLoadBytes < 0)
+    return corrupt(at + ".resources", "registers must be in [0, 255] and "
+                                      "byte counts >= 0");
+  return llvm::Error::success();
+}
+
 static llvm::Error checkKernel(const KernelEntry &kernel, size_t index) {
   std::string at = llvm::formatv("kernels[{0}]", index).str();
   if (kernel.kind != "fwd")
@@ -375,9 +398,16 @@ static llvm::Error checkKernel(const KernelEntry &kernel, size_t index) {
   StringRef cubin = kernel.cubin;
   if (cubin.empty() || cubin.contains('/') || cubin.starts_with("."))
     return corrupt(at + ".cubin", "must be a file name inside the bundle");
+  if (kernel.cubinSha256.size() != 64 ||
+      !llvm::all_of(kernel.cubinSha256, [](char c) {
+        return llvm::isDigit(c) || (c >= 'a' && c <= 'f');
+      }))
+    return corrupt(at + ".cubin_sha256", "must be 64 lowercase hex digits");
   if (llvm::Error err = checkKey(kernel.key, at))
     return err;
   if (llvm::Error err = checkLaunch(kernel, at))
+    return err;
+  if (llvm::Error err = checkResources(kernel.resources, at))
     return err;
   std::array<bool, 5> hasPointer = {};
   for (const Param &p : kernel.params) {
@@ -411,6 +441,11 @@ static llvm::Error checkKernel(const KernelEntry &kernel, size_t index) {
   return llvm::Error::success();
 }
 
+std::string sha256Hex(StringRef bytes) {
+  return llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(bytes)),
+                     /*LowerCase=*/true);
+}
+
 /// llvm::json::parse recurses once per nesting level: bound the depth
 /// first so that a hostile file cannot overflow the stack.
 static bool nestsDeeperThan(StringRef text, int limit) {
@@ -434,13 +469,60 @@ static bool nestsDeeperThan(StringRef text, int limit) {
   return false;
 }
 
+/// The first key that appears twice in one object of `text` (valid JSON),
+/// with its offset. llvm::json::parse keeps only the last of them.
+static std::optional<std::pair<std::string, size_t>>
+findDuplicateKey(StringRef text) {
+  struct Frame {
+    bool isObject, expectKey;
+    llvm::StringSet<> keys;
+  };
+  llvm::SmallVector<Frame, 8> frames;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '{' || c == '[')
+      frames.push_back({c == '{', c == '{', {}});
+    else if ((c == '}' || c == ']') && !frames.empty())
+      frames.pop_back();
+    else if (c == ',' && !frames.empty())
+      frames.back().expectKey = frames.back().isObject;
+    if (c != '"')
+      continue;
+    size_t end = i + 1;
+    while (end < text.size() && text[end] != '"')
+      end += text[end] == '\\' ? 2 : 1;
+    if (!frames.empty() && frames.back().expectKey) {
+      // Decode escapes by parsing the key as a JSON string.
+      llvm::Expected<json::Value> key = json::parse(text.slice(i, end + 1));
+      std::string name =
+          key && key->getAsString() ? key->getAsString()->str() : std::string();
+      if (!key)
+        llvm::consumeError(key.takeError());
+      if (!frames.back().keys.insert(name).second)
+        return std::make_pair(name, i);
+      frames.back().expectKey = false;
+    }
+    i = end;
+  }
+  return std::nullopt;
+}
+
 llvm::Expected<json::Value> parseJSON(StringRef text) {
   constexpr int kMaxDepth = 64;
   if (nestsDeeperThan(text, kMaxDepth))
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         llvm::formatv("nested deeper than {0} levels", kMaxDepth));
-  return json::parse(text);
+  llvm::Expected<json::Value> value = json::parse(text);
+  if (!value)
+    return value.takeError();
+  if (auto dup = findDuplicateKey(text))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        llvm::formatv("key \"{0}\" appears twice in one object (line {1})",
+                      dup->first,
+                      text.take_front(dup->second).count('\n') + 1));
+  return value;
 }
 
 llvm::Expected<Manifest> parseManifest(StringRef text) {

@@ -23,7 +23,9 @@
 
 namespace attn::bundle {
 
-/// Version of the manifest schema this code reads and writes.
+/// Version of the manifest schema this code reads and writes (2: each kernel
+/// records its path and the SHA-256 of its cubin, grid dimensions are
+/// products of terms, parameters may be tensor maps).
 constexpr int64_t kManifestVersion = 2;
 
 /// The operands of a forward kernel, in attn.attention order.
@@ -105,6 +107,7 @@ struct KernelEntry {
   std::string name;  // the kernel symbol in the cubin
   std::string kind;  // "fwd"
   std::string cubin; // file name, relative to the bundle directory
+  std::string cubinSha256; // of the cubin's bytes, 64 lowercase hex digits
   std::string ptx;   // file name of its PTX (kept for reading; unused)
   FwdKey key;
   std::array<GridDim, 3> grid;
@@ -129,8 +132,12 @@ bool fromJSON(const llvm::json::Value &value, Manifest &manifest,
 /// The most dynamic shared memory a kernel may ask for (sm_90: 227 KiB).
 constexpr int64_t kMaxDynamicSharedBytes = 227 * 1024;
 
+/// SHA-256 of `bytes` as 64 lowercase hex digits (KernelEntry::cubinSha256).
+std::string sha256Hex(llvm::StringRef bytes);
+
 /// llvm::json::parse behind a nesting-depth limit (64 levels): the parser
-/// recurses per level, so unbounded input could overflow the stack.
+/// recurses per level, so unbounded input could overflow the stack. A key
+/// given twice in one object is an error (the parser would keep the last).
 llvm::Expected<llvm::json::Value> parseJSON(llvm::StringRef text);
 
 /// Parses manifest.json text and checks the schema and its invariants

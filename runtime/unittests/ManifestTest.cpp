@@ -163,9 +163,44 @@ TEST(ManifestCorrupt, MissingFieldNamesItsPath) {
 
 TEST(ManifestCorrupt, WrongVersion) {
   std::string message =
-      errorAfter([](json::Object &top) { top["version"] = 1; });
+      errorAfter([](json::Object &top) { top["version"] = 3; });
   EXPECT_ERROR_HAS(message, "version");
+  EXPECT_ERROR_HAS(message, "is 3");
+  // Version 1 manifests name no cubin hashes: rebuild them.
+  message = errorAfter([](json::Object &top) { top["version"] = 1; });
   EXPECT_ERROR_HAS(message, "is 1, this runtime reads 2");
+}
+
+TEST(ManifestCorrupt, CubinHash) {
+  EXPECT_ERROR_HAS(
+      errorAfter([](json::Object &top) { kernel0(top).erase("cubin_sha256"); }),
+      "manifest.kernels[0].cubin_sha256");
+  EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
+                     kernel0(top)["cubin_sha256"] = std::string(64, 'A');
+                   }),
+                   "kernels[0].cubin_sha256: must be 64 lowercase hex digits");
+  EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
+                     kernel0(top)["cubin_sha256"] = "abc";
+                   }),
+                   "kernels[0].cubin_sha256: must be 64 lowercase hex digits");
+}
+
+TEST(Manifest, Sha256Hex) {
+  // FIPS 180-2 test vector.
+  EXPECT_EQ(sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9"
+                              "cb410ff61f20015ad");
+}
+
+TEST(ManifestCorrupt, DuplicateKeys) {
+  // llvm::json keeps the last of two equal keys; a manifest must not.
+  std::string text = manifestText(sampleManifest());
+  size_t at = text.find("\"generator\"");
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at, "\"chip\": \"sm_80\", ");
+  llvm::Expected<Manifest> parsed = parseManifest(text);
+  ASSERT_FALSE(bool(parsed));
+  EXPECT_ERROR_HAS(llvm::toString(parsed.takeError()),
+                   "key \"chip\" appears twice in one object");
 }
 
 TEST(ManifestCorrupt, UnknownKind) {
@@ -246,6 +281,51 @@ TEST(ManifestCorrupt, MoreInvariants) {
         (*kernel0(top).getObject("launch"))["cluster"] = json::Array{1, 1};
       }),
       "3 entries");
+}
+
+// Issue 8, finding 9: what attn-compile never writes is corrupt.
+// A grid dimension has exactly the keys constant and terms: the version-1
+// form (operand, dim, divisor), alone or beside a constant, would leave
+// which extent the writer meant unknown.
+TEST(ManifestCorrupt, GridDimHasOnlyConstantAndTerms) {
+  EXPECT_ERROR_HAS(
+      errorAfter([](json::Object &top) {
+        json::Object *launch = kernel0(top).getObject("launch");
+        (*launch->getArray("grid"))[0] =
+            json::Object{{"constant", 4}, {"terms", json::Array{}},
+                         {"operand", "q"}};
+      }),
+      "unknown key in a grid dimension (expected constant and terms) at "
+      "manifest.kernels[0].launch.grid[0].operand");
+  EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
+                     json::Object *launch = kernel0(top).getObject("launch");
+                     (*launch->getArray("grid"))[1] =
+                         json::Object{{"constant", 4}, {"divisor", 64}};
+                   }),
+                   "launch.grid[1].divisor");
+}
+
+TEST(ManifestCorrupt, StaticLengthsArePositive) {
+  for (const char *length : {"batch", "num_heads_kv", "seqlen_k"})
+    EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
+                       (*kernel0(top).getObject("key"))[length] = 0;
+                     }),
+                     "kernels[0].key: static lengths must be >= 1 (or null)")
+        << length;
+}
+
+TEST(ManifestCorrupt, Resources) {
+  for (const char *field : {"registers", "shared_bytes", "stack_bytes",
+                            "spill_store_bytes", "spill_load_bytes"})
+    EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
+                       (*kernel0(top).getObject("resources"))[field] = -1;
+                     }),
+                     "kernels[0].resources: registers must be in [0, 255]")
+        << field;
+  EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
+                     (*kernel0(top).getObject("resources"))["registers"] = 256;
+                   }),
+                   "kernels[0].resources");
 }
 
 // Entries are bounded before their product is taken: 2^62 * 4 would wrap.
@@ -367,12 +447,10 @@ TEST(ManifestCorrupt, GridTerms) {
                                                 {"terms", std::move(terms)}});
                    }),
                    "at most 4 terms");
-  EXPECT_ERROR_HAS(
-      errorAfter([&](json::Object &top) {
-        setGrid0(top,
-                 json::Object{{"operand", "q"}, {"dim", 2}, {"divisor", 64}});
-      }),
-      "launch.grid[0].constant");
+  EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
+                     setGrid0(top, json::Object{{"terms", json::Array{}}});
+                   }),
+                   "launch.grid[0].constant");
 }
 
 // llvm::json::parse recurses per level: deep input must not reach it.

@@ -31,8 +31,9 @@ namespace {
 
 /// Fake device addresses, 1 MiB apart and 16-byte aligned.
 void *fakeAddress(int i) {
+  // 256 GiB apart: the views of one call never overlap.
   return reinterpret_cast<void *>(uintptr_t(0x7f0000000000) +
-                                  (uintptr_t(i) << 20));
+                                  (uintptr_t(i) << 38));
 }
 
 /// A contiguous bf16 call; lse (f32) when `lse`.
@@ -117,6 +118,21 @@ TEST(BundleLoad, NonElfCubinIsCorrupt) {
   attn_bundle *bundle = nullptr;
   EXPECT_STATUS(attn_bundle_load(dir.path().c_str(), &bundle),
                 ATTN_ERROR_BUNDLE_CORRUPT, "a.cubin");
+}
+
+// Issue 8, finding 3: a cubin rebuilt (or mixed in) after its manifest was
+// written must not launch as the kernel the manifest describes.
+TEST(BundleLoad, CubinHashMismatchIsCorrupt) {
+  TempDir dir;
+  writeBundle(dir, manifestOf({fwdKernel("a"), fwdKernel("b")}));
+  std::string other = fakeCubin();
+  other[20] = 'X';
+  dir.write("b.cubin", other);
+  attn_bundle *bundle = nullptr;
+  EXPECT_STATUS(attn_bundle_load(dir.path().c_str(), &bundle),
+                ATTN_ERROR_BUNDLE_CORRUPT,
+                "cubin b.cubin of kernel b does not match the SHA-256");
+  EXPECT_EQ(bundle, nullptr);
 }
 
 TEST(BundleLoad, TruncatedElfIsCorrupt) {
@@ -448,7 +464,7 @@ TEST_F(Validation, StridesAndAlignment) {
   args = makeArgs(1, 8, 8, 128, 128);
   args.o.data = static_cast<char *>(args.o.data) + 8;
   EXPECT_STATUS(select(args), kInvalid,
-                "o: data pointer 0x7f0000300008 is "
+                "o: data pointer 0x7fc000000008 is "
                 "not 16-byte aligned");
   // The stride of a unit dimension is never used: any value passes.
   args = makeArgs(1, 8, 8, 128, 128);
@@ -466,6 +482,33 @@ TEST_F(Validation, NullData) {
   args = makeArgs(1, 8, 8, 128, 128);
   args.k.data = nullptr;
   EXPECT_STATUS(select(args), kInvalid, "k: data pointer is null");
+}
+
+// Issue 8, finding 9: an output that overlaps another operand is refused.
+TEST_F(Validation, OutputsDoNotAlias) {
+  args = makeArgs(1, 8, 8, 128, 128, 128, /*lse=*/true);
+  args.o.data = args.q.data;
+  EXPECT_STATUS(select(args), kInvalid,
+                "o overlaps q (bytes [0x7f0000000000, 0x7f0000040000) and "
+                "[0x7f0000000000, 0x7f0000040000)): outputs need memory of "
+                "their own");
+  args = makeArgs(1, 8, 8, 128, 128, 128, /*lse=*/true);
+  args.o.data = static_cast<char *>(args.k.data) + 4096; // partly
+  EXPECT_STATUS(select(args), kInvalid, "o overlaps k");
+  args = makeArgs(1, 8, 8, 128, 128, 128, /*lse=*/true);
+  args.o.data = args.v.data;
+  EXPECT_STATUS(select(args), kInvalid, "o overlaps v");
+  args = makeArgs(1, 8, 8, 128, 128, 128, /*lse=*/true);
+  args.lse.data = static_cast<char *>(args.o.data) + 256 * 1024 - 16;
+  EXPECT_STATUS(select(args), kInvalid, "o overlaps lse");
+  args = makeArgs(1, 8, 8, 128, 128, 128, /*lse=*/true);
+  args.lse.data = args.k.data;
+  EXPECT_STATUS(select(args), kInvalid, "lse overlaps k");
+  // Adjacent views and shared inputs (K = V, a packed QKV buffer) are fine.
+  args = makeArgs(1, 8, 8, 128, 128);
+  args.o.data = static_cast<char *>(args.q.data) + 256 * 1024;
+  args.v.data = args.k.data;
+  EXPECT_STATUS(select(args), ATTN_SUCCESS, "");
 }
 
 TEST_F(Validation, Lse) {
@@ -1062,7 +1105,7 @@ TEST_F(FakeLaunch, PointerChecks) {
   state.allocations[1].device = 0;
   state.allocations.erase(state.allocations.begin() + 2);
   EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_INVALID_ARGUMENT,
-                "v: 0x7f0000200000 is not CUDA device memory");
+                "v: 0x7f8000000000 is not CUDA device memory");
   args.v.data = fakeAddress(1); // inside k's allocation, fine
   EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
   args.v.data = static_cast<char *>(fakeAddress(1)) + (1 << 20) - 32 * 1024;

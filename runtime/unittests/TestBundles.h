@@ -122,7 +122,10 @@ inline void writeBundle(const TempDir &dir, const Manifest &manifest) {
     dir.write(k.cubin, fakeCubin());
 }
 
+/// Kernels whose manifest entries name the fake cubin's hash.
 inline Manifest manifestOf(std::vector<KernelEntry> kernels) {
+  for (KernelEntry &k : kernels)
+    k.cubinSha256 = bundle::sha256Hex(fakeCubin());
   Manifest m;
   m.generator = "attn-runtime-unittests";
   m.chip = "sm_90a";

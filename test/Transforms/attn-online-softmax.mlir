@@ -26,7 +26,7 @@
 //   CHECK-DAG:   %[[ZROW:.*]] = arith.constant dense<0.000000e+00> : vector<4xf32>
 //   CHECK-DAG:   %[[NEGINF:.*]] = arith.constant dense<0xFF800000> : vector<4xf32>
 //   CHECK-DAG:   %[[ONE:.*]] = arith.constant dense<1.000000e+00> : vector<4xf32>
-//       CHECK:   scf.forall (%[[QB:.*]]) in (2) {
+//       CHECK:   scf.forall (%[[QB:.*]], %{{.*}}, %{{.*}}) in (2, 1, 1) {
 //       CHECK:     %[[QPOS:.*]] = arith.muli %[[QB]], %{{.*}} : index
 // Q tile: rows past Nq read as 0 (row dim not in bounds), D fully in bounds.
 //       CHECK:     %[[QT:.*]] = vector.transfer_read %[[Q]][%[[C0]], %[[C0]], %[[QPOS]], %[[C0]]], %[[PAD]] {in_bounds = [false, true]} : memref<1x1x6x8xf16>, vector<4x8xf16>
@@ -120,7 +120,7 @@ func.func @nomask(%q: memref<1x1x6x8xf16>, %k: memref<1x1x4x8xf16>,
 //   CHECK-DAG:   %[[IOTA:.*]] = arith.constant dense<[0, 1, 2, 3]> : vector<4xindex>
 //   CHECK-DAG:   %[[NEGINF:.*]] = arith.constant dense<0xFF800000> : vector<4xf32>
 //   CHECK-DAG:   %[[ZROW:.*]] = arith.constant dense<0.000000e+00> : vector<4xf32>
-//       CHECK:   scf.forall (%[[QB:.*]]) in (2) {
+//       CHECK:   scf.forall (%[[QB:.*]], %{{.*}}, %{{.*}}) in (2, 1, 1) {
 //       CHECK:     %[[QPOS:.*]] = arith.muli %[[QB]], %{{.*}} : index
 // the full stage is unmasked: no clamp, no select
 //       CHECK:     scf.for

@@ -1,6 +1,10 @@
 // RUN: attn-opt %s --split-input-file --attn-tile="block-m=16 block-n=8" -verify-diagnostics
 // RUN: not attn-opt %s --split-input-file --attn-tile="block-m=0 block-n=8" 2>&1 | FileCheck %s --check-prefix=BLOCKM
 // RUN: not attn-opt %s --split-input-file --attn-tile="block-m=16 block-n=-4" 2>&1 | FileCheck %s --check-prefix=BLOCKN
+// RUN: not attn-opt %s --split-input-file --attn-tile="block-m=16 block-n=1024" 2>&1 | FileCheck %s --check-prefix=BIGN
+// RUN: not attn-opt %s --split-input-file --attn-tile="block-m=2048 block-n=16" 2>&1 | FileCheck %s --check-prefix=BIGM
+// RUN: not attn-opt %s --split-input-file --attn-to-cpu="block-n=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=HUGE
+// RUN: not attn-opt %s --split-input-file --attn-to-cpu="block-m=128 block-n=128" 2>&1 | FileCheck %s --check-prefix=UNROLL
 
 // Errors of attn-tile (lib/Transforms/AttnTile.cpp). Inputs the attn.attention
 // verifier accepts but the tiling cannot lower yet.
@@ -32,10 +36,16 @@ func.func @fp8(%q: memref<1x2x8x16xf8E4M3FN>, %k: memref<1x2x8x16xf8E4M3FN>,
 
 // -----
 
-// Non-positive block sizes: a pass-option error, reported on the function
-// (second and third RUN lines; with valid options this function tiles).
-// BLOCKM: attn-tile-invalid.mlir:[[# @LINE + 3]]:1: error: attn-tile: block-m must be positive and block-n positive or 0 (per D)
-// BLOCKN: attn-tile-invalid.mlir:[[# @LINE + 2]]:1: error: attn-tile: block-m must be positive and block-n positive or 0 (per D)
+// Block sizes out of range: a pass-option error, reported on the function
+// (RUN lines 2 to 6; with valid options this function tiles). BLOCK_N and
+// BLOCK_M have upper bounds (issue 8, finding 2: block-n=1024 took 88 s).
+// BLOCKM: attn-tile-invalid.mlir:[[# @LINE + 8]]:1: error: attn-tile: block-m must be in [1, 1024] and block-n in [1, 256] (or 0: per D), but got block-m=0 block-n=8
+// BLOCKN: attn-tile-invalid.mlir:[[# @LINE + 7]]:1: error: attn-tile: block-m must be in [1, 1024] and block-n in [1, 256] (or 0: per D), but got block-m=16 block-n=-4
+// BIGN: attn-tile-invalid.mlir:[[# @LINE + 6]]:1: error: attn-tile: {{.*}} but got block-m=16 block-n=1024
+// BIGM: attn-tile-invalid.mlir:[[# @LINE + 5]]:1: error: attn-tile: {{.*}} but got block-m=2048 block-n=16
+// HUGE: attn-tile-invalid.mlir:[[# @LINE + 4]]:1: error: attn-tile: {{.*}} but got block-m=16 block-n=9223372036854775807
+// The host lowering unrolls BLOCK_N keys over BLOCK_M rows (128 x 128: 22 s, 3 GB).
+// UNROLL: attn-tile-invalid.mlir:[[# @LINE + 4]]:3: error: 'attn.online_attention' op attn-online-softmax unrolls block_n (128) keys over the tile's 128 rows, but at most 4096 key-rows per block compile in reasonable time; use smaller tiles (e.g. block-m=64 block-n=64)
 // BLOCKM-NOT: attn.load_tile
 func.func @valid(%q: memref<1x2x40x16xf16>, %k: memref<1x2x40x16xf16>,
                  %v: memref<1x2x40x16xf16>, %o: memref<1x2x40x16xf16>) {

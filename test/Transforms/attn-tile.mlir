@@ -8,7 +8,7 @@
 //       attn.online_attention ... mask(none | bounds | causal)
 //     attn.epilogue state(m, l, acc) to O (, lse LSE)
 // BLOCK_M = 16, BLOCK_N = 8. B = 2 everywhere so that canonicalize keeps all
-// three forall dimensions (a unit dimension would be folded away).
+// three forall dimensions in view (the mapped CTA loop keeps unit ones too).
 
 // GQA (Hq = 4, Hkv = 2), Nq = 40, Nk = 48 = 6 * BN, non-causal: no mask.
 // CHECK-LABEL: func.func @gqa_nomask

@@ -10,10 +10,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Target/Bundle.h"
-
-#include "Manifest.h"
+#include "attn/Tools/InputChecks.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -21,6 +21,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -175,19 +176,13 @@ static FailureOr<std::vector<mlir::attn::KernelSpec>> readSpecFile() {
     fail("cannot read " + specFile + ": " + buffer.getError().message());
     return failure();
   }
-  llvm::Expected<llvm::json::Value> value =
-      ::attn::bundle::parseJSON((*buffer)->getBuffer());
-  if (!value) {
-    fail(specFile + ": " + llvm::toString(value.takeError()));
+  llvm::Expected<std::vector<mlir::attn::KernelSpec>> specs =
+      mlir::attn::parseKernelSpecs((*buffer)->getBuffer());
+  if (!specs) {
+    fail(specFile + ": " + llvm::toString(specs.takeError()));
     return failure();
   }
-  std::vector<mlir::attn::KernelSpec> specs;
-  llvm::json::Path::Root root("specs");
-  if (!fromJSON(*value, specs, root)) {
-    fail(specFile + ": " + llvm::toString(root.getError()));
-    return failure();
-  }
-  return specs;
+  return std::move(*specs);
 }
 
 /// Builds the module of kernel functions from every source given.
@@ -201,7 +196,9 @@ static OwningOpRef<ModuleOp> buildModule(MLIRContext &context,
       fail(err);
       return nullptr;
     }
-    sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+    unsigned id = sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+    if (!mlir::attn::checkResultNumbers(sourceMgr, id))
+      return nullptr;
     module = parseSourceFile<ModuleOp>(sourceMgr, &context);
     if (!module)
       return nullptr;
@@ -227,6 +224,24 @@ static OwningOpRef<ModuleOp> buildModule(MLIRContext &context,
   return module;
 }
 
+/// llvm::cl lets a later occurrence replace an earlier one; for a kernel
+/// source or a shape that silently drops what the user asked for.
+static bool rejectRepeatedOptions() {
+  const cl::Option *own[] = {&specFile, &outputDir, &batch,  &headsQ,
+                             &headsKV,  &seqLenQ,   &seqLenK, &headDim,
+                             &dtype,    &causal,    &lse,     &scale,
+                             &layout,   &name,      &blockM,  &blockN,
+                             &chip,     &ptxas};
+  for (const cl::Option *opt : own)
+    if (opt->getNumOccurrences() > 1) {
+      fail((opt->ArgStr.size() == 1 ? "-" : "--") + opt->ArgStr +
+           " may be given once" +
+           (opt == &specFile ? "; put every spec in one JSON array" : ""));
+      return true;
+    }
+  return false;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::attn::registerAttnPassesAndPipelines();
@@ -238,9 +253,20 @@ int main(int argc, char **argv) {
       "  attn-compile --spec-file=specs.json -o bundle/\n"
       "  attn-compile --batch=1 --heads-q=32 --heads-kv=8 --seqlen-q=dynamic "
       "--head-dim=128 --causal -o bundle/\n");
+  if (rejectRepeatedOptions())
+    return 1;
   if (inputFile.empty() && specFile.empty() && !anyShapeFlag())
     return fail("no kernels: give an input .mlir, --spec-file or the shape "
                 "flags (see --help)");
+  // Left out, they leave the choice to each kernel's path; given, they must
+  // be valid (0 is no way to ask for the default).
+  if ((blockM.getNumOccurrences() && !mlir::attn::isValidBlockM(blockM)) ||
+      (blockN.getNumOccurrences() && !mlir::attn::isValidBlockN(blockN)))
+    return fail(llvm::formatv("--block-m must be in [1, {0}] and --block-n in "
+                              "[1, {1}], got {2} and {3}",
+                              mlir::attn::kMaxBlockM, mlir::attn::kMaxBlockN,
+                              blockM.getValue(), blockN.getValue())
+                    .str());
 
   DialectRegistry registry;
   mlir::attn::registerAttnDialects(registry);

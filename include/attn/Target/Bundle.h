@@ -19,6 +19,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir::attn {
 
@@ -47,6 +48,10 @@ struct KernelSpec {
 /// ("strided" | "contiguous"), block_m, block_n. Lengths are required.
 bool fromJSON(const llvm::json::Value &value, KernelSpec &spec,
               llvm::json::Path path);
+
+/// Parses a spec file's text: a non-empty JSON array of specs (no key twice
+/// in one object). The error names the offending field.
+llvm::Expected<std::vector<KernelSpec>> parseKernelSpecs(llvm::StringRef text);
 
 /// True for names a kernel may have: [A-Za-z_][A-Za-z0-9_]* (they become
 /// PTX symbols and file names in the bundle).

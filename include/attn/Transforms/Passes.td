@@ -27,6 +27,8 @@ def AttnTile : Pass<"attn-tile", "func::FuncOp"> {
     }
     ```
 
+    The CTA loop is mapped to `#gpu.block<x, y, z>` (the FA2 grid), which
+    also keeps `--canonicalize` from folding it away between passes.
     Every K/V block carries the mask it may need (`bounds` when Nk is not a
     static multiple of BLOCK_N, `causal` for causal attention); blocks that
     need none are found by `attn-causal-split`. GQA: query head h reads KV
@@ -43,6 +45,7 @@ def AttnTile : Pass<"attn-tile", "func::FuncOp"> {
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::vector::VectorDialect"];
 }

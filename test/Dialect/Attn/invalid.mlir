@@ -490,12 +490,28 @@ func.func @online_v_rank(%q: vector<64x64xbf16>, %k: memref<1x8x128x64xbf16>,
 func.func @online_block_n_zero(%q: vector<64x64xbf16>, %k: memref<1x8x128x64xbf16>,
                                %i: index, %m: vector<64xf32>, %l: vector<64xf32>,
                                %acc: vector<64x64xf32>) {
-  // expected-error @+1 {{attribute 'block_n' must be positive, but got 0}}
+  // expected-error @+1 {{attribute 'block_n' must be in [1, 256], but got 0}}
   %m1, %l1, %a1 = attn.online_attention q(%q : vector<64x64xbf16>)
       kv(%k, %k : memref<1x8x128x64xbf16>, memref<1x8x128x64xbf16>)
       at[%i, %i, %i, %i] rows(%i)
       state(%m, %l, %acc : vector<64xf32>, vector<64xf32>, vector<64x64xf32>)
       {block_n = 0 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
+  return
+}
+
+// -----
+
+// attn.block_n = 100000000000 used to run for minutes: the keys of a block
+// are unrolled (issue 8, finding 2).
+func.func @online_block_n_huge(%q: vector<64x64xbf16>, %k: memref<1x8x128x64xbf16>,
+                               %i: index, %m: vector<64xf32>, %l: vector<64xf32>,
+                               %acc: vector<64x64xf32>) {
+  // expected-error @+1 {{attribute 'block_n' must be in [1, 256], but got 100000000000}}
+  %m1, %l1, %a1 = attn.online_attention q(%q : vector<64x64xbf16>)
+      kv(%k, %k : memref<1x8x128x64xbf16>, memref<1x8x128x64xbf16>)
+      at[%i, %i, %i, %i] rows(%i)
+      state(%m, %l, %acc : vector<64xf32>, vector<64xf32>, vector<64x64xf32>)
+      {block_n = 100000000000 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
   return
 }
 
@@ -750,6 +766,138 @@ func.func @fp8_partial_descale_k_v(%q: memref<1x8x128x64xf8E4M3FN>,
          memref<1x8xf32>) -> ()
   return
 }
+
+//===----------------------------------------------------------------------===//
+// attn.attention: layouts, memory spaces and extents (issue 8, findings 5, 8)
+//===----------------------------------------------------------------------===//
+
+// A non-strided layout has no memref descriptor: no lowering can address it.
+func.func @not_strided(%q: memref<1x4x64x64xf16, affine_map<(a, b, c, d) -> (a, b, d, c)>>,
+                       %k: memref<1x4x64x64xf16>, %v: memref<1x4x64x64xf16>,
+                       %o: memref<1x4x64x64xf16>) {
+  // expected-error @+1 {{operand 'q' must have a strided layout (identity or strided<[...]>), but got affine_map<(d0, d1, d2, d3) -> (d0, d1, d3, d2)>}}
+  attn.attention ins(%q, %k, %v : memref<1x4x64x64xf16, affine_map<(a, b, c, d) -> (a, b, d, c)>>,
+                     memref<1x4x64x64xf16>, memref<1x4x64x64xf16>)
+                 outs(%o : memref<1x4x64x64xf16>)
+  return
+}
+
+// -----
+
+func.func @lse_not_strided(%q: memref<1x4x64x64xf16>, %k: memref<1x4x64x64xf16>,
+                           %v: memref<1x4x64x64xf16>, %o: memref<1x4x64x64xf16>,
+                           %lse: memref<1x4x64xf32, affine_map<(a, b, c) -> (c, b, a)>>) {
+  // expected-error @+1 {{operand 'lse' must have a strided layout}}
+  attn.attention ins(%q, %k, %v : memref<1x4x64x64xf16>, memref<1x4x64x64xf16>,
+                     memref<1x4x64x64xf16>) outs(%o : memref<1x4x64x64xf16>)
+                 lse(%lse : memref<1x4x64xf32, affine_map<(a, b, c) -> (c, b, a)>>)
+  return
+}
+
+// -----
+
+// D must have unit stride; a static stride says it does not.
+func.func @d_stride(%q: memref<1x4x64x64xf16>,
+                    %k: memref<1x4x64x64xf16, strided<[32768, 8192, 128, 2]>>,
+                    %v: memref<1x4x64x64xf16>, %o: memref<1x4x64x64xf16>) {
+  // expected-error @+1 {{operand 'k' must have unit stride along D, but got stride 2}}
+  attn.attention ins(%q, %k, %v : memref<1x4x64x64xf16>,
+                     memref<1x4x64x64xf16, strided<[32768, 8192, 128, 2]>>,
+                     memref<1x4x64x64xf16>) outs(%o : memref<1x4x64x64xf16>)
+  return
+}
+
+// -----
+
+// Workgroup memory (address space 3) is not what a caller passes.
+func.func @memory_space(%q: memref<1x4x64x64xf16>, %k: memref<1x4x64x64xf16>,
+                        %v: memref<1x4x64x64xf16>, %o: memref<1x4x64x64xf16, 3>) {
+  // expected-error @+1 {{operand 'o' must be in the default (global) memory space, but got memory space 3 : i64}}
+  attn.attention ins(%q, %k, %v : memref<1x4x64x64xf16>, memref<1x4x64x64xf16>,
+                     memref<1x4x64x64xf16>) outs(%o : memref<1x4x64x64xf16, 3>)
+  return
+}
+
+// -----
+
+func.func @memory_space_attr(%q: memref<1x4x64x64xf16, #gpu.address_space<workgroup>>,
+                             %k: memref<1x4x64x64xf16>, %v: memref<1x4x64x64xf16>,
+                             %o: memref<1x4x64x64xf16>) {
+  // expected-error @+1 {{operand 'q' must be in the default (global) memory space, but got memory space #gpu.address_space<workgroup>}}
+  attn.attention ins(%q, %k, %v : memref<1x4x64x64xf16, #gpu.address_space<workgroup>>,
+                     memref<1x4x64x64xf16>, memref<1x4x64x64xf16>)
+                 outs(%o : memref<1x4x64x64xf16>)
+  return
+}
+
+// -----
+
+// Nq = 2^40: one CTA per BLOCK_M rows cannot fit CUDA's grid.
+func.func @length_2_40(%q: memref<1x1x1099511627776x64xf16>, %k: memref<1x1x64x64xf16>,
+                       %v: memref<1x1x64x64xf16>, %o: memref<1x1x1099511627776x64xf16>) {
+  // expected-error @+1 {{operand 'q' dimension 2 is 1099511627776, but static lengths must be at most 2^31 - 1 (make it dynamic or split the call)}}
+  attn.attention ins(%q, %k, %v : memref<1x1x1099511627776x64xf16>, memref<1x1x64x64xf16>,
+                     memref<1x1x64x64xf16>) outs(%o : memref<1x1x1099511627776x64xf16>)
+  return
+}
+
+// -----
+
+// Every length fits, their product in bytes does not fit 64-bit offsets.
+func.func @bytes_2_63(%q: memref<2147483647x2147483647x4x64xf16>, %k: memref<2147483647x1x64x64xf16>,
+                      %v: memref<2147483647x1x64x64xf16>, %o: memref<2147483647x2147483647x4x64xf16>) {
+  // expected-error @+1 {{operand 'q' spans more than 2^63 - 1 bytes}}
+  attn.attention ins(%q, %k, %v : memref<2147483647x2147483647x4x64xf16>,
+                     memref<2147483647x1x64x64xf16>, memref<2147483647x1x64x64xf16>)
+                 outs(%o : memref<2147483647x2147483647x4x64xf16>)
+  return
+}
+
+// -----
+
+// The tile ops check their memrefs the same way.
+func.func @load_tile_space(%q: memref<1x4x64x64xf16, 3>, %i: index) -> vector<16x64xf16> {
+  // expected-error @+1 {{operand 'source' must be in the default (global) memory space}}
+  %t = attn.load_tile %q[%i, %i, %i, %i] : memref<1x4x64x64xf16, 3> -> vector<16x64xf16>
+  return %t : vector<16x64xf16>
+}
+
+// -----
+
+// Found by attn-fuzz: tile ops on i8 passed verification and crashed
+// attn-online-softmax (arith.extf / truncf of integers). Element types are
+// checked like attn.attention's.
+func.func @load_tile_i8(%q: memref<1x4x64x64xi8>, %i: index) -> vector<16x64xi8> {
+  // expected-error @+1 {{operand 'source' element type must be f16, bf16 or f8E4M3FN, but got 'i8'}}
+  %t = attn.load_tile %q[%i, %i, %i, %i] : memref<1x4x64x64xi8> -> vector<16x64xi8>
+  return %t : vector<16x64xi8>
+}
+
+// -----
+
+func.func @online_f32(%q: vector<64x64xf32>, %k: memref<1x8x128x64xf32>,
+                      %i: index, %m: vector<64xf32>, %l: vector<64xf32>,
+                      %acc: vector<64x64xf32>) {
+  // expected-error @+1 {{operand 'q' element type must be f16, bf16 or f8E4M3FN, but got 'f32'}}
+  %m1, %l1, %a1 = attn.online_attention q(%q : vector<64x64xf32>)
+      kv(%k, %k : memref<1x8x128x64xf32>, memref<1x8x128x64xf32>)
+      at[%i, %i, %i, %i] rows(%i)
+      state(%m, %l, %acc : vector<64xf32>, vector<64xf32>, vector<64x64xf32>)
+      {block_n = 64 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
+  return
+}
+
+// -----
+
+func.func @epilogue_i8(%m: vector<64xf32>, %l: vector<64xf32>, %acc: vector<64x64xf32>,
+                       %o: memref<1x8x128x64xi8>, %i: index) {
+  // expected-error @+1 {{operand 'o' element type must be f16 or bf16, but got 'i8'}}
+  attn.epilogue state(%m, %l, %acc : vector<64xf32>, vector<64xf32>, vector<64x64xf32>)
+      to %o[%i, %i, %i, %i] : memref<1x8x128x64xi8>
+  return
+}
+
+// -----
 
 //===----------------------------------------------------------------------===//
 // attn.warp_specialize

@@ -8,10 +8,12 @@
 #include "attn/Dialect/Attn/IR/Attn.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
@@ -49,17 +51,6 @@ std::string dimStr(int64_t d) {
   return ShapedType::isDynamic(d) ? "?" : std::to_string(d);
 }
 
-/// Checks the rank of a memref operand and returns its type.
-FailureOr<MemRefType> checkRank(Operation *op, Value v, StringRef name,
-                                int64_t rank, StringRef layout) {
-  auto type = cast<MemRefType>(v.getType());
-  if (type.getRank() != rank)
-    return op->emitOpError()
-           << "operand '" << name << "' must be a rank-" << rank << " memref "
-           << layout << ", but got rank " << type.getRank();
-  return type;
-}
-
 /// Checks that dimension `idx` of `type` (operand `name`) equals `expected`
 /// taken from operand `refName`.
 LogicalResult checkDim(Operation *op, MemRefType type, StringRef name,
@@ -71,6 +62,90 @@ LogicalResult checkDim(Operation *op, MemRefType type, StringRef name,
            << "operand '" << name << "' " << what << " must equal " << refName
            << "'s (" << dimStr(expected) << "), but got " << dimStr(got);
   return success();
+}
+
+/// The largest static length (B, H or N) of an operand: the kernels put one
+/// CTA per BLOCK_M query rows on CUDA's grid (at most 2^31 - 1 in x) and keep
+/// lengths in 32-bit registers where they can.
+constexpr int64_t kMaxLength = INT32_MAX;
+
+/// What every memref of the attn ops must be: a strided view (MLIR's memref
+/// descriptor: offset, sizes, strides) of global memory, with unit stride
+/// along D (the last dimension of a rank-4 operand) where it is static.
+LogicalResult checkMemRef(Operation *op, MemRefType type, StringRef name) {
+  if (Attribute space = type.getMemorySpace())
+    return op->emitOpError()
+           << "operand '" << name
+           << "' must be in the default (global) memory space, but got "
+              "memory space "
+           << space;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return op->emitOpError()
+           << "operand '" << name
+           << "' must have a strided layout (identity or strided<[...]>), "
+              "but got "
+           << type.getLayout();
+  if (type.getRank() == 4 && !ShapedType::isDynamic(strides[3]) &&
+      strides[3] != 1)
+    return op->emitOpError() << "operand '" << name
+                             << "' must have unit stride along D, but got "
+                                "stride "
+                             << strides[3];
+  return success();
+}
+
+/// Static lengths a launch can cover, and a static size in bytes that 64-bit
+/// offsets can address.
+LogicalResult checkExtent(Operation *op, MemRefType type, StringRef name) {
+  for (auto [i, d] : llvm::enumerate(type.getShape()))
+    if (!ShapedType::isDynamic(d) && d > kMaxLength)
+      return op->emitOpError()
+             << "operand '" << name << "' dimension " << i << " is " << d
+             << ", but static lengths must be at most 2^31 - 1 (make it "
+                "dynamic or split the call)";
+  if (!type.hasStaticShape())
+    return success();
+  // Other element types are rejected later; count them as one byte here.
+  Type elt = type.getElementType();
+  std::optional<int64_t> bytes =
+      elt.isIntOrFloat() ? std::max<int64_t>(elt.getIntOrFloatBitWidth() / 8, 1)
+                         : 1;
+  for (int64_t d : type.getShape())
+    if (bytes)
+      bytes = llvm::checkedMul<int64_t>(*bytes, d);
+  if (!bytes)
+    return op->emitOpError()
+           << "operand '" << name << "' spans more than 2^63 - 1 bytes";
+  return success();
+}
+
+/// Checks the rank, layout, memory space and static extent of a memref
+/// operand and returns its type.
+FailureOr<MemRefType> checkRank(Operation *op, Value v, StringRef name,
+                                int64_t rank, StringRef layout) {
+  auto type = cast<MemRefType>(v.getType());
+  if (type.getRank() != rank)
+    return op->emitOpError()
+           << "operand '" << name << "' must be a rank-" << rank << " memref "
+           << layout << ", but got rank " << type.getRank();
+  if (failed(checkMemRef(op, type, name)) ||
+      failed(checkExtent(op, type, name)))
+    return failure();
+  return type;
+}
+
+/// attn ops work on memrefs in func-level code. One inside an LLVM function
+/// means a lowering to LLVM ran before the attn passes rewrote it: it would
+/// be left behind, half-lowered (the legality check of both lowerings).
+LogicalResult checkNotLowered(Operation *op) {
+  if (!op->getParentOfType<LLVM::LLVMFuncOp>())
+    return success();
+  return op->emitOpError(
+      "is inside an LLVM function: it was not rewritten before the lowering "
+      "to LLVM (run attn-tile, attn-causal-split, [attn-distribute-rows,] "
+      "attn-online-softmax first, or use --attn-to-cpu / --attn-to-cubin)");
 }
 
 /// A tile of `tile` columns does not fit a dimension of `dim`.
@@ -103,11 +178,13 @@ bool AttentionOp::isFP8() {
 
 LogicalResult AttentionOp::verify() {
   Operation *op = getOperation();
-  auto q = checkRank(op, getQ(), "q", 4, "[B, Hq, Nq, D]");
-  auto k = checkRank(op, getK(), "k", 4, "[B, Hkv, Nk, D]");
-  auto v = checkRank(op, getV(), "v", 4, "[B, Hkv, Nk, D]");
-  auto o = checkRank(op, getO(), "o", 4, "[B, Hq, Nq, D]");
-  if (failed(q) || failed(k) || failed(v) || failed(o))
+  if (failed(checkNotLowered(op)))
+    return failure();
+  FailureOr<MemRefType> q, k, v, o;
+  if (failed(q = checkRank(op, getQ(), "q", 4, "[B, Hq, Nq, D]")) ||
+      failed(k = checkRank(op, getK(), "k", 4, "[B, Hkv, Nk, D]")) ||
+      failed(v = checkRank(op, getV(), "v", 4, "[B, Hkv, Nk, D]")) ||
+      failed(o = checkRank(op, getO(), "o", 4, "[B, Hq, Nq, D]")))
     return failure();
 
   // Element types.
@@ -264,12 +341,20 @@ LogicalResult checkState(Operation *op, Type m, Type l, Type acc,
 } // namespace
 
 LogicalResult LoadTileOp::verify() {
+  if (failed(checkNotLowered(*this)))
+    return failure();
   auto src = cast<MemRefType>(getSource().getType());
   auto res = cast<VectorType>(getResult().getType());
   if (src.getRank() != 4)
     return emitOpError() << "operand 'source' must be a rank-4 memref, but "
                             "got rank "
                          << src.getRank();
+  if (failed(checkMemRef(*this, src, "source")))
+    return failure();
+  if (!isSupportedInput(src.getElementType()))
+    return emitOpError() << "operand 'source' element type must be f16, bf16 "
+                            "or f8E4M3FN, but got "
+                         << src.getElementType();
   if (res.getRank() != 2 || res.getElementType() != src.getElementType() ||
       tileExceeds(res.getDimSize(1), src.getDimSize(3)))
     return emitOpError() << "result must be a [BLOCK_M, Dt] vector of the "
@@ -279,11 +364,18 @@ LogicalResult LoadTileOp::verify() {
 }
 
 LogicalResult OnlineAttentionOp::verify() {
+  if (failed(checkNotLowered(*this)))
+    return failure();
   auto q = cast<VectorType>(getQ().getType());
   if (q.getRank() != 2)
     return emitOpError() << "operand 'q' must be a [BLOCK_M, D] tile, but got "
                          << q;
   int64_t blockM = q.getDimSize(0), d = q.getDimSize(1);
+  // The decomposition widens Q, K and V to f32 (arith.extf).
+  if (!isSupportedInput(q.getElementType()))
+    return emitOpError() << "operand 'q' element type must be f16, bf16 or "
+                            "f8E4M3FN, but got "
+                         << q.getElementType();
   for (auto [name, val] : {std::pair<StringRef, Value>{"k", getK()},
                            std::pair<StringRef, Value>{"v", getV()}}) {
     auto t = cast<MemRefType>(val.getType());
@@ -293,10 +385,12 @@ LogicalResult OnlineAttentionOp::verify() {
                            << "' must be a [B, Hkv, Nk, D >= " << d
                            << "] memref of " << q.getElementType()
                            << ", but got " << t;
+    if (failed(checkMemRef(*this, t, name)))
+      return failure();
   }
-  if (getBlockN() <= 0)
-    return emitOpError() << "attribute 'block_n' must be positive, but got "
-                         << getBlockN();
+  if (!isValidBlockN(getBlockN()))
+    return emitOpError() << "attribute 'block_n' must be in [1, " << kMaxBlockN
+                         << "], but got " << getBlockN();
   double scale = getScale().convertToDouble();
   if (!(scale > 0.0) || !std::isfinite(scale))
     return emitOpError() << "attribute 'scale' must be a positive finite "
@@ -320,6 +414,8 @@ LogicalResult OnlineAttentionOp::verify() {
 }
 
 LogicalResult EpilogueOp::verify() {
+  if (failed(checkNotLowered(*this)))
+    return failure();
   auto acc = dyn_cast<VectorType>(getAcc().getType());
   if (!acc || acc.getRank() != 2)
     return emitOpError() << "operand 'acc' must be a [BLOCK_M, D] f32 tile";
@@ -331,12 +427,21 @@ LogicalResult EpilogueOp::verify() {
   if (o.getRank() != 4 || tileExceeds(d, o.getDimSize(3)))
     return emitOpError() << "operand 'o' must be a [B, Hq, Nq, D >= " << d
                          << "] memref, but got " << o;
+  if (failed(checkMemRef(*this, o, "o")))
+    return failure();
+  // O is the f32 accumulator narrowed (arith.truncf).
+  if (!o.getElementType().isF16() && !o.getElementType().isBF16())
+    return emitOpError() << "operand 'o' element type must be f16 or bf16, "
+                            "but got "
+                         << o.getElementType();
   if (Value lse = getLse()) {
     auto lt = cast<MemRefType>(lse.getType());
     if (lt.getRank() != 3 || !lt.getElementType().isF32())
       return emitOpError() << "operand 'lse' must be an f32 [B, Hq, Nq] "
                               "memref, but got "
                            << lt;
+    if (failed(checkMemRef(*this, lt, "lse")))
+      return failure();
   }
   if (Value staging = getStaging())
     return checkSharedTile(getOperation(), staging, "staging", blockM, d,

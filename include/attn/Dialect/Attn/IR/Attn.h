@@ -25,4 +25,21 @@
 #define GET_OP_CLASSES
 #include "attn/Dialect/Attn/IR/AttnOps.h.inc"
 
+namespace mlir::attn {
+/// Tile sizes every stage accepts (docs/passes.md, "Tile-size limits").
+/// BLOCK_M: a GPU CTA runs BLOCK_M * lanes-per-row <= 1024 threads.
+constexpr int64_t kMaxBlockM = 1024;
+/// BLOCK_N: attn-online-softmax unrolls the keys of a block; ptxas takes
+/// about 15 s (D = 128) to 50 s (D = 256) on a BLOCK_N = 256 kernel.
+constexpr int64_t kMaxBlockN = 256;
+/// attn-online-softmax unrolls BLOCK_N keys over a tile of `rows` rows (the
+/// CTA's BLOCK_M on the host, 1 per GPU thread): BLOCK_N * rows is bounded
+/// so that the host lowering stays within seconds (64 x 64 at D = 128: 2.4
+/// s; 128 x 128: 22 s and 3 GB).
+constexpr int64_t kMaxUnrolledRows = 4096;
+
+inline bool isValidBlockM(int64_t m) { return m >= 1 && m <= kMaxBlockM; }
+inline bool isValidBlockN(int64_t n) { return n >= 1 && n <= kMaxBlockN; }
+} // namespace mlir::attn
+
 #endif // ATTN_DIALECT_ATTN_IR_ATTN_H
