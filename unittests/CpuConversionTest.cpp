@@ -151,8 +151,6 @@ void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
 
 class CpuConversion : public ::testing::TestWithParam<Case> {
 protected:
-  static void SetUpTestSuite() { attn::registerAttnPassesAndPipelines(); }
-
   void SetUp() override {
     attn::registerAttnDialects(registry);
     ctx = std::make_unique<MLIRContext>(registry);

@@ -3,16 +3,23 @@
 #include "attn/Conversion/Passes.h"
 
 #include "VectorLowering.h"
+#include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/Threading.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/Passes.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNLOWERTOCPU
@@ -145,6 +152,32 @@ struct ExpandF16TruncF : OpRewritePattern<arith::TruncFOp> {
   }
 };
 
+/// transpose(broadcast(v : vector<M>) : vector<NxM>) = broadcast(v as
+/// vector<Mx1>) : vector<MxN>: row i is a splat of v[i]. The online softmax
+/// scales the accumulator rows this way; the element-wise transpose lowering
+/// would move all N * M elements one by one (3/4 of the unrolled IR).
+struct TransposeOfBroadcastToStretch : OpRewritePattern<vector::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(vector::TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto broadcast = op.getVector().getDefiningOp<vector::BroadcastOp>();
+    auto source = broadcast ? dyn_cast<VectorType>(broadcast.getSourceType())
+                            : VectorType();
+    if (!source || source.getRank() != 1 || source.isScalable() ||
+        op.getResultVectorType().getRank() != 2 ||
+        op.getPermutation() != ArrayRef<int64_t>{1, 0})
+      return rewriter.notifyMatchFailure(op, "not a 2-D transpose of a row "
+                                             "broadcast");
+    Value column = vector::ShapeCastOp::create(
+        rewriter, op.getLoc(),
+        VectorType::get({source.getDimSize(0), 1}, source.getElementType()),
+        broadcast.getSource());
+    rewriter.replaceOpWithNewOp<vector::BroadcastOp>(
+        op, op.getResultVectorType(), column);
+    return success();
+  }
+};
+
 /// Arithmetic on floats narrower than f32 (conversions, or f32 emulation
 /// through them) that LLVM lowers with a CPU feature or a library call.
 bool needsHalfSupport(Operation *op) {
@@ -198,47 +231,103 @@ LogicalResult moveHalvesAsI16(ModuleOp module) {
   return verify(module);
 }
 
+/// Per function, before the tile vectors are lowered: the CTA-level loop
+/// nest runs sequentially.
+void addSequentialLoops(OpPassManager &fn) {
+  fn.addPass(createForallToForLoopPass());
+  fn.addPass(createCanonicalizerPass());
+  fn.addPass(createCSEPass());
+}
+
+/// Per function, after: vector transfers, loops, index and math arithmetic
+/// to the LLVM dialect. Affine and scf go first, while the IR is smaller
+/// than after the vector-to-LLVM unrolling.
+void addFunctionToLLVM(OpPassManager &fn) {
+  fn.addPass(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll()));
+  fn.addPass(createLowerAffinePass());
+  fn.addPass(createSCFToControlFlowPass());
+  fn.addPass(createConvertVectorToLLVMPass());
+  fn.addPass(createConvertMathToLLVMPass());
+  fn.addPass(memref::createExpandStridedMetadataPass());
+}
+
+/// Rewrites the tile vector ops and the half-precision conversions of `fn`
+/// and checks that no other half-precision arithmetic is left.
+LogicalResult
+lowerTileVectorsAndHalves(func::FuncOp fn,
+                          const FrozenRewritePatternSet &patterns) {
+  if (failed(applyPatternsGreedily(fn, patterns)))
+    return fn.emitError("tile vector lowering did not converge");
+  WalkResult left = fn.walk([](Operation *op) {
+    if (!needsHalfSupport(op))
+      return WalkResult::advance();
+    op->emitOpError("on a type narrower than f32 has no self-contained "
+                    "host lowering (it would need a CPU feature or a "
+                    "runtime-library call)");
+    return WalkResult::interrupt();
+  });
+  return failure(left.wasInterrupted());
+}
+
+/// The pipelines and patterns are built once per pass instance; function
+/// pipelines run on several functions in parallel.
 struct AttnLowerToCPUPass : attn::impl::AttnLowerToCPUBase<AttnLowerToCPUPass> {
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    // Every public function gets a C entry point for the ExecutionEngine.
-    module.walk([&](func::FuncOp fn) {
-      if (fn.isPublic() && !fn.isExternal())
-        fn->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
-                    UnitAttr::get(&getContext()));
-    });
-    auto run = [&](OpPassManager &pm, Operation *op) {
-      return runPipeline(pm, op);
-    };
+  void getDependentDialects(DialectRegistry &registry) const override {
+    AttnLowerToCPUBase::getDependentDialects(registry);
+    OpPassManager before(ModuleOp::getOperationName()),
+        after(ModuleOp::getOperationName());
+    buildPipelines(before, after);
+    before.getDependentDialects(registry);
+    after.getDependentDialects(registry);
+  }
+
+  LogicalResult initialize(MLIRContext *context) override {
+    buildPipelines(sequentialLoops, toLLVM);
+    RewritePatternSet set(context);
+    populateTileVectorLoweringPatterns(set);
     // Half-precision conversions become integer arithmetic, so the code
     // needs no CPU feature and no library symbol (__truncsfbf2 is missing
     // from Debian 12's libgcc).
-    RewritePatternSet conversions(&getContext());
-    arith::populateExpandBFloat16Patterns(conversions);
-    conversions.add<ExpandF16ExtF, ExpandF16TruncF>(&getContext());
-    if (failed(runTextualPipeline(module, "scf-forall-to-for,canonicalize,cse",
-                                  run)) ||
-        failed(lowerTileVectors(module, std::move(conversions))))
-      return signalPassFailure();
-    WalkResult left = module.walk([](Operation *op) {
-      if (!needsHalfSupport(op))
-        return WalkResult::advance();
-      op->emitOpError("on a type narrower than f32 has no self-contained "
-                      "host lowering (it would need a CPU feature or a "
-                      "runtime-library call)");
-      return WalkResult::interrupt();
-    });
-    if (left.wasInterrupted() ||
-        failed(runTextualPipeline(
-            module,
-            "convert-vector-to-scf{full-unroll=true},convert-vector-to-llvm,"
-            "lower-affine,convert-scf-to-cf,convert-math-to-llvm,"
-            "expand-strided-metadata,convert-to-llvm,"
-            "reconcile-unrealized-casts",
-            run)) ||
-        failed(moveHalvesAsI16(module)))
+    arith::populateExpandBFloat16Patterns(set);
+    set.add<ExpandF16ExtF, ExpandF16TruncF>(context);
+    set.add<TransposeOfBroadcastToStretch>(context, /*benefit=*/2);
+    patterns = FrozenRewritePatternSet(std::move(set));
+    return success();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // Every public function gets a C entry point for the ExecutionEngine.
+    SmallVector<func::FuncOp> fns;
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      if (fn.isExternal())
+        continue;
+      fns.push_back(fn);
+      if (fn.isPublic())
+        fn->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                    UnitAttr::get(&getContext()));
+    }
+    auto lowerVectors = [&](func::FuncOp fn) {
+      return lowerTileVectorsAndHalves(fn, patterns);
+    };
+    if (failed(runPipeline(sequentialLoops, module)) ||
+        failed(failableParallelForEach(&getContext(), fns, lowerVectors)) ||
+        failed(runPipeline(toLLVM, module)) || failed(moveHalvesAsI16(module)))
       return signalPassFailure();
   }
+
+private:
+  static void buildPipelines(OpPassManager &before, OpPassManager &after) {
+    addSequentialLoops(before.nest<func::FuncOp>());
+    addFunctionToLLVM(after.nest<func::FuncOp>());
+    after.addPass(createConvertToLLVMPass());
+    after.addPass(createReconcileUnrealizedCastsPass());
+  }
+
+  OpPassManager sequentialLoops{ModuleOp::getOperationName()};
+  OpPassManager toLLVM{ModuleOp::getOperationName()};
+  FrozenRewritePatternSet patterns;
 };
 
 } // namespace
