@@ -181,7 +181,12 @@ struct TransposeOfBroadcastToStretch : OpRewritePattern<vector::TransposeOp> {
 /// Arithmetic on floats narrower than f32 (conversions, or f32 emulation
 /// through them) that LLVM lowers with a CPU feature or a library call.
 bool needsHalfSupport(Operation *op) {
-  if (!isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) ||
+  bool arithmetic =
+      isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) ||
+      isa<vector::ReductionOp, vector::MultiDimReductionOp,
+          vector::ContractionOp, vector::FMAOp, vector::OuterProductOp,
+          vector::ScanOp>(op);
+  if (!arithmetic ||
       isa<arith::ConstantOp, arith::BitcastOp, arith::SelectOp>(op))
     return false;
   auto narrow = [](Value v) {

@@ -23,3 +23,11 @@ func.func @half_arithmetic(%a: f16, %b: f16) -> f16 {
   %0 = arith.addf %a, %b : f16
   return %0 : f16
 }
+
+// -----
+
+func.func @half_reduction(%v: vector<4xbf16>) -> bf16 {
+  // expected-error @below {{'vector.reduction' op on a type narrower than f32 has no self-contained host lowering}}
+  %0 = vector.reduction <add>, %v : vector<4xbf16> into bf16
+  return %0 : bf16
+}
