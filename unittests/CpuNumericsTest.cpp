@@ -6,8 +6,14 @@
 // compares O and LSE with a float64 reference by ||out - ref|| / ||ref||.
 // Outputs are poisoned with NaN first: an element left unwritten fails.
 //
+// Each module is compiled once (for a baseline CPU, CpuJit.h) and run on
+// several fresh random inputs; dynamic-length modules also at several
+// lengths. Small BLOCK_M / BLOCK_N keep the fully unrolled tile code quick to
+// compile while every shape still spans several blocks and a tail.
+//
 //===----------------------------------------------------------------------===//
 
+#include "CpuJit.h"
 #include "attn/Pipelines/Pipelines.h"
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
@@ -18,7 +24,6 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/TargetSelect.h"
 
 #include <gtest/gtest.h>
 
@@ -30,15 +35,27 @@ using namespace mlir;
 
 namespace {
 
+using mlir::attn::test::TargetCpu;
+
 struct Config {
   const char *name;
   int64_t b, hq, hkv, nq, nk, d;
   bool bf16, causal;
-  int64_t blockM = 16, blockN = 16;
+  int64_t blockM = 8, blockN = 4;
   bool lse = true;
   double scale = 0; // 0: default 1/sqrt(D)
-  bool dynamicSeq = false;
+  /// Non-empty: Nq and Nk are dynamic; the module also runs at these
+  /// (Nq, Nk) after (nq, nk).
+  std::vector<std::pair<int64_t, int64_t>> moreLengths = {};
+  TargetCpu cpu = TargetCpu::Baseline;
+
+  bool dynamicSeq() const { return !moreLengths.empty(); }
 };
+
+void PrintTo(const Config &c, std::ostream *os) { *os << c.name; }
+
+/// Fresh random inputs per compiled static-shape module.
+constexpr int kRunsPerModule = 2;
 
 const llvm::fltSemantics &semantics(bool bf16) {
   return bf16 ? llvm::APFloat::BFloat() : llvm::APFloat::IEEEhalf();
@@ -85,10 +102,10 @@ std::string memrefType(std::array<int64_t, 4> s, bool dynSeq, StringRef elt) {
 
 std::string buildModule(const Config &c) {
   StringRef elt = c.bf16 ? "bf16" : "f16";
-  std::string q = memrefType({c.b, c.hq, c.nq, c.d}, c.dynamicSeq, elt);
-  std::string kv = memrefType({c.b, c.hkv, c.nk, c.d}, c.dynamicSeq, elt);
+  std::string q = memrefType({c.b, c.hq, c.nq, c.d}, c.dynamicSeq(), elt);
+  std::string kv = memrefType({c.b, c.hkv, c.nk, c.d}, c.dynamicSeq(), elt);
   std::string lse = llvm::formatv("memref<{0}x{1}x{2}xf32>", c.b, c.hq,
-                                  c.dynamicSeq ? "?" : std::to_string(c.nq));
+                                  c.dynamicSeq() ? "?" : std::to_string(c.nq));
   std::string attrs;
   if (c.causal)
     attrs += "causal";
@@ -156,15 +173,6 @@ Reference reference(const Config &c, const std::vector<uint16_t> &q,
   return r;
 }
 
-class CpuNumerics : public ::testing::TestWithParam<Config> {
-protected:
-  static void SetUpTestSuite() {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    attn::registerAttnPassesAndPipelines();
-  }
-};
-
 std::vector<uint16_t> randomHalves(int64_t n, bool bf16, std::mt19937 &rng) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::vector<uint16_t> out(std::max<int64_t>(n, 1));
@@ -172,6 +180,62 @@ std::vector<uint16_t> randomHalves(int64_t n, bool bf16, std::mt19937 &rng) {
     x = toHalf(normal(rng), bf16);
   return out;
 }
+
+/// Runs the compiled `engine` once on fresh random inputs of the shape in `c`
+/// and compares O and LSE with the float64 reference.
+void runAndCompare(ExecutionEngine &engine, const Config &c) {
+  // Fresh random inputs on every run (the seed is printed on failure).
+  unsigned seed = std::random_device{}();
+  SCOPED_TRACE(
+      llvm::formatv("Nq = {0}, Nk = {1}, seed {2}", c.nq, c.nk, seed).str());
+  std::mt19937 rng(seed);
+  Buffer<uint16_t, 4> q({c.b, c.hq, c.nq, c.d}, 0),
+      k({c.b, c.hkv, c.nk, c.d}, 0), v({c.b, c.hkv, c.nk, c.d}, 0);
+  q.data = randomHalves(c.b * c.hq * c.nq * c.d, c.bf16, rng);
+  k.data = randomHalves(c.b * c.hkv * c.nk * c.d, c.bf16, rng);
+  v.data = randomHalves(c.b * c.hkv * c.nk * c.d, c.bf16, rng);
+  for (auto *buf : {&q, &k, &v})
+    buf->desc.basePtr = buf->desc.data = buf->data.data();
+  uint16_t nanBits = c.bf16 ? 0x7FC0 : 0x7E00; // poison
+  Buffer<uint16_t, 4> o({c.b, c.hq, c.nq, c.d}, nanBits);
+  Buffer<float, 3> lse({c.b, c.hq, c.nq},
+                       std::numeric_limits<float>::quiet_NaN());
+
+  auto *qp = &q.desc, *kp = &k.desc, *vp = &v.desc, *op = &o.desc;
+  auto *lp = &lse.desc;
+  llvm::Error err = engine.invoke("attention", qp, kp, vp, op, lp);
+  ASSERT_FALSE(bool(err)) << llvm::toString(std::move(err));
+
+  Reference ref = reference(c, q.data, k.data, v.data);
+  double num = 0, den = 0;
+  for (size_t i = 0; i < ref.o.size(); ++i) {
+    double out = fromHalf(o.data[i], c.bf16);
+    ASSERT_FALSE(std::isnan(out)) << "O[" << i << "] unwritten or NaN";
+    num += (out - ref.o[i]) * (out - ref.o[i]);
+    den += ref.o[i] * ref.o[i];
+  }
+  double rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  // Rounding O to the storage type alone gives ~2^-9 (bf16) / 2^-12 (f16).
+  double bound = c.bf16 ? 8e-3 : 1e-3;
+  EXPECT_LE(rel, bound) << "||O - ref|| / ||ref|| = " << rel;
+  if (!c.lse)
+    return;
+  for (size_t i = 0; i < ref.lse.size(); ++i) {
+    float got = lse.data[i];
+    ASSERT_FALSE(std::isnan(got)) << "LSE[" << i << "] unwritten";
+    if (std::isinf(ref.lse[i])) {
+      EXPECT_TRUE(std::isinf(got) && got < 0) << "LSE[" << i << "] = " << got;
+      continue;
+    }
+    EXPECT_NEAR(got, ref.lse[i], 1e-4 * std::max(1.0, std::fabs(ref.lse[i])))
+        << "LSE[" << i << "]";
+  }
+}
+
+class CpuNumerics : public ::testing::TestWithParam<Config> {
+protected:
+  static void SetUpTestSuite() { attn::registerAttnPassesAndPipelines(); }
+};
 
 TEST_P(CpuNumerics, MatchesFloat64Reference) {
   const Config c = GetParam();
@@ -187,88 +251,128 @@ TEST_P(CpuNumerics, MatchesFloat64Reference) {
   options.blockN = c.blockN;
   attn::buildCPUPipeline(pm, options);
   ASSERT_TRUE(succeeded(pm.run(*module))) << src;
-  auto engine = ExecutionEngine::create(*module);
+  auto engine = attn::test::createEngine(*module, c.cpu);
   ASSERT_TRUE(bool(engine)) << llvm::toString(engine.takeError());
 
-  // Fresh random inputs on every run (the seed is printed on failure).
-  unsigned seed = std::random_device{}();
-  std::mt19937 rng(seed);
-  Buffer<uint16_t, 4> q({c.b, c.hq, c.nq, c.d}, 0), k({c.b, c.hkv, c.nk, c.d}, 0),
-      v({c.b, c.hkv, c.nk, c.d}, 0);
-  q.data = randomHalves(c.b * c.hq * c.nq * c.d, c.bf16, rng);
-  k.data = randomHalves(c.b * c.hkv * c.nk * c.d, c.bf16, rng);
-  v.data = randomHalves(c.b * c.hkv * c.nk * c.d, c.bf16, rng);
-  for (auto *buf : {&q, &k, &v})
-    buf->desc.basePtr = buf->desc.data = buf->data.data();
-  uint16_t nanBits = c.bf16 ? 0x7FC0 : 0x7E00; // poison
-  Buffer<uint16_t, 4> o({c.b, c.hq, c.nq, c.d}, nanBits);
-  Buffer<float, 3> lse({c.b, c.hq, c.nq},
-                       std::numeric_limits<float>::quiet_NaN());
-
-  auto *qp = &q.desc, *kp = &k.desc, *vp = &v.desc, *op = &o.desc;
-  auto *lp = &lse.desc;
-  llvm::Error err = engine->get()->invoke("attention", qp, kp, vp, op, lp);
-  ASSERT_FALSE(bool(err)) << llvm::toString(std::move(err));
-
-  Reference ref = reference(c, q.data, k.data, v.data);
-  double num = 0, den = 0;
-  for (size_t i = 0; i < ref.o.size(); ++i) {
-    double out = fromHalf(o.data[i], c.bf16);
-    ASSERT_FALSE(std::isnan(out)) << "O[" << i << "] unwritten or NaN, seed "
-                                  << seed;
-    num += (out - ref.o[i]) * (out - ref.o[i]);
-    den += ref.o[i] * ref.o[i];
-  }
-  double rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-  // Rounding O to the storage type alone gives ~2^-9 (bf16) / 2^-12 (f16).
-  double bound = c.bf16 ? 8e-3 : 1e-3;
-  EXPECT_LE(rel, bound) << "||O - ref|| / ||ref|| = " << rel << ", seed "
-                        << seed;
-  if (!c.lse)
+  if (!c.dynamicSeq()) {
+    for (int run = 0; run < kRunsPerModule; ++run)
+      ASSERT_NO_FATAL_FAILURE(runAndCompare(**engine, c));
     return;
-  for (size_t i = 0; i < ref.lse.size(); ++i) {
-    float got = lse.data[i];
-    ASSERT_FALSE(std::isnan(got)) << "LSE[" << i << "] unwritten, seed " << seed;
-    if (std::isinf(ref.lse[i])) {
-      EXPECT_TRUE(std::isinf(got) && got < 0) << "LSE[" << i << "] = " << got;
-      continue;
-    }
-    EXPECT_NEAR(got, ref.lse[i], 1e-4 * std::max(1.0, std::fabs(ref.lse[i])))
-        << "LSE[" << i << "], seed " << seed;
+  }
+  ASSERT_NO_FATAL_FAILURE(runAndCompare(**engine, c));
+  for (auto [nq, nk] : c.moreLengths) {
+    Config at = c;
+    at.nq = nq;
+    at.nk = nk;
+    ASSERT_NO_FATAL_FAILURE(runAndCompare(**engine, at));
   }
 }
 
 const Config kConfigs[] = {
-    // name, B, Hq, Hkv, Nq, Nk, D, bf16, causal, BLOCK_M, BLOCK_N
-    {"f16_square", 1, 2, 2, 64, 64, 64, false, false},
-    {"bf16_square", 1, 2, 2, 64, 64, 64, true, false},
-    {"f16_tails", 1, 2, 2, 100, 77, 64, false, false},
-    {"bf16_tails", 2, 2, 2, 37, 53, 64, true, false},
-    {"causal_square", 1, 2, 2, 64, 64, 64, false, true},
-    {"causal_square_tail", 1, 2, 2, 100, 100, 64, true, true, 32, 16},
-    {"causal_nq_lt_nk", 1, 2, 2, 37, 100, 64, false, true},
-    {"causal_nq_gt_nk_rows_without_keys", 1, 2, 2, 100, 37, 64, true, true},
-    {"causal_bn_ne_bm", 1, 2, 2, 70, 90, 64, false, true, 16, 8},
-    {"causal_bm_lt_bn", 1, 2, 2, 70, 90, 64, true, true, 8, 32},
-    {"gqa", 1, 8, 2, 48, 48, 64, false, true},
-    {"mqa", 2, 4, 1, 33, 65, 64, true, false},
-    {"d40", 1, 2, 2, 50, 50, 40, false, true},
-    {"d80", 1, 2, 1, 50, 61, 80, true, false},
-    {"d96", 1, 2, 2, 45, 45, 96, false, true},
-    {"d128", 1, 2, 2, 40, 72, 128, true, true},
-    {"d256", 1, 1, 1, 20, 36, 256, true, false, 8, 8},
-    {"decode_nq1", 1, 4, 2, 1, 200, 64, true, true},
+    // name, B, Hq, Hkv, Nq, Nk, D, bf16, causal[, BLOCK_M, BLOCK_N, LSE,
+    // scale, more (Nq, Nk), CPU]; BLOCK_M x BLOCK_N = 8 x 4 by default.
+    // Nq and Nk span several blocks and end in a tail (or are multiples).
+    {"f16_tails", 1, 2, 2, 19, 13, 64, false, false},
+    {"bf16_tails", 2, 2, 2, 13, 19, 64, true, false, 4, 8},
+    {"f16_block_multiples", 1, 2, 2, 16, 16, 64, false, false},
+    // Causal, bottom-right aligned: Nq = Nk, Nq < Nk, and Nq > Nk where rows
+    // 0 .. Nq - Nk - 1 see no key (O = 0, LSE = -inf).
+    {"causal_square_tail", 1, 2, 2, 21, 21, 64, true, true},
+    {"causal_nq_lt_nk", 1, 2, 2, 11, 29, 64, false, true},
+    {"causal_nq_gt_nk_rows_without_keys", 1, 2, 2, 29, 11, 64, true, true},
+    {"causal_bn_lt_bm", 1, 2, 2, 22, 27, 64, false, true, 8, 2},
+    {"causal_bm_lt_bn", 1, 2, 2, 22, 27, 64, true, true, 2, 8},
+    {"causal_blocks_32x2", 1, 1, 1, 70, 70, 16, false, true, 32, 2},
+    {"default_blocks_16x16", 1, 2, 2, 40, 37, 16, true, true, 16, 16},
+    // GQA / MQA: query head h reads KV head h / (Hq / Hkv).
+    {"gqa", 1, 8, 2, 12, 12, 64, false, true},
+    {"mqa", 2, 4, 1, 9, 17, 64, true, false},
+    // Head dims (64 above): every multiple of 8 up to 256 must work.
+    {"d16", 1, 2, 2, 19, 23, 16, false, true},
+    {"d40", 1, 2, 2, 13, 13, 40, false, true},
+    {"d80", 1, 2, 1, 13, 15, 80, true, false},
+    {"d96", 1, 2, 2, 11, 11, 96, false, true},
+    {"d128", 1, 2, 2, 10, 18, 128, true, true, 4, 4},
+    {"d256", 1, 1, 1, 7, 11, 256, true, false, 4, 4},
+    // Edge shapes and options.
+    {"decode_nq1", 1, 4, 2, 1, 37, 64, true, true},
     {"causal_one_by_one", 1, 1, 1, 1, 1, 64, false, true},
-    {"empty_keys", 1, 2, 2, 16, 0, 64, false, false},
-    {"explicit_scale", 1, 2, 2, 32, 48, 64, false, false, 16, 16, true, 0.5},
-    {"no_lse", 1, 2, 2, 30, 30, 64, true, true, 16, 16, false},
-    {"block_32x8", 1, 2, 2, 130, 130, 64, false, true, 32, 8},
-    {"dynamic_seq_len", 1, 2, 1, 45, 77, 64, true, true, 16, 16, true, 0, true},
-    {"dynamic_seq_len_causal_gt", 1, 2, 2, 77, 45, 64, false, true, 16, 16,
-     true, 0, true},
+    {"empty_keys", 1, 2, 2, 9, 0, 64, false, false},
+    {"explicit_scale", 1, 2, 2, 11, 14, 64, false, false, 8, 4, true, 0.5},
+    {"no_lse", 1, 2, 2, 13, 13, 64, true, true, 8, 4, false},
+    // Dynamic Nq and Nk: one module, run at several lengths.
+    {"dynamic_seq_len_causal",
+     1,
+     2,
+     1,
+     13,
+     19,
+     64,
+     true,
+     true,
+     8,
+     4,
+     true,
+     0,
+     {{19, 13}, {1, 9}, {8, 8}, {3, 0}}},
+    {"dynamic_seq_len",
+     1,
+     2,
+     2,
+     17,
+     11,
+     64,
+     false,
+     false,
+     8,
+     4,
+     true,
+     0,
+     {{5, 23}, {16, 16}, {1, 1}}},
 };
 
 INSTANTIATE_TEST_SUITE_P(Attention, CpuNumerics, ::testing::ValuesIn(kConfigs),
+                         [](const auto &info) {
+                           return std::string(info.param.name);
+                         });
+
+// The same lowering JIT-compiled for the host CPU with its features, as
+// ExecutionEngine does by default.
+const Config kHostConfigs[] = {
+    {"f16_causal_tails",
+     1,
+     2,
+     2,
+     19,
+     13,
+     64,
+     false,
+     true,
+     8,
+     4,
+     true,
+     0,
+     {},
+     TargetCpu::Host},
+    {"bf16_tails",
+     1,
+     2,
+     1,
+     13,
+     19,
+     64,
+     true,
+     false,
+     8,
+     4,
+     true,
+     0,
+     {},
+     TargetCpu::Host},
+};
+
+INSTANTIATE_TEST_SUITE_P(HostCpu, CpuNumerics,
+                         ::testing::ValuesIn(kHostConfigs),
                          [](const auto &info) {
                            return std::string(info.param.name);
                          });

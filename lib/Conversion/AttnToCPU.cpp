@@ -3,8 +3,23 @@
 #include "attn/Conversion/Passes.h"
 
 #include "VectorLowering.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/AttrTypeSubElements.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/Threading.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/Passes.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNLOWERTOCPU
@@ -16,30 +31,308 @@ using namespace mlir::attn;
 
 namespace {
 
+/// Builds integer and f32 arithmetic of the shape of a (vector or scalar)
+/// f16 <-> f32 conversion.
+struct ShapedBuilder : ImplicitLocOpBuilder {
+  Type shape;
+  ShapedBuilder(Operation *op, PatternRewriter &rewriter, Type shape)
+      : ImplicitLocOpBuilder(op->getLoc(), rewriter), shape(shape) {}
+
+  Type like(Type element) const {
+    if (auto shaped = dyn_cast<ShapedType>(shape))
+      return shaped.clone(element);
+    return element;
+  }
+  Value i32(uint32_t bits) {
+    return createScalarOrSplatConstant(*this, getLoc(), like(getI32Type()),
+                                       APInt(32, bits));
+  }
+  Value f32(float value) {
+    return createScalarOrSplatConstant(*this, getLoc(), like(getF32Type()),
+                                       APFloat(value));
+  }
+  Value bitcast(Type element, Value v) {
+    return arith::BitcastOp::create(*this, like(element), v);
+  }
+  Value cmp(arith::CmpIPredicate pred, Value a, Value b) {
+    return arith::CmpIOp::create(*this, pred, a, b);
+  }
+  Value select(Value cond, Value a, Value b) {
+    return arith::SelectOp::create(*this, cond, a, b);
+  }
+  Value bitAnd(Value a, uint32_t mask) {
+    return arith::AndIOp::create(*this, a, i32(mask));
+  }
+  Value add(Value a, uint32_t b) {
+    return arith::AddIOp::create(*this, a, i32(b));
+  }
+  Value shl(Value a, uint32_t n) {
+    return arith::ShLIOp::create(*this, a, i32(n));
+  }
+  Value shr(Value a, uint32_t n) {
+    return arith::ShRUIOp::create(*this, a, i32(n));
+  }
+};
+
+/// f16 -> f32, exact: rebias the exponent of normal numbers, keep the top
+/// exponent (Inf, NaN), and scale subnormals by an exact f32 subtraction.
+/// x86-64 without F16C would otherwise call libgcc's __extendhfsf2.
+struct ExpandF16ExtF : OpRewritePattern<arith::ExtFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::ExtFOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!getElementTypeOrSelf(op.getIn()).isF16() ||
+        !getElementTypeOrSelf(op.getType()).isF32())
+      return rewriter.notifyMatchFailure(op, "not f16 -> f32");
+    ShapedBuilder b(op, rewriter, op.getType());
+    Value h = arith::ExtUIOp::create(b, b.like(b.getI32Type()),
+                                     b.bitcast(b.getI16Type(), op.getIn()));
+    Value sign = b.shl(b.bitAnd(h, 0x8000), 16);
+    Value bits = b.shl(b.bitAnd(h, 0x7fff), 13); // exponent, mantissa
+    Value exponent = b.bitAnd(bits, 0x0f800000);
+    Value normal = b.add(bits, (127 - 15) << 23);
+    Value infNan = b.add(bits, (255 - 31) << 23);
+    // 2^-14 * (1 + m / 2^10) - 2^-14 = m * 2^-24, the subnormal's value.
+    Value subnormal = b.bitcast(
+        b.getI32Type(),
+        arith::SubFOp::create(
+            b, b.bitcast(b.getF32Type(), b.add(bits, (127 - 14) << 23)),
+            b.f32(0x1p-14f)));
+    Value magnitude = b.select(
+        b.cmp(arith::CmpIPredicate::eq, exponent, b.i32(0x0f800000)), infNan,
+        b.select(b.cmp(arith::CmpIPredicate::eq, exponent, b.i32(0)), subnormal,
+                 normal));
+    rewriter.replaceOp(op, b.bitcast(b.getF32Type(),
+                                     arith::OrIOp::create(b, magnitude, sign)));
+    return success();
+  }
+};
+
+/// f32 -> f16, round to nearest even (F. Giesen's float_to_half_fast3_rtne):
+/// overflow gives Inf, NaN a quiet NaN; subnormal results are rounded by an
+/// f32 addition that aligns their 10 bits at the bottom of the mantissa.
+/// x86-64 without F16C would otherwise call libgcc's __truncsfhf2.
+struct ExpandF16TruncF : OpRewritePattern<arith::TruncFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::TruncFOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!getElementTypeOrSelf(op.getIn()).isF32() ||
+        !getElementTypeOrSelf(op.getType()).isF16())
+      return rewriter.notifyMatchFailure(op, "not f32 -> f16");
+    if (op.getRoundingmodeAttr())
+      return rewriter.notifyMatchFailure(op, "not the default rounding");
+    ShapedBuilder b(op, rewriter, op.getType());
+    Value f = b.bitcast(b.getI32Type(), op.getIn());
+    Value sign = b.shr(b.bitAnd(f, 0x80000000), 16);
+    Value abs = b.bitAnd(f, 0x7fffffff);
+    Value infNan =
+        b.select(b.cmp(arith::CmpIPredicate::ugt, abs, b.i32(0x7f800000)),
+                 b.i32(0x7e00), b.i32(0x7c00));
+    // |x| < 2^-14: |x| + 0.5 rounds |x| to a multiple of 2^-24.
+    Value half = b.i32(126 << 23);
+    Value subnormal = arith::SubIOp::create(
+        b,
+        b.bitcast(b.getI32Type(),
+                  arith::AddFOp::create(b, b.bitcast(b.getF32Type(), abs),
+                                        b.bitcast(b.getF32Type(), half))),
+        half);
+    // Rebias the exponent by (15 - 127) << 23 (0xC8000000 mod 2^32) and round
+    // the 13 dropped bits to nearest even; a carry may reach Inf.
+    Value odd = b.bitAnd(b.shr(abs, 13), 1);
+    Value normal = b.shr(
+        arith::AddIOp::create(b, b.add(abs, 0xC8000000u + 0xfff), odd), 13);
+    Value magnitude = b.select(
+        b.cmp(arith::CmpIPredicate::uge, abs, b.i32((127 + 16) << 23)), infNan,
+        b.select(b.cmp(arith::CmpIPredicate::ult, abs, b.i32(113 << 23)),
+                 subnormal, normal));
+    Value bits = arith::TruncIOp::create(
+        b, b.like(b.getI16Type()), arith::OrIOp::create(b, magnitude, sign));
+    rewriter.replaceOp(op, b.bitcast(b.getF16Type(), bits));
+    return success();
+  }
+};
+
+/// transpose(broadcast(v : vector<M>) : vector<NxM>) = broadcast(v as
+/// vector<Mx1>) : vector<MxN>: row i is a splat of v[i]. The online softmax
+/// scales the accumulator rows this way; the element-wise transpose lowering
+/// would move all N * M elements one by one (3/4 of the unrolled IR).
+struct TransposeOfBroadcastToStretch : OpRewritePattern<vector::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(vector::TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto broadcast = op.getVector().getDefiningOp<vector::BroadcastOp>();
+    auto source = broadcast ? dyn_cast<VectorType>(broadcast.getSourceType())
+                            : VectorType();
+    if (!source || source.getRank() != 1 || source.isScalable() ||
+        op.getResultVectorType().getRank() != 2 ||
+        op.getPermutation() != ArrayRef<int64_t>{1, 0})
+      return rewriter.notifyMatchFailure(op, "not a 2-D transpose of a row "
+                                             "broadcast");
+    Value column = vector::ShapeCastOp::create(
+        rewriter, op.getLoc(),
+        VectorType::get({source.getDimSize(0), 1}, source.getElementType()),
+        broadcast.getSource());
+    rewriter.replaceOpWithNewOp<vector::BroadcastOp>(
+        op, op.getResultVectorType(), column);
+    return success();
+  }
+};
+
+/// Arithmetic on floats narrower than f32 (conversions, or f32 emulation
+/// through them) that LLVM lowers with a CPU feature or a library call.
+bool needsHalfSupport(Operation *op) {
+  bool arithmetic =
+      isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) ||
+      isa<vector::ReductionOp, vector::MultiDimReductionOp,
+          vector::ContractionOp, vector::FMAOp, vector::OuterProductOp,
+          vector::ScanOp>(op);
+  if (!arithmetic ||
+      isa<arith::ConstantOp, arith::BitcastOp, arith::SelectOp>(op))
+    return false;
+  auto narrow = [](Value v) {
+    auto type = dyn_cast<FloatType>(getElementTypeOrSelf(v));
+    return type && type.getWidth() < 32;
+  };
+  return llvm::any_of(op->getOperands(), narrow) ||
+         llvm::any_of(op->getResults(), narrow);
+}
+
+/// Moves f16 and bf16 data as i16 in the LLVM dialect: x86-64 code generation
+/// without AVX-512 BF16 widens even a bf16 phi, select or masked load to f32
+/// and narrows it back through __truncsfbf2. Arithmetic on them was expanded
+/// before, so only bit-preserving loads, stores and moves remain; the
+/// verifier rejects anything else. (Kernels take memrefs: their C interface
+/// does not change.)
+LogicalResult moveHalvesAsI16(ModuleOp module) {
+  auto isHalf = [](Type t) {
+    auto f = dyn_cast<FloatType>(t);
+    return f && f.getWidth() == 16;
+  };
+  Type i16 = IntegerType::get(module.getContext(), 16);
+  AttrTypeReplacer replacer;
+  replacer.addReplacement([&](FloatType t) -> std::optional<Type> {
+    return isHalf(t) ? std::optional<Type>(i16) : std::nullopt;
+  });
+  replacer.addReplacement([&](FloatAttr a) -> std::optional<Attribute> {
+    if (!isHalf(a.getType()))
+      return std::nullopt;
+    return IntegerAttr::get(i16, a.getValue().bitcastToAPInt());
+  });
+  replacer.addReplacement(
+      [&](DenseFPElementsAttr a) -> std::optional<Attribute> {
+        if (!isHalf(a.getElementType()))
+          return std::nullopt;
+        return a.bitcast(i16);
+      });
+  replacer.recursivelyReplaceElementsIn(module, /*replaceAttrs=*/true,
+                                        /*replaceLocs=*/false,
+                                        /*replaceTypes=*/true);
+  module.walk([](LLVM::BitcastOp cast) {
+    if (cast.getArg().getType() == cast.getType()) {
+      cast.replaceAllUsesWith(cast.getArg());
+      cast.erase();
+    }
+  });
+  return verify(module);
+}
+
+/// Per function, before the tile vectors are lowered: the CTA-level loop
+/// nest runs sequentially.
+void addSequentialLoops(OpPassManager &fn) {
+  fn.addPass(createForallToForLoopPass());
+  fn.addPass(createCanonicalizerPass());
+  fn.addPass(createCSEPass());
+}
+
+/// Per function, after: vector transfers, loops, index and math arithmetic
+/// to the LLVM dialect. Affine and scf go first, while the IR is smaller
+/// than after the vector-to-LLVM unrolling.
+void addFunctionToLLVM(OpPassManager &fn) {
+  fn.addPass(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll()));
+  fn.addPass(createLowerAffinePass());
+  fn.addPass(createSCFToControlFlowPass());
+  fn.addPass(createConvertVectorToLLVMPass());
+  fn.addPass(createConvertMathToLLVMPass());
+  fn.addPass(memref::createExpandStridedMetadataPass());
+}
+
+/// Rewrites the tile vector ops and the half-precision conversions of `fn`
+/// and checks that no other half-precision arithmetic is left.
+LogicalResult
+lowerTileVectorsAndHalves(func::FuncOp fn,
+                          const FrozenRewritePatternSet &patterns) {
+  if (failed(applyPatternsGreedily(fn, patterns)))
+    return fn.emitError("tile vector lowering did not converge");
+  WalkResult left = fn.walk([](Operation *op) {
+    if (!needsHalfSupport(op))
+      return WalkResult::advance();
+    op->emitOpError("on a type narrower than f32 has no self-contained "
+                    "host lowering (it would need a CPU feature or a "
+                    "runtime-library call)");
+    return WalkResult::interrupt();
+  });
+  return failure(left.wasInterrupted());
+}
+
+/// The pipelines and patterns are built once per pass instance; function
+/// pipelines run on several functions in parallel.
 struct AttnLowerToCPUPass : attn::impl::AttnLowerToCPUBase<AttnLowerToCPUPass> {
+  void getDependentDialects(DialectRegistry &registry) const override {
+    AttnLowerToCPUBase::getDependentDialects(registry);
+    OpPassManager before(ModuleOp::getOperationName()),
+        after(ModuleOp::getOperationName());
+    buildPipelines(before, after);
+    before.getDependentDialects(registry);
+    after.getDependentDialects(registry);
+  }
+
+  LogicalResult initialize(MLIRContext *context) override {
+    buildPipelines(sequentialLoops, toLLVM);
+    RewritePatternSet set(context);
+    populateTileVectorLoweringPatterns(set);
+    // Half-precision conversions become integer arithmetic, so the code
+    // needs no CPU feature and no library symbol (__truncsfbf2 is missing
+    // from Debian 12's libgcc).
+    arith::populateExpandBFloat16Patterns(set);
+    set.add<ExpandF16ExtF, ExpandF16TruncF>(context);
+    set.add<TransposeOfBroadcastToStretch>(context, /*benefit=*/2);
+    patterns = FrozenRewritePatternSet(std::move(set));
+    return success();
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     // Every public function gets a C entry point for the ExecutionEngine.
-    module.walk([&](func::FuncOp fn) {
-      if (fn.isPublic() && !fn.isExternal())
+    SmallVector<func::FuncOp> fns;
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      if (fn.isExternal())
+        continue;
+      fns.push_back(fn);
+      if (fn.isPublic())
         fn->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                     UnitAttr::get(&getContext()));
-    });
-    auto run = [&](OpPassManager &pm, Operation *op) {
-      return runPipeline(pm, op);
+    }
+    auto lowerVectors = [&](func::FuncOp fn) {
+      return lowerTileVectorsAndHalves(fn, patterns);
     };
-    if (failed(runTextualPipeline(module, "scf-forall-to-for,canonicalize,cse",
-                                  run)) ||
-        failed(lowerTileVectors(module, RewritePatternSet(&getContext()))) ||
-        failed(runTextualPipeline(
-            module,
-            "convert-vector-to-scf{full-unroll=true},convert-vector-to-llvm,"
-            "lower-affine,convert-scf-to-cf,convert-math-to-llvm,"
-            "expand-strided-metadata,convert-to-llvm,"
-            "reconcile-unrealized-casts",
-            run)))
+    if (failed(runPipeline(sequentialLoops, module)) ||
+        failed(failableParallelForEach(&getContext(), fns, lowerVectors)) ||
+        failed(runPipeline(toLLVM, module)) || failed(moveHalvesAsI16(module)))
       return signalPassFailure();
   }
+
+private:
+  static void buildPipelines(OpPassManager &before, OpPassManager &after) {
+    addSequentialLoops(before.nest<func::FuncOp>());
+    addFunctionToLLVM(after.nest<func::FuncOp>());
+    after.addPass(createConvertToLLVMPass());
+    after.addPass(createReconcileUnrealizedCastsPass());
+  }
+
+  OpPassManager sequentialLoops{ModuleOp::getOperationName()};
+  OpPassManager toLLVM{ModuleOp::getOperationName()};
+  FrozenRewritePatternSet patterns;
 };
 
 } // namespace

@@ -84,6 +84,13 @@ def AttnLowerToCPU : Pass<"attn-lower-to-cpu", "ModuleOp"> {
     everything to the LLVM dialect with C interfaces
     (`_mlir_ciface_<name>`), so tests can execute it through MLIR's
     ExecutionEngine and compare with a reference.
+
+    The output needs no CPU feature and no runtime library beyond libm
+    (`exp2f`, `log2f`): f16/bf16 <-> f32 conversions become integer
+    arithmetic (round to nearest even) and 16-bit floats are moved as `i16`,
+    since x86-64 code generation without F16C / AVX-512 BF16 calls libgcc
+    for them (`__truncsfbf2` is missing from Debian 12's libgcc). Other
+    arithmetic on a type narrower than f32 is an error.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }

@@ -1,0 +1,33 @@
+//===- CpuJit.h - JIT for the CPU-executed tests ----------------*- C++ -*-===//
+//
+// The CPU tests run attn-to-cpu output through MLIR's ExecutionEngine. By
+// default they compile for a baseline CPU of the host's architecture (on
+// x86-64: "x86-64", SSE2 only, no host feature detection) with unoptimized
+// code generation: code that needs a CPU feature or a runtime-library symbol
+// (a libgcc conversion such as __truncsfbf2) then fails on every machine,
+// not only on those that lack the feature.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_UNITTESTS_CPUJIT_H
+#define ATTN_UNITTESTS_CPUJIT_H
+
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::attn::test {
+
+enum class TargetCpu {
+  /// The architecture's baseline CPU, -O0 code generation.
+  Baseline,
+  /// What ExecutionEngine picks by default: the host CPU and its features.
+  Host,
+};
+
+/// JIT-compiles `module` (already in the LLVM dialect) for `cpu`.
+llvm::Expected<std::unique_ptr<ExecutionEngine>>
+createEngine(ModuleOp module, TargetCpu cpu = TargetCpu::Baseline);
+
+} // namespace mlir::attn::test
+
+#endif // ATTN_UNITTESTS_CPUJIT_H
