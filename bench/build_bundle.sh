@@ -3,7 +3,8 @@
 #   bench: one static kernel per harness shape plus dynamic-length fallbacks
 #          (bench/specs.json), for bench/harness.py;
 #   tma:   dynamic-length kernels for every D in both dtypes, causal or not
-#          (bench/specs_tma.json), for bench/tma_cases.py.
+#          (bench/specs_tma.json), for bench/tma_cases.py;
+#   tma_fma: the same kernels on the CUDA-core path.
 # Extra arguments go to attn-compile (e.g. --path=fma, --max-mma-n=64).
 # Then, on the GPU machine:
 #   python3 bench/harness.py --bundle build/bundles/bench --lib build/lib/libattn_runtime.so
@@ -12,6 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${ATTN_BUILD_DIR:-build}
 OUT=${ATTN_BUNDLE_ROOT:-$BUILD/bundles}
-rm -rf "$OUT/bench" "$OUT/tma"
+rm -rf "$OUT/bench" "$OUT/tma" "$OUT/tma_fma"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs.json -o "$OUT/bench" "$@"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_tma.json -o "$OUT/tma" "$@"
+"$BUILD/bin/attn-compile" --spec-file=bench/specs_tma.json -o "$OUT/tma_fma" --path=fma "$@"

@@ -1,25 +1,44 @@
 #!/usr/bin/env bash
-# On the GPU machine, after bench/build_bundle.sh on the build machine:
-# the tensor-core cases (watchdog per launch), then the harness (model
-# shapes, odd cases, misuse statuses, timing beside FA2 and cuDNN).
-# Logs go to $OUT (the device tool's output folder) when it is set.
+# On the GPU machine, after bench/build_bundle.sh (and scripts/main.sh) on
+# the build machine: the tensor-core cases (a hang watchdog per launch) on
+# both paths, the harness (model shapes, odd cases, misuse statuses, timing
+# beside FA2 and cuDNN), attn-run, the README's main job, and
+# compute-sanitizer's race and memory checks on small launches. Logs go to
+# $OUT (the device tool's output folder) when it is set.
 set -uo pipefail
 cd "$(dirname "$0")"
 export PYTHONUNBUFFERED=1
 LIB=../build/lib/libattn_runtime.so
 LOG=${OUT:-/tmp}
+B=../build/bundles
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu --format=csv,noheader
 rc=0
-timeout 400 python3 tma_cases.py --bundle ../build/bundles/tma --lib $LIB \
-  --groups "${TMA_GROUPS:-dmatrix,twowg,tails,nanviews,nokey,grids,error}" \
-  > "$LOG/tma.log" 2>&1 || rc=1
-grep -v "^   FAIL" "$LOG/tma.log" | tail -12; grep "^   FAIL" "$LOG/tma.log" | head -20
-if [ -d ../build/bundles/tma64 ]; then
-  timeout 120 python3 tma_cases.py --bundle ../build/bundles/tma64 --lib $LIB \
-    --groups dmatrix > "$LOG/tma64.log" 2>&1 || rc=1
-  echo "== max-mma-n=64:"; tail -3 "$LOG/tma64.log"
+step() { echo "== $1"; shift; "$@" || { rc=1; echo "FAILED: $*"; }; }
+step "tma cases, wgmma" timeout 400 python3 tma_cases.py --bundle $B/tma --lib $LIB \
+  --groups "${TMA_GROUPS:-dmatrix,twowg,tails,nanviews,nokey,grids,error}" --verbose \
+  > "$LOG/tma.log" 2>&1
+grep -E "^\[|^tma cases|HANG" "$LOG/tma.log"; grep "^   FAIL" "$LOG/tma.log" | head -20
+grep "error vs FA2" "$LOG/tma.log"
+if [ -d $B/tma_fma ]; then
+  step "tma cases, fma" timeout 300 python3 tma_cases.py --bundle $B/tma_fma --lib $LIB \
+    --groups tails,grids,nokey > "$LOG/tma_fma.log" 2>&1
+  grep -E "^\[|^tma cases|HANG" "$LOG/tma_fma.log"
 fi
-timeout 400 python3 harness.py --bundle ../build/bundles/bench --lib $LIB \
-  --out "$LOG/harness.json" ${HARNESS_ARGS:-} > "$LOG/harness.log" 2>&1 || rc=1
-sed -n '/^== /,$p' "$LOG/harness.log" | cut -c1-150
+step "harness" timeout 400 python3 harness.py --bundle $B/bench --lib $LIB \
+  --out "$LOG/harness.json" ${HARNESS_ARGS:-} > "$LOG/harness.log" 2>&1
+sed -n '/^== /,$p' "$LOG/harness.log" | cut -c1-160
+step "attn-run" timeout 300 ../build/bin/attn-run $B/bench --seqlen-q=1000 --seqlen-k=1500 \
+  --batch=2 --heads-q=8 --heads-kv=2 > "$LOG/attn-run.log" 2>&1
+tail -4 "$LOG/attn-run.log"
+step "main job" timeout 200 ../scripts/main.sh > "$LOG/main.log" 2>&1
+tail -4 "$LOG/main.log"
+if command -v compute-sanitizer >/dev/null; then
+  for tool in racecheck memcheck synccheck; do
+    step "compute-sanitizer $tool" timeout 240 compute-sanitizer --tool $tool \
+      --error-exitcode 9 python3 tma_cases.py --bundle $B/tma --lib $LIB \
+      --groups sanity > "$LOG/sanitizer-$tool.log" 2>&1
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|tma cases" "$LOG/sanitizer-$tool.log" | tail -2
+  done
+fi
+echo "device_check rc=$rc"
 exit $rc

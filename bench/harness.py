@@ -11,6 +11,7 @@ misuse must come back as its status without killing the process.
     python3 bench/harness.py --bundle bundles/bench --lib build/lib/libattn_runtime.so
 """
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -248,17 +249,25 @@ def misuse_cases(lib, bundle, bundle_dir, stream):
         broken = rt.Bundle(lib, tmp)
         out.append(("manifest not JSON", 4, broken.status, broken.message))
         # A valid manifest whose cubin is an ELF header followed by garbage:
-        # loads, then the driver refuses it at the first launch.
+        # loads, then the driver refuses it at the first launch. A cubin that
+        # does not match its manifest hash is BUNDLE_CORRUPT at load.
         manifest = json.load(open(os.path.join(bundle_dir, "manifest.json")))
         kern = next(k for k in manifest["kernels"] if k["name"] == "dyn_f16_d64_kernel")
         manifest["kernels"] = [kern]
+        # Its hash is the garbage's: the bundle loads, the driver decides.
+        garbage = b"\x7fELF" + os.urandom(4096)
+        kern["cubin_sha256"] = hashlib.sha256(garbage).hexdigest()
         json.dump(manifest, open(os.path.join(tmp, "manifest.json"), "w"))
         with open(os.path.join(tmp, kern["cubin"]), "wb") as f:
-            f.write(b"\x7fELF" + os.urandom(4096))
+            f.write(garbage)
         bad = rt.Bundle(lib, tmp)
         st, msg = bad.fwd(rt.fwd_args(q, k, v, o, lse, 0), stream)
         out.append(("cubin rejected by the driver", 5, st, msg))
         del bad
+        kern["cubin_sha256"] = "0" * 64
+        json.dump(manifest, open(os.path.join(tmp, "manifest.json"), "w"))
+        wrong = rt.Bundle(lib, tmp)
+        out.append(("cubin differs from its hash", 4, wrong.status, wrong.message))
     finally:
         shutil.rmtree(tmp)
     return out

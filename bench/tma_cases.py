@@ -192,7 +192,16 @@ def error_vs_fa2(bundle, rows):
     return out
 
 
+def sanity(bundle, rows):
+    """Two small launches, for compute-sanitizer's race and memory checks."""
+    for d, causal in ((64, 1), (128, 0)):
+        q, k, v = (rnd((1, 2, 200, d), DT["bf16"]) for _ in range(3))
+        run(bundle, "sanity D%d%s" % (d, " causal" if causal else ""), q, k, v,
+            causal, rows)
+
+
 GROUPS = {
+    "sanity": sanity,
     "dmatrix": lambda b, r: d_matrix(b, r, (16, 40, 64, 72, 80, 96, 128, 136, 192, 256)),
     "tails": tails,
     "nanviews": nan_views,
@@ -221,7 +230,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bundle", required=True)
     ap.add_argument("--lib", required=True)
-    ap.add_argument("--groups", default=",".join(GROUPS))
+    ap.add_argument("--groups", default=",".join(g for g in GROUPS if g != "sanity"))
     ap.add_argument("--verbose", action="store_true")
     a = ap.parse_args()
     lib = rt.load_library(a.lib)
