@@ -318,8 +318,24 @@ struct AttnLowerToCPUPass : attn::impl::AttnLowerToCPUBase<AttnLowerToCPUPass> {
     };
     if (failed(runPipeline(sequentialLoops, module)) ||
         failed(failableParallelForEach(&getContext(), fns, lowerVectors)) ||
-        failed(runPipeline(toLLVM, module)) || failed(moveHalvesAsI16(module)))
+        failed(runPipeline(toLLVM, module)) || failed(moveHalvesAsI16(module)) ||
+        failed(checkFullyLowered(module)))
       return signalPassFailure();
+  }
+
+  /// The host code must be LLVM dialect only: an op of another dialect left
+  /// behind (a gpu.shuffle from the GPU-only attn-distribute-rows, say)
+  /// would fail far later, in translation or in the JIT.
+  static LogicalResult checkFullyLowered(ModuleOp module) {
+    WalkResult res = module.walk([](Operation *op) {
+      if (isa<ModuleOp>(op) || isa<LLVM::LLVMDialect>(op->getDialect()))
+        return WalkResult::advance();
+      return WalkResult(op->emitOpError(
+          "is left after attn-lower-to-cpu; the host lowering takes the "
+          "nest of attn-tile, attn-causal-split and attn-online-softmax "
+          "(attn-distribute-rows and attn-async-pipeline are GPU-only)"));
+    });
+    return failure(res.wasInterrupted());
   }
 
 private:

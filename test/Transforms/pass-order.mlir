@@ -66,3 +66,16 @@ func.func @one_cta(%q: memref<1x1x6x16xf16>, %k: memref<1x1x6x16xf16>,
                      memref<1x1x6x16xf16>) outs(%o : memref<1x1x6x16xf16>)
   return
 }
+
+// -----
+
+// The GPU-only thread mapping leaves gpu.shuffle (D = 64 takes two lanes
+// per row): the host lowering refuses it instead of handing it on.
+// RUN: not attn-opt %s --split-input-file --attn-tile="block-m=4 block-n=2" --attn-causal-split --attn-distribute-rows --attn-online-softmax --attn-lower-to-cpu 2>&1 | FileCheck %s --check-prefix=CPU-GPU
+// CPU-GPU: error: 'gpu.shuffle' op is left after attn-lower-to-cpu; the host lowering takes the nest of attn-tile, attn-causal-split and attn-online-softmax (attn-distribute-rows and attn-async-pipeline are GPU-only)
+func.func @gpu_mapped(%q: memref<1x1x8x64xf16>, %k: memref<1x1x8x64xf16>,
+                      %v: memref<1x1x8x64xf16>, %o: memref<1x1x8x64xf16>) {
+  attn.attention ins(%q, %k, %v : memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>)
+                 outs(%o : memref<1x1x8x64xf16>)
+  return
+}
