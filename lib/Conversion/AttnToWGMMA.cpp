@@ -12,18 +12,15 @@
 //    16-byte coalesced stores; LSE from the quad leaders;
 //  * attn.warp_specialize becomes a branch on the warpgroup with setmaxnreg.
 //
-// Register layout of an m64nNk16 f32 accumulator (HOPPER.md, verified on an
-// H200): thread t of a warpgroup, w = t / 32, g = (t % 32) / 4, q = t % 4,
-// holds in register i the element at row 16 w + g + 8 ((i >> 1) & 1) and
-// column 8 (i / 4) + 2 q + (i & 1). So each thread holds two rows ("halves")
-// and the four threads of a quad share them. The bf16/f16 A operand of the
-// next wgmma has the same pattern: P goes from S's registers to A's with no
-// data movement.
+// The accumulator layout and the building blocks are in WarpgroupMMA.h; the
+// bf16/f16 A operand of the next wgmma has the accumulator's pattern, so P
+// goes from S's registers to A's with no data movement.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attn/Conversion/Passes.h"
 
+#include "WarpgroupMMA.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -47,162 +44,11 @@ using namespace mlir::attn;
 
 namespace {
 
-/// Rows of a warpgroup's wgmma tile, and bytes of one swizzled chunk row.
-constexpr int64_t kWarpgroupRows = 64;
-constexpr int64_t kChunkBytes = 128;
-
-//===----------------------------------------------------------------------===//
-// Scalar helpers
-//===----------------------------------------------------------------------===//
-
-Value cIndex(ImplicitLocOpBuilder &b, int64_t v) {
-  return arith::ConstantIndexOp::create(b, v);
-}
-Value cI32(ImplicitLocOpBuilder &b, int64_t v) {
-  return arith::ConstantIntOp::create(b, v, 32);
-}
-Value cI64(ImplicitLocOpBuilder &b, int64_t v) {
-  return arith::ConstantIntOp::create(b, v, 64);
-}
-Value cF32(ImplicitLocOpBuilder &b, double v) {
-  return arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(float(v)));
-}
-
-// Max and FMA are LLVM intrinsics here: the arith/math forms would lower to
-// libdevice calls (__nv_fmaxf, __nv_fmaf) on the GPU path.
-
-/// ex2.approx.ftz.f32 / lg2.approx.ftz.f32, as in FlashAttention.
-Value approx(ImplicitLocOpBuilder &b, StringRef intrinsic, Value x) {
-  return LLVM::CallIntrinsicOp::create(b, b.getF32Type(),
-                                       b.getStringAttr(intrinsic), x)
-      .getResult(0);
-}
-Value exp2(ImplicitLocOpBuilder &b, Value x) {
-  return approx(b, "llvm.nvvm.ex2.approx.ftz.f", x);
-}
-Value log2(ImplicitLocOpBuilder &b, Value x) {
-  return approx(b, "llvm.nvvm.lg2.approx.ftz.f", x);
-}
-
-/// Combines `x` across the four threads of a quad (they share a row).
-template <typename CombineOp>
-Value quadReduce(ImplicitLocOpBuilder &b, Value x) {
-  for (int64_t offset : {1, 2}) {
-    auto shfl = gpu::ShuffleOp::create(b, x, offset, /*width=*/32,
-                                       gpu::ShuffleMode::XOR);
-    x = CombineOp::create(b, x, shfl.getShuffleResult());
-  }
-  return x;
-}
-
-SmallVector<Value> unpack(ImplicitLocOpBuilder &b, Value vec) {
-  int64_t n = cast<VectorType>(vec.getType()).getNumElements();
-  SmallVector<Value> elts;
-  for (int64_t i = 0; i < n; ++i)
-    elts.push_back(vector::ExtractOp::create(b, vec, i));
-  return elts;
-}
-
-Value pack(ImplicitLocOpBuilder &b, ArrayRef<Value> elts) {
-  auto type = VectorType::get({int64_t(elts.size())}, b.getF32Type());
-  return vector::FromElementsOp::create(b, type, elts);
-}
-
-LLVM::LLVMStructType accStruct(MLIRContext *ctx, int64_t regs) {
-  return LLVM::LLVMStructType::getLiteral(
-      ctx, SmallVector<Type>(regs, Float32Type::get(ctx)));
-}
-
-SmallVector<Value> unpackStruct(ImplicitLocOpBuilder &b, Value s,
-                                int64_t regs) {
-  SmallVector<Value> elts;
-  for (int64_t i = 0; i < regs; ++i)
-    elts.push_back(LLVM::ExtractValueOp::create(b, s, i));
-  return elts;
-}
-
-//===----------------------------------------------------------------------===//
-// Thread geometry
-//===----------------------------------------------------------------------===//
-
-/// Where a consumer thread sits: its warpgroup, and the CTA-tile rows and
-/// column offset of its accumulator registers.
-struct ThreadLayout {
-  Value warpgroup;  // consumer warpgroup (index)
-  Value thread;     // thread within the warpgroup, 0..127 (index)
-  Value row[2];     // CTA-tile row of halves 0 and 1 (index)
-  Value rowInWg[2]; // the same within the warpgroup's 64 rows
-  Value g;          // (t % 32) / 4 (index)
-  Value twoQ;       // 2 (t % 4) (index)
-  Value quadLeader; // t % 4 == 0 (i1)
-};
-
-ThreadLayout threadLayout(ImplicitLocOpBuilder &b) {
-  ThreadLayout tl;
-  Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
-  Value t = arith::SubIOp::create(b, tid, cIndex(b, 128)); // producer first
-  tl.warpgroup = arith::DivUIOp::create(b, t, cIndex(b, 128));
-  tl.thread = arith::RemUIOp::create(b, t, cIndex(b, 128));
-  Value warp = arith::DivUIOp::create(b, tl.thread, cIndex(b, 32));
-  Value lane = arith::RemUIOp::create(b, tl.thread, cIndex(b, 32));
-  tl.g = arith::DivUIOp::create(b, lane, cIndex(b, 4));
-  Value q = arith::RemUIOp::create(b, lane, cIndex(b, 4));
-  tl.twoQ = arith::MulIOp::create(b, q, cIndex(b, 2));
-  tl.quadLeader =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, q, cIndex(b, 0));
-  Value base = arith::AddIOp::create(
-      b, arith::MulIOp::create(b, warp, cIndex(b, 16)), tl.g);
-  Value wgRow = arith::MulIOp::create(b, tl.warpgroup, cIndex(b, 64));
-  for (int h = 0; h < 2; ++h) {
-    tl.rowInWg[h] = arith::AddIOp::create(b, base, cIndex(b, 8 * h));
-    tl.row[h] = arith::AddIOp::create(b, wgRow, tl.rowInWg[h]);
-  }
-  return tl;
-}
-
-/// Half (0: row g, 1: row g + 8) and column offset (beyond 2q) of
-/// accumulator register i.
-int64_t halfOf(int64_t i) { return (i >> 1) & 1; }
-int64_t colOf(int64_t i) { return 8 * (i / 4) + (i & 1); }
-
-//===----------------------------------------------------------------------===//
-// Shared-memory matrix descriptors
-//===----------------------------------------------------------------------===//
-
-/// Byte address, in the shared window, of the first element of `tile`.
-Value sharedAddress(ImplicitLocOpBuilder &b, Value tile) {
-  auto meta = memref::ExtractStridedMetadataOp::create(b, tile);
-  Value base =
-      memref::ExtractAlignedPointerAsIndexOp::create(b, meta.getBaseBuffer());
-  int64_t eltBytes =
-      cast<MemRefType>(tile.getType()).getElementTypeBitWidth() / 8;
-  Value offset =
-      arith::MulIOp::create(b, meta.getOffset(), cIndex(b, eltBytes));
-  return arith::IndexCastOp::create(b, b.getI64Type(),
-                                    arith::AddIOp::create(b, base, offset));
-}
-
-/// wgmma shared-memory descriptor of the 128B-swizzled tile at byte
-/// address `addr` (+ `offset`): start address >> 4 in bits 0-13, leading
-/// byte offset >> 4 in 16-29, stride byte offset >> 4 in 32-45, swizzle
-/// mode 1 (128B) in 62-63.
-Value descriptor(ImplicitLocOpBuilder &b, Value addr, int64_t offset,
-                 int64_t leadingBytes, int64_t strideBytes) {
-  Value a = arith::AddIOp::create(b, addr, cI64(b, offset));
-  a = arith::ShRUIOp::create(b, arith::AndIOp::create(b, a, cI64(b, 0x3FFFF)),
-                             cI64(b, 4));
-  uint64_t hi = (uint64_t(leadingBytes >> 4) << 16) |
-                (uint64_t(strideBytes >> 4) << 32) | (uint64_t(1) << 62);
-  return arith::OrIOp::create(b, a, cI64(b, static_cast<int64_t>(hi)));
-}
+using namespace mlir::attn::wgmma;
 
 /// Width of the O += P V accumulator for head dim D (wgmma takes any N
 /// that is a multiple of 8).
 int64_t paddedN(int64_t d) { return llvm::alignTo(d, 8); }
-
-NVVM::WGMMATypes wgmmaType(Type elt) {
-  return elt.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
-}
 
 //===----------------------------------------------------------------------===//
 // attn.online_attention_mma
@@ -344,40 +190,6 @@ SmallVector<Value> packP(ImplicitLocOpBuilder &b, ArrayRef<Value> p, int64_t kk,
     regs.back() = vector::ExtractOp::create(b, regs.back(), 0);
   }
   return regs;
-}
-
-/// One register-A wgmma, m64nNk16: acc (N / 2 f32) += A (4 x b32) * B.
-/// MLIR 22 has no op for the register-A form (llvm/llvm-project#133733) and
-/// nvvm.inline_ptx mis-orders read-write operands, so this is
-/// llvm.inline_asm with the accumulators tied to the outputs.
-SmallVector<Value> wgmmaRegisterA(ImplicitLocOpBuilder &b, ArrayRef<Value> acc,
-                                  ArrayRef<Value> a, Value descB, int64_t n,
-                                  Type elt) {
-  int64_t regs = n / 2;
-  std::string accList, constraints;
-  for (int64_t i = 0; i < regs; ++i) {
-    accList += llvm::formatv("{0}${1}", i ? ", " : "", i).str();
-    constraints += "=f,";
-  }
-  for (int64_t i = 0; i < regs; ++i)
-    constraints += llvm::formatv("{0},", i).str();
-  constraints += "r,r,r,r,l";
-  StringRef type = elt.isBF16() ? "bf16" : "f16";
-  std::string asmText = llvm::formatv(
-      "wgmma.mma_async.sync.aligned.m64n{0}k16.f32.{1}.{1} {{{2}}, "
-      "{{${3}, ${4}, ${5}, ${6}}, ${7}, 1, 1, 1, 1;",
-      n, type, accList, 2 * regs, 2 * regs + 1, 2 * regs + 2, 2 * regs + 3,
-      2 * regs + 4);
-  SmallVector<Value> operands(acc);
-  llvm::append_range(operands, a);
-  operands.push_back(descB);
-  auto asmOp = LLVM::InlineAsmOp::create(
-      b, accStruct(b.getContext(), regs), operands, asmText, constraints,
-      /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::tailcallkind::TailCallKind::None,
-      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-      ArrayAttr());
-  return unpackStruct(b, asmOp.getResult(0), regs);
 }
 
 /// O += P V: BLOCK_N / 16 k-steps. V is [keys, D] row-major in shared memory

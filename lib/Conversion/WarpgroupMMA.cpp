@@ -1,0 +1,155 @@
+//===- WarpgroupMMA.cpp - Hopper warpgroup-MMA building blocks ------------===//
+
+#include "WarpgroupMMA.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+
+namespace mlir::attn::wgmma {
+
+Value cIndex(ImplicitLocOpBuilder &b, int64_t v) {
+  return arith::ConstantIndexOp::create(b, v);
+}
+Value cI32(ImplicitLocOpBuilder &b, int64_t v) {
+  return arith::ConstantIntOp::create(b, v, 32);
+}
+Value cI64(ImplicitLocOpBuilder &b, int64_t v) {
+  return arith::ConstantIntOp::create(b, v, 64);
+}
+Value cF32(ImplicitLocOpBuilder &b, double v) {
+  return arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(float(v)));
+}
+
+static Value approx(ImplicitLocOpBuilder &b, StringRef intrinsic, Value x) {
+  return LLVM::CallIntrinsicOp::create(b, b.getF32Type(),
+                                       b.getStringAttr(intrinsic), x)
+      .getResult(0);
+}
+Value exp2(ImplicitLocOpBuilder &b, Value x) {
+  return approx(b, "llvm.nvvm.ex2.approx.ftz.f", x);
+}
+Value log2(ImplicitLocOpBuilder &b, Value x) {
+  return approx(b, "llvm.nvvm.lg2.approx.ftz.f", x);
+}
+
+SmallVector<Value> unpack(ImplicitLocOpBuilder &b, Value vec) {
+  int64_t n = cast<VectorType>(vec.getType()).getNumElements();
+  SmallVector<Value> elts;
+  for (int64_t i = 0; i < n; ++i)
+    elts.push_back(vector::ExtractOp::create(b, vec, i));
+  return elts;
+}
+
+Value pack(ImplicitLocOpBuilder &b, ArrayRef<Value> elts) {
+  auto type = VectorType::get({int64_t(elts.size())}, b.getF32Type());
+  return vector::FromElementsOp::create(b, type, elts);
+}
+
+LLVM::LLVMStructType accStruct(MLIRContext *ctx, int64_t regs) {
+  return LLVM::LLVMStructType::getLiteral(
+      ctx, SmallVector<Type>(regs, Float32Type::get(ctx)));
+}
+
+SmallVector<Value> unpackStruct(ImplicitLocOpBuilder &b, Value s,
+                                int64_t regs) {
+  SmallVector<Value> elts;
+  for (int64_t i = 0; i < regs; ++i)
+    elts.push_back(LLVM::ExtractValueOp::create(b, s, i));
+  return elts;
+}
+
+//===----------------------------------------------------------------------===//
+// Thread geometry
+//===----------------------------------------------------------------------===//
+
+ThreadLayout threadLayout(ImplicitLocOpBuilder &b) {
+  ThreadLayout tl;
+  Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  Value t = arith::SubIOp::create(b, tid, cIndex(b, 128)); // producer first
+  tl.warpgroup = arith::DivUIOp::create(b, t, cIndex(b, 128));
+  tl.thread = arith::RemUIOp::create(b, t, cIndex(b, 128));
+  Value warp = arith::DivUIOp::create(b, tl.thread, cIndex(b, 32));
+  Value lane = arith::RemUIOp::create(b, tl.thread, cIndex(b, 32));
+  tl.g = arith::DivUIOp::create(b, lane, cIndex(b, 4));
+  Value q = arith::RemUIOp::create(b, lane, cIndex(b, 4));
+  tl.twoQ = arith::MulIOp::create(b, q, cIndex(b, 2));
+  tl.quadLeader =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, q, cIndex(b, 0));
+  Value base = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, warp, cIndex(b, 16)), tl.g);
+  Value wgRow = arith::MulIOp::create(b, tl.warpgroup, cIndex(b, 64));
+  for (int h = 0; h < 2; ++h) {
+    tl.rowInWg[h] = arith::AddIOp::create(b, base, cIndex(b, 8 * h));
+    tl.row[h] = arith::AddIOp::create(b, wgRow, tl.rowInWg[h]);
+  }
+  return tl;
+}
+
+//===----------------------------------------------------------------------===//
+// Shared-memory matrix descriptors
+//===----------------------------------------------------------------------===//
+
+Value sharedAddress(ImplicitLocOpBuilder &b, Value tile) {
+  auto meta = memref::ExtractStridedMetadataOp::create(b, tile);
+  Value base =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, meta.getBaseBuffer());
+  int64_t eltBytes =
+      cast<MemRefType>(tile.getType()).getElementTypeBitWidth() / 8;
+  Value offset =
+      arith::MulIOp::create(b, meta.getOffset(), cIndex(b, eltBytes));
+  return arith::IndexCastOp::create(b, b.getI64Type(),
+                                    arith::AddIOp::create(b, base, offset));
+}
+
+Value descriptor(ImplicitLocOpBuilder &b, Value addr, int64_t offset,
+                 int64_t leadingBytes, int64_t strideBytes) {
+  Value a = arith::AddIOp::create(b, addr, cI64(b, offset));
+  a = arith::ShRUIOp::create(b, arith::AndIOp::create(b, a, cI64(b, 0x3FFFF)),
+                             cI64(b, 4));
+  uint64_t hi = (uint64_t(leadingBytes >> 4) << 16) |
+                (uint64_t(strideBytes >> 4) << 32) | (uint64_t(1) << 62);
+  return arith::OrIOp::create(b, a, cI64(b, static_cast<int64_t>(hi)));
+}
+
+NVVM::WGMMATypes wgmmaType(Type elt) {
+  return elt.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+}
+
+/// MLIR 22 has no op for the register-A form (llvm/llvm-project#133733) and
+/// nvvm.inline_ptx mis-orders read-write operands, so this is
+/// llvm.inline_asm with the accumulators tied to the outputs.
+SmallVector<Value> wgmmaRegisterA(ImplicitLocOpBuilder &b, ArrayRef<Value> acc,
+                                  ArrayRef<Value> a, Value descB, int64_t n,
+                                  Type elt) {
+  int64_t regs = n / 2;
+  std::string accList, constraints;
+  for (int64_t i = 0; i < regs; ++i) {
+    accList += llvm::formatv("{0}${1}", i ? ", " : "", i).str();
+    constraints += "=f,";
+  }
+  for (int64_t i = 0; i < regs; ++i)
+    constraints += llvm::formatv("{0},", i).str();
+  constraints += "r,r,r,r,l";
+  StringRef type = elt.isBF16() ? "bf16" : "f16";
+  std::string asmText = llvm::formatv(
+      "wgmma.mma_async.sync.aligned.m64n{0}k16.f32.{1}.{1} {{{2}}, "
+      "{{${3}, ${4}, ${5}, ${6}}, ${7}, 1, 1, 1, 1;",
+      n, type, accList, 2 * regs, 2 * regs + 1, 2 * regs + 2, 2 * regs + 3,
+      2 * regs + 4);
+  SmallVector<Value> operands(acc);
+  llvm::append_range(operands, a);
+  operands.push_back(descB);
+  auto asmOp = LLVM::InlineAsmOp::create(
+      b, accStruct(b.getContext(), regs), operands, asmText, constraints,
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      ArrayAttr());
+  return unpackStruct(b, asmOp.getResult(0), regs);
+}
+
+} // namespace mlir::attn::wgmma

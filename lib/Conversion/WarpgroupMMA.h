@@ -1,0 +1,113 @@
+//===- WarpgroupMMA.h - Hopper warpgroup-MMA building blocks ----*- C++ -*-===//
+//
+// What a tensor-core lowering on sm_90a is built from, independent of
+// attention: the thread geometry of a warpgroup's m64nNk16 f32 accumulator,
+// shared-memory matrix descriptors of 128B-swizzled tiles, the register-A
+// wgmma (inline PTX: MLIR 22 has no op for it), and small scalar helpers.
+//
+// Register layout of an m64nNk16 f32 accumulator (HOPPER.md, verified on an
+// H200): thread t of a warpgroup, w = t / 32, g = (t % 32) / 4, q = t % 4,
+// holds in register i the element at row 16 w + g + 8 ((i >> 1) & 1) and
+// column 8 (i / 4) + 2 q + (i & 1). So each thread holds two rows ("halves")
+// and the four threads of a quad share them. The bf16/f16 A operand of the
+// next wgmma has the same pattern.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_CONVERSION_WARPGROUPMMA_H
+#define ATTN_LIB_CONVERSION_WARPGROUPMMA_H
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace mlir::attn::wgmma {
+
+/// Rows of a warpgroup's wgmma tile, and bytes of one swizzled chunk row.
+constexpr int64_t kWarpgroupRows = 64;
+constexpr int64_t kChunkBytes = 128;
+
+//===----------------------------------------------------------------------===//
+// Scalars
+//===----------------------------------------------------------------------===//
+
+Value cIndex(ImplicitLocOpBuilder &b, int64_t v);
+Value cI32(ImplicitLocOpBuilder &b, int64_t v);
+Value cI64(ImplicitLocOpBuilder &b, int64_t v);
+Value cF32(ImplicitLocOpBuilder &b, double v);
+
+/// ex2.approx.ftz.f32 / lg2.approx.ftz.f32, as in FlashAttention. (Max and
+/// FMA are emitted as LLVM intrinsics too: the arith/math forms would lower
+/// to libdevice calls on the GPU path.)
+Value exp2(ImplicitLocOpBuilder &b, Value x);
+Value log2(ImplicitLocOpBuilder &b, Value x);
+
+/// Combines `x` across the four threads of a quad (they share a row).
+template <typename CombineOp>
+Value quadReduce(ImplicitLocOpBuilder &b, Value x) {
+  for (int64_t offset : {1, 2}) {
+    auto shfl = gpu::ShuffleOp::create(b, x, offset, /*width=*/32,
+                                       gpu::ShuffleMode::XOR);
+    x = CombineOp::create(b, x, shfl.getShuffleResult());
+  }
+  return x;
+}
+
+/// vector<N x f32> <-> N scalars.
+SmallVector<Value> unpack(ImplicitLocOpBuilder &b, Value vec);
+Value pack(ImplicitLocOpBuilder &b, ArrayRef<Value> elts);
+
+/// !llvm.struct of `regs` f32: a wgmma accumulator; and its scalars.
+LLVM::LLVMStructType accStruct(MLIRContext *ctx, int64_t regs);
+SmallVector<Value> unpackStruct(ImplicitLocOpBuilder &b, Value s, int64_t regs);
+
+//===----------------------------------------------------------------------===//
+// Thread geometry
+//===----------------------------------------------------------------------===//
+
+/// Where a consumer thread sits (thread 128 on: warpgroup 0 produces): its
+/// warpgroup, and the CTA-tile rows and column offset of its accumulator
+/// registers.
+struct ThreadLayout {
+  Value warpgroup;  // consumer warpgroup (index)
+  Value thread;     // thread within the warpgroup, 0..127 (index)
+  Value row[2];     // CTA-tile row of halves 0 and 1 (index)
+  Value rowInWg[2]; // the same within the warpgroup's 64 rows
+  Value g;          // (t % 32) / 4 (index)
+  Value twoQ;       // 2 (t % 4) (index)
+  Value quadLeader; // t % 4 == 0 (i1)
+};
+
+ThreadLayout threadLayout(ImplicitLocOpBuilder &b);
+
+/// Half (0: row g, 1: row g + 8) and column offset (beyond 2q) of
+/// accumulator register i.
+inline int64_t halfOf(int64_t i) { return (i >> 1) & 1; }
+inline int64_t colOf(int64_t i) { return 8 * (i / 4) + (i & 1); }
+
+//===----------------------------------------------------------------------===//
+// Shared-memory operands and the register-A wgmma
+//===----------------------------------------------------------------------===//
+
+/// Byte address, in the shared window, of the first element of `tile`.
+Value sharedAddress(ImplicitLocOpBuilder &b, Value tile);
+
+/// wgmma shared-memory descriptor of the 128B-swizzled tile at byte address
+/// `addr` + `offset`: start address >> 4 in bits 0-13, leading byte offset
+/// >> 4 in 16-29, stride byte offset >> 4 in 32-45, swizzle mode 1 (128B)
+/// in 62-63.
+Value descriptor(ImplicitLocOpBuilder &b, Value addr, int64_t offset,
+                 int64_t leadingBytes, int64_t strideBytes);
+
+NVVM::WGMMATypes wgmmaType(Type elt);
+
+/// One register-A wgmma, m64nNk16: acc (N / 2 f32) += A (4 x b32) * B, B
+/// MN-major (transposed) from the descriptor.
+SmallVector<Value> wgmmaRegisterA(ImplicitLocOpBuilder &b, ArrayRef<Value> acc,
+                                  ArrayRef<Value> a, Value descB, int64_t n,
+                                  Type elt);
+
+} // namespace mlir::attn::wgmma
+
+#endif // ATTN_LIB_CONVERSION_WARPGROUPMMA_H
