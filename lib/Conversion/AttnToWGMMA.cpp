@@ -54,11 +54,43 @@ int64_t paddedN(int64_t d) { return llvm::alignTo(d, 8); }
 // attn.online_attention_mma
 //===----------------------------------------------------------------------===//
 
+/// Ping-pong of two consumer warpgroups (FlashAttention-3 section 3.1):
+/// named barrier 3 + w is warpgroup w's turn to issue its S GEMM; a
+/// warpgroup waits for its turn, issues, and hands the turn to the other,
+/// whose softmax then overlaps this one's GEMMs. Each barrier counts 256
+/// threads: the 128 that wait and the 128 that hand over.
+struct Turns {
+  static constexpr int64_t kFirstBarrier = 3; // 0: CTA; 1, 2: epilogue
+  Value id(ImplicitLocOpBuilder &b, Value warpgroup) const {
+    return arith::IndexCastOp::create(
+        b, b.getI32Type(),
+        arith::AddIOp::create(b, warpgroup, cIndex(b, kFirstBarrier)));
+  }
+  void wait(ImplicitLocOpBuilder &b, const ThreadLayout &tl) const {
+    NVVM::BarrierOp::create(b, Type(), id(b, tl.warpgroup), cI32(b, 256),
+                            NVVM::BarrierReductionAttr(), Value());
+  }
+  void handOver(ImplicitLocOpBuilder &b, const ThreadLayout &tl) const {
+    Value other = arith::SubIOp::create(b, cIndex(b, 1), tl.warpgroup);
+    NVVM::BarrierArriveOp::create(b, id(b, other), cI32(b, 256));
+  }
+  /// Warpgroup 1 hands the first turn to warpgroup 0.
+  void start(ImplicitLocOpBuilder &b) const {
+    ThreadLayout tl = threadLayout(b);
+    Value second = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                         tl.warpgroup, cIndex(b, 1));
+    auto ifOp = scf::IfOp::create(b, second, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    NVVM::BarrierArriveOp::create(b, cI32(b, kFirstBarrier), cI32(b, 256));
+  }
+};
+
 /// S = Q K^T for the warpgroup's 64 rows: ceil(D / 16) wgmma k16 steps, A
 /// (Q) and B (K) K-major in shared memory. Returns the BLOCK_N / 2
 /// accumulator registers.
 SmallVector<Value> scoresGemm(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
-                              const ThreadLayout &tl) {
+                              const ThreadLayout &tl, const Turns *turns) {
   MLIRContext *ctx = b.getContext();
   int64_t bm = op.getBlockM(), bn = op.getBlockN();
   Type elt = cast<MemRefType>(op.getQ().getType()).getElementType();
@@ -83,6 +115,8 @@ SmallVector<Value> scoresGemm(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
     descB.push_back(
         descriptor(b, kAddr, (kk / 4) * bn * kChunkBytes + inRow, 16, 1024));
   }
+  if (turns)
+    turns->wait(b, tl);
   NVVM::WgmmaFenceAlignedOp::create(b);
   for (int64_t kk = 0; kk < kSteps; ++kk) {
     acc = NVVM::WgmmaMmaAsyncOp::create(
@@ -100,6 +134,8 @@ SmallVector<Value> scoresGemm(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
         NVVM::MMAIntOverflowAttr());
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b);
+  if (turns)
+    turns->handOver(b, tl);
   NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
   return unpackStruct(b, acc, bn / 2);
 }
@@ -226,10 +262,10 @@ void valuesGemm(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
   NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
 }
 
-void lowerStep(OnlineAttentionMmaOp op, int64_t maxN) {
+void lowerStep(OnlineAttentionMmaOp op, int64_t maxN, const Turns *turns) {
   ImplicitLocOpBuilder b(op.getLoc(), op);
   ThreadLayout tl = threadLayout(b);
-  SmallVector<Value> s = scoresGemm(b, op, tl);
+  SmallVector<Value> s = scoresGemm(b, op, tl, turns);
   maskScores(b, op, tl, s);
   SmallVector<Value> m = unpack(b, op.getM()), l = unpack(b, op.getL());
   std::array<Value, 2> alpha = softmax(b, op, s, m, l);
@@ -463,8 +499,15 @@ struct AttnLowerToWGMMAPass
              << blockM << ") must be 64 rows per consumer warpgroup";
     if (failed(retypeState(consumer, blockM)))
       return failure();
+    std::optional<Turns> turns;
+    if (ws.getPingPong()) {
+      turns.emplace();
+      ImplicitLocOpBuilder b = ImplicitLocOpBuilder::atBlockBegin(
+          ws.getLoc(), &consumer.front());
+      turns->start(b);
+    }
     for (OnlineAttentionMmaOp op : steps)
-      lowerStep(op, maxMmaN);
+      lowerStep(op, maxMmaN, turns ? &*turns : nullptr);
     if (failed(lowerEpilogue(epilogues.front())))
       return failure();
     lowerWarpSpecialize(ws);

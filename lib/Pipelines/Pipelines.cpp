@@ -69,7 +69,8 @@ void mlir::attn::buildCubinPipeline(OpPassManager &pm,
     addTiling(pm, options.blockM ? options.blockM : 128, options.blockN);
     OpPassManager &fn = pm.nest<func::FuncOp>();
     fn.addPass(createAttnAsyncPipeline(AttnAsyncPipelineOptions{
-        options.stages, /*producerRegisters=*/24, /*consumerRegisters=*/240}));
+        options.stages, /*producerRegisters=*/24, /*consumerRegisters=*/240,
+        options.pingPong}));
     fn.addPass(
         createAttnLowerToWGMMA(AttnLowerToWGMMAOptions{options.maxMmaN}));
     fn.addPass(createCanonicalizerPass());

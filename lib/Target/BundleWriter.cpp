@@ -413,6 +413,7 @@ compileKernel(KernelSource src, const BundleOptions &opts, StringRef ptxas) {
   pipeline.blockN = src.key.blockN;
   pipeline.path = src.key.path == "wgmma" ? KernelPath::wgmma : KernelPath::fma;
   pipeline.maxMmaN = opts.maxMmaN;
+  pipeline.pingPong = opts.pingPong;
   pipeline.chip = opts.chip;
   pipeline.features = opts.features;
   pipeline.format = CubinPipelineOptions::Format::isa;

@@ -393,9 +393,11 @@ struct AttnAsyncPipelinePass
     SharedState st = allocateShared(b, loc, s);
     createBarriers(b, loc, s, 128 * groups, st);
     Value numKeys = memref::DimOp::create(b, loc, step.getK(), 2);
-    auto ws = WarpSpecializeOp::create(b, loc, b.getI64IntegerAttr(groups),
-                                       b.getI64IntegerAttr(producerRegisters),
-                                       b.getI64IntegerAttr(consumerRegisters));
+    auto ws = WarpSpecializeOp::create(
+        b, loc, b.getI64IntegerAttr(groups),
+        b.getI64IntegerAttr(producerRegisters),
+        b.getI64IntegerAttr(consumerRegisters),
+        pingPong && groups == 2 ? b.getUnitAttr() : UnitAttr());
     if (failed(ws.verify()))
       return failure();
     Block &producer = ws.getProducer().emplaceBlock();

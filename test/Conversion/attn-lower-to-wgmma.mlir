@@ -1,5 +1,6 @@
 // RUN: attn-opt %s --attn-lower-to-wgmma | FileCheck %s
 // RUN: not attn-opt %s --attn-lower-to-wgmma=max-mma-n=96 2>&1 | FileCheck %s --check-prefix=BADN
+// RUN: sed -e 's/registers(24, 240) producer/registers(24, 240) ping_pong producer/' %s | attn-opt --attn-lower-to-wgmma | FileCheck %s --check-prefix=PP
 
 // One causal step and the epilogue of a CTA after attn-async-pipeline:
 // D = 64, BLOCK_M = 128 (two consumer warpgroups), BLOCK_N = 64.
@@ -108,3 +109,16 @@ func.func @step(%qt: !q, %kt: !kv, %vt: !kv, %o: memref<1x4x256x64xbf16>,
 //   CHECK-NOT:   attn.
 
 // BADN: attn-lower-to-wgmma: max-mma-n must be 64, 128, 192 or 256
+
+// Ping-pong: warpgroup 1 hands warpgroup 0 the first turn (named barrier 3);
+// each S GEMM waits for the warpgroup's turn (barrier 3 + w, 256 threads)
+// and hands it over (barrier 3 + (1 - w)) once issued, before waiting for it.
+//      PP:       nvvm.setmaxregister increase 240
+//      PP:       scf.if %{{.*}} {
+//      PP:         nvvm.barrier.arrive id = %c3_i32 number_of_threads = %c256_i32
+//      PP:       scf.for
+//      PP:         nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32{{[_0-9]*}}
+// PP-NEXT:         nvvm.wgmma.fence.aligned
+//      PP:         nvvm.wgmma.commit.group.sync.aligned
+//      PP:         nvvm.barrier.arrive id = %{{.*}} number_of_threads = %c256_i32{{[_0-9]*}}
+// PP-NEXT:         nvvm.wgmma.wait.group.sync.aligned 0

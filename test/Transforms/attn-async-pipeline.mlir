@@ -1,6 +1,16 @@
 // RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline | FileCheck %s
 // RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline=stages=2 | FileCheck %s --check-prefix=STAGES2
 // RUN: attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=64" --attn-causal-split --attn-async-pipeline | FileCheck %s --check-prefix=BM64
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline=ping-pong=true | FileCheck %s --check-prefix=PP
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=64" --attn-causal-split --attn-async-pipeline=ping-pong=true | FileCheck %s --check-prefix=PP64
+
+// ping-pong: the two consumer warpgroups take turns (an attribute that
+// attn-lower-to-wgmma turns into named barriers); one warpgroup has nobody
+// to take turns with.
+// PP-LABEL: func.func @causal
+//       PP:   attn.warp_specialize consumers(2) registers(24, 240) ping_pong producer {
+// PP64-LABEL: func.func @causal
+//       PP64:   attn.warp_specialize consumers(1) registers(24, 240) producer {
 
 // BLOCK_M = 64: one consumer warpgroup, 128 arrivals release a slot.
 // BM64-LABEL: func.func @causal

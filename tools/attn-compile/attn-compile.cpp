@@ -97,6 +97,11 @@ static cl::opt<int64_t>
             cl::desc("Widest O += P V wgmma in columns (64: one per 64-column "
                      "chunk of D)"),
             cl::cat(codegen));
+static cl::opt<bool>
+    pingPong("ping-pong",
+             cl::desc("wgmma kernels: the two consumer warpgroups take turns "
+                      "issuing their GEMMs (FlashAttention-3 ping-pong)"),
+             cl::cat(codegen));
 static cl::opt<std::string> chip("chip", cl::init("sm_90a"),
                                  cl::desc("Target SM"), cl::cat(codegen));
 static cl::opt<std::string> ptxas("ptxas", cl::desc("Path to ptxas"),
@@ -231,7 +236,8 @@ static bool rejectRepeatedOptions() {
                              &headsKV,  &seqLenQ,   &seqLenK, &headDim,
                              &dtype,    &causal,    &lse,     &scale,
                              &layout,   &name,      &blockM,  &blockN,
-                             &chip,     &ptxas};
+                             &chip,     &ptxas,     &path,   &maxMmaN,
+                             &pingPong};
   for (const cl::Option *opt : own)
     if (opt->getNumOccurrences() > 1) {
       fail((opt->ArgStr.size() == 1 ? "-" : "--") + opt->ArgStr +
@@ -285,6 +291,7 @@ int main(int argc, char **argv) {
   options.blockN = blockN;
   options.path = path;
   options.maxMmaN = maxMmaN;
+  options.pingPong = pingPong;
   options.chip = chip;
   options.ptxas = ptxas;
   return failed(mlir::attn::writeBundle(*module, options, llvm::outs())) ? 1 : 0;

@@ -62,6 +62,10 @@ struct CubinPipelineOptions : PassPipelineOptions<CubinPipelineOptions> {
                          llvm::cl::desc("K/V ring stages of the wgmma path "
                                         "(0: chosen per D)"),
                          llvm::cl::init(0)};
+  Option<bool> pingPong{*this, "ping-pong",
+                        llvm::cl::desc("Two consumer warpgroups take turns "
+                                       "issuing GEMMs (wgmma path)"),
+                        llvm::cl::init(false)};
   Option<int64_t> maxMmaN{*this, "max-mma-n",
                           llvm::cl::desc("Widest O += P V wgmma (columns)"),
                           llvm::cl::init(256)};

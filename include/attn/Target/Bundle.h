@@ -67,6 +67,7 @@ struct BundleOptions {
   int64_t blockM = 0, blockN = 0; // 0: the path's defaults
   KernelPath path = KernelPath::automatic;
   int64_t maxMmaN = 256; // widest O += P V wgmma (wgmma path)
+  bool pingPong = false;  // consumer warpgroups take turns (wgmma path)
   std::string chip = "sm_90a";
   std::string features; // empty: the chip's oldest PTX ISA
   std::string ptxas; // path to ptxas; empty: PATH, then /usr/local/cuda/bin

@@ -148,7 +148,10 @@ def AttnAsyncPipeline : Pass<"attn-async-pipeline", "func::FuncOp"> {
     Option<"producerRegisters", "producer-registers", "int64_t", "24",
            "Registers per producer thread (setmaxnreg.dec)">,
     Option<"consumerRegisters", "consumer-registers", "int64_t", "240",
-           "Registers per consumer thread (setmaxnreg.inc)">
+           "Registers per consumer thread (setmaxnreg.inc)">,
+    Option<"pingPong", "ping-pong", "bool", "false",
+           "Two consumer warpgroups take turns issuing their GEMMs "
+           "(FlashAttention-3 section 3.1)">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",

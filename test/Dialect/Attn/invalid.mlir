@@ -1079,3 +1079,13 @@ func.func @epilogue_staging(%m: !m, %acc: !acc, %o: memref<1x2x256x128xbf16>, %i
   attn.epilogue state(%m, %m, %acc : !m, !m, !acc) to %o[%i, %i, %i, %i] staging(%s : !st) : memref<1x2x256x128xbf16>
   return
 }
+
+// -----
+
+func.func @ws_ping_pong_one_group() {
+  // expected-error @+1 {{ping_pong needs two consumer warpgroups, but got 1}}
+  attn.warp_specialize consumers(1) registers(24, 240) ping_pong producer {
+  } consumer {
+  }
+  return
+}

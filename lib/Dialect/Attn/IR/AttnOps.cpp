@@ -467,6 +467,9 @@ LogicalResult WarpSpecializeOp::verify() {
                            << "' must be a multiple of 8 in [24, 256] "
                               "(setmaxnreg), but got "
                            << regs;
+  if (getPingPong() && groups != 2)
+    return emitOpError() << "ping_pong needs two consumer warpgroups, but got "
+                         << groups;
   int64_t total =
       128 * (getProducerRegisters() + groups * getConsumerRegisters());
   if (total > 65536)

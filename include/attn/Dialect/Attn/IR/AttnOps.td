@@ -212,6 +212,12 @@ def Attn_WarpSpecializeOp : Attn_Op<"warp_specialize", [
     regions share nothing but shared memory and the mbarriers created before
     this op.
 
+    With `ping_pong` (two consumer warpgroups), the consumers take turns to
+    issue their S = Q K^T GEMMs, so that one warpgroup's softmax runs while
+    the other's GEMMs occupy the tensor cores (FlashAttention-3 section 3.1:
+    two named barriers, each warpgroup waits for its turn, issues, and hands
+    the turn over).
+
     Register budgets are multiples of 8 in [24, 256] and must fit the
     register file: 128 * (producer + consumer_warpgroups * consumer) <=
     65536. Source: FlashAttention-3 (Shah et al. 2024, arXiv 2407.08608)
@@ -219,11 +225,13 @@ def Attn_WarpSpecializeOp : Attn_Op<"warp_specialize", [
   }];
   let arguments = (ins I64Attr:$consumer_warpgroups,
                        I64Attr:$producer_registers,
-                       I64Attr:$consumer_registers);
+                       I64Attr:$consumer_registers,
+                       UnitAttr:$ping_pong);
   let regions = (region SizedRegion<1>:$producer, SizedRegion<1>:$consumer);
   let assemblyFormat = [{
     `consumers` `(` $consumer_warpgroups `)`
     `registers` `(` $producer_registers `,` $consumer_registers `)`
+    (`ping_pong` $ping_pong^)?
     `producer` $producer `consumer` $consumer attr-dict
   }];
   let hasVerifier = 1;
