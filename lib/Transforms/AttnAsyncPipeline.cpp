@@ -338,9 +338,9 @@ FailureOr<int64_t> chooseStages(PipelineShape s, int64_t requested,
                            "per D) or at least 2, but got ")
            << requested;
   int64_t want = requested > 0 ? requested : (s.chunks == 1 ? 4 : 2);
-  for (s.stages = want; s.stages >= 2; --s.stages)
-    if (s.sharedBytes() <= kMaxSharedBytes)
-      return s.stages;
+  int64_t fit = (kMaxSharedBytes - s.qBytes()) / (2 * s.tileBytes());
+  if (fit >= 2)
+    return std::min(want, fit);
   s.stages = 2;
   return op->emitOpError("attn-async-pipeline: Q and two K/V stages need ")
          << s.sharedBytes() << " bytes of shared memory, more than the "

@@ -1,5 +1,8 @@
 // RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline | FileCheck %s
 // RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline=stages=2 | FileCheck %s --check-prefix=STAGES2
+// A request beyond shared memory gets what fits (D = 64: (227 KiB - 16 KiB)
+// / 16 KiB = 13 stages), at once even for an absurd request.
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline=stages=1000000000000 | FileCheck %s --check-prefix=STAGESMAX
 // RUN: attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=64" --attn-causal-split --attn-async-pipeline | FileCheck %s --check-prefix=BM64
 // RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline=ping-pong=true | FileCheck %s --check-prefix=PP
 // RUN: attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=64" --attn-causal-split --attn-async-pipeline=ping-pong=true | FileCheck %s --check-prefix=PP64
@@ -104,6 +107,9 @@ func.func @causal(%q: memref<1x4x256x64xbf16>, %k: memref<1x2x256x64xbf16>,
 //       CHECK:       attn.epilogue {{.*}} staging(%[[QT]] :
 // Causal: the heaviest Q blocks start first; CTAs are blocks x, y, z.
 //       CHECK:   } {attn.q_block_order = "descending", mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
+
+// STAGESMAX-LABEL: func.func @causal
+//       STAGESMAX:   memref.view {{.*}} to memref<13x1x64x64xbf16
 
 // STAGES2-LABEL: func.func @causal
 //       STAGES2:   memref.view {{.*}} to memref<2x1x64x64xbf16
