@@ -211,8 +211,8 @@ void runSpec(MLIRContext &context, StringRef text, Mutator &m, Stats &stats) {
   // One kernel, lowered as attn-compile would (without ptxas).
   const mlir::attn::KernelSpec &spec = (*specs)[m.below(specs->size())];
   std::string pipeline = llvm::formatv(
-      "attn-to-cubin{{block-m={0} block-n={1} format=none}",
-      spec.blockM ? spec.blockM : 64, spec.blockN ? spec.blockN : 16);
+      "attn-to-cubin{{block-m={0} block-n={1} path={2} format=none}",
+      spec.blockM, spec.blockN, spec.path.empty() ? "auto" : spec.path);
   std::string name = spec.name.empty() ? spec.defaultName() : spec.name;
   OwningOpRef<ModuleOp> one = ModuleOp::create(UnknownLoc::get(&context));
   one->push_back(module->lookupSymbol(name)->clone());

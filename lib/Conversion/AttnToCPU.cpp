@@ -3,14 +3,18 @@
 #include "attn/Conversion/Passes.h"
 
 #include "VectorLowering.h"
+#include "attn/Dialect/Attn/IR/Attn.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/AttrTypeSubElements.h"
@@ -303,6 +307,8 @@ struct AttnLowerToCPUPass : attn::impl::AttnLowerToCPUBase<AttnLowerToCPUPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (failed(checkHostCode(module)))
+      return signalPassFailure();
     // Every public function gets a C entry point for the ExecutionEngine.
     SmallVector<func::FuncOp> fns;
     for (auto fn : module.getOps<func::FuncOp>()) {
@@ -321,6 +327,31 @@ struct AttnLowerToCPUPass : attn::impl::AttnLowerToCPUBase<AttnLowerToCPUPass> {
         failed(runPipeline(toLLVM, module)) || failed(moveHalvesAsI16(module)) ||
         failed(checkFullyLowered(module)))
       return signalPassFailure();
+  }
+
+  /// The tensor-core path (attn-async-pipeline, attn-lower-to-wgmma) is
+  /// sm_90a code: warpgroups, shared memory, TMA and mbarriers have no host
+  /// form, so it stops before the lowering fails on them half-way.
+  static LogicalResult checkHostCode(ModuleOp module) {
+    WalkResult res = module.walk<WalkOrder::PreOrder>([](Operation *op) {
+      bool tensorCore =
+          isa<WarpSpecializeOp, OnlineAttentionMmaOp>(op) ||
+          isa<nvgpu::NVGPUDialect, NVVM::NVVMDialect, gpu::GPUDialect>(
+              op->getDialect()) ||
+          llvm::any_of(op->getOperandTypes(), [](Type t) {
+            auto memref = dyn_cast<MemRefType>(t);
+            return memref && isa_and_nonnull<gpu::AddressSpaceAttr>(
+                                 memref.getMemorySpace());
+          });
+      if (!tensorCore)
+        return WalkResult::advance();
+      return WalkResult(op->emitOpError(
+          "is GPU code: attn-lower-to-cpu takes the nest of attn-tile, "
+          "attn-causal-split and attn-online-softmax, not the sm_90a "
+          "tensor-core path (attn-async-pipeline, attn-lower-to-wgmma) nor "
+          "attn-distribute-rows; lower it with attn-lower-to-nvvm"));
+    });
+    return failure(res.wasInterrupted());
   }
 
   /// The host code must be LLVM dialect only: an op of another dialect left

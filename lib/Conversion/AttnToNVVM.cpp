@@ -15,6 +15,12 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/TargetParser/Triple.h"
+#include <mutex>
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
@@ -316,8 +322,32 @@ constexpr std::pair<StringLiteral, unsigned> kChips[] = {
     {"sm_103", 88}, {"sm_110", 90}, {"sm_120", 87}, {"sm_120a", 87},
     {"sm_121", 88}};
 
-/// PTX features for `chip`: `features` if given (its +ptxNN must reach the
-/// chip's minimum), else "+ptx<minimum>".
+/// The features LLVM's NVPTX back end knows ("ptx80", "sm_90a", ...). An
+/// unknown one (+ptx99) is only warned about and dropped by the back end,
+/// which then emits its oldest PTX ISA.
+llvm::StringSet<> knownNVPTXFeatures() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTargetMC();
+  });
+  llvm::StringSet<> known;
+  std::string error;
+  llvm::Triple triple("nvptx64-nvidia-cuda");
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return known;
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(
+      target->createMCSubtargetInfo(triple, "sm_90", ""));
+  if (sti)
+    for (const llvm::SubtargetFeatureKV &kv : sti->getAllProcessorFeatures())
+      known.insert(kv.Key);
+  return known;
+}
+
+/// PTX features for `chip`: `features` if given (features the back end
+/// knows, with a +ptxNN that reaches the chip's minimum), else
+/// "+ptx<minimum>".
 FailureOr<std::string> resolveTarget(ModuleOp module, StringRef chip,
                                      StringRef features) {
   const auto *it = llvm::find_if(
@@ -338,6 +368,19 @@ FailureOr<std::string> resolveTarget(ModuleOp module, StringRef chip,
       rest.drop_front(at + 4).take_while(llvm::isDigit).getAsInteger(10, ptx))
     return emitError(module.getLoc(), "attn-lower-to-nvvm: features '")
            << features << "' name no PTX ISA version (+ptxNN)";
+  llvm::StringSet<> known = knownNVPTXFeatures();
+  SmallVector<StringRef> list;
+  features.split(list, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (StringRef feature : list) {
+    StringRef name = feature.trim().drop_while([](char c) {
+      return c == '+' || c == '-';
+    });
+    if (!known.contains(name))
+      return emitError(module.getLoc(), "attn-lower-to-nvvm: feature '")
+             << feature.trim()
+             << "' is unknown to LLVM's NVPTX back end, which would drop "
+                "it silently";
+  }
   if (ptx < it->second)
     return emitError(module.getLoc(), "attn-lower-to-nvvm: chip ")
            << chip << " needs PTX ISA " << it->second / 10 << "."
@@ -347,8 +390,9 @@ FailureOr<std::string> resolveTarget(ModuleOp module, StringRef chip,
 }
 
 /// The input this pass lowers: every attn op decomposed by
-/// attn-online-softmax, every CTA loop mapped to threads by
-/// attn-distribute-rows. Anything else would leave attn ops behind or build
+/// attn-online-softmax or attn-lower-to-wgmma, every CTA loop mapped to
+/// threads by attn-distribute-rows or carrying attn-lower-to-wgmma's
+/// thread count. Anything else would leave attn ops behind or build
 /// a one-thread kernel, so it stops with what to run first.
 LogicalResult checkNVVMPreconditions(ModuleOp module) {
   auto isThreadLoop = [](scf::ForallOp forall) {
@@ -364,6 +408,12 @@ LogicalResult checkNVVMPreconditions(ModuleOp module) {
           "attn-causal-split, then attn-async-pipeline and "
           "attn-lower-to-wgmma, or attn-distribute-rows and "
           "attn-online-softmax first (or --attn-to-cubin)"));
+    if (auto ws = op->getParentOfType<WarpSpecializeOp>())
+      op = ws;
+    if (isa<WarpSpecializeOp, OnlineAttentionMmaOp>(op))
+      return WalkResult(op->emitOpError(
+          "attn-lower-to-nvvm needs the tensor-core pipeline lowered: run "
+          "attn-lower-to-wgmma first"));
     if (isa<AttnDialect>(op->getDialect()))
       return WalkResult(op->emitOpError(
           "attn-lower-to-nvvm needs it decomposed: run attn-online-softmax "

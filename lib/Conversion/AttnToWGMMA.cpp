@@ -483,6 +483,32 @@ struct AttnLowerToWGMMAPass
     : attn::impl::AttnLowerToWGMMABase<AttnLowerToWGMMAPass> {
   using AttnLowerToWGMMABase::AttnLowerToWGMMABase;
 
+  /// The nest attn-async-pipeline builds: warp_specialize in a CTA loop,
+  /// steps and epilogues in its consumer region. Anything else would be
+  /// left behind or lowered without its warpgroups.
+  static LogicalResult checkNesting(Operation *root) {
+    WalkResult res = root->walk([](Operation *op) {
+      if (auto ws = dyn_cast<WarpSpecializeOp>(op)) {
+        if (!ws->getParentOfType<scf::ForallOp>())
+          return WalkResult(ws.emitOpError(
+              "attn-lower-to-wgmma needs it inside the CTA loop (scf.forall) "
+              "that attn-async-pipeline builds"));
+        return WalkResult::advance();
+      }
+      if (!isa<OnlineAttentionMmaOp, EpilogueOp>(op))
+        return WalkResult::advance();
+      auto ws = op->getParentOfType<WarpSpecializeOp>();
+      if (isa<EpilogueOp>(op) && !ws)
+        return WalkResult::advance(); // the FMA path's epilogue
+      if (!ws || !ws.getConsumer().isAncestor(op->getParentRegion()))
+        return WalkResult(op->emitOpError(
+            "attn-lower-to-wgmma needs it in the consumer region of an "
+            "attn.warp_specialize (built by attn-async-pipeline)"));
+      return WalkResult::advance();
+    });
+    return failure(res.wasInterrupted());
+  }
+
   LogicalResult lower(WarpSpecializeOp ws) {
     Region &consumer = ws.getConsumer();
     SmallVector<OnlineAttentionMmaOp> steps;
@@ -520,6 +546,8 @@ struct AttnLowerToWGMMAPass
                                "128, 192 or 256");
       return signalPassFailure();
     }
+    if (failed(checkNesting(getOperation())))
+      return signalPassFailure();
     SmallVector<WarpSpecializeOp> ops;
     getOperation().walk([&](WarpSpecializeOp ws) { ops.push_back(ws); });
     for (WarpSpecializeOp ws : ops)

@@ -61,28 +61,55 @@ bool hasDynamicStrides(MemRefType type) {
   return true;
 }
 
+/// The layout form a bundle kernel takes `rank`-dimensional operands in.
+std::string stridedForm(int64_t rank) {
+  return rank == 4 ? "strided<[?, ?, ?, 1], offset: ?>"
+                   : "strided<[?, ?, ?], offset: ?>";
+}
+
 /// Decides the layout key: all operands identity (contiguous) or all with
-/// dynamic strides.
-FailureOr<bool> layoutKey(AttentionOp op, ArrayRef<Value> operands) {
-  int identity = 0, dynamic = 0;
-  for (Value v : operands) {
+/// dynamic strides; q's layout sets the expectation for the others.
+FailureOr<bool> layoutKey(AttentionOp op,
+                          ArrayRef<std::pair<Value, Operand>> operands) {
+  auto form = [](Value v) -> std::optional<bool> {
     auto type = cast<MemRefType>(v.getType());
-    identity += type.getLayout().isIdentity();
-    dynamic += hasDynamicStrides(type);
+    if (hasDynamicStrides(type))
+      return true;
+    if (type.getLayout().isIdentity())
+      return false;
+    return std::nullopt;
+  };
+  std::optional<bool> strided = form(operands.front().first);
+  for (auto [value, role] : operands) {
+    std::optional<bool> f = form(value);
+    if (f && f == strided)
+      continue;
+    int64_t rank = cast<MemRefType>(value.getType()).getRank();
+    InFlightDiagnostic diag = op.emitOpError("operand '")
+                              << bundle::operandName(role) << "' has type "
+                              << value.getType() << ", but ";
+    if (!strided)
+      return diag << "a bundle kernel needs every operand either with the "
+                     "identity layout (contiguous) or with dynamic offset and "
+                     "strides ("
+                  << stridedForm(rank) << ")";
+    if (*strided)
+      return diag << "q is strided, so every operand needs dynamic offset "
+                     "and strides ("
+                  << stridedForm(rank) << ")";
+    return diag << "q is contiguous, so every operand needs the identity "
+                   "layout";
   }
-  if (dynamic == static_cast<int>(operands.size()))
-    return true;
-  if (identity == static_cast<int>(operands.size()))
-    return false;
-  return op.emitOpError("a bundle kernel needs every operand either with the "
-                        "identity layout (contiguous) or with dynamic offset "
-                        "and strides (strided<[?, ?, ?, 1], offset: ?>)");
+  return *strided;
 }
 
 std::optional<int64_t> staticDim(Value v, unsigned i) {
   int64_t d = cast<MemRefType>(v.getType()).getDimSize(i);
   return ShapedType::isDynamic(d) ? std::nullopt : std::optional<int64_t>(d);
 }
+
+constexpr llvm::StringLiteral kKernelAttrs[] = {"attn.block_m", "attn.block_n",
+                                                "attn.path"};
 
 /// The function must be `attn.attention` + `return` (anything else would be
 /// lost: a bundle holds only the kernel) with an identifier for a name.
@@ -100,6 +127,14 @@ FailureOr<AttentionOp> kernelOp(func::FuncOp func) {
     if (!isa<AttentionOp, func::ReturnOp>(op))
       return op.emitOpError("is not allowed in a bundle kernel function: "
                             "it holds only attn.attention and return");
+  // A misspelt attribute ("attn.blockm") must not silently give defaults.
+  for (NamedAttribute attr : func->getDiscardableAttrs())
+    if (attr.getName().strref().starts_with("attn.") &&
+        !llvm::is_contained(kKernelAttrs, attr.getName().strref()))
+      return func.emitError("unknown attribute '")
+             << attr.getName().strref()
+             << "'; a bundle kernel function takes attn.block_m, "
+                "attn.block_n and attn.path";
   return ops.front();
 }
 
@@ -134,7 +169,6 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
                                                      {op.getO(), Operand::O}};
   if (op.getLse())
     operands.push_back({op.getLse(), Operand::LSE});
-  SmallVector<Value> values;
   for (auto [value, role] : operands) {
     // kernelOp() left no op that could define it: it is an argument.
     auto arg = cast<BlockArgument>(value);
@@ -151,9 +185,8 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
                << bundle::operandName(role)
                << "' has a static length 0; make it dynamic to accept empty "
                   "calls";
-    values.push_back(value);
   }
-  FailureOr<bool> strided = layoutKey(op, values);
+  FailureOr<bool> strided = layoutKey(op, operands);
   if (failed(strided))
     return failure();
 
@@ -265,6 +298,9 @@ FailureOr<bundle::Param> tensorMapParam(Value arg, const KernelSource &src,
   return param;
 }
 
+constexpr int64_t kMaxGridX = (int64_t{1} << 31) - 1;
+constexpr int64_t kMaxGridYZ = 65535;
+
 /// Fills launch shape and parameters of `entry` from the launch_func.
 LogicalResult readLaunch(gpu::LaunchFuncOp launch, const KernelSource &src,
                          bundle::KernelEntry &entry) {
@@ -278,6 +314,14 @@ LogicalResult readLaunch(gpu::LaunchFuncOp launch, const KernelSource &src,
     if (failed(dim) || !threads)
       return launch.emitOpError("needs a static CTA size and a grid that is "
                                 "a function of the operand sizes");
+    // CUDA caps grid x at 2^31-1 and y, z at 65535; with size terms the
+    // grid is 0 or at least its constant factor.
+    int64_t limit = i == 0 ? kMaxGridX : kMaxGridYZ;
+    if (dim->constant > limit)
+      return launch.emitOpError("grid ")
+             << "xyz"[i] << " is at least " << dim->constant
+             << " CTAs, over CUDA's limit of " << limit
+             << "; the shapes are too large for one launch";
     entry.grid[i] = *dim;
     entry.threads[i] = *threads;
   }

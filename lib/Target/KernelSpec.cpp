@@ -77,7 +77,7 @@ bool mlir::attn::fromJSON(const json::Value &value, KernelSpec &spec,
       !o.mapOptional("layout", layout) || !o.mapOptional("block_m", blockM) ||
       !o.mapOptional("block_n", blockN) || !o.mapOptional("path", spec.path))
     return false;
-  if (!spec.path.empty() && spec.path != "wgmma" && spec.path != "fma") {
+  if (value.getAsObject()->get("path") && spec.path != "wgmma" && spec.path != "fma") {
     path.field("path").report("expected \"wgmma\" or \"fma\"");
     return false;
   }

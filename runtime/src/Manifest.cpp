@@ -2,6 +2,7 @@
 
 #include "Manifest.h"
 
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -343,9 +344,13 @@ static llvm::Error checkKey(const FwdKey &key, const llvm::Twine &at) {
 
 static llvm::Error checkLaunch(const KernelEntry &kernel,
                                const llvm::Twine &at) {
-  for (const GridDim &dim : kernel.grid) {
+  for (size_t i = 0; i < kernel.grid.size(); ++i) {
+    const GridDim &dim = kernel.grid[i];
     if (dim.constant < 1 || dim.constant > INT32_MAX)
       return corrupt(at + ".launch.grid", "constants must be in [1, 2^31)");
+    if (i > 0 && dim.constant > 65535)
+      return corrupt(at + ".launch.grid", "grid y and z constants must be "
+                                          "at most 65535");
     if (dim.terms.size() > 4)
       return corrupt(at + ".launch.grid", "at most 4 terms per dimension");
     for (const GridTerm &t : dim.terms) {
@@ -389,6 +394,100 @@ static llvm::Error checkResources(const Resources &r, const llvm::Twine &at) {
   return llvm::Error::success();
 }
 
+/// Every parameter names an operand the kernel has; a tensor map has a box
+/// the kernels use; an operand passed as a memref descriptor passes all of
+/// it (pointers, offset, every size and stride); q, k, v, o (and lse) reach
+/// the kernel.
+static llvm::Error checkParams(const KernelEntry &kernel,
+                               const llvm::Twine &at) {
+  using Field = Param::Field;
+  // Per operand: which descriptor fields appear (3 + 2 * rank bits).
+  std::array<llvm::SmallBitVector, 5> seen;
+  std::array<bool, 5> hasPointer = {};
+  for (const Param &p : kernel.params) {
+    if (p.operand == Operand::LSE && !kernel.key.hasLse)
+      return corrupt(at + ".params", "an lse parameter in a kernel without "
+                                     "LSE");
+    int64_t rank = operandRank(p.operand);
+    if (p.index < 0 || p.index >= rank)
+      return corrupt(at + ".params", "index out of the operand's rank");
+    size_t op = static_cast<size_t>(p.operand);
+    if (p.field == Field::TensorMap) {
+      if (kernel.key.path != "wgmma" || p.operand == Operand::LSE ||
+          p.operand == Operand::O)
+        return corrupt(at + ".params", "tensor maps are for q, k and v of "
+                                       "wgmma kernels");
+      // D box: one 128-byte swizzle span; N box <= 256; H, B boxes 1.
+      if (p.box[0] != 64 || p.box[1] < 1 || p.box[1] > 256 || p.box[2] != 1 ||
+          p.box[3] != 1)
+        return corrupt(at + ".params",
+                       "tensor map box must be [64, 1..256, 1, 1]");
+      hasPointer[op] = true;
+      continue;
+    }
+    seen[op].resize(3 + 2 * rank);
+    int64_t bit = p.field == Field::AllocatedPtr ? 0
+                  : p.field == Field::AlignedPtr ? 1
+                  : p.field == Field::Offset     ? 2
+                  : p.field == Field::Size       ? 3 + p.index
+                                                 : 3 + rank + p.index;
+    seen[op].set(bit);
+    hasPointer[op] |= p.field == Field::AlignedPtr;
+  }
+  for (size_t op = 0; op < seen.size(); ++op)
+    if (!seen[op].empty() && !seen[op].all())
+      return corrupt(at + ".params",
+                     llvm::formatv("operand {0}'s memref descriptor is "
+                                   "incomplete: it needs allocated_ptr, "
+                                   "aligned_ptr, offset and every size and "
+                                   "stride",
+                                   operandName(static_cast<Operand>(op))));
+  // Every operand the kernel computes with must reach it.
+  for (Operand op : {Operand::Q, Operand::K, Operand::V, Operand::O})
+    if (!hasPointer[static_cast<size_t>(op)])
+      return corrupt(at + ".params", "no aligned_ptr or tensor_map of "
+                                     "operand " +
+                                         operandName(op));
+  if (kernel.key.hasLse && !hasPointer[static_cast<size_t>(Operand::LSE)])
+    return corrupt(at + ".params", "no aligned_ptr of operand lse");
+  return llvm::Error::success();
+}
+
+/// What attn-lower-to-wgmma kernels are: one producer and one or two
+/// consumer warpgroups, a dynamic shared-memory ring, and exactly one tensor
+/// map each for q (box rows BLOCK_M), k and v (box rows BLOCK_N).
+static llvm::Error checkWgmma(const KernelEntry &kernel,
+                              const llvm::Twine &at) {
+  const std::array<int64_t, 3> &t = kernel.threads;
+  if (!((t[0] == 256 || t[0] == 384) && t[1] == 1 && t[2] == 1))
+    return corrupt(at + ".launch.threads",
+                   "a wgmma kernel runs [256, 1, 1] or [384, 1, 1] threads "
+                   "(a producer and 1 or 2 consumer warpgroups)");
+  if (kernel.dynamicSharedBytes <= 0)
+    return corrupt(at + ".launch.dynamic_shared_bytes",
+                   "a wgmma kernel keeps its tiles in dynamic shared memory "
+                   "(must be > 0)");
+  std::array<int, 3> maps = {};
+  for (const Param &p : kernel.params) {
+    if (p.field != Param::Field::TensorMap)
+      continue;
+    ++maps[static_cast<size_t>(p.operand)];
+    int64_t rows = p.operand == Operand::Q ? kernel.key.blockM
+                                           : kernel.key.blockN;
+    if (p.box[1] != rows)
+      return corrupt(at + ".params",
+                     llvm::formatv("the tensor map of {0} must have {1} rows "
+                                   "(block_{2}), not {3}",
+                                   operandName(p.operand), rows,
+                                   p.operand == Operand::Q ? "m" : "n",
+                                   p.box[1]));
+  }
+  if (maps != std::array<int, 3>{1, 1, 1})
+    return corrupt(at + ".params", "a wgmma kernel takes exactly one tensor "
+                                   "map each of q, k and v");
+  return llvm::Error::success();
+}
+
 static llvm::Error checkKernel(const KernelEntry &kernel, size_t index) {
   std::string at = llvm::formatv("kernels[{0}]", index).str();
   if (kernel.kind != "fwd")
@@ -409,35 +508,10 @@ static llvm::Error checkKernel(const KernelEntry &kernel, size_t index) {
     return err;
   if (llvm::Error err = checkResources(kernel.resources, at))
     return err;
-  std::array<bool, 5> hasPointer = {};
-  for (const Param &p : kernel.params) {
-    if (p.operand == Operand::LSE && !kernel.key.hasLse)
-      return corrupt(at + ".params", "an lse parameter in a kernel without "
-                                     "LSE");
-    if (p.index < 0 || p.index >= operandRank(p.operand))
-      return corrupt(at + ".params", "index out of the operand's rank");
-    if (p.field == Param::Field::TensorMap) {
-      if (kernel.key.path != "wgmma" || p.operand == Operand::LSE)
-        return corrupt(at + ".params", "tensor maps are for q, k, v, o of "
-                                       "wgmma kernels");
-      // D box: one 128-byte swizzle span; N box <= 256; H, B boxes 1.
-      if (p.box[0] != 64 || p.box[1] < 1 || p.box[1] > 256 || p.box[2] != 1 ||
-          p.box[3] != 1)
-        return corrupt(at + ".params",
-                       "tensor map box must be [64, 1..256, 1, 1]");
-    }
-    if (p.field == Param::Field::AlignedPtr ||
-        p.field == Param::Field::TensorMap)
-      hasPointer[static_cast<size_t>(p.operand)] = true;
-  }
-  // Every operand the kernel computes with must reach it.
-  for (Operand op : {Operand::Q, Operand::K, Operand::V, Operand::O})
-    if (!hasPointer[static_cast<size_t>(op)])
-      return corrupt(at + ".params", "no aligned_ptr or tensor_map of "
-                                     "operand " +
-                                         operandName(op));
-  if (kernel.key.hasLse && !hasPointer[static_cast<size_t>(Operand::LSE)])
-    return corrupt(at + ".params", "no aligned_ptr of operand lse");
+  if (llvm::Error err = checkParams(kernel, at))
+    return err;
+  if (kernel.key.path == "wgmma")
+    return checkWgmma(kernel, at);
   return llvm::Error::success();
 }
 

@@ -13,21 +13,14 @@ namespace {
 /// Two kernels covering every encoded form: static and dynamic lengths,
 /// constant and operand grid dimensions, LSE and indexed parameters.
 Manifest sampleManifest() {
-  KernelEntry a =
-      withShape(fwdKernel("fwd_static", /*lse=*/true), 1, 32, 8, 8192, 8192);
+  // A wgmma kernel: a folded 1-D grid ceil(Nq / 128) * Hq * B, tensor maps.
+  KernelEntry a = withShape(wgmmaKernel("fwd_static"), 1, 32, 8, 8192, 8192);
+  a.key.hasLse = true;
+  appendDescriptor(a.params, Operand::LSE);
   a.key.causal = true;
   a.key.strided = false;
   a.key.scale = 0.125;
   a.grid[2] = GridDim{3, {}};
-  // A folded 1-D grid: ceil(Nq / 128) * Hq * B, and a tensor map.
-  a.grid[0] = GridDim{
-      1, {{Operand::Q, 2, 128}, {Operand::Q, 1, 1}, {Operand::Q, 0, 1}}};
-  a.key.path = "wgmma";
-  Param map;
-  map.operand = Operand::K;
-  map.field = Param::Field::TensorMap;
-  map.box = {64, 128, 1, 1};
-  a.params.push_back(map);
   a.dynamicSharedBytes = 65536;
   a.cluster = {2, 1, 1};
   a.resources = {255, 1024, 16, 4, 8};
@@ -378,40 +371,133 @@ TEST(ManifestCorrupt, EveryOperandReachesTheKernel) {
                    "no aligned_ptr of operand lse");
 }
 
-// Tensor maps belong to wgmma kernels, for q, k, v or o, with boxes the
+/// The parameter of kernel 0 (a wgmma kernel) that is the tensor map of
+/// `operand`.
+json::Object &tensorMap0(json::Object &top, llvm::StringRef operand) {
+  for (json::Value &p : *kernel0(top).getArray("params")) {
+    json::Object &param = *p.getAsObject();
+    if (param.getString("field") == "tensor_map" &&
+        param.getString("operand") == operand)
+      return param;
+  }
+  ADD_FAILURE() << "no tensor map of " << operand.str();
+  return kernel0(top);
+}
+
+// Tensor maps belong to wgmma kernels, for q, k or v, with boxes the
 // kernels use: one 128-byte swizzle span of D, at most 256 rows.
 TEST(ManifestCorrupt, TensorMaps) {
-  auto withMap = [](json::Object &top, const char *path, json::Array box,
-                    const char *operand = "k") {
-    (*kernel0(top).getObject("key"))["path"] = path;
+  auto addMap = [](json::Object &top, const char *operand) {
     kernel0(top).getArray("params")->push_back(
         json::Object{{"operand", operand},
                      {"field", "tensor_map"},
-                     {"box", std::move(box)}});
+                     {"box", json::Array{64, 128, 1, 1}}});
   };
   EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
-                     withMap(top, "fma", json::Array{64, 128, 1, 1});
+                     (*kernel0(top).getObject("key"))["path"] = "fma";
                    }),
-                   "tensor maps are for q, k, v, o of wgmma kernels");
-  EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
-                     withMap(top, "wgmma", json::Array{64, 128, 1, 1}, "lse");
-                   }),
-                   "tensor maps are for q, k, v, o of wgmma kernels");
+                   "tensor maps are for q, k and v of wgmma kernels");
+  for (const char *operand : {"lse", "o"})
+    EXPECT_ERROR_HAS(
+        errorAfter([&](json::Object &top) { addMap(top, operand); }),
+        "tensor maps are for q, k and v of wgmma kernels")
+        << operand;
   for (json::Array box :
        {json::Array{32, 128, 1, 1}, json::Array{64, 512, 1, 1},
         json::Array{64, 128, 2, 1}})
     EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
-                       withMap(top, "wgmma", std::move(box));
+                       tensorMap0(top, "k")["box"] = std::move(box);
                      }),
                      "tensor map box must be [64, 1..256, 1, 1]");
   EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
-                     withMap(top, "wgmma", json::Array{64, 128, 1});
+                     tensorMap0(top, "k")["box"] = json::Array{64, 128, 1};
                    }),
                    "expected 4 extents");
   EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
                      (*kernel0(top).getObject("key"))["path"] = "tensor";
                    }),
                    "kernels[0].key.path");
+}
+
+// Issue 9 review: what a wgmma kernel is, checked before it is launched.
+TEST(ManifestCorrupt, WgmmaKernelShape) {
+  // Exactly one tensor map each of q, k and v.
+  EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
+                     json::Object copy = tensorMap0(top, "k");
+                     kernel0(top).getArray("params")->push_back(
+                         std::move(copy));
+                   }),
+                   "exactly one tensor map each of q, k and v");
+  EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
+                     json::Array &params = *kernel0(top).getArray("params");
+                     json::Array kept;
+                     for (json::Value &p : params)
+                       if (p.getAsObject()->getString("field") !=
+                               "tensor_map" ||
+                           p.getAsObject()->getString("operand") != "v")
+                         kept.push_back(std::move(p));
+                     params = std::move(kept);
+                   }),
+                   "no aligned_ptr or tensor_map of operand v");
+  // Box rows are BLOCK_M for q, BLOCK_N for k and v.
+  EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
+                     tensorMap0(top, "q")["box"] = json::Array{64, 64, 1, 1};
+                   }),
+                   "the tensor map of q must have 128 rows (block_m), not 64");
+  EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
+                     (*kernel0(top).getObject("key"))["block_n"] = 64;
+                   }),
+                   "the tensor map of v must have 64 rows (block_n), not 128");
+  // A producer and one or two consumer warpgroups.
+  for (json::Array threads : {json::Array{128, 1, 1}, json::Array{512, 1, 1},
+                              json::Array{128, 3, 1}})
+    EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
+                       (*kernel0(top).getObject("launch"))["threads"] =
+                           std::move(threads);
+                     }),
+                     "kernels[0].launch.threads: a wgmma kernel runs [256, 1, "
+                     "1] or [384, 1, 1] threads");
+  EXPECT_ERROR_HAS(
+      errorAfter([](json::Object &top) {
+        (*kernel0(top).getObject("launch"))["dynamic_shared_bytes"] = 0;
+      }),
+      "kernels[0].launch.dynamic_shared_bytes: a wgmma kernel keeps its "
+      "tiles in dynamic shared memory");
+}
+
+// A memref descriptor passes every field, or the kernel reads the next
+// operand's fields in its place.
+TEST(ManifestCorrupt, DescriptorsAreComplete) {
+  for (const char *field : {"allocated_ptr", "offset", "size", "stride"})
+    EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
+                       json::Array &params =
+                           *(*top.getArray("kernels"))[1].getAsObject()->getArray(
+                               "params");
+                       json::Array kept;
+                       bool dropped = false;
+                       for (json::Value &p : params) {
+                         json::Object &o = *p.getAsObject();
+                         if (!dropped && o.getString("operand") == "k" &&
+                             o.getString("field") == field) {
+                           dropped = true;
+                           continue;
+                         }
+                         kept.push_back(std::move(p));
+                       }
+                       params = std::move(kept);
+                     }),
+                     "kernels[1].params: operand k's memref descriptor is "
+                     "incomplete")
+        << field;
+}
+
+TEST(ManifestCorrupt, GridYZLimit) {
+  EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
+                     (*kernel0(top).getObject("launch")->getArray("grid"))[2] =
+                         json::Object{{"constant", 65536},
+                                      {"terms", json::Array{}}};
+                   }),
+                   "grid y and z constants must be at most 65535");
 }
 
 // A grid dimension is constant * prod ceil(size / divisor).

@@ -277,8 +277,7 @@ TEST_F(Dispatch, TieGoesToContiguousThenManifestOrder) {
 TEST_F(Dispatch, TensorCoresWinTies) {
   attn_fwd_args args = makeArgs(2, 32, 8, 1000, 3000);
   KernelEntry fma = fwdKernel("fma");
-  KernelEntry wgmma = fwdKernel("wgmma");
-  wgmma.key.path = "wgmma";
+  KernelEntry wgmma = wgmmaKernel("wgmma");
   EXPECT_EQ(pick({fma, wgmma}, args), 1);
   EXPECT_EQ(pick({wgmma, fma}, args), 0);
   // More static lengths still come first.
@@ -882,30 +881,6 @@ TEST_F(FakeLaunch, RecordsGridBlockStreamAndParams) {
   descriptor(4, args.lse);
   EXPECT_EQ(l.params, expected);
   EXPECT_TRUE(state.attributes.empty()); // 4 KiB needs no opt-in
-}
-
-/// A wgmma kernel as attn-compile writes it: a 1-D grid
-/// ceil(Nq / 128) * Hq * B of 384 threads, Q, K, V as tensor maps, O's
-/// descriptor.
-KernelEntry wgmmaKernel(const std::string &name) {
-  KernelEntry k = fwdKernel(name);
-  k.key.path = "wgmma";
-  k.key.blockM = k.key.blockN = 128;
-  k.grid[0] = GridDim{
-      1, {{Operand::Q, 2, 128}, {Operand::Q, 1, 1}, {Operand::Q, 0, 1}}};
-  k.grid[1] = k.grid[2] = GridDim{1, {}};
-  k.threads = {384, 1, 1};
-  k.dynamicSharedBytes = 163840;
-  k.params.clear();
-  for (Operand op : {Operand::V, Operand::K, Operand::Q}) {
-    Param map;
-    map.operand = op;
-    map.field = Param::Field::TensorMap;
-    map.box = {64, 128, 1, 1};
-    k.params.push_back(map);
-  }
-  appendDescriptor(k.params, Operand::O);
-  return k;
 }
 
 TEST_F(FakeLaunch, TensorMapsAreEncodedPerCallAndPassedByValue) {

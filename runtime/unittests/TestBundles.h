@@ -66,6 +66,30 @@ inline KernelEntry fwdKernel(const std::string &name, bool lse = false) {
   return k;
 }
 
+/// A wgmma kernel as attn-compile writes it: a 1-D grid
+/// ceil(Nq / 128) * Hq * B of 384 threads, Q, K, V as tensor maps, O's
+/// descriptor.
+inline KernelEntry wgmmaKernel(const std::string &name) {
+  KernelEntry k = fwdKernel(name);
+  k.key.path = "wgmma";
+  k.key.blockM = k.key.blockN = 128;
+  k.grid[0] = GridDim{
+      1, {{Operand::Q, 2, 128}, {Operand::Q, 1, 1}, {Operand::Q, 0, 1}}};
+  k.grid[1] = k.grid[2] = GridDim{1, {}};
+  k.threads = {384, 1, 1};
+  k.dynamicSharedBytes = 163840;
+  k.params.clear();
+  for (Operand op : {Operand::V, Operand::K, Operand::Q}) {
+    Param map;
+    map.operand = op;
+    map.field = Param::Field::TensorMap;
+    map.box = {64, 128, 1, 1};
+    k.params.push_back(map);
+  }
+  appendDescriptor(k.params, Operand::O);
+  return k;
+}
+
 /// Sets every length of `k` to static values.
 inline KernelEntry withShape(KernelEntry k, int64_t b, int64_t hq, int64_t hkv,
                              int64_t nq, int64_t nk) {

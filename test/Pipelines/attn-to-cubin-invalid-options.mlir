@@ -12,6 +12,12 @@
 // RUN: not attn-opt %s --attn-to-cubin="chip=sm_100a features=+ptx80 format=none" 2>&1 | FileCheck %s --check-prefix=OLDPTX
 // RUN: not attn-opt %s --attn-to-cubin="chip=sm_90a features=+sm_90a format=none" 2>&1 | FileCheck %s --check-prefix=NOPTX
 // RUN: not attn-opt %s --attn-to-cubin="chip=sm_100a path=wgmma format=none" 2>&1 | FileCheck %s --check-prefix=WGMMA
+// Features the back end does not know would be dropped with a warning and
+// the PTX ISA fall back to 8.0 (+ptx99 emitted .version 8.0).
+// RUN: not attn-opt %s --attn-to-cubin="chip=sm_90a features=+ptx99 format=none" 2>&1 | FileCheck %s --check-prefix=PTX99
+// RUN: not attn-opt %s --attn-to-cubin="chip=sm_90a features=+ptx89 format=none" 2>&1 | FileCheck %s --check-prefix=PTX89
+// RUN: not attn-opt %s --attn-to-cubin="chip=sm_90a features=+ptx80,+fast format=none" 2>&1 | FileCheck %s --check-prefix=UNKNOWNFEATURE
+// RUN: attn-opt %s --attn-to-cubin="chip=sm_90a features=+ptx90 format=isa" | FileCheck %s --check-prefix=PTX90
 // RUN: attn-opt %s --attn-to-cubin="chip=sm_80 format=none" | FileCheck %s --check-prefix=OK
 // RUN: attn-opt %s --attn-to-cubin="chip=sm_100a format=isa" | FileCheck %s --check-prefix=SM100
 // RUN: attn-opt %s --attn-to-cubin="chip=sm_120 format=isa" | FileCheck %s --check-prefix=SM120
@@ -25,6 +31,10 @@
 // OLDPTX: error: attn-lower-to-nvvm: chip sm_100a needs PTX ISA 8.6 or newer (features=+ptx86), but features are '+ptx80'
 // NOPTX: error: attn-lower-to-nvvm: features '+sm_90a' name no PTX ISA version (+ptxNN)
 // WGMMA: error: 'scf.forall' op attn-lower-to-nvvm: the tensor-core kernel (warpgroup MMA, setmaxnreg) needs chip sm_90a, not sm_100a; use path=fma for other chips
+// PTX99: error: attn-lower-to-nvvm: feature '+ptx99' is unknown to LLVM's NVPTX back end, which would drop it silently
+// PTX89: error: attn-lower-to-nvvm: feature '+ptx89' is unknown to LLVM's NVPTX back end
+// UNKNOWNFEATURE: error: attn-lower-to-nvvm: feature '+fast' is unknown to LLVM's NVPTX back end
+// PTX90: .version 9.0
 // OK: gpu.module @tiny_kernel [#nvvm.target<O = 3, chip = "sm_80", features = "+ptx80">]
 // SM100: gpu.binary @tiny_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_100a", features = "+ptx86">{{.*}}.target sm_100a
 // SM120: gpu.binary @tiny_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_120", features = "+ptx87">{{.*}}.target sm_120

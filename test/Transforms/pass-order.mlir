@@ -72,10 +72,21 @@ func.func @one_cta(%q: memref<1x1x6x16xf16>, %k: memref<1x1x6x16xf16>,
 // The GPU-only thread mapping leaves gpu.shuffle (D = 64 takes two lanes
 // per row): the host lowering refuses it instead of handing it on.
 // RUN: not attn-opt %s --split-input-file --attn-tile="block-m=4 block-n=2" --attn-causal-split --attn-distribute-rows --attn-online-softmax --attn-lower-to-cpu 2>&1 | FileCheck %s --check-prefix=CPU-GPU
-// CPU-GPU: error: 'gpu.shuffle' op is left after attn-lower-to-cpu; the host lowering takes the nest of attn-tile, attn-causal-split and attn-online-softmax (attn-distribute-rows and attn-async-pipeline are GPU-only)
+// CPU-GPU: error: 'gpu.shuffle' op is GPU code: attn-lower-to-cpu takes the nest of attn-tile, attn-causal-split and attn-online-softmax, not the sm_90a tensor-core path (attn-async-pipeline, attn-lower-to-wgmma) nor attn-distribute-rows; lower it with attn-lower-to-nvvm
 func.func @gpu_mapped(%q: memref<1x1x8x64xf16>, %k: memref<1x1x8x64xf16>,
                       %v: memref<1x1x8x64xf16>, %o: memref<1x1x8x64xf16>) {
   attn.attention ins(%q, %k, %v : memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>)
                  outs(%o : memref<1x1x8x64xf16>)
   return
 }
+
+// The tensor-core path is sm_90a code: the CPU lowering refuses it up front
+// (it used to fail inside its own pipeline on "warp_specialize expects region
+// #0 to have 0 or 1 blocks" or on an unknown location), and the NVVM
+// lowering names the pass that is missing.
+// RUN: not attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline --attn-lower-to-cpu 2>&1 | FileCheck %s --check-prefix=CPU-TC
+// RUN: not attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline --attn-lower-to-wgmma --attn-lower-to-cpu 2>&1 | FileCheck %s --check-prefix=CPU-TC
+// RUN: not attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline --attn-lower-to-nvvm 2>&1 | FileCheck %s --check-prefix=NVVM-TC
+// CPU-TC: pass-order.mlir:{{[0-9]+}}:3: error: '{{.*}}' op is GPU code: attn-lower-to-cpu takes the nest of attn-tile, attn-causal-split and attn-online-softmax, not the sm_90a tensor-core path (attn-async-pipeline, attn-lower-to-wgmma) nor attn-distribute-rows; lower it with attn-lower-to-nvvm
+// CPU-TC-NOT: <unknown>
+// NVVM-TC: pass-order.mlir:{{[0-9]+}}:3: error: 'attn.warp_specialize' op attn-lower-to-nvvm needs the tensor-core pipeline lowered: run attn-lower-to-wgmma first

@@ -57,29 +57,31 @@ static cl::opt<std::string> seqLenK("seqlen-k", cl::desc("Nk (default: Nq)"),
                                     cl::value_desc("N|dynamic"), cl::cat(shape));
 static cl::opt<int64_t> headDim("head-dim", cl::desc("D"), cl::init(0),
                                 cl::cat(shape));
-static cl::opt<std::string> dtype("dtype", cl::desc("f16 or bf16"),
+static cl::opt<std::string> dtype("dtype", cl::desc("f16 or bf16 (default: bf16)"),
                                   cl::init("bf16"), cl::cat(shape));
 static cl::opt<bool> causal("causal", cl::desc("Bottom-right causal mask"),
                             cl::cat(shape));
-static cl::opt<bool> lse("lse", cl::desc("Write the LSE output"),
+static cl::opt<bool> lse("lse", cl::desc("Write the LSE output (default: true)"),
                          cl::init(true), cl::cat(shape));
 static cl::opt<double> scale("scale", cl::desc("Softmax scale (0: 1/sqrt(D))"),
                              cl::init(0), cl::cat(shape));
 static cl::opt<std::string>
-    layout("layout", cl::desc("strided (any strides, unit on D) or contiguous"),
+    layout("layout", cl::desc("strided (any strides, unit on D; the default) or "
+                            "contiguous"),
            cl::init("strided"), cl::cat(shape));
 static cl::opt<std::string> name("name", cl::desc("Kernel function name"),
                                  cl::cat(shape));
 
 static cl::opt<int64_t>
     blockM("block-m", cl::init(0),
-           cl::desc("Default BLOCK_M (query rows per CTA; 0: 128 for wgmma, "
-                    "64 for fma)"),
+           cl::desc("Default BLOCK_M, query rows per CTA (omitted: 128 for "
+                    "wgmma, 64 rows per consumer warpgroup; 64 for fma, "
+                    "whose CTA runs BLOCK_M x lanes-per-row threads)"),
            cl::cat(codegen));
 static cl::opt<int64_t>
     blockN("block-n", cl::init(0),
-           cl::desc("Default BLOCK_N (keys per K/V block; 0: 128 for D <= 128 "
-                    "else 64 for wgmma, 16 for fma)"),
+           cl::desc("Default BLOCK_N, keys per K/V block (omitted: 128 for "
+                    "D <= 128 else 64 for wgmma, 16 for fma)"),
            cl::cat(codegen));
 static cl::opt<mlir::attn::KernelPath> path(
     "path", cl::desc("Default kernel path (a spec's \"path\" or a "

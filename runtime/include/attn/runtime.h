@@ -120,7 +120,8 @@ ATTN_API const char *attn_bundle_kernel_info(const attn_bundle *bundle,
  * Nq, Nk) equals the call's, and its layout is "strided" or the call's
  * tensors are all contiguous row-major. The kernel with the most static
  * lengths wins (an exact static shape first), then a "contiguous" one, then
- * the first in the manifest.
+ * a tensor-core ("wgmma") one over an "fma" one, then the first in the
+ * manifest.
  * Errors: ATTN_ERROR_INVALID_ARGUMENT, ATTN_ERROR_NO_MATCHING_KERNEL. */
 ATTN_API attn_status attn_fwd_select(const attn_bundle *bundle,
                                      const attn_fwd_args *args,
