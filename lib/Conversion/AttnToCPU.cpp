@@ -362,9 +362,9 @@ struct AttnLowerToCPUPass : attn::impl::AttnLowerToCPUBase<AttnLowerToCPUPass> {
       if (isa<ModuleOp>(op) || isa<LLVM::LLVMDialect>(op->getDialect()))
         return WalkResult::advance();
       return WalkResult(op->emitOpError(
-          "is left after attn-lower-to-cpu; the host lowering takes the "
-          "nest of attn-tile, attn-causal-split and attn-online-softmax "
-          "(attn-distribute-rows and attn-async-pipeline are GPU-only)"));
+          "is left after attn-lower-to-cpu: it has no lowering to the LLVM "
+          "dialect; the host lowering takes the nest of attn-tile, "
+          "attn-causal-split and attn-online-softmax on memrefs"));
     });
     return failure(res.wasInterrupted());
   }

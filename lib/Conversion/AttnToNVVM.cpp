@@ -13,15 +13,6 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/Transforms/RegionUtils.h"
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSet.h"
-#include "llvm/MC/MCSubtargetInfo.h"
-#include "llvm/MC/TargetRegistry.h"
-#include "llvm/Support/TargetSelect.h"
-#include "llvm/TargetParser/Triple.h"
-#include <mutex>
-
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -29,6 +20,14 @@
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/TargetParser/Triple.h"
+
 #include <numeric>
 
 namespace mlir::attn {
@@ -322,26 +321,26 @@ constexpr std::pair<StringLiteral, unsigned> kChips[] = {
     {"sm_103", 88}, {"sm_110", 90}, {"sm_120", 87}, {"sm_120a", 87},
     {"sm_121", 88}};
 
-/// The features LLVM's NVPTX back end knows ("ptx80", "sm_90a", ...). An
-/// unknown one (+ptx99) is only warned about and dropped by the back end,
-/// which then emits its oldest PTX ISA.
-llvm::StringSet<> knownNVPTXFeatures() {
-  static std::once_flag once;
-  std::call_once(once, [] {
+/// The features LLVM's NVPTX back end knows ("ptx80", "sm_90a", ...), read
+/// once per process from its subtarget table. An unknown one (+ptx99) is
+/// only warned about and dropped by the back end, which then emits its
+/// oldest PTX ISA.
+const llvm::StringSet<> &knownNVPTXFeatures() {
+  static const llvm::StringSet<> known = [] {
     LLVMInitializeNVPTXTargetInfo();
     LLVMInitializeNVPTXTargetMC();
-  });
-  llvm::StringSet<> known;
-  std::string error;
-  llvm::Triple triple("nvptx64-nvidia-cuda");
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target)
-    return known;
-  std::unique_ptr<llvm::MCSubtargetInfo> sti(
-      target->createMCSubtargetInfo(triple, "sm_90", ""));
-  if (sti)
-    for (const llvm::SubtargetFeatureKV &kv : sti->getAllProcessorFeatures())
-      known.insert(kv.Key);
+    llvm::StringSet<> features;
+    std::string error;
+    llvm::Triple triple("nvptx64-nvidia-cuda");
+    const llvm::Target *target =
+        llvm::TargetRegistry::lookupTarget(triple, error);
+    std::unique_ptr<llvm::MCSubtargetInfo> sti(
+        target ? target->createMCSubtargetInfo(triple, "sm_90", "") : nullptr);
+    if (sti)
+      for (const llvm::SubtargetFeatureKV &kv : sti->getAllProcessorFeatures())
+        features.insert(kv.Key);
+    return features;
+  }();
   return known;
 }
 
@@ -368,7 +367,7 @@ FailureOr<std::string> resolveTarget(ModuleOp module, StringRef chip,
       rest.drop_front(at + 4).take_while(llvm::isDigit).getAsInteger(10, ptx))
     return emitError(module.getLoc(), "attn-lower-to-nvvm: features '")
            << features << "' name no PTX ISA version (+ptxNN)";
-  llvm::StringSet<> known = knownNVPTXFeatures();
+  const llvm::StringSet<> &known = knownNVPTXFeatures();
   SmallVector<StringRef> list;
   features.split(list, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
   for (StringRef feature : list) {

@@ -315,7 +315,8 @@ void copyOut(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
              int64_t d, Type elt) {
   int64_t unitsPerRow = d / 8, units = kWarpgroupRows * unitsPerRow;
   Value numRows = memref::DimOp::create(b, op.getO(), 2);
-  Value wgRow = arith::MulIOp::create(b, tl.warpgroup, cIndex(b, 64));
+  Value wgRow =
+      arith::MulIOp::create(b, tl.warpgroup, cIndex(b, kWarpgroupRows));
   auto loop =
       scf::ForOp::create(b, cIndex(b, 0), cIndex(b, units), cIndex(b, 128));
   OpBuilder::InsertionGuard guard(b);
@@ -541,7 +542,7 @@ struct AttnLowerToWGMMAPass
   }
 
   void runOnOperation() override {
-    if (maxMmaN < 8 || maxMmaN > 256 || maxMmaN % 64 != 0) {
+    if (maxMmaN < 64 || maxMmaN > 256 || maxMmaN % 64 != 0) {
       getOperation().emitError("attn-lower-to-wgmma: max-mma-n must be 64, "
                                "128, 192 or 256");
       return signalPassFailure();

@@ -81,11 +81,11 @@ ThreadLayout threadLayout(ImplicitLocOpBuilder &b) {
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, q, cIndex(b, 0));
   Value base = arith::AddIOp::create(
       b, arith::MulIOp::create(b, warp, cIndex(b, 16)), tl.g);
-  Value wgRow = arith::MulIOp::create(b, tl.warpgroup, cIndex(b, 64));
-  for (int h = 0; h < 2; ++h) {
-    tl.rowInWg[h] = arith::AddIOp::create(b, base, cIndex(b, 8 * h));
-    tl.row[h] = arith::AddIOp::create(b, wgRow, tl.rowInWg[h]);
-  }
+  Value wgRow =
+      arith::MulIOp::create(b, tl.warpgroup, cIndex(b, kWarpgroupRows));
+  for (int h = 0; h < 2; ++h)
+    tl.row[h] = arith::AddIOp::create(
+        b, wgRow, arith::AddIOp::create(b, base, cIndex(b, 8 * h)));
   return tl;
 }
 

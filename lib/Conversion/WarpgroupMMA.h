@@ -73,7 +73,6 @@ struct ThreadLayout {
   Value warpgroup;  // consumer warpgroup (index)
   Value thread;     // thread within the warpgroup, 0..127 (index)
   Value row[2];     // CTA-tile row of halves 0 and 1 (index)
-  Value rowInWg[2]; // the same within the warpgroup's 64 rows
   Value g;          // (t % 32) / 4 (index)
   Value twoQ;       // 2 (t % 4) (index)
   Value quadLeader; // t % 4 == 0 (i1)

@@ -52,7 +52,7 @@ std::pair<int64_t, int64_t> mlir::attn::defaultBlockSizes(KernelPath path,
                                                           int64_t headDim) {
   if (path == KernelPath::fma)
     return {64, 16};
-  return {128, headDim <= 128 ? 128 : 64};
+  return {kTensorCoreBlockM, tensorCoreBlockN(headDim)};
 }
 
 void mlir::attn::buildCubinPipeline(OpPassManager &pm,
@@ -65,8 +65,9 @@ void mlir::attn::buildCubinPipeline(OpPassManager &pm,
     pm.nest<func::FuncOp>().addPass(createAttnDistributeRows());
     addDecomposition(pm);
   } else {
-    // block-n 0 lets attn-tile pick BLOCK_N per D (defaultBlockSizes).
-    addTiling(pm, options.blockM ? options.blockM : 128, options.blockN);
+    // block-n 0 lets attn-tile pick BLOCK_N per D (tensorCoreBlockN).
+    addTiling(pm, options.blockM ? options.blockM : kTensorCoreBlockM,
+              options.blockN);
     OpPassManager &fn = pm.nest<func::FuncOp>();
     fn.addPass(createAttnAsyncPipeline(AttnAsyncPipelineOptions{
         options.stages, /*producerRegisters=*/24, /*consumerRegisters=*/240,

@@ -216,9 +216,6 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
     return func.emitError("attribute 'attn.path' must be a string, but got ")
            << func->getAttr("attn.path");
   }
-  if (path == KernelPath::wgmma && opts.chip != "sm_90a")
-    return func.emitError("the wgmma path needs chip sm_90a, not ")
-           << opts.chip;
   key.path = path == KernelPath::wgmma ? "wgmma" : "fma";
   auto [bm, bn] = defaultBlockSizes(path, key.headDim);
   FailureOr<int64_t> blockM = blockSize(func, "attn.block_m",

@@ -142,8 +142,7 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
     SmallVector<AttentionOp> ops;
     getOperation().walk([&](AttentionOp op) { ops.push_back(op); });
     for (AttentionOp op : ops) {
-      // The tensor-core default: S and O accumulators fit the registers.
-      int64_t bn = blockN ? int64_t(blockN) : op.getHeadDim() <= 128 ? 128 : 64;
+      int64_t bn = blockN ? int64_t(blockN) : tensorCoreBlockN(op.getHeadDim());
       if (failed(tileAttention(op, blockM, bn)))
         return signalPassFailure();
     }

@@ -40,6 +40,14 @@ constexpr int64_t kMaxUnrolledRows = 4096;
 
 inline bool isValidBlockM(int64_t m) { return m >= 1 && m <= kMaxBlockM; }
 inline bool isValidBlockN(int64_t n) { return n >= 1 && n <= kMaxBlockN; }
+
+/// The tensor-core path's tile when none is given: two consumer warpgroups
+/// of 64 rows, and BLOCK_N keys such that a consumer thread's S and O
+/// accumulators fit its 240 registers.
+constexpr int64_t kTensorCoreBlockM = 128;
+inline int64_t tensorCoreBlockN(int64_t headDim) {
+  return headDim <= 128 ? 128 : 64;
+}
 } // namespace mlir::attn
 
 #endif // ATTN_DIALECT_ATTN_IR_ATTN_H
