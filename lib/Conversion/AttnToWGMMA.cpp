@@ -28,6 +28,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
@@ -86,14 +88,23 @@ struct Turns {
   }
 };
 
-/// S = Q K^T for the warpgroup's 64 rows: ceil(D / 16) wgmma k16 steps, A
-/// (Q) and B (K) K-major in shared memory. Returns the BLOCK_N / 2
-/// accumulator registers.
-SmallVector<Value> scoresGemm(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
-                              const ThreadLayout &tl, const Turns *turns) {
-  MLIRContext *ctx = b.getContext();
+/// bf16 or f16: the element type of the Q, K and V tiles.
+Type elementType(OnlineAttentionMmaOp op) {
+  return cast<MemRefType>(op.getQ().getType()).getElementType();
+}
+
+/// Shared-memory descriptors of S = Q K^T per k16 step: A is the
+/// warpgroup's 64 rows of Q, B is K, both K-major (chunk kk / 4, 32 bytes
+/// per step inside the 128-byte row).
+struct ScoreDescriptors {
+  SmallVector<Value> a, b;
+  Value zero; // the accumulator's input, created before the fence (C7513)
+};
+
+ScoreDescriptors scoreDescriptors(ImplicitLocOpBuilder &b,
+                                  OnlineAttentionMmaOp op,
+                                  const ThreadLayout &tl) {
   int64_t bm = op.getBlockM(), bn = op.getBlockN();
-  Type elt = cast<MemRefType>(op.getQ().getType()).getElementType();
   Value qAddr = arith::AddIOp::create(
       b, sharedAddress(b, op.getQ()),
       arith::IndexCastOp::create(
@@ -101,26 +112,31 @@ SmallVector<Value> scoresGemm(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
           arith::MulIOp::create(b, tl.warpgroup,
                                 cIndex(b, kWarpgroupRows * kChunkBytes))));
   Value kAddr = sharedAddress(b, op.getK());
-  auto type = accStruct(ctx, bn / 2);
-  Value acc = LLVM::ZeroOp::create(b, type);
-  // Every operand is ready before the fence: a register written between
-  // two wgmmas of a group makes ptxas serialize them (C7519).
+  ScoreDescriptors d;
+  d.zero = LLVM::ZeroOp::create(b, accStruct(b.getContext(), bn / 2));
   int64_t kSteps = llvm::divideCeil(op.getHeadDim(), 16);
-  SmallVector<Value> descA, descB;
   for (int64_t kk = 0; kk < kSteps; ++kk) {
-    // k-step kk: chunk kk / 4, 32 bytes per step inside the 128-byte row.
     int64_t inRow = (kk % 4) * 32;
-    descA.push_back(
+    d.a.push_back(
         descriptor(b, qAddr, (kk / 4) * bm * kChunkBytes + inRow, 16, 1024));
-    descB.push_back(
+    d.b.push_back(
         descriptor(b, kAddr, (kk / 4) * bn * kChunkBytes + inRow, 16, 1024));
   }
-  if (turns)
-    turns->wait(b, tl);
-  NVVM::WgmmaFenceAlignedOp::create(b);
-  for (int64_t kk = 0; kk < kSteps; ++kk) {
+  return d;
+}
+
+/// Issues S = Q K^T (between a fence and a commit): one wgmma
+/// m64nBLOCK_Nk16 per k-step, the first overwriting the accumulator.
+/// Returns the accumulator struct (BLOCK_N / 2 f32), valid after the wait.
+Value issueScores(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
+                  const ScoreDescriptors &d) {
+  MLIRContext *ctx = b.getContext();
+  int64_t bn = op.getBlockN();
+  Type elt = elementType(op);
+  Value acc = d.zero;
+  for (auto [kk, descA, descB] : llvm::enumerate(d.a, d.b)) {
     acc = NVVM::WgmmaMmaAsyncOp::create(
-        b, type, acc, descA[kk], descB[kk],
+        b, acc.getType(), acc, descA, descB,
         NVVM::MMAShapeAttr::get(ctx, 64, bn, 16),
         NVVM::WGMMATypesAttr::get(ctx, wgmmaType(elt)),
         NVVM::WGMMATypesAttr::get(ctx, wgmmaType(elt)),
@@ -133,11 +149,7 @@ SmallVector<Value> scoresGemm(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
         NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::col),
         NVVM::MMAIntOverflowAttr());
   }
-  NVVM::WgmmaGroupSyncAlignedOp::create(b);
-  if (turns)
-    turns->handOver(b, tl);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
-  return unpackStruct(b, acc, bn / 2);
+  return acc;
 }
 
 /// Sets scores of keys a row may not see to -inf. Key of register i is
@@ -211,70 +223,318 @@ std::array<Value, 2> softmax(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
   return alpha;
 }
 
-/// P (f32 registers) -> the A operand of k-step kk: four 32-bit registers,
-/// register r packing P[8 kk + 2 r] (low half) and P[8 kk + 2 r + 1].
-SmallVector<Value> packP(ImplicitLocOpBuilder &b, ArrayRef<Value> p, int64_t kk,
+/// P (BLOCK_N / 2 f32 registers) -> the A operands of O += P V: BLOCK_N / 4
+/// 32-bit registers, four per k-step kk; register 4 kk + r packs
+/// P[8 kk + 2 r] (low half) and P[8 kk + 2 r + 1].
+SmallVector<Value> packP(ImplicitLocOpBuilder &b, ArrayRef<Value> p,
                          Type elt) {
   SmallVector<Value> regs;
-  for (int64_t r = 0; r < 4; ++r) {
+  for (int64_t i = 0; i + 1 < int64_t(p.size()); i += 2) {
     Value pair = vector::FromElementsOp::create(
-        b, VectorType::get({2}, b.getF32Type()),
-        ValueRange{p[8 * kk + 2 * r], p[8 * kk + 2 * r + 1]});
+        b, VectorType::get({2}, b.getF32Type()), ValueRange{p[i], p[i + 1]});
     Value narrow = arith::TruncFOp::create(b, VectorType::get({2}, elt), pair);
-    regs.push_back(vector::BitCastOp::create(
-        b, VectorType::get({1}, b.getI32Type()), narrow));
-    regs.back() = vector::ExtractOp::create(b, regs.back(), 0);
+    regs.push_back(vector::ExtractOp::create(
+        b,
+        vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()),
+                                  narrow),
+        0));
   }
   return regs;
 }
 
-/// O += P V: BLOCK_N / 16 k-steps. V is [keys, D] row-major in shared memory
-/// (MN-major for the MMA, transpose flag set): 16 keys = 2048 bytes per
-/// k-step, 1024 bytes per 8 keys (stride byte offset), BLOCK_N * 128 bytes
-/// between 64-column chunks (leading byte offset). Instructions are at
-/// most `maxN` columns wide.
-void valuesGemm(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
-                ArrayRef<Value> p, MutableArrayRef<Value> o, int64_t maxN) {
-  int64_t bn = op.getBlockN(), d = paddedN(op.getHeadDim());
-  Type elt = cast<MemRefType>(op.getV().getType()).getElementType();
-  Value vAddr = sharedAddress(b, op.getV());
-  int64_t chunkBytes = bn * kChunkBytes;
-  SmallVector<SmallVector<Value>> a;
-  SmallVector<SmallVector<Value>> desc;
-  for (int64_t kk = 0; kk < bn / 16; ++kk) {
-    a.push_back(packP(b, p, kk, elt));
-    desc.emplace_back();
-    for (int64_t col = 0; col < d; col += maxN)
-      desc.back().push_back(descriptor(
-          b, vAddr, kk * 2048 + (col / 64) * chunkBytes, chunkBytes, 1024));
-  }
-  NVVM::WgmmaFenceAlignedOp::create(b);
-  for (int64_t kk = 0; kk < bn / 16; ++kk) {
-    for (int64_t col = 0; col < d; col += maxN) {
-      int64_t n = std::min(maxN, d - col);
-      MutableArrayRef<Value> part = o.slice(col / 2, n / 2);
-      SmallVector<Value> out =
-          wgmmaRegisterA(b, part, a[kk], desc[kk][col / maxN], n, elt);
-      llvm::copy(out, part.begin());
+/// The operands of O += P V: BLOCK_N / 16 k-steps of packed P and, per
+/// k-step, the descriptors of V's column blocks of at most `maxN`
+/// columns. V is [keys, D] row-major at byte address `vAddr` (MN-major for
+/// the MMA, transpose flag set): 16 keys = 2048 bytes per k-step, 1024
+/// bytes per 8 keys (stride byte offset), BLOCK_N * 128 bytes between
+/// 64-column chunks (leading byte offset).
+struct ValuesGemm {
+  int64_t blockN, n, maxN;
+  Type elt;
+  SmallVector<Value> a;                  // packed P
+  SmallVector<SmallVector<Value>> descV; // [k-step][column block]
+
+  ValuesGemm(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op, Value vAddr,
+             ArrayRef<Value> packedP, int64_t maxN)
+      : blockN(op.getBlockN()), n(paddedN(op.getHeadDim())), maxN(maxN),
+        elt(elementType(op)), a(packedP) {
+    int64_t chunkBytes = blockN * kChunkBytes;
+    for (int64_t kk = 0; kk < blockN / 16; ++kk) {
+      descV.emplace_back();
+      for (int64_t col = 0; col < n; col += maxN)
+        descV.back().push_back(descriptor(
+            b, vAddr, kk * 2048 + (col / 64) * chunkBytes, chunkBytes, 1024));
     }
   }
-  NVVM::WgmmaGroupSyncAlignedOp::create(b);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+
+  /// Issues the register-A wgmmas (between a fence and a commit) and
+  /// updates `o` to their results, valid after the wait.
+  void issue(ImplicitLocOpBuilder &b, MutableArrayRef<Value> o) const {
+    for (int64_t kk = 0; kk < blockN / 16; ++kk) {
+      for (int64_t col = 0; col < n; col += maxN) {
+        int64_t width = std::min(maxN, n - col);
+        MutableArrayRef<Value> part = o.slice(col / 2, width / 2);
+        SmallVector<Value> out =
+            wgmmaRegisterA(b, part, ArrayRef(a).slice(4 * kk, 4),
+                           descV[kk][col / maxN], width, elt);
+        llvm::copy(out, part.begin());
+      }
+    }
+  }
+};
+
+/// Waits for all but the newest `pending` wgmma groups; `regs` (results of
+/// the groups waited for) are pinned after the wait.
+void waitGroups(ImplicitLocOpBuilder &b, int64_t pending,
+                MutableArrayRef<Value> regs) {
+  NVVM::WgmmaWaitGroupSyncOp::create(b, pending);
+  SmallVector<Value> pinned = pinAfterWait(b, regs);
+  llvm::copy(pinned, regs.begin());
 }
 
+/// Waits for all but the newest `pending` groups and returns S's `regs`
+/// registers from the accumulator struct, pinned after the wait.
+SmallVector<Value> waitForScores(ImplicitLocOpBuilder &b, int64_t pending,
+                                 Value acc, int64_t regs) {
+  NVVM::WgmmaWaitGroupSyncOp::create(b, pending);
+  return pinAfterWait(b, unpackStruct(b, acc, regs));
+}
+
+/// S for `op`: issued (taking the warpgroup's turn with ping-pong), waited
+/// for, masked and turned into P by the online softmax. Updates m, l;
+/// returns alpha.
+std::array<Value, 2> scoresAndSoftmax(ImplicitLocOpBuilder &b,
+                                      OnlineAttentionMmaOp op,
+                                      const ThreadLayout &tl,
+                                      const Turns *turns, SmallVector<Value> &p,
+                                      SmallVector<Value> &m,
+                                      SmallVector<Value> &l) {
+  ScoreDescriptors d = scoreDescriptors(b, op, tl);
+  if (turns)
+    turns->wait(b, tl);
+  NVVM::WgmmaFenceAlignedOp::create(b);
+  Value acc = issueScores(b, op, d);
+  NVVM::WgmmaGroupSyncAlignedOp::create(b);
+  if (turns)
+    turns->handOver(b, tl);
+  p = waitForScores(b, 0, acc, op.getBlockN() / 2);
+  maskScores(b, op, tl, p);
+  return softmax(b, op, p, m, l);
+}
+
+void rescale(ImplicitLocOpBuilder &b, MutableArrayRef<Value> o,
+             std::array<Value, 2> alpha) {
+  for (auto [j, x] : llvm::enumerate(o))
+    x = arith::MulFOp::create(b, x, alpha[halfOf(j)]);
+}
+
+/// Serial schedule: S, softmax, O *= alpha, O += P V, each waited for.
 void lowerStep(OnlineAttentionMmaOp op, int64_t maxN, const Turns *turns) {
   ImplicitLocOpBuilder b(op.getLoc(), op);
   ThreadLayout tl = threadLayout(b);
-  SmallVector<Value> s = scoresGemm(b, op, tl, turns);
-  maskScores(b, op, tl, s);
-  SmallVector<Value> m = unpack(b, op.getM()), l = unpack(b, op.getL());
-  std::array<Value, 2> alpha = softmax(b, op, s, m, l);
+  SmallVector<Value> p, m = unpack(b, op.getM()), l = unpack(b, op.getL());
+  std::array<Value, 2> alpha = scoresAndSoftmax(b, op, tl, turns, p, m, l);
   SmallVector<Value> o = unpack(b, op.getAcc());
-  for (auto [j, x] : llvm::enumerate(o))
-    x = arith::MulFOp::create(b, x, alpha[halfOf(j)]);
-  valuesGemm(b, op, s, o, maxN);
+  rescale(b, o, alpha);
+  ValuesGemm pv(b, op, sharedAddress(b, op.getV()),
+                packP(b, p, elementType(op)), maxN);
+  NVVM::WgmmaFenceAlignedOp::create(b);
+  pv.issue(b, o);
+  NVVM::WgmmaGroupSyncAlignedOp::create(b);
+  waitGroups(b, 0, o);
   op.replaceAllUsesWith(ValueRange{pack(b, m), pack(b, l), pack(b, o)});
   op.erase();
+}
+
+//===----------------------------------------------------------------------===//
+// Intra-warpgroup overlap (FlashAttention-3 section 3.2)
+//===----------------------------------------------------------------------===//
+
+/// A K/V loop as attn-async-pipeline builds it: one step whose state is the
+/// loop's (m, l, acc) and, with the ring, one release of the block's slot
+/// after it.
+struct KVLoop {
+  scf::ForOp loop;
+  OnlineAttentionMmaOp step;
+  nvgpu::MBarrierArriveOp release; // null without the ring (unit tests)
+};
+
+std::optional<KVLoop> matchKVLoop(OnlineAttentionMmaOp step) {
+  auto loop = dyn_cast<scf::ForOp>(step->getParentOp());
+  if (!loop || loop.getNumRegionIterArgs() != 3)
+    return std::nullopt;
+  Block *body = loop.getBody();
+  ValueRange state = loop.getRegionIterArgs();
+  if (step.getM() != state[0] || step.getL() != state[1] ||
+      step.getAcc() != state[2] ||
+      !llvm::equal(body->getTerminator()->getOperands(), step.getResults()) ||
+      llvm::count_if(*body, llvm::IsaPred<OnlineAttentionMmaOp>) != 1)
+    return std::nullopt;
+  KVLoop kv{loop, step, nullptr};
+  for (auto arrive : body->getOps<nvgpu::MBarrierArriveOp>()) {
+    if (kv.release || !step->isBeforeInBlock(arrive))
+      return std::nullopt;
+    kv.release = arrive;
+  }
+  return kv;
+}
+
+/// What a block leaves to the next iteration: P as the A registers of its
+/// P V, the byte address of its V tile and the ring slot to release after.
+struct Pending {
+  SmallVector<Value> p;
+  Value vAddr, slot;
+};
+
+/// The first block: S, softmax, O *= alpha; its P V is left pending.
+Pending firstBlock(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
+                   const Turns *turns, SmallVector<Value> &m,
+                   SmallVector<Value> &l, MutableArrayRef<Value> o) {
+  ThreadLayout tl = threadLayout(b);
+  SmallVector<Value> p;
+  rescale(b, o, scoresAndSoftmax(b, op, tl, turns, p, m, l));
+  return {packP(b, p, elementType(op)), sharedAddress(b, op.getV()), {}};
+}
+
+/// Block j: S_j and the pending P_{j-1} V_{j-1} are issued as two groups;
+/// the softmax of S_j runs while P V is in flight; O *= alpha_j after it.
+Pending nextBlock(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
+                  const Turns *turns, const Pending &prev, int64_t maxN,
+                  SmallVector<Value> &m, SmallVector<Value> &l,
+                  MutableArrayRef<Value> o) {
+  ThreadLayout tl = threadLayout(b);
+  ScoreDescriptors d = scoreDescriptors(b, op, tl);
+  ValuesGemm pv(b, op, prev.vAddr, prev.p, maxN);
+  if (turns)
+    turns->wait(b, tl);
+  NVVM::WgmmaFenceAlignedOp::create(b);
+  Value acc = issueScores(b, op, d);
+  NVVM::WgmmaGroupSyncAlignedOp::create(b);
+  pv.issue(b, o);
+  NVVM::WgmmaGroupSyncAlignedOp::create(b);
+  if (turns)
+    turns->handOver(b, tl);
+  SmallVector<Value> s = waitForScores(b, 1, acc, op.getBlockN() / 2);
+  maskScores(b, op, tl, s);
+  std::array<Value, 2> alpha = softmax(b, op, s, m, l);
+  Pending next{packP(b, s, elementType(op)), sharedAddress(b, op.getV()), {}};
+  // P_{j-1} stays in its registers until P V is done: the new P must not
+  // be given them while the wgmmas read them (C7513 serializes otherwise).
+  SmallVector<Value> inFlight(o);
+  llvm::append_range(inFlight, prev.p);
+  waitGroups(b, 0, inFlight);
+  llvm::copy(ArrayRef(inFlight).take_front(o.size()), o.begin());
+  rescale(b, o, alpha);
+  return next;
+}
+
+/// The last block's P V.
+void drainBlock(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
+                const Pending &last, int64_t maxN, MutableArrayRef<Value> o) {
+  ValuesGemm pv(b, op, last.vAddr, last.p, maxN);
+  NVVM::WgmmaFenceAlignedOp::create(b);
+  pv.issue(b, o);
+  NVVM::WgmmaGroupSyncAlignedOp::create(b);
+  waitGroups(b, 0, o);
+}
+
+/// Clones the loop body (without its yield) at `b` with the induction
+/// variable and state given; returns the clones of the step and release.
+KVLoop cloneBody(ImplicitLocOpBuilder &b, KVLoop kv, Value iv,
+                 ValueRange state) {
+  IRMapping map;
+  map.map(kv.loop.getInductionVar(), iv);
+  map.map(kv.loop.getRegionIterArgs(), state);
+  for (Operation &op : kv.loop.getBody()->without_terminator())
+    b.clone(op, map);
+  auto release = kv.release ? cast<nvgpu::MBarrierArriveOp>(
+                                  map.lookup(kv.release.getOperation()))
+                            : nullptr;
+  return {kv.loop, cast<OnlineAttentionMmaOp>(map.lookup(kv.step.getOperation())),
+          release};
+}
+
+/// Software-pipelines a K/V loop by one block:
+///   if (lb < ub) {
+///     first block (S_lb, softmax)
+///     for j in [lb + step, ub): S_j + P_{j-1} V_{j-1}, softmax_j, release j-1
+///     P_last V_last, release last
+///   }
+/// Each block keeps its ring slot one iteration longer (V is read by the
+/// next iteration's P V), so the ring needs a stage more to keep TMA ahead.
+void pipelineLoop(KVLoop kv, int64_t maxN, const Turns *turns) {
+  scf::ForOp loop = kv.loop;
+  ImplicitLocOpBuilder b(loop.getLoc(), loop);
+  Value any = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                    loop.getLowerBound(), loop.getUpperBound());
+  auto ifOp = scf::IfOp::create(b, loop.getResultTypes(), any,
+                                /*withElseRegion=*/true);
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  scf::YieldOp::create(b, loop.getInitArgs());
+
+  // First block.
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  KVLoop first = cloneBody(b, kv, loop.getLowerBound(), loop.getInitArgs());
+  b.setInsertionPoint(first.step);
+  SmallVector<Value> m = unpack(b, first.step.getM()),
+                     l = unpack(b, first.step.getL()),
+                     o = unpack(b, first.step.getAcc());
+  Pending pending = firstBlock(b, first.step, turns, m, l, o);
+  b.setInsertionPointToEnd(ifOp.thenBlock());
+  Value emptyBarriers;
+  if (first.release) {
+    emptyBarriers = first.release.getBarriers();
+    pending.slot = first.release.getMbarId();
+    first.release.erase();
+  }
+  first.step.erase();
+
+  // Steady state: (m, l, acc, P, V address[, slot]) carried.
+  auto pType = VectorType::get({int64_t(pending.p.size())}, b.getI32Type());
+  SmallVector<Value> inits = {pack(b, m), pack(b, l), pack(b, o),
+                              vector::FromElementsOp::create(b, pType,
+                                                             pending.p),
+                              pending.vAddr};
+  if (pending.slot)
+    inits.push_back(pending.slot);
+  Value second =
+      arith::AddIOp::create(b, loop.getLowerBound(), loop.getStep());
+  auto steady = scf::ForOp::create(b, second, loop.getUpperBound(),
+                                   loop.getStep(), inits);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(steady.getBody());
+    ValueRange args = steady.getRegionIterArgs();
+    KVLoop it = cloneBody(b, kv, steady.getInductionVar(), args.take_front(3));
+    b.setInsertionPoint(it.step);
+    Pending prev{unpack(b, args[3]), args[4], {}};
+    m = unpack(b, it.step.getM());
+    l = unpack(b, it.step.getL());
+    o = unpack(b, it.step.getAcc());
+    Pending next = nextBlock(b, it.step, turns, prev, maxN, m, l, o);
+    SmallVector<Value> yields = {
+        pack(b, m), pack(b, l), pack(b, o),
+        vector::FromElementsOp::create(b, pType, next.p), next.vAddr};
+    if (it.release) {
+      yields.push_back(it.release.getMbarId());
+      it.release.getMbarIdMutable().assign(args[5]);
+    }
+    it.step.erase();
+    b.setInsertionPointToEnd(steady.getBody());
+    scf::YieldOp::create(b, yields);
+  }
+
+  // The last block's P V and release.
+  ValueRange results = steady.getResults();
+  o = unpack(b, results[2]);
+  drainBlock(b, kv.step, {unpack(b, results[3]), results[4], {}}, maxN, o);
+  if (emptyBarriers)
+    nvgpu::MBarrierArriveOp::create(
+        b, nvgpu::MBarrierTokenType::get(b.getContext()), emptyBarriers,
+        results[5]);
+  scf::YieldOp::create(b, ValueRange{results[0], results[1], pack(b, o)});
+  loop.replaceAllUsesWith(ifOp.getResults());
+  loop.erase();
 }
 
 //===----------------------------------------------------------------------===//
@@ -533,8 +793,15 @@ struct AttnLowerToWGMMAPass
           ws.getLoc(), &consumer.front());
       turns->start(b);
     }
-    for (OnlineAttentionMmaOp op : steps)
-      lowerStep(op, maxMmaN, turns ? &*turns : nullptr);
+    const Turns *t = turns ? &*turns : nullptr;
+    for (OnlineAttentionMmaOp op : steps) {
+      std::optional<KVLoop> kv =
+          ws.getOverlap() ? matchKVLoop(op) : std::nullopt;
+      if (kv)
+        pipelineLoop(*kv, maxMmaN, t);
+      else
+        lowerStep(op, maxMmaN, t);
+    }
     if (failed(lowerEpilogue(epilogues.front())))
       return failure();
     lowerWarpSpecialize(ws);

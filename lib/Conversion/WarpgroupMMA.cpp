@@ -152,4 +152,27 @@ SmallVector<Value> wgmmaRegisterA(ImplicitLocOpBuilder &b, ArrayRef<Value> acc,
   return unpackStruct(b, asmOp.getResult(0), regs);
 }
 
+SmallVector<Value> pinAfterWait(ImplicitLocOpBuilder &b,
+                               ArrayRef<Value> regs) {
+  if (regs.empty())
+    return {};
+  std::string outs, ins;
+  for (auto [i, reg] : llvm::enumerate(regs)) {
+    outs += reg.getType().isF32() ? "=f," : "=r,";
+    ins += llvm::formatv("{0}{1}", i ? "," : "", i).str();
+  }
+  SmallVector<Type> types(ValueRange(regs).getTypes());
+  auto asmOp = LLVM::InlineAsmOp::create(
+      b, LLVM::LLVMStructType::getLiteral(b.getContext(), types), regs, "",
+      outs + ins,
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      ArrayAttr());
+  SmallVector<Value> pinned;
+  for (size_t i = 0; i < regs.size(); ++i)
+    pinned.push_back(LLVM::ExtractValueOp::create(b, asmOp.getResult(0), i));
+  return pinned;
+}
+
 } // namespace mlir::attn::wgmma

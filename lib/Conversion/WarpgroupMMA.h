@@ -107,6 +107,12 @@ SmallVector<Value> wgmmaRegisterA(ImplicitLocOpBuilder &b, ArrayRef<Value> acc,
                                   ArrayRef<Value> a, Value descB, int64_t n,
                                   Type elt);
 
+/// An empty volatile asm that takes and returns `regs` (f32 or i32). After
+/// a wgmma.wait_group it keeps the group's operands alive until the wait
+/// (no other value is given their registers while the group reads them)
+/// and its results from being read before it.
+SmallVector<Value> pinAfterWait(ImplicitLocOpBuilder &b, ArrayRef<Value> regs);
+
 } // namespace mlir::attn::wgmma
 
 #endif // ATTN_LIB_CONVERSION_WARPGROUPMMA_H

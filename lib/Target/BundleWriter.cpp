@@ -455,6 +455,8 @@ compileKernel(KernelSource src, const BundleOptions &opts, StringRef ptxas) {
   pipeline.path = src.key.path == "wgmma" ? KernelPath::wgmma : KernelPath::fma;
   pipeline.maxMmaN = opts.maxMmaN;
   pipeline.pingPong = opts.pingPong;
+  pipeline.overlap = opts.overlap;
+  pipeline.stages = opts.stages;
   pipeline.chip = opts.chip;
   pipeline.features = opts.features;
   pipeline.format = CubinPipelineOptions::Format::isa;

@@ -330,14 +330,14 @@ void rewriteConsumerLoop(scf::ForOp loop, const PipelineShape &s,
 }
 
 /// Stages that fit shared memory: at most `requested` (0: up to 4 for
-/// D <= 64, else 2), at least 2.
+/// D <= 64, else 3), at least 2.
 FailureOr<int64_t> chooseStages(PipelineShape s, int64_t requested,
                                 Operation *op) {
   if (requested < 0 || requested == 1)
     return op->emitOpError("attn-async-pipeline: stages must be 0 (chosen "
                            "per D) or at least 2, but got ")
            << requested;
-  int64_t want = requested > 0 ? requested : (s.chunks == 1 ? 4 : 2);
+  int64_t want = requested > 0 ? requested : (s.chunks == 1 ? 4 : 3);
   int64_t fit = (kMaxSharedBytes - s.qBytes()) / (2 * s.tileBytes());
   if (fit >= 2)
     return std::min(want, fit);
@@ -397,7 +397,8 @@ struct AttnAsyncPipelinePass
         b, loc, b.getI64IntegerAttr(groups),
         b.getI64IntegerAttr(producerRegisters),
         b.getI64IntegerAttr(consumerRegisters),
-        pingPong && groups == 2 ? b.getUnitAttr() : UnitAttr());
+        pingPong && groups == 2 ? b.getUnitAttr() : UnitAttr(),
+        overlap && s.stages >= 3 ? b.getUnitAttr() : UnitAttr());
     if (failed(ws.verify()))
       return failure();
     Block &producer = ws.getProducer().emplaceBlock();

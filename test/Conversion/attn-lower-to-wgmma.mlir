@@ -1,6 +1,7 @@
 // RUN: attn-opt %s --attn-lower-to-wgmma | FileCheck %s
 // RUN: not attn-opt %s --attn-lower-to-wgmma=max-mma-n=96 2>&1 | FileCheck %s --check-prefix=BADN
 // RUN: sed -e 's/registers(24, 240) producer/registers(24, 240) ping_pong producer/' %s | attn-opt --attn-lower-to-wgmma | FileCheck %s --check-prefix=PP
+// RUN: sed -e 's/registers(24, 240) producer/registers(24, 240) overlap producer/' %s | attn-opt --attn-lower-to-wgmma | FileCheck %s --check-prefix=OV
 
 // One causal step and the epilogue of a CTA after attn-async-pipeline:
 // D = 64, BLOCK_M = 128 (two consumer warpgroups), BLOCK_N = 64.
@@ -122,3 +123,39 @@ func.func @step(%qt: !q, %kt: !kv, %vt: !kv, %o: memref<1x4x256x64xbf16>,
 //      PP:         nvvm.wgmma.commit.group.sync.aligned
 //      PP:         nvvm.barrier.arrive id = %{{.*}} number_of_threads = %c256_i32{{[_0-9]*}}
 // PP-NEXT:         nvvm.wgmma.wait.group.sync.aligned 0
+
+// Intra-warpgroup overlap: under lb < ub, the first block's S and softmax
+// are peeled (no P V yet); the loop from lb + 1 carries P (BLOCK_N / 4 = 16
+// packed i32) and V's address; an iteration fences once, issues S_j (one
+// group) and the pending P V (a second group), waits for S_j only, runs
+// the mask and softmax, then waits for P V with O and P_{j-1} pinned after
+// the wait, and rescales O. The last block's P V follows the loop.
+//      OV:       %[[ANY:.*]] = arith.cmpi slt, %c0{{[_0-9]*}}, %arg8 : index
+//      OV:       scf.if %[[ANY]] -> (vector<2xf32>, vector<2xf32>, vector<32xf32>) {
+//      OV:         nvvm.wgmma.fence.aligned
+// OV-COUNT-4:      nvvm.wgmma.mma_async
+//  OV-NEXT:        nvvm.wgmma.commit.group.sync.aligned
+//      OV:         nvvm.wgmma.wait.group.sync.aligned 0
+//      OV:         llvm.inline_asm has_side_effects asm_dialect = att "", "{{(=f,)+}}0,1,
+//   OV-NOT:        "wgmma.mma_async.sync
+//      OV:         scf.for %{{.*}} = %{{.*}} to %arg8 step %c1{{[_0-9]*}} iter_args({{.*}}) -> (vector<2xf32>, vector<2xf32>, vector<32xf32>, vector<16xi32>, i64) {
+//      OV:           nvvm.wgmma.fence.aligned
+// OV-COUNT-4:        nvvm.wgmma.mma_async
+//  OV-NEXT:          nvvm.wgmma.commit.group.sync.aligned
+// OV-COUNT-4:        llvm.inline_asm has_side_effects asm_dialect = att "wgmma.mma_async.sync.aligned.m64n64k16
+//      OV:           nvvm.wgmma.commit.group.sync.aligned
+//  OV-NEXT:          nvvm.wgmma.wait.group.sync.aligned 1
+//      OV:           llvm.inline_asm has_side_effects asm_dialect = att "", "{{(=f,)+}}0,1,
+//      OV:           llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+//      OV:           arith.truncf %{{.*}} : vector<2xf32> to vector<2xbf16>
+//      OV:           nvvm.wgmma.wait.group.sync.aligned 0
+//  OV-NEXT:          llvm.inline_asm has_side_effects asm_dialect = att "", "{{(=f,)+(=r,)+}}0,1,
+//      OV:           arith.mulf
+//      OV:           scf.yield {{.*}} : vector<2xf32>, vector<2xf32>, vector<32xf32>, vector<16xi32>, i64
+//      OV:         nvvm.wgmma.fence.aligned
+// OV-COUNT-4:      llvm.inline_asm has_side_effects asm_dialect = att "wgmma.mma_async.sync.aligned.m64n64k16
+//      OV:         nvvm.wgmma.commit.group.sync.aligned
+//  OV-NEXT:        nvvm.wgmma.wait.group.sync.aligned 0
+//      OV:         scf.yield %{{.*}}#0, %{{.*}}#1, %{{.*}} : vector<2xf32>, vector<2xf32>, vector<32xf32>
+//  OV-NEXT:      } else {
+//  OV-NEXT:        scf.yield

@@ -26,7 +26,7 @@ func.func @dyn(%q: !t, %k: !t, %v: !t, %o: !t, %lse: !l) {
 //       CHECK:   %[[PV:.*]] = builtin.unrealized_conversion_cast
 //       CHECK:   %[[X:.*]] = arith.muli %[[QBLOCKS]], %[[H]]
 //       CHECK:   %[[GRID:.*]] = arith.muli %[[X]], %[[B]]
-//       CHECK:   gpu.launch_func @dyn_kernel::@dyn_kernel blocks in (%[[GRID]], %c1, %c1) threads in (%c384, %c1, %c1) dynamic_shared_memory_size %c163840_i32 args(%[[PV]] : !llvm.ptr, %[[PK]] : !llvm.ptr, %[[PQ]] : !llvm.ptr, %[[Q]] : memref
+//       CHECK:   gpu.launch_func @dyn_kernel::@dyn_kernel blocks in (%[[GRID]], %c1, %c1) threads in (%c384, %c1, %c1) dynamic_shared_memory_size %c229376_i32 args(%[[PV]] : !llvm.ptr, %[[PK]] : !llvm.ptr, %[[PQ]] : !llvm.ptr, %[[Q]] : memref
 
 // Kernel: dynamic shared memory is an extern array aligned to 1024 bytes;
 // the maps are 128-byte by-value __grid_constant__ parameters; one CTA per SM.

@@ -10,7 +10,7 @@
 // RUN: attn-compile --batch=8 --heads-q=12 --seqlen-q=1024 --head-dim=64 --dtype=f16 --causal --name=d64 -o %t/d64 > /dev/null
 // RUN: %ptxas -arch=sm_90a -v %t/d64/d64_kernel.ptx -o %t/d64.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 
-// CHECK: llama3_8b_prefill_kernel: fwd bf16 D=128 causal +lse B=1 Hq=32 Hkv=8 Nq=8192 Nk=8192 scale=0.0883883{{[0-9]*}} contiguous wgmma BLOCK_M=128 BLOCK_N=128 | 384 threads, {{[1-9][0-9]*}} registers, 164864 B smem, 0 B stack, 0/0 B spilled
+// CHECK: llama3_8b_prefill_kernel: fwd bf16 D=128 causal +lse B=1 Hq=32 Hkv=8 Nq=8192 Nk=8192 scale=0.0883883{{[0-9]*}} contiguous wgmma BLOCK_M=128 BLOCK_N=128 | 384 threads, {{[1-9][0-9]*}} registers, 230400 B smem, 0 B stack, 0/0 B spilled
 // CHECK: wrote {{.*}}manifest.json (1 kernels)
 
 // Tensor maps by value (__grid_constant__), dynamic shared memory 1024-byte
@@ -38,6 +38,10 @@
 // PTX-DAG: wgmma.fence.sync.aligned;
 // PTX-DAG: wgmma.commit_group.sync.aligned;
 // PTX-DAG: wgmma.wait_group.sync.aligned 0;
+// Overlap (the default): S_j is waited for while P_{j-1} V_{j-1} runs.
+// PTX-DAG: wgmma.wait_group.sync.aligned 1;
+// Ping-pong (the default): turns on named barriers of 256 threads.
+// PTX-DAG: bar.arrive {{%r[0-9]+}}, 256;
 // PTX-DAG: cvt.rn.bf16x2.f32
 // PTX-DAG: ex2.approx.ftz.f32
 // The epilogue syncs its warpgroup on a named barrier, stores 16 bytes.
@@ -45,10 +49,14 @@
 // PTX-DAG: st.global.v4.b32
 // PTX-DAG: mbarrier.arrive.shared.b64
 
-// PTXAS-NOT: C7519
+// No wgmma is serialized: no register written inside a wgmma group
+// (C7519), no input register redefined while its group runs (C7513).
+// PTXAS-NOT: C75{{19|13}}
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 
 // With --max-mma-n=64, each O += P V k-step of D = 128 is two 64-column
-// instructions, one per chunk of V: 2 x 8 k-steps in each of the 2 K/V loops.
-// N64-COUNT-32: {{wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 .*, 1, 1, 1, 1;}}
+// instructions, one per chunk of V: 2 x 8 k-steps where a P V is issued:
+// the overlapped loop of mask-free blocks and the P V after it, and after
+// the diagonal block (one block when BLOCK_M = BLOCK_N: no loop is left).
+// N64-COUNT-48: {{wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 .*, 1, 1, 1, 1;}}
 //     N64-NOT: {{wgmma.mma_async.sync.aligned.m64n[0-9]+k16.f32.bf16.bf16 .*, 1, 1, 1, 1;}}

@@ -7,7 +7,7 @@
 // RUN: ls %t | FileCheck %s --check-prefix=FILES
 
 // LOG: static_f16_kernel: fwd f16 D=64 B=2 Hq=4 Hkv=2 Nq=100 Nk=130 scale=0.125 contiguous fma BLOCK_M=64 BLOCK_N=16 | 128 threads, {{[1-9][0-9]*}} registers
-// LOG: dynamic_bf16_kernel: fwd bf16 D=128 causal +lse B=? Hq=? Hkv=? Nq=? Nk=? scale=0.125 strided wgmma BLOCK_M=64 BLOCK_N=64 | 256 threads, {{[1-9][0-9]*}} registers, 82944 B smem
+// LOG: dynamic_bf16_kernel: fwd bf16 D=128 causal +lse B=? Hq=? Hkv=? Nq=? Nk=? scale=0.125 strided wgmma BLOCK_M=64 BLOCK_N=64 | 256 threads, {{[1-9][0-9]*}} registers, 115712 B smem
 // LOG: wrote {{.*}}manifest.json (2 kernels)
 
 // FILES: dynamic_bf16_kernel.cubin
@@ -69,7 +69,7 @@
 // CHECK:             "lse": true,
 // CHECK:             "path": "wgmma",
 // CHECK:             "seqlen_q": null
-// CHECK:           "dynamic_shared_bytes": 81920,
+// CHECK:           "dynamic_shared_bytes": 114688,
 // CHECK:           "grid": [
 // CHECK-NEXT:        {
 // CHECK-NEXT:          "constant": 1,

@@ -120,7 +120,7 @@ func.func @causal(%q: memref<1x4x256x64xbf16>, %k: memref<1x2x256x64xbf16>,
 
 // D = 128 in two chunks; non-causal with a K tail (Nk = 100): a mask-free
 // loop and a masked one; no descending order. Q is 2 x 128 x 64 x 2 = 32 KiB,
-// a K or V stage 2 x 64 x 64 x 2 = 16 KiB.
+// a K or V stage 2 x 64 x 64 x 2 = 16 KiB; three stages by default (D > 64).
 func.func @d128_tail(%q: memref<2x2x70x128xf16>, %k: memref<2x2x100x128xf16>,
                      %v: memref<2x2x100x128xf16>, %o: memref<2x2x70x128xf16>) {
   attn.attention ins(%q, %k, %v : memref<2x2x70x128xf16>, memref<2x2x100x128xf16>, memref<2x2x100x128xf16>)
@@ -129,7 +129,7 @@ func.func @d128_tail(%q: memref<2x2x70x128xf16>, %k: memref<2x2x100x128xf16>,
 }
 // CHECK-LABEL: func.func @d128_tail
 //       CHECK:   memref.view {{.*}} to memref<1x2x128x64xf16
-//       CHECK:   memref.view {{.*}}[%c32768{{.*}} to memref<2x2x64x64xf16
+//       CHECK:   memref.view {{.*}}[%c32768{{.*}} to memref<3x2x64x64xf16
 //       CHECK:   attn.warp_specialize consumers(2)
 //       CHECK:     nvgpu.mbarrier.arrive.expect_tx {{.*}}, %c32768
 // Both chunks of each box, at columns 0 and 64.

@@ -100,10 +100,24 @@ static cl::opt<int64_t>
                      "chunk of D)"),
             cl::cat(codegen));
 static cl::opt<bool>
-    pingPong("ping-pong",
+    pingPong("ping-pong", cl::init(true),
              cl::desc("wgmma kernels: the two consumer warpgroups take turns "
-                      "issuing their GEMMs (FlashAttention-3 ping-pong)"),
+                      "issuing their GEMMs (FlashAttention-3 ping-pong; "
+                      "default on, --ping-pong=false to turn off)"),
              cl::cat(codegen));
+static cl::opt<bool>
+    overlap("overlap", cl::init(true),
+            cl::desc("wgmma kernels: issue S_j = Q K_j^T with P_{j-1} V_{j-1} "
+                     "and run the softmax of S_j while P V is in flight "
+                     "(FlashAttention-3 intra-warpgroup overlap; default on "
+                     "where the ring has 3 or more stages, --overlap=false "
+                     "to turn off)"),
+            cl::cat(codegen));
+static cl::opt<int64_t>
+    stages("stages", cl::init(0),
+           cl::desc("wgmma kernels: K/V ring stages (0: chosen per D by "
+                    "attn-async-pipeline; fewer if shared memory is short)"),
+           cl::cat(codegen));
 static cl::opt<std::string> chip("chip", cl::init("sm_90a"),
                                  cl::desc("Target SM"), cl::cat(codegen));
 static cl::opt<std::string> ptxas("ptxas", cl::desc("Path to ptxas"),
@@ -239,7 +253,7 @@ static bool rejectRepeatedOptions() {
                              &dtype,    &causal,    &lse,     &scale,
                              &layout,   &name,      &blockM,  &blockN,
                              &chip,     &ptxas,     &path,   &maxMmaN,
-                             &pingPong};
+                             &pingPong, &overlap, &stages};
   for (const cl::Option *opt : own)
     if (opt->getNumOccurrences() > 1) {
       fail((opt->ArgStr.size() == 1 ? "-" : "--") + opt->ArgStr +
@@ -294,6 +308,8 @@ int main(int argc, char **argv) {
   options.path = path;
   options.maxMmaN = maxMmaN;
   options.pingPong = pingPong;
+  options.overlap = overlap;
+  options.stages = stages;
   options.chip = chip;
   options.ptxas = ptxas;
   return failed(mlir::attn::writeBundle(*module, options, llvm::outs())) ? 1 : 0;

@@ -59,6 +59,16 @@ def AttnLowerToWGMMA : Pass<"attn-lower-to-wgmma", "func::FuncOp"> {
     * `attn.warp_specialize` becomes a branch on the warpgroup with
       `nvvm.setmaxregister` (decrease in the producer, increase in the
       consumers); the CTA loop is marked `attn.threads`.
+    With `overlap` on the `attn.warp_specialize`, each K/V loop (one step, state = the loop's, and the
+    release of the block's ring slot after it) is pipelined by one block:
+    the first block's S and softmax are peeled; iteration j issues S_j and
+    P_{j-1} V_{j-1} as two wgmma groups, waits for S_j only
+    (`wgmma.wait_group 1`), runs the mask and softmax of S_j while P V is
+    in flight, then waits for P V, releases block j-1's slot and rescales
+    O by alpha_j; P (packed bf16/f16 pairs) and V's address are carried to
+    the next iteration, and the last block's P V follows the loop. A block
+    holds its slot one iteration longer, so the ring wants a stage more.
+    Steps not in such a loop are lowered serially.
     Source: FlashAttention-3 (arXiv 2407.08608) section 3; PTX ISA 8.0
     (wgmma, matrix descriptors).
   }];

@@ -65,7 +65,13 @@ struct CubinPipelineOptions : PassPipelineOptions<CubinPipelineOptions> {
   Option<bool> pingPong{*this, "ping-pong",
                         llvm::cl::desc("Two consumer warpgroups take turns "
                                        "issuing GEMMs (wgmma path)"),
-                        llvm::cl::init(false)};
+                        llvm::cl::init(true)};
+  Option<bool> overlap{*this, "overlap",
+                       llvm::cl::desc("Issue S_j with P_{j-1} V_{j-1} and run "
+                                      "softmax_j while P V is in flight "
+                                      "(wgmma path; with 3 or more "
+                                      "stages)"),
+                       llvm::cl::init(true)};
   Option<int64_t> maxMmaN{*this, "max-mma-n",
                           llvm::cl::desc("Widest O += P V wgmma (columns)"),
                           llvm::cl::init(256)};

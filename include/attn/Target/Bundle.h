@@ -67,7 +67,9 @@ struct BundleOptions {
   int64_t blockM = 0, blockN = 0; // 0: the path's defaults
   KernelPath path = KernelPath::automatic;
   int64_t maxMmaN = 256; // widest O += P V wgmma (wgmma path)
-  bool pingPong = false;  // consumer warpgroups take turns (wgmma path)
+  bool pingPong = true;   // consumer warpgroups take turns (wgmma path)
+  bool overlap = true;    // S_j issued with P_{j-1} V_{j-1} (wgmma path)
+  int64_t stages = 0;     // K/V ring stages (wgmma path); 0: per D
   std::string chip = "sm_90a";
   std::string features; // empty: the chip's oldest PTX ISA
   std::string ptxas; // path to ptxas; empty: PATH, then /usr/local/cuda/bin

@@ -135,7 +135,11 @@ def AttnAsyncPipeline : Pass<"attn-async-pipeline", "func::FuncOp"> {
     expect_tx counts whole boxes: TMA writes every byte of a box and fills
     rows past N (and columns past D) with zeros. Causal CTAs are marked
     `attn.q_block_order = "descending"` so the lowering starts the Q blocks
-    with the most K/V blocks first. BLOCK_M must be 64 or 128 (one or two
+    with the most K/V blocks first. With `ping-pong` and `overlap` the
+    `attn.warp_specialize` carries `ping_pong` / `overlap` for
+    `attn-lower-to-wgmma`; `overlap` only with 3 or more stages (with 2 the
+    producer could not load block j + 1 before block j - 1 is done).
+    BLOCK_M must be 64 or 128 (one or two
     consumer warpgroups), BLOCK_N a multiple of 16 up to 256; Q and two
     stages must fit 227 KiB of shared memory.
     Source: FlashAttention-3 (arXiv 2407.08608) sections 3.1-3.2; the
@@ -143,7 +147,7 @@ def AttnAsyncPipeline : Pass<"attn-async-pipeline", "func::FuncOp"> {
   }];
   let options = [
     Option<"stages", "stages", "int64_t", "0",
-           "K/V ring stages (0: up to 4 for D <= 64, else 2; fewer if "
+           "K/V ring stages (0: up to 4 for D <= 64, else 3; fewer if "
            "shared memory is short)">,
     Option<"producerRegisters", "producer-registers", "int64_t", "24",
            "Registers per producer thread (setmaxnreg.dec)">,
@@ -151,7 +155,11 @@ def AttnAsyncPipeline : Pass<"attn-async-pipeline", "func::FuncOp"> {
            "Registers per consumer thread (setmaxnreg.inc)">,
     Option<"pingPong", "ping-pong", "bool", "false",
            "Two consumer warpgroups take turns issuing their GEMMs "
-           "(FlashAttention-3 section 3.1)">
+           "(FlashAttention-3 section 3.1)">,
+    Option<"overlap", "overlap", "bool", "false",
+           "Mark the consumers for intra-warpgroup overlap of softmax and "
+           "GEMMs (FlashAttention-3 section 3.2) when the ring has at least "
+           "3 stages (a block holds its slot one iteration longer)">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",

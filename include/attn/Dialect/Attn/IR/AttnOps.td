@@ -218,6 +218,12 @@ def Attn_WarpSpecializeOp : Attn_Op<"warp_specialize", [
     two named barriers, each warpgroup waits for its turn, issues, and hands
     the turn over).
 
+    With `overlap`, each consumer warpgroup software-pipelines its K/V loops
+    by one block (FlashAttention-3 section 3.2): S_j = Q K_j^T is issued
+    together with P_{j-1} V_{j-1}, and the softmax of S_j runs while that
+    P V is in flight. A block then holds its ring slot until the next
+    iteration's P V is done, so the ring needs at least three stages.
+
     Register budgets are multiples of 8 in [24, 256] and must fit the
     register file: 128 * (producer + consumer_warpgroups * consumer) <=
     65536. Source: FlashAttention-3 (Shah et al. 2024, arXiv 2407.08608)
@@ -226,12 +232,14 @@ def Attn_WarpSpecializeOp : Attn_Op<"warp_specialize", [
   let arguments = (ins I64Attr:$consumer_warpgroups,
                        I64Attr:$producer_registers,
                        I64Attr:$consumer_registers,
-                       UnitAttr:$ping_pong);
+                       UnitAttr:$ping_pong,
+                       UnitAttr:$overlap);
   let regions = (region SizedRegion<1>:$producer, SizedRegion<1>:$consumer);
   let assemblyFormat = [{
     `consumers` `(` $consumer_warpgroups `)`
     `registers` `(` $producer_registers `,` $consumer_registers `)`
     (`ping_pong` $ping_pong^)?
+    (`overlap` $overlap^)?
     `producer` $producer `consumer` $consumer attr-dict
   }];
   let hasVerifier = 1;
