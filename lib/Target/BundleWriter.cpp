@@ -24,6 +24,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -218,12 +219,10 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
   }
   key.path = path == KernelPath::wgmma ? "wgmma" : "fma";
   auto [bm, bn] = defaultBlockSizes(path, key.headDim);
-  FailureOr<int64_t> blockM = blockSize(func, "attn.block_m",
-                                        opts.blockM ? opts.blockM : bm,
-                                        kMaxBlockM);
-  FailureOr<int64_t> blockN = blockSize(func, "attn.block_n",
-                                        opts.blockN ? opts.blockN : bn,
-                                        kMaxBlockN);
+  FailureOr<int64_t> blockM = blockSize(
+      func, "attn.block_m", opts.blockM ? opts.blockM : bm, kMaxBlockM);
+  FailureOr<int64_t> blockN = blockSize(
+      func, "attn.block_n", opts.blockN ? opts.blockN : bn, kMaxBlockN);
   if (failed(blockM) || failed(blockN))
     return failure();
   key.blockM = *blockM;
@@ -442,14 +441,12 @@ FailureOr<std::string> hashCubin(Location loc, StringRef cubinPath) {
 }
 
 /// Lowers one kernel function and writes its PTX and cubin.
-FailureOr<bundle::KernelEntry>
-compileKernel(KernelSource src, const BundleOptions &opts, StringRef ptxas) {
-  MLIRContext *ctx = src.func.getContext();
-  OwningOpRef<ModuleOp> module = ModuleOp::create(src.func.getLoc());
-  auto func = cast<func::FuncOp>(src.func->clone());
-  module->push_back(func);
-  PassManager pm(ctx);
-  CubinPipelineOptions pipeline;
+/// The pipeline options of `src` (block sizes and path of its key, the
+/// rest from `opts`), then `variant` (pipeline option text) over them; the
+/// key takes the variant's block sizes and path.
+LogicalResult pipelineOptions(KernelSource &src, const BundleOptions &opts,
+                              StringRef variant,
+                              CubinPipelineOptions &pipeline) {
   pipeline.blockM = src.key.blockM;
   pipeline.blockN = src.key.blockN;
   pipeline.path = src.key.path == "wgmma" ? KernelPath::wgmma : KernelPath::fma;
@@ -459,6 +456,44 @@ compileKernel(KernelSource src, const BundleOptions &opts, StringRef ptxas) {
   pipeline.stages = opts.stages;
   pipeline.chip = opts.chip;
   pipeline.features = opts.features;
+  if (variant.empty())
+    return success();
+  std::string error;
+  llvm::raw_string_ostream os(error);
+  if (failed(pipeline.parseFromString(variant, os)) ||
+      pipeline.chip != opts.chip || pipeline.features != opts.features)
+    return src.func.emitError("variant \"")
+           << variant << "\": "
+           << (error.empty() ? "chip and features are the bundle's"
+                             : StringRef(error).trim());
+  KernelPath path = resolvePath(pipeline.path, pipeline.chip);
+  auto [bm, bn] = defaultBlockSizes(path, src.key.headDim);
+  src.key.path = path == KernelPath::wgmma ? "wgmma" : "fma";
+  src.key.blockM = pipeline.blockM ? pipeline.blockM : bm;
+  src.key.blockN = pipeline.blockN ? pipeline.blockN : bn;
+  if (!isValidBlockM(src.key.blockM) || !isValidBlockN(src.key.blockN))
+    return src.func.emitError("variant \"")
+           << variant << "\": block-m must be in [1, " << kMaxBlockM
+           << "] and block-n in [1, " << kMaxBlockN << "]";
+  pipeline.blockM = src.key.blockM;
+  pipeline.blockN = src.key.blockN;
+  return success();
+}
+
+/// Compiles `src` (as kernel `name` when given) with the variant's options.
+FailureOr<bundle::KernelEntry>
+compileKernel(KernelSource src, const BundleOptions &opts, StringRef ptxas,
+              StringRef variant = "", StringRef name = "") {
+  MLIRContext *ctx = src.func.getContext();
+  CubinPipelineOptions pipeline;
+  if (failed(pipelineOptions(src, opts, variant, pipeline)))
+    return failure();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(src.func.getLoc());
+  auto func = cast<func::FuncOp>(src.func->clone());
+  if (!name.empty())
+    func.setSymName(name);
+  module->push_back(func);
+  PassManager pm(ctx);
   pipeline.format = CubinPipelineOptions::Format::isa;
   buildCubinPipeline(pm, pipeline);
   if (failed(pm.run(*module)))
@@ -473,6 +508,7 @@ compileKernel(KernelSource src, const BundleOptions &opts, StringRef ptxas) {
   bundle::KernelEntry entry;
   entry.kind = "fwd";
   entry.key = src.key;
+  entry.variant = variant.str();
   entry.name = launch.getKernelName().str();
   if (failed(readLaunch(launch, src, entry)))
     return failure();
@@ -524,8 +560,8 @@ bool isReplaceable(StringRef dir) {
        it.increment(ec)) {
     StringRef name = llvm::sys::path::filename(it->path());
     if (it->type() != llvm::sys::fs::file_type::regular_file ||
-        !(name == "manifest.json" || name.ends_with(".cubin") ||
-          name.ends_with(".ptx")))
+        !(name == "manifest.json" || name == "tuning.json" ||
+          name.ends_with(".cubin") || name.ends_with(".ptx")))
       return false;
   }
   return !ec;
@@ -603,18 +639,28 @@ LogicalResult mlir::attn::writeBundle(ModuleOp module,
   bundle::Manifest manifest;
   manifest.generator = "attn-compile";
   manifest.chip = opts.chip;
-  for (const KernelSource &src : sources) {
-    FailureOr<bundle::KernelEntry> entry = compileKernel(src, staged, *ptxas);
-    if (failed(entry))
-      return failure();
-    log << "  " << bundle::describe(*entry) << "\n";
-    const bundle::Resources &r = entry->resources;
-    if (r.spillStoreBytes > 0 || r.spillLoadBytes > 0)
-      log << "  warning: " << entry->name << " spills registers to local "
-          << "memory (" << r.spillStoreBytes << " B stored, "
-          << r.spillLoadBytes << " B loaded): expect it to be slow\n";
-    manifest.kernels.push_back(std::move(*entry));
+  for (KernelSource &src : sources) {
+    for (size_t v = 0; v <= opts.variants.size(); ++v) {
+      std::string name =
+          v ? llvm::formatv("{0}_v{1}", src.func.getSymName(), v).str() : "";
+      FailureOr<bundle::KernelEntry> entry = compileKernel(
+          src, staged, *ptxas, v ? StringRef(opts.variants[v - 1]) : "", name);
+      if (failed(entry))
+        return failure();
+      log << "  " << bundle::describe(*entry) << "\n";
+      const bundle::Resources &r = entry->resources;
+      if (r.spillStoreBytes > 0 || r.spillLoadBytes > 0)
+        log << "  warning: " << entry->name << " spills registers to local "
+            << "memory (" << r.spillStoreBytes << " B stored, "
+            << r.spillLoadBytes << " B loaded): expect it to be slow\n";
+      manifest.kernels.push_back(std::move(*entry));
+    }
   }
+  llvm::StringSet<> names;
+  for (const bundle::KernelEntry &entry : manifest.kernels)
+    if (!names.insert(entry.name).second)
+      return module.emitError("two kernels are named ")
+             << entry.name << " (a function named like another's variant?)";
   SmallString<128> path(staging.get());
   llvm::sys::path::append(path, "manifest.json");
   std::string text =

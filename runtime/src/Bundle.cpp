@@ -2,8 +2,10 @@
 
 #include "Bundle.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Errc.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -399,11 +401,27 @@ Status Bundle::pickKernel(const FwdCall &call, const attn_fwd_args &args,
       message += formatv("; and {0} more", numKernels() - 4).str();
     return makeError(ATTN_ERROR_NO_MATCHING_KERNEL, message);
   }
+  std::vector<size_t> variants = variantsOf(call, *best);
+  if (variants.size() > 1)
+    if (auto choice = tuning.lookup(call.describe()))
+      for (size_t v : variants)
+        if (kernel(v).name == choice->kernel)
+          best = v;
   if (!call.empty())
     if (Status s = checkGrid(kernel(*best), args); !s.ok())
       return s;
   index = static_cast<int64_t>(*best);
   return Status::success();
+}
+
+std::vector<size_t> Bundle::variantsOf(const FwdCall &call, size_t best) const {
+  std::vector<size_t> variants;
+  for (size_t i = 0; i < numKernels(); ++i)
+    if (i == best || (matches(kernel(i), call) &&
+                      !moreSpecialized(kernel(best), kernel(i)) &&
+                      !moreSpecialized(kernel(i), kernel(best))))
+      variants.push_back(i);
+  return variants;
 }
 
 Status Bundle::select(const attn_fwd_args &args, int64_t &index) const {
@@ -519,6 +537,11 @@ Status Bundle::load(StringRef dir, std::unique_ptr<Bundle> &out) {
                        formatv("cubin {0} of kernel {1} does not match the "
                                "SHA-256 in {2}/manifest.json",
                                kernel.cubin, kernel.name, dir));
+  llvm::StringSet<> names;
+  for (const KernelEntry &kernel : bundle->manifest.kernels)
+    names.insert(kernel.name);
+  if (Status s = bundle->tuning.load(dir, names); !s.ok())
+    return s;
   out = std::move(bundle);
   return Status::success();
 }
@@ -755,17 +778,16 @@ static CUresult enqueue(const DriverApi &driver, const KernelEntry &kernel,
   return driver.launchKernelEx(&config, function, pointers.data(), nullptr);
 }
 
-Status Bundle::launch(const attn_fwd_args &args, CUstream stream) {
-  FwdCall call;
+Status Bundle::prepare(const attn_fwd_args &args, FwdCall &call, int64_t &index,
+                       const DriverApi *&driver, CUdevice &device) const {
   if (Status s = validateFwd(args, call); !s.ok())
     return s;
   if (call.empty()) // nothing to compute: no kernel, no GPU needed
     return Status::success();
-  int64_t index = 0;
   if (Status s = pickKernel(call, args, index); !s.ok())
     return s;
   std::string error;
-  const DriverApi *driver = getDriver(error);
+  driver = getDriver(error);
   if (!driver)
     return makeError(ATTN_ERROR_CUDA, error);
   CUcontext context = nullptr;
@@ -773,7 +795,6 @@ Status Bundle::launch(const attn_fwd_args &args, CUstream stream) {
     return cudaError(*driver, r, "cuCtxGetCurrent");
   if (!context)
     return makeError(ATTN_ERROR_CUDA, "no current CUDA context on this thread");
-  CUdevice device = 0;
   if (CUresult r = driver->ctxGetDevice(&device); r != CUDA_SUCCESS)
     return cudaError(*driver, r, "cuCtxGetDevice");
   for (Operand op :
@@ -786,20 +807,116 @@ Status Bundle::launch(const attn_fwd_args &args, CUstream stream) {
         !s.ok())
       return s;
   }
+  return Status::success();
+}
+
+Status Bundle::launchIndex(const DriverApi &driver, CUdevice device,
+                           size_t index, const attn_fwd_args &args,
+                           CUstream stream) {
   CUkernel handle = nullptr;
-  if (Status s = ensureLoaded(*driver, index, device, handle); !s.ok())
+  if (Status s = ensureLoaded(driver, index, device, handle); !s.ok())
     return s;
   LaunchParams params;
-  if (Status s = buildParams(*driver, kernel(index), args, params); !s.ok())
+  if (Status s = buildParams(driver, kernel(index), args, params); !s.ok())
     return s;
   const char *what = "cuLaunchKernel";
   if (CUresult r =
-          enqueue(*driver, kernel(index), handle, args, stream, params, what);
+          enqueue(driver, kernel(index), handle, args, stream, params, what);
       r != CUDA_SUCCESS)
     return makeError(ATTN_ERROR_CUDA,
                      formatv("launching {0}: {1}", kernel(index).name,
-                             formatCudaError(*driver, r, what)));
+                             formatCudaError(driver, r, what)));
   return Status::success();
+}
+
+Status Bundle::launch(const attn_fwd_args &args, CUstream stream) {
+  FwdCall call;
+  const DriverApi *driver = nullptr;
+  CUdevice device = 0;
+  int64_t index = 0;
+  if (Status s = prepare(args, call, index, driver, device);
+      !s.ok() || call.empty())
+    return s;
+  if (autoTune && !tuning.lookup(call.describe()) &&
+      variantsOf(call, index).size() > 1)
+    return tune(args, stream, index);
+  return launchIndex(*driver, device, index, args, stream);
+}
+
+Status Bundle::timeIndex(const DriverApi &driver, CUdevice device, size_t index,
+                         const attn_fwd_args &args, CUstream stream,
+                         double &ms) {
+  if (!driver.eventCreate || !driver.eventRecord || !driver.eventSynchronize ||
+      !driver.eventElapsedTime || !driver.eventDestroy)
+    return makeError(ATTN_ERROR_CUDA, "tuning needs the driver's cuEvent "
+                                      "functions, which libcuda.so.1 lacks");
+  CUevent events[2] = {nullptr, nullptr};
+  llvm::scope_exit destroy([&] {
+    for (CUevent e : events)
+      if (e)
+        driver.eventDestroy(e);
+  });
+  for (CUevent &e : events)
+    if (CUresult r = driver.eventCreate(&e, 0); r != CUDA_SUCCESS)
+      return cudaError(driver, r, "cuEventCreate");
+  if (Status s = launchIndex(driver, device, index, args, stream); !s.ok())
+    return s; // warm-up: loads the kernel
+  if (CUresult r = driver.eventRecord(events[0], stream); r != CUDA_SUCCESS)
+    return cudaError(driver, r, "cuEventRecord");
+  for (int i = 0; i < kTuningLaunches; ++i)
+    if (Status s = launchIndex(driver, device, index, args, stream); !s.ok())
+      return s;
+  float elapsed = 0;
+  if (CUresult r = driver.eventRecord(events[1], stream); r != CUDA_SUCCESS)
+    return cudaError(driver, r, "cuEventRecord");
+  if (CUresult r = driver.eventSynchronize(events[1]); r != CUDA_SUCCESS)
+    return cudaError(driver, r, "cuEventSynchronize");
+  if (CUresult r = driver.eventElapsedTime(&elapsed, events[0], events[1]);
+      r != CUDA_SUCCESS)
+    return cudaError(driver, r, "cuEventElapsedTime");
+  ms = elapsed / kTuningLaunches;
+  return Status::success();
+}
+
+/// The name of `device`, for the record of where a choice was measured.
+static std::string deviceName(const DriverApi &driver, CUdevice device) {
+  char name[256] = {};
+  if (!driver.deviceGetName ||
+      driver.deviceGetName(name, sizeof(name) - 1, device) != CUDA_SUCCESS)
+    return "unknown";
+  return name;
+}
+
+Status Bundle::tune(const attn_fwd_args &args, CUstream stream,
+                    int64_t &chosen) {
+  FwdCall call;
+  const DriverApi *driver = nullptr;
+  CUdevice device = 0;
+  int64_t index = 0;
+  if (Status s = prepare(args, call, index, driver, device);
+      !s.ok() || call.empty())
+    return s;
+  std::vector<size_t> variants = variantsOf(call, index);
+  if (variants.size() == 1) {
+    chosen = index;
+    return launchIndex(*driver, device, index, args, stream);
+  }
+  TuningTable::Choice best;
+  for (size_t v : variants) {
+    if (Status s = checkGrid(kernel(v), args); !s.ok())
+      continue; // this variant cannot take the call
+    double ms = 0;
+    if (Status s = timeIndex(*driver, device, v, args, stream, ms); !s.ok())
+      return s;
+    if (best.kernel.empty() || ms < best.ms) {
+      best = {kernel(v).name, ms, ""};
+      chosen = static_cast<int64_t>(v);
+    }
+  }
+  best.device = deviceName(*driver, device);
+  if (Status s = launchIndex(*driver, device, chosen, args, stream); !s.ok())
+    return s;
+  return tuning.record(call.describe(), best);
 }
 
 } // namespace attn::runtime

@@ -13,12 +13,14 @@
 
 #include "Driver.h"
 #include "Manifest.h"
+#include "Tuning.h"
 #include "attn/runtime.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <array>
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -77,15 +79,38 @@ public:
 
   /// Validates `args` on the host and sets `index` to the kernel to launch.
   Status select(const attn_fwd_args &args, int64_t &index) const;
-  /// select(), the device checks, then the launch on `stream`.
+  /// select(), the device checks, then the launch on `stream`. With auto
+  /// tuning on, a call shape with variants and no choice is tuned first.
   Status launch(const attn_fwd_args &args, CUstream stream);
+  /// Times every variant of the kernel for `args` on `stream` (a warm-up
+  /// and kTuningLaunches timed launches each; the stream is synchronized),
+  /// records the fastest for the call's shape in tuning.json and launches
+  /// it once more, so O and LSE hold its result. `chosen` is its index.
+  Status tune(const attn_fwd_args &args, CUstream stream, int64_t &chosen);
+  void setAutoTune(bool on) { autoTune = on; }
+
+  static constexpr int kTuningLaunches = 5;
 
 private:
   struct Loaded;
   Bundle();
-  /// The most specialized kernel for a validated call (and its grid fits).
+  /// The most specialized kernel for a validated call (and its grid fits);
+  /// among its variants, the tuned choice for the call's shape.
   Status pickKernel(const FwdCall &call, const attn_fwd_args &args,
                     int64_t &index) const;
+  /// The kernels that tie with `best` for `call`, in manifest order: the
+  /// variants of one kernel (just `best` when it has none).
+  std::vector<size_t> variantsOf(const FwdCall &call, size_t best) const;
+  /// Host checks, the kernel to launch (pickKernel), the driver, the
+  /// current context's device and the device checks of every operand.
+  Status prepare(const attn_fwd_args &args, FwdCall &call, int64_t &index,
+                 const DriverApi *&driver, CUdevice &device) const;
+  /// Loads kernel `index` if needed and enqueues it.
+  Status launchIndex(const DriverApi &driver, CUdevice device, size_t index,
+                     const attn_fwd_args &args, CUstream stream);
+  /// Time per launch of kernel `index` (after one warm-up launch).
+  Status timeIndex(const DriverApi &driver, CUdevice device, size_t index,
+                   const attn_fwd_args &args, CUstream stream, double &ms);
   /// The driver handle of kernel `index`, loaded on first use, with its
   /// dynamic shared memory limit raised on `device` when it needs it.
   Status ensureLoaded(const DriverApi &driver, size_t index, CUdevice device,
@@ -98,6 +123,8 @@ private:
   llvm::StringMap<std::unique_ptr<llvm::MemoryBuffer>> cubins;
   /// Driver state of each kernel, created on first launch.
   std::vector<std::unique_ptr<Loaded>> loaded;
+  TuningTable tuning;
+  std::atomic<bool> autoTune{false};
 };
 
 } // namespace attn::runtime

@@ -110,6 +110,28 @@ attn_status attn_fwd(attn_bundle *bundle, const attn_fwd_args *args,
   });
 }
 
+attn_status attn_tune(attn_bundle *bundle, const attn_fwd_args *args,
+                      CUstream stream, int64_t *kernel_index) {
+  return guarded(ATTN_ERROR_CUDA, [&]() -> Status {
+    if (!bundle)
+      return nullArgument("bundle");
+    if (!args)
+      return nullArgument("args");
+    int64_t chosen = -1;
+    Status s = bundle->impl->tune(*args, stream, chosen);
+    if (kernel_index)
+      *kernel_index = chosen;
+    return s;
+  });
+}
+
+attn_status attn_bundle_set_auto_tune(attn_bundle *bundle, int enabled) {
+  if (!bundle)
+    return finish(nullArgument("bundle"));
+  bundle->impl->setAutoTune(enabled != 0);
+  return finish(Status::success());
+}
+
 const char *attn_last_error(void) { return lastError.c_str(); }
 
 const char *attn_status_name(attn_status status) {

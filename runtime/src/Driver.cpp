@@ -55,6 +55,12 @@ static void loadRealDriver(RealDriver &driver) {
   std::string optional;
   lookup(lib, "cuLaunchKernelEx", api.launchKernelEx, optional);
   lookup(lib, "cuTensorMapEncodeTiled", api.tensorMapEncodeTiled, optional);
+  lookup(lib, "cuEventCreate", api.eventCreate, optional);
+  lookup(lib, "cuEventRecord", api.eventRecord, optional);
+  lookup(lib, "cuEventSynchronize", api.eventSynchronize, optional);
+  lookup(lib, "cuEventElapsedTime", api.eventElapsedTime, optional);
+  lookup(lib, "cuEventDestroy_v2", api.eventDestroy, optional);
+  lookup(lib, "cuDeviceGetName", api.deviceGetName, optional);
   if (!missing.empty()) {
     driver.error = "CUDA driver unavailable: libcuda.so.1 lacks " + missing +
                    " (the runtime needs a CUDA 12 or newer driver)";

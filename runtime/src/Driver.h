@@ -50,6 +50,13 @@ struct DriverApi {
       const cuuint32_t *box, const cuuint32_t *elementStrides,
       CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
       CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill);
+  /// Needed only to tune (time the variants of a kernel).
+  CUresult (*eventCreate)(CUevent *event, unsigned flags);
+  CUresult (*eventRecord)(CUevent event, CUstream stream);
+  CUresult (*eventSynchronize)(CUevent event);
+  CUresult (*eventElapsedTime)(float *ms, CUevent start, CUevent end);
+  CUresult (*eventDestroy)(CUevent event);
+  CUresult (*deviceGetName)(char *name, int length, CUdevice device);
 };
 
 /// The driver: the testing override if one is set, otherwise libcuda.so.1,

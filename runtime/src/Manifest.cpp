@@ -122,7 +122,7 @@ static json::Value toJSON(const KernelEntry &kernel) {
   for (const Param &param : kernel.params)
     params.push_back(toJSON(param));
   const Resources &r = kernel.resources;
-  return json::Object{
+  json::Object out{
       {"name", kernel.name},
       {"kind", kernel.kind},
       {"cubin", kernel.cubin},
@@ -140,6 +140,9 @@ static json::Value toJSON(const KernelEntry &kernel) {
                                  {"stack_bytes", r.stackBytes},
                                  {"spill_store_bytes", r.spillStoreBytes},
                                  {"spill_load_bytes", r.spillLoadBytes}}}};
+  if (!kernel.variant.empty())
+    out["variant"] = kernel.variant;
+  return out;
 }
 
 json::Value toJSON(const Manifest &manifest) {
@@ -279,7 +282,8 @@ static bool fromJSON(const json::Value &value, KernelEntry &kernel,
       !o.map("cubin", kernel.cubin) ||
       !o.map("cubin_sha256", kernel.cubinSha256) || !o.map("ptx", kernel.ptx) ||
       !o.map("key", kernel.key) || !o.map("params", kernel.params) ||
-      !o.map("resources", kernel.resources))
+      !o.map("resources", kernel.resources) ||
+      !o.mapOptional("variant", kernel.variant))
     return false;
   const json::Value *launch = value.getAsObject()->get("launch");
   if (!launch) {
@@ -472,8 +476,8 @@ static llvm::Error checkWgmma(const KernelEntry &kernel,
     if (p.field != Param::Field::TensorMap)
       continue;
     ++maps[static_cast<size_t>(p.operand)];
-    int64_t rows = p.operand == Operand::Q ? kernel.key.blockM
-                                           : kernel.key.blockN;
+    int64_t rows =
+        p.operand == Operand::Q ? kernel.key.blockM : kernel.key.blockN;
     if (p.box[1] != rows)
       return corrupt(at + ".params",
                      llvm::formatv("the tensor map of {0} must have {1} rows "
@@ -659,7 +663,8 @@ std::string describe(const KernelEntry &kernel) {
              kernel.threads[0] * kernel.threads[1] * kernel.threads[2],
              r.registers, r.sharedBytes + kernel.dynamicSharedBytes,
              r.stackBytes, r.spillStoreBytes, r.spillLoadBytes, kernel.key.path)
-             .str();
+             .str() +
+         (kernel.variant.empty() ? "" : " | variant " + kernel.variant);
 }
 
 } // namespace attn::bundle

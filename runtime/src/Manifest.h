@@ -116,6 +116,11 @@ struct KernelEntry {
   std::array<int64_t, 3> cluster = {1, 1, 1};
   std::vector<Param> params;
   Resources resources;
+  /// The attn-to-cubin options the kernel was compiled with beyond the
+  /// bundle's ("block-n=192"); empty for the default. Kernels whose keys tie
+  /// for a call are variants of one kernel: the runtime launches the first
+  /// in the manifest unless a tuning choice names another (Bundle::tune).
+  std::string variant;
 };
 
 struct Manifest {

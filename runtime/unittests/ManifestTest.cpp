@@ -79,6 +79,18 @@ void expectSameKernel(const KernelEntry &x, const KernelEntry &y) {
   EXPECT_EQ(x.resources.spillLoadBytes, y.resources.spillLoadBytes);
 }
 
+TEST(Manifest, VariantIsOptionalAndRoundTrips) {
+  Manifest m = sampleManifest();
+  m.kernels[1].variant = "block-n=192 ping-pong=0";
+  std::string text = manifestText(m);
+  // Only variants carry the field: a default kernel's entry is unchanged.
+  EXPECT_EQ(llvm::StringRef(text).count("\"variant\""), 1u);
+  llvm::Expected<Manifest> parsed = parseManifest(text);
+  ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+  EXPECT_EQ(parsed->kernels[0].variant, "");
+  EXPECT_EQ(parsed->kernels[1].variant, "block-n=192 ping-pong=0");
+}
+
 TEST(Manifest, RoundTrip) {
   Manifest m = sampleManifest();
   llvm::Expected<Manifest> parsed = parseManifest(manifestText(m));
@@ -284,9 +296,8 @@ TEST(ManifestCorrupt, GridDimHasOnlyConstantAndTerms) {
   EXPECT_ERROR_HAS(
       errorAfter([](json::Object &top) {
         json::Object *launch = kernel0(top).getObject("launch");
-        (*launch->getArray("grid"))[0] =
-            json::Object{{"constant", 4}, {"terms", json::Array{}},
-                         {"operand", "q"}};
+        (*launch->getArray("grid"))[0] = json::Object{
+            {"constant", 4}, {"terms", json::Array{}}, {"operand", "q"}};
       }),
       "unknown key in a grid dimension (expected constant and terms) at "
       "manifest.kernels[0].launch.grid[0].operand");
@@ -449,8 +460,8 @@ TEST(ManifestCorrupt, WgmmaKernelShape) {
                    }),
                    "the tensor map of v must have 64 rows (block_n), not 128");
   // A producer and one or two consumer warpgroups.
-  for (json::Array threads : {json::Array{128, 1, 1}, json::Array{512, 1, 1},
-                              json::Array{128, 3, 1}})
+  for (json::Array threads :
+       {json::Array{128, 1, 1}, json::Array{512, 1, 1}, json::Array{128, 3, 1}})
     EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
                        (*kernel0(top).getObject("launch"))["threads"] =
                            std::move(threads);
@@ -469,25 +480,25 @@ TEST(ManifestCorrupt, WgmmaKernelShape) {
 // operand's fields in its place.
 TEST(ManifestCorrupt, DescriptorsAreComplete) {
   for (const char *field : {"allocated_ptr", "offset", "size", "stride"})
-    EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
-                       json::Array &params =
-                           *(*top.getArray("kernels"))[1].getAsObject()->getArray(
-                               "params");
-                       json::Array kept;
-                       bool dropped = false;
-                       for (json::Value &p : params) {
-                         json::Object &o = *p.getAsObject();
-                         if (!dropped && o.getString("operand") == "k" &&
-                             o.getString("field") == field) {
-                           dropped = true;
-                           continue;
-                         }
-                         kept.push_back(std::move(p));
-                       }
-                       params = std::move(kept);
-                     }),
-                     "kernels[1].params: operand k's memref descriptor is "
-                     "incomplete")
+    EXPECT_ERROR_HAS(
+        errorAfter([&](json::Object &top) {
+          json::Array &params =
+              *(*top.getArray("kernels"))[1].getAsObject()->getArray("params");
+          json::Array kept;
+          bool dropped = false;
+          for (json::Value &p : params) {
+            json::Object &o = *p.getAsObject();
+            if (!dropped && o.getString("operand") == "k" &&
+                o.getString("field") == field) {
+              dropped = true;
+              continue;
+            }
+            kept.push_back(std::move(p));
+          }
+          params = std::move(kept);
+        }),
+        "kernels[1].params: operand k's memref descriptor is "
+        "incomplete")
         << field;
 }
 

@@ -9,6 +9,8 @@
 #include "Driver.h"
 #include "TestBundles.h"
 
+#include "llvm/Support/MemoryBuffer.h"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -643,6 +645,11 @@ struct FakeState {
     CUtensorMapSwizzle swizzle;
   };
   std::vector<Encode> encodes;
+  /// Events: the launch count when recorded. A launch of the kernel in the
+  /// i-th loaded library takes msByLoad[i - 1] (1 ms when not given).
+  std::map<CUevent, size_t> events;
+  std::vector<double> msByLoad;
+  int eventsLive = 0;
 };
 FakeState *fake = nullptr;
 
@@ -803,11 +810,55 @@ CUresult fakeTensorMapEncodeTiled(
   return CUDA_SUCCESS;
 }
 
+CUresult fakeEventCreate(CUevent *event, unsigned) {
+  std::lock_guard<std::mutex> lock(fake->mutex);
+  static uintptr_t next = 0xe0;
+  *event = reinterpret_cast<CUevent>(next++);
+  fake->events[*event] = 0;
+  ++fake->eventsLive;
+  return CUDA_SUCCESS;
+}
+
+CUresult fakeEventRecord(CUevent event, CUstream) {
+  std::lock_guard<std::mutex> lock(fake->mutex);
+  fake->events[event] = fake->launches.size();
+  return CUDA_SUCCESS;
+}
+
+CUresult fakeEventSynchronize(CUevent) { return CUDA_SUCCESS; }
+
+/// The time of the launches between the two records.
+CUresult fakeEventElapsedTime(float *ms, CUevent start, CUevent end) {
+  std::lock_guard<std::mutex> lock(fake->mutex);
+  double total = 0;
+  for (size_t i = fake->events[start]; i < fake->events[end]; ++i) {
+    size_t load = reinterpret_cast<uintptr_t>(fake->launches[i].function) -
+                  0x100000 - 0x1000;
+    total += load <= fake->msByLoad.size() ? fake->msByLoad[load - 1] : 1.0;
+  }
+  *ms = float(total);
+  return CUDA_SUCCESS;
+}
+
+CUresult fakeEventDestroy(CUevent event) {
+  std::lock_guard<std::mutex> lock(fake->mutex);
+  fake->events.erase(event);
+  --fake->eventsLive;
+  return CUDA_SUCCESS;
+}
+
+CUresult fakeDeviceGetName(char *name, int length, CUdevice) {
+  std::snprintf(name, length, "Fake GPU");
+  return CUDA_SUCCESS;
+}
+
 const DriverApi fakeApi = {
-    fakeErrorName,     fakeErrorString,         fakeCtxGetCurrent,
-    fakeCtxGetDevice,  fakePointerGetAttribute, fakeLibraryLoadData,
-    fakeLibraryUnload, fakeLibraryGetKernel,    fakeKernelSetAttribute,
-    fakeLaunchKernel,  fakeLaunchKernelEx,      fakeTensorMapEncodeTiled};
+    fakeErrorName,        fakeErrorString,         fakeCtxGetCurrent,
+    fakeCtxGetDevice,     fakePointerGetAttribute, fakeLibraryLoadData,
+    fakeLibraryUnload,    fakeLibraryGetKernel,    fakeKernelSetAttribute,
+    fakeLaunchKernel,     fakeLaunchKernelEx,      fakeTensorMapEncodeTiled,
+    fakeEventCreate,      fakeEventRecord,         fakeEventSynchronize,
+    fakeEventElapsedTime, fakeEventDestroy,        fakeDeviceGetName};
 
 class FakeLaunch : public ::testing::Test {
 protected:
@@ -1131,6 +1182,109 @@ TEST_F(FakeLaunch, HostErrorsComeBeforeDeviceChecks) {
   args.causal = 1;
   EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_NO_MATCHING_KERNEL,
                 "causal");
+}
+
+//===----------------------------------------------------------------------===//
+// Variants and tuning
+//===----------------------------------------------------------------------===//
+
+/// Kernel k and its variant k_v1 (same key, another BLOCK_N).
+std::vector<KernelEntry> twoVariants() {
+  KernelEntry k = fwdKernel("k"), v = fwdKernel("k_v1");
+  v.key.blockN = 128;
+  v.variant = "block-n=128";
+  return {k, v};
+}
+
+CUfunction functionOfLoad(int load) {
+  return reinterpret_cast<CUfunction>(uintptr_t(0x1000 + load + 0x100000));
+}
+
+TEST_F(FakeLaunch, VariantsRunTheFirstUntilTuned) {
+  load(twoVariants());
+  attn_fwd_args args = smallArgs();
+  int64_t index = -1;
+  EXPECT_STATUS(attn_fwd_select(bundle, &args, &index), ATTN_SUCCESS, "");
+  EXPECT_EQ(index, 0);
+  EXPECT_NE(std::string(attn_bundle_kernel_info(bundle, 1))
+                .find("variant block-n=128"),
+            std::string::npos);
+  state.msByLoad = {1.0, 0.25}; // k_v1 (loaded second) is faster
+  EXPECT_STATUS(attn_tune(bundle, &args, stream, &index), ATTN_SUCCESS, "");
+  EXPECT_EQ(index, 1);
+  // A warm-up and 5 timed launches per variant, then the fastest once more.
+  ASSERT_EQ(state.launches.size(), 2u * (1 + 5) + 1);
+  EXPECT_EQ(state.launches.back().function, functionOfLoad(2));
+  EXPECT_EQ(state.eventsLive, 0);
+  EXPECT_STATUS(attn_fwd_select(bundle, &args, &index), ATTN_SUCCESS, "");
+  EXPECT_EQ(index, 1);
+  // Another shape is not tuned.
+  attn_fwd_args other = makeArgs(1, 4, 2, 99, 128);
+  EXPECT_STATUS(attn_fwd_select(bundle, &other, &index), ATTN_SUCCESS, "");
+  EXPECT_EQ(index, 0);
+  // The choice is in tuning.json: a new process starts tuned.
+  auto text = llvm::MemoryBuffer::getFile(dir.file("tuning.json"));
+  ASSERT_TRUE(bool(text));
+  EXPECT_NE((*text)->getBuffer().find("\"k_v1\""), llvm::StringRef::npos);
+  EXPECT_NE((*text)->getBuffer().find("Fake GPU"), llvm::StringRef::npos);
+  attn_bundle *again = nullptr;
+  EXPECT_STATUS(attn_bundle_load(dir.path().c_str(), &again), ATTN_SUCCESS, "");
+  EXPECT_STATUS(attn_fwd_select(again, &args, &index), ATTN_SUCCESS, "");
+  EXPECT_EQ(index, 1);
+  attn_bundle_destroy(again);
+}
+
+TEST_F(FakeLaunch, AutoTuneTunesTheFirstCallOfEachShape) {
+  load(twoVariants());
+  state.msByLoad = {0.5, 2.0}; // the default is faster here
+  attn_fwd_args args = smallArgs();
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  EXPECT_EQ(state.launches.size(), 1u); // off by default
+  EXPECT_STATUS(attn_bundle_set_auto_tune(bundle, 1), ATTN_SUCCESS, "");
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  EXPECT_EQ(state.launches.size(), 1u + 2 * (1 + 5) + 1);
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  EXPECT_EQ(state.launches.size(), 1u + 2 * (1 + 5) + 2); // tuned: one launch
+  EXPECT_EQ(state.launches.back().function, functionOfLoad(1));
+  EXPECT_STATUS(attn_bundle_set_auto_tune(nullptr, 1),
+                ATTN_ERROR_INVALID_ARGUMENT, "bundle");
+}
+
+TEST_F(FakeLaunch, TuneWithoutVariantsLaunchesOnce) {
+  load({fwdKernel("k")});
+  attn_fwd_args args = smallArgs();
+  int64_t index = -1;
+  EXPECT_STATUS(attn_tune(bundle, &args, stream, &index), ATTN_SUCCESS, "");
+  EXPECT_EQ(index, 0);
+  EXPECT_EQ(state.launches.size(), 1u);
+  EXPECT_FALSE(llvm::sys::fs::exists(dir.file("tuning.json")));
+  args.causal = 1; // no kernel: the error of attn_fwd, no launch
+  EXPECT_STATUS(attn_tune(bundle, &args, stream, &index),
+                ATTN_ERROR_NO_MATCHING_KERNEL, "causal");
+  EXPECT_EQ(index, -1);
+  EXPECT_STATUS(attn_tune(nullptr, &args, stream, nullptr),
+                ATTN_ERROR_INVALID_ARGUMENT, "bundle");
+}
+
+TEST(Tuning, AMalformedOrStaleCacheIsCorrupt) {
+  const char *cases[][2] = {
+      {"{", "not valid JSON"},
+      {R"({"version": 2, "choices": []})", "version 2"},
+      {R"({"version": 1})", "choices"},
+      {R"({"version": 1, "choices": [{"shape": "s", "kernel": "gone", "ms": 1,
+           "device": "d"}]})",
+       "does not have"}};
+  for (auto [text, part] : cases) {
+    TempDir dir;
+    writeBundle(dir, manifestOf(twoVariants()));
+    dir.write("tuning.json", text);
+    attn_bundle *bundle = nullptr;
+    EXPECT_STATUS(attn_bundle_load(dir.path().c_str(), &bundle),
+                  ATTN_ERROR_BUNDLE_CORRUPT, part);
+    EXPECT_NE(std::string(attn_last_error()).find("tuning.json"),
+              std::string::npos);
+    EXPECT_EQ(bundle, nullptr);
+  }
 }
 
 TEST(RealDriver, UnavailableOrNoContextIsACudaError) {

@@ -118,6 +118,14 @@ static cl::opt<int64_t>
            cl::desc("wgmma kernels: K/V ring stages (0: chosen per D by "
                     "attn-async-pipeline; fewer if shared memory is short)"),
            cl::cat(codegen));
+static cl::list<std::string> variants(
+    "variant",
+    cl::desc("Also compile every kernel with these attn-to-cubin options "
+             "(e.g. --variant=\"block-n=192 ping-pong=0\"; repeatable): "
+             "kernel k gets variants k_v1, k_v2, ... with the same key, which "
+             "the runtime times and picks from when tuned (attn_tune, "
+             "attn-run --tune)"),
+    cl::cat(codegen));
 static cl::opt<std::string> chip("chip", cl::init("sm_90a"),
                                  cl::desc("Target SM"), cl::cat(codegen));
 static cl::opt<std::string> ptxas("ptxas", cl::desc("Path to ptxas"),
@@ -290,6 +298,16 @@ int main(int argc, char **argv) {
                               blockM.getValue(), blockN.getValue())
                     .str());
 
+  for (const std::string &variant : variants) {
+    mlir::attn::CubinPipelineOptions parsed;
+    std::string error;
+    llvm::raw_string_ostream os(error);
+    if (failed(parsed.parseFromString(variant, os)))
+      return fail("--variant=\"" + variant +
+                  "\": " + StringRef(error).trim() +
+                  " (attn-to-cubin options, e.g. \"block-n=192 ping-pong=0\")");
+  }
+
   DialectRegistry registry;
   mlir::attn::registerAttnDialects(registry);
   MLIRContext context(registry);
@@ -310,6 +328,7 @@ int main(int argc, char **argv) {
   options.pingPong = pingPong;
   options.overlap = overlap;
   options.stages = stages;
+  options.variants.assign(variants.begin(), variants.end());
   options.chip = chip;
   options.ptxas = ptxas;
   return failed(mlir::attn::writeBundle(*module, options, llvm::outs())) ? 1 : 0;

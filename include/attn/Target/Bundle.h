@@ -73,6 +73,11 @@ struct BundleOptions {
   std::string chip = "sm_90a";
   std::string features; // empty: the chip's oldest PTX ISA
   std::string ptxas; // path to ptxas; empty: PATH, then /usr/local/cuda/bin
+  /// Extra variants of every kernel, each a set of attn-to-cubin pipeline
+  /// options applied over the ones above (e.g. "block-n=192 ping-pong=0").
+  /// Variant i of kernel k is the kernel k_v<i + 1>, with the same key;
+  /// the runtime launches the first unless tuned (attn_tune).
+  std::vector<std::string> variants;
 };
 
 /// Compiles every function of `module` that holds an attn.attention into a

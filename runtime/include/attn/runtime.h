@@ -120,8 +120,9 @@ ATTN_API const char *attn_bundle_kernel_info(const attn_bundle *bundle,
  * Nq, Nk) equals the call's, and its layout is "strided" or the call's
  * tensors are all contiguous row-major. The kernel with the most static
  * lengths wins (an exact static shape first), then a "contiguous" one, then
- * a tensor-core ("wgmma") one over an "fma" one, then the first in the
- * manifest.
+ * a tensor-core ("wgmma") one over an "fma" one, then among the kernels
+ * still tied (variants of one kernel) the tuned choice for the call's shape,
+ * else the first in the manifest.
  * Errors: ATTN_ERROR_INVALID_ARGUMENT, ATTN_ERROR_NO_MATCHING_KERNEL. */
 ATTN_API attn_status attn_fwd_select(const attn_bundle *bundle,
                                      const attn_fwd_args *args,
@@ -135,6 +136,32 @@ ATTN_API attn_status attn_fwd_select(const attn_bundle *bundle,
  * Errors: every error of attn_fwd_select, and ATTN_ERROR_CUDA. */
 ATTN_API attn_status attn_fwd(attn_bundle *bundle, const attn_fwd_args *args,
                               CUstream stream);
+
+/* Tuning. attn-compile --variant compiles a kernel several times (other
+ * BLOCK_N, stages, ping-pong, overlap, ...) into entries with the same key:
+ * its variants. attn_fwd launches the first in the manifest (the compiler's
+ * defaults) unless a choice was measured for the call's shape (dtype, D,
+ * causal, LSE, scale, B, Hq, Hkv, Nq, Nk, layout): choices live in
+ * <dir>/tuning.json, read by attn_bundle_load (a malformed file is
+ * ATTN_ERROR_BUNDLE_CORRUPT) and rewritten by each tuning. Variants differ
+ * only in schedule: results agree up to rounding.
+ *
+ * attn_tune validates `args` as attn_fwd, then launches each variant that
+ * can take the call on `stream`, one warm-up and 5 timed launches each
+ * (cuEvent timing; it waits for the stream), records the fastest, writes
+ * tuning.json and launches the fastest once more: O and LSE hold its result.
+ * *kernel_index (if not null) is its index, or -1 on failure. A call whose
+ * kernel has no variants launches it once.
+ * Errors: those of attn_fwd; ATTN_ERROR_BUNDLE_NOT_FOUND when tuning.json
+ * cannot be written (the choice still holds for this bundle object). */
+ATTN_API attn_status attn_tune(attn_bundle *bundle, const attn_fwd_args *args,
+                               CUstream stream, int64_t *kernel_index);
+
+/* With `enabled` != 0, attn_fwd tunes (as attn_tune) the first call of each
+ * shape whose kernel has variants and no choice yet. Off by default.
+ * Errors: ATTN_ERROR_INVALID_ARGUMENT for a null bundle. */
+ATTN_API attn_status attn_bundle_set_auto_tune(attn_bundle *bundle,
+                                               int enabled);
 
 /* The message of the calling thread's last call that returns an attn_status:
  * empty after a success. Valid until this thread's next such call. */

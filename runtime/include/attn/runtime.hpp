@@ -70,6 +70,18 @@ public:
     return Status::fromLast(attn_fwd(handle, &args, stream));
   }
 
+  /// Times the variants for `args`, keeps the fastest (attn_tune).
+  Status tune(const attn_fwd_args &args, CUstream stream = nullptr,
+              int64_t *kernelIndex = nullptr) {
+    return Status::fromLast(attn_tune(handle, &args, stream, kernelIndex));
+  }
+
+  /// fwd() tunes the first call of each untuned shape
+  /// (attn_bundle_set_auto_tune).
+  Status setAutoTune(bool enabled) {
+    return Status::fromLast(attn_bundle_set_auto_tune(handle, enabled));
+  }
+
   /// The index of the kernel fwd() would launch (attn_fwd_select).
   Status select(const attn_fwd_args &args, int64_t &kernelIndex) const {
     return Status::fromLast(attn_fwd_select(handle, &args, &kernelIndex));

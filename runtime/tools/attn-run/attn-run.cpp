@@ -70,6 +70,12 @@ static cl::opt<unsigned> itersOpt(
     "iters", cl::init(10), cl::value_desc("n"),
     cl::desc("Timed launches per kernel after one warm-up (0: no timing)"),
     cl::cat(category));
+static cl::opt<bool> tuneOpt(
+    "tune",
+    cl::desc("Tune first: time the variants of each call's kernel "
+             "(attn_tune), keep the fastest and write the choice to "
+             "<bundle>/tuning.json"),
+    cl::cat(category));
 static cl::opt<uint64_t> seedOpt("seed",
                                  cl::desc("Seed of the random inputs "
                                           "(default: from the clock)"),
@@ -523,9 +529,11 @@ static Error runChecked(attn_bundle *bundle, const Reference &ref,
              attn_last_error();
     return check(cuStreamSynchronize(stream), "cuStreamSynchronize");
   }
-  if (attn_status st = attn_fwd(bundle, &args, stream)) {
-    r.note = std::string("attn_fwd: ") + attn_status_name(st) + ": " +
-             attn_last_error();
+  attn_status st = tuneOpt ? attn_tune(bundle, &args, stream, &r.picked)
+                           : attn_fwd(bundle, &args, stream);
+  if (st != ATTN_SUCCESS) {
+    r.note = std::string(tuneOpt ? "attn_tune: " : "attn_fwd: ") +
+             attn_status_name(st) + ": " + attn_last_error();
     return check(cuStreamSynchronize(stream), "cuStreamSynchronize");
   }
   if (Error err = check(cuStreamSynchronize(stream), "attn_fwd kernel"))
