@@ -37,6 +37,8 @@ def load_library(path):
                                     ctypes.POINTER(ctypes.c_int64)]
     lib.attn_fwd.argtypes = [ctypes.c_void_p, ctypes.POINTER(FwdArgs),
                              ctypes.c_void_p]
+    lib.attn_tune.argtypes = [ctypes.c_void_p, ctypes.POINTER(FwdArgs),
+                              ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64)]
     lib.attn_last_error.restype = ctypes.c_char_p
     lib.attn_status_name.argtypes = [ctypes.c_int]
     lib.attn_status_name.restype = ctypes.c_char_p
@@ -79,6 +81,13 @@ class Bundle:
         index = ctypes.c_int64(-1)
         status = self.lib.attn_fwd_select(self.handle, ctypes.byref(args),
                                           ctypes.byref(index))
+        return status, index.value, self.lib.attn_last_error().decode()
+
+    def tune(self, args, stream):
+        """attn_tune: the fastest variant for this call's shape, kept."""
+        index = ctypes.c_int64(-1)
+        status = self.lib.attn_tune(self.handle, ctypes.byref(args), stream,
+                                    ctypes.byref(index))
         return status, index.value, self.lib.attn_last_error().decode()
 
     def fwd(self, args, stream):

@@ -44,6 +44,10 @@ def measure(a):
         o = poison((b, h, n, d), torch.bfloat16)
         lse = poison((b, h, n), torch.float32)
         args = rt.fwd_args(q, k, v, o, lse, causal)
+        if a.tune:  # the fastest variant (attn-compile --variant) for this shape
+            status, _, msg = bundle.tune(args, stream)
+            assert status in (0, rt.BUNDLE_NOT_FOUND), msg
+            o.fill_(float("nan"))
         status, msg = bundle.fwd(args, stream)
         torch.cuda.synchronize()
         assert status == 0, msg
@@ -112,6 +116,8 @@ def main():
     m.add_argument("--lib", required=True)
     m.add_argument("--bundle", required=True)
     m.add_argument("--csv", required=True)
+    m.add_argument("--tune", action="store_true",
+                   help="attn_tune each shape first (bundles with variants)")
     r = sub.add_parser("render", help="CSV -> PNG (needs matplotlib)")
     r.add_argument("--csv", required=True)
     r.add_argument("--png", required=True)

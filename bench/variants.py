@@ -46,7 +46,7 @@ def sdpa_ms(q, k, v, causal, backend):
         return float("nan")
 
 
-def run(case, variants, rounds, stream):
+def run(case, variants, rounds, stream, tune=False):
     name, B, Hq, Hkv, N, D, dts, causal = case
     dt = DT[dts]
     q, k, v = (randn((B, h, N, D), dt) for h in (Hq, Hkv, Hkv))
@@ -56,6 +56,10 @@ def run(case, variants, rounds, stream):
     for label, bundle in variants:
         o, lse = poison((B, Hq, N, D), dt), poison((B, Hq, N), torch.float32)
         a = rt.fwd_args(q, k, v, o, lse, causal)
+        if tune:  # bundles with variants: the fastest for this shape
+            status, _, msg = bundle.tune(a, stream)
+            o.fill_(float("nan"))
+            lse.fill_(float("nan"))
         status, msg = bundle.fwd(a, stream)
         torch.cuda.synchronize()
         res = compare(o, lse, ref_o, ref_lse) if status == 0 else {
@@ -80,6 +84,8 @@ def main():
                     help="label=bundle directory (repeatable)")
     ap.add_argument("--cases", default="", help="comma-separated subset")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--tune", action="store_true",
+                    help="attn_tune each call first (bundles built with --variant)")
     a = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     lib = rt.load_library(a.lib)
@@ -96,7 +102,7 @@ def main():
         if wanted and case[0] not in wanted:
             continue
         torch.manual_seed(int.from_bytes(os.urandom(4), "little"))
-        rows.append(run(case, variants, a.rounds, stream))
+        rows.append(run(case, variants, a.rounds, stream, a.tune))
         torch.cuda.empty_cache()
         for label, (passed, rel, msg) in rows[-1]["checks"].items():
             ok &= passed
