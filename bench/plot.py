@@ -50,6 +50,8 @@ def measure(a):
             o.fill_(float("nan"))
         status, msg = bundle.fwd(args, stream)
         torch.cuda.synchronize()
+        if status == rt.NO_MATCHING_KERNEL:  # a bundle of some panels only
+            continue
         assert status == 0, msg
         ref = torch.nn.functional.scaled_dot_product_attention(
             q[:1, :1].float(), k[:1, :1].float(), v[:1, :1].float(),

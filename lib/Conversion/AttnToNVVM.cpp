@@ -132,6 +132,10 @@ LogicalResult launchHopperCta(scf::ForallOp cta) {
       getValueOrCreateConstantIndexOp(b, loc, cta.getMixedUpperBound());
   Value grid = arith::MulIOp::create(
       b, loc, arith::MulIOp::create(b, loc, ub[0], ub[1]), ub[2]);
+  // Persistent CTAs find their tiles themselves (attn-async-pipeline).
+  auto persistent = cta->getAttrOfType<IntegerAttr>("attn.persistent_ctas");
+  if (persistent)
+    grid = arith::ConstantIndexOp::create(b, loc, persistent.getInt());
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value block = arith::ConstantIndexOp::create(b, loc, threads.getInt());
   Value smem = arith::ConstantIntOp::create(
@@ -150,6 +154,7 @@ LogicalResult launchHopperCta(scf::ForallOp cta) {
         b, loc, arith::SubIOp::create(b, loc, ub[0], one), qBlock);
   IRMapping map;
   map.map(cta.getInductionVars(), ValueRange{qBlock, head, batch});
+  // (Persistent: nothing live reads them; the tile loops decode their own.)
   for (Operation &op : cta.getBody()->without_terminator())
     b.clone(op, map);
   gpu::TerminatorOp::create(b, loc);

@@ -71,7 +71,7 @@ void mlir::attn::buildCubinPipeline(OpPassManager &pm,
     OpPassManager &fn = pm.nest<func::FuncOp>();
     fn.addPass(createAttnAsyncPipeline(AttnAsyncPipelineOptions{
         options.stages, /*producerRegisters=*/24, /*consumerRegisters=*/240,
-        options.pingPong, options.overlap}));
+        options.pingPong, options.overlap, options.persistentCtas}));
     fn.addPass(
         createAttnLowerToWGMMA(AttnLowerToWGMMAOptions{options.maxMmaN}));
     fn.addPass(createCanonicalizerPass());

@@ -454,6 +454,7 @@ LogicalResult pipelineOptions(KernelSource &src, const BundleOptions &opts,
   pipeline.pingPong = opts.pingPong;
   pipeline.overlap = opts.overlap;
   pipeline.stages = opts.stages;
+  pipeline.persistentCtas = opts.persistentCtas;
   pipeline.chip = opts.chip;
   pipeline.features = opts.features;
   if (variant.empty())

@@ -12,8 +12,11 @@
 
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace mlir::attn {
@@ -30,6 +33,8 @@ namespace {
 constexpr int64_t kMaxSharedBytes = 227 * 1024;
 /// Columns of one 128-byte swizzled chunk (16-bit elements).
 constexpr int64_t kChunkCols = 64;
+/// The largest grid x of a launch.
+constexpr int64_t kMaxGridX = (int64_t{1} << 31) - 1;
 /// Suspend-time hint of mbarrier.try_wait (ns); the wait loops until done.
 constexpr int64_t kWaitTicks = 10000000;
 
@@ -142,6 +147,7 @@ struct SharedState {
   Value k, v;   // [stages, C, BLOCK_N, 64]
   Value qTile;  // [C, BLOCK_M, 64]: the consumer's view of q
   Value qBar;   // Q landed (one barrier)
+  Value qEmpty; // persistent: the consumers are done with Q (and staging)
   Value full;   // per stage: K/V block landed (TMA bytes)
   Value empty;  // per stage: every consumer thread is done with it
   Value leader; // thread 0 of the CTA (the producer's TMA thread)
@@ -183,7 +189,8 @@ SharedState allocateShared(OpBuilder &b, Location loc, const PipelineShape &s) {
 /// empty (one arrival per consumer thread). Thread 0 initializes them; the
 /// fence and the CTA barrier publish the initialization before any use.
 void createBarriers(OpBuilder &b, Location loc, const PipelineShape &s,
-                    int64_t consumerThreads, SharedState &st) {
+                    int64_t consumerThreads, bool persistent,
+                    SharedState &st) {
   MLIRContext *ctx = b.getContext();
   auto space = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
   auto group = [&](unsigned n) {
@@ -193,12 +200,16 @@ void createBarriers(OpBuilder &b, Location loc, const PipelineShape &s,
   st.qBar = group(1);
   st.full = group(s.stages);
   st.empty = group(s.stages);
+  if (persistent)
+    st.qEmpty = group(1);
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
   Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
   st.leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, c0);
   nvgpu::MBarrierInitOp::create(b, loc, st.qBar, c1, c0, st.leader);
   Value consumers = arith::ConstantIndexOp::create(b, loc, consumerThreads);
+  if (persistent)
+    nvgpu::MBarrierInitOp::create(b, loc, st.qEmpty, consumers, c0, st.leader);
   for (int64_t i = 0; i < s.stages; ++i) {
     Value idx = arith::ConstantIndexOp::create(b, loc, i);
     nvgpu::MBarrierInitOp::create(b, loc, st.full, c1, idx, st.leader);
@@ -248,16 +259,48 @@ void copyTile(OpBuilder &b, Location loc, Value desc, Value buffer, Value slot,
   }
 }
 
-/// The producer: its leader thread copies Q once, then K/V blocks
-/// 0 .. numBlocks-1 into the ring, waiting for each slot to be released.
+/// Where a CTA is in its sequence of tiles: the tile's ordinal (its Q
+/// barrier phase) and the K/V blocks of its earlier tiles (the ring's
+/// position). Both zero without a persistent loop.
+struct TileState {
+  Value ordinal, blocksBefore;
+};
+
+/// The ring position of block `kb` of a tile after `blocksBefore` others.
+Value ringBlock(OpBuilder &b, Location loc, Value kb, Value blocksBefore) {
+  if (matchPattern(blocksBefore, m_Zero()))
+    return kb;
+  return arith::AddIOp::create(b, loc, kb, blocksBefore);
+}
+
+/// Parity of phase `ordinal` of a barrier used once per tile.
+Value phaseParity(OpBuilder &b, Location loc, Value ordinal) {
+  if (matchPattern(ordinal, m_Zero()))
+    return arith::ConstantIntOp::create(b, loc, 0, 1);
+  return arith::IndexCastOp::create(
+      b, loc, b.getI1Type(),
+      arith::RemUIOp::create(b, loc, ordinal,
+                             arith::ConstantIndexOp::create(b, loc, 2)));
+}
+
+/// The producer: its leader thread copies Q (once the consumers are done
+/// with the previous tile's), then K/V blocks 0 .. numBlocks-1 into the
+/// ring, waiting for each slot to be released.
 void buildProducer(OpBuilder &b, Location loc, CtaNest nest,
                    const PipelineShape &s, const SharedState &st,
-                   ArrayRef<Value> desc, Value numBlocks) {
+                   ArrayRef<Value> desc, Value numBlocks,
+                   const TileState &tile) {
   auto ifOp = scf::IfOp::create(b, loc, st.leader, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
   Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
   Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  Value one = arith::ConstantIntOp::create(b, loc, 1, 1);
+  if (st.qEmpty) // parity ^ 1: the first tile passes a fresh barrier
+    nvgpu::MBarrierTryWaitParityOp::create(
+        b, loc, st.qEmpty,
+        arith::XOrIOp::create(b, loc, phaseParity(b, loc, tile.ordinal), one),
+        arith::ConstantIndexOp::create(b, loc, kWaitTicks), c0);
   LoadTileOp q = nest.loadQ;
   nvgpu::MBarrierArriveExpectTxOp::create(
       b, loc, st.qBar, arith::ConstantIndexOp::create(b, loc, s.qBytes()), c0,
@@ -268,11 +311,11 @@ void buildProducer(OpBuilder &b, Location loc, CtaNest nest,
   auto loop = scf::ForOp::create(b, loc, c0, numBlocks, c1);
   b.setInsertionPointToStart(loop.getBody());
   Value kb = loop.getInductionVar();
-  auto [slot, parity] = slotAndParity(b, loc, kb, s.stages);
+  auto [slot, parity] = slotAndParity(
+      b, loc, ringBlock(b, loc, kb, tile.blocksBefore), s.stages);
   // A fresh barrier counts as having completed the phase before phase 0:
   // waiting for parity ^ 1 lets the first round pass.
-  Value emptyParity = arith::XOrIOp::create(
-      b, loc, parity, arith::ConstantIntOp::create(b, loc, 1, 1));
+  Value emptyParity = arith::XOrIOp::create(b, loc, parity, one);
   Value ticks = arith::ConstantIndexOp::create(b, loc, kWaitTicks);
   nvgpu::MBarrierTryWaitParityOp::create(b, loc, st.empty, emptyParity, ticks,
                                          slot);
@@ -309,11 +352,14 @@ Value stageTile(OpBuilder &b, Location loc, Value ring, Value slot) {
 /// One consumer K/V loop: wait for the block's slot, run the step on tensor
 /// cores from shared memory, release the slot.
 void rewriteConsumerLoop(scf::ForOp loop, const PipelineShape &s,
-                         const SharedState &st, Value numKeys) {
+                         const SharedState &st, Value numKeys,
+                         Value blocksBefore) {
   OnlineAttentionOp step = stepOf(loop);
   Location loc = step.getLoc();
   OpBuilder b(step);
-  auto [slot, parity] = slotAndParity(b, loc, loop.getInductionVar(), s.stages);
+  auto [slot, parity] = slotAndParity(
+      b, loc, ringBlock(b, loc, loop.getInductionVar(), blocksBefore),
+      s.stages);
   Value ticks = arith::ConstantIndexOp::create(b, loc, kWaitTicks);
   nvgpu::MBarrierTryWaitParityOp::create(b, loc, st.full, parity, ticks, slot);
   auto mma = OnlineAttentionMmaOp::create(
@@ -327,6 +373,91 @@ void rewriteConsumerLoop(scf::ForOp loop, const PipelineShape &s,
   b.setInsertionPointAfter(mma);
   nvgpu::MBarrierArriveOp::create(
       b, loc, nvgpu::MBarrierTokenType::get(b.getContext()), st.empty, slot);
+}
+
+//===----------------------------------------------------------------------===//
+// Persistent CTAs
+//===----------------------------------------------------------------------===//
+
+/// Starts `for tile = blockIdx.x; tile < numTiles; tile += gridDim.x` at
+/// `b`, carrying the tile's ordinal and the K/V blocks of earlier tiles
+/// (`tile`); leaves `b` before the loop's yield, which endTileLoop fills.
+scf::ForOp beginTileLoop(OpBuilder &b, Location loc, Value numTiles,
+                         TileState &tile) {
+  Value start = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value stride = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  auto loop =
+      scf::ForOp::create(b, loc, start, numTiles, stride, ValueRange{c0, c0});
+  b.setInsertionPointToStart(loop.getBody());
+  auto yield = scf::YieldOp::create(b, loc, loop.getRegionIterArgs());
+  b.setInsertionPoint(yield);
+  tile = {loop.getRegionIterArgs()[0], loop.getRegionIterArgs()[1]};
+  return loop;
+}
+
+/// The next tile: ordinal + 1, numBlocks more blocks through the ring.
+void endTileLoop(scf::ForOp loop, Value numBlocks) {
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  OpBuilder b(yield);
+  Location loc = loop.getLoc();
+  ValueRange args = loop.getRegionIterArgs();
+  yield->setOperands(ValueRange{
+      arith::AddIOp::create(b, loc, args[0],
+                            arith::ConstantIndexOp::create(b, loc, 1)),
+      arith::AddIOp::create(b, loc, args[1], numBlocks)});
+}
+
+/// Re-creates, at the start of tile loop `loop`, every value of the CTA
+/// body that depends on the CTA loop's (Q block, head, batch), for the tile
+/// the loop visits, and makes the loop use them. Tiles are numbered Q block
+/// fastest (neighbours share K/V in L2), or for `heaviestFirst` (causal)
+/// Q block slowest and descending, so that every CTA's tiles are in
+/// longest-first order.
+void bindTile(scf::ForallOp cta, scf::ForOp loop, bool heaviestFirst) {
+  OpBuilder b = OpBuilder::atBlockBegin(loop.getBody());
+  Location loc = cta.getLoc();
+  SmallVector<Value> ub =
+      getValueOrCreateConstantIndexOp(b, loc, cta.getMixedUpperBound());
+  Value t = loop.getInductionVar();
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value qBlock, rest;
+  if (heaviestFirst) {
+    Value heads = arith::MulIOp::create(b, loc, ub[1], ub[2]);
+    qBlock = arith::SubIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, ub[0], one),
+        arith::DivUIOp::create(b, loc, t, heads));
+    rest = arith::RemUIOp::create(b, loc, t, heads);
+  } else {
+    qBlock = arith::RemUIOp::create(b, loc, t, ub[0]);
+    rest = arith::DivUIOp::create(b, loc, t, ub[0]);
+  }
+  Value head = arith::RemUIOp::create(b, loc, rest, ub[1]);
+  Value batch = arith::DivUIOp::create(b, loc, rest, ub[1]);
+  IRMapping map;
+  map.map(cta.getInductionVars(), ValueRange{qBlock, head, batch});
+  // The CTA body's ops that read the induction variables, directly or not.
+  DenseSet<Value> dependent(cta.getInductionVars().begin(),
+                            cta.getInductionVars().end());
+  SmallVector<Value> rebound(cta.getInductionVars());
+  for (Operation &op : cta.getBody()->without_terminator()) {
+    if (op.isAncestor(loop))
+      continue;
+    SetVector<Value> used(op.getOperands().begin(), op.getOperands().end());
+    for (Region &region : op.getRegions())
+      getUsedValuesDefinedAbove(region, used);
+    if (llvm::none_of(used, [&](Value v) { return dependent.contains(v); }))
+      continue;
+    b.clone(op, map);
+    for (Value r : op.getResults()) {
+      dependent.insert(r);
+      rebound.push_back(r);
+    }
+  }
+  for (Value v : rebound)
+    v.replaceUsesWithIf(map.lookup(v), [&](OpOperand &use) {
+      return loop->isProperAncestor(use.getOwner());
+    });
 }
 
 /// Stages that fit shared memory: at most `requested` (0: up to 4 for
@@ -374,6 +505,11 @@ struct AttnAsyncPipelinePass
       return nest.cta.emitOpError("attn-async-pipeline: BLOCK_N must be a "
                                   "multiple of 16 up to 256, but got ")
              << s.blockN;
+    if (persistentCtas < 0 || persistentCtas > kMaxGridX)
+      return nest.cta.emitOpError("attn-async-pipeline: persistent-ctas must "
+                                  "be 0 (one CTA per tile) or a CTA count in "
+                                  "[1, 2^31 - 1], but got ")
+             << static_cast<int64_t>(persistentCtas);
     FailureOr<int64_t> stagesOr = chooseStages(s, stages, nest.cta);
     if (failed(stagesOr))
       return failure();
@@ -391,7 +527,15 @@ struct AttnAsyncPipelinePass
     // CTA prologue: shared memory, barriers.
     OpBuilder b(nest.loops.front());
     SharedState st = allocateShared(b, loc, s);
-    createBarriers(b, loc, s, 128 * groups, st);
+    bool persistent = persistentCtas > 0;
+    createBarriers(b, loc, s, 128 * groups, persistent, st);
+    Value numTiles;
+    if (persistent) {
+      SmallVector<Value> ub = getValueOrCreateConstantIndexOp(
+          b, loc, nest.cta.getMixedUpperBound());
+      numTiles = arith::MulIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, ub[0], ub[1]), ub[2]);
+    }
     Value numKeys = memref::DimOp::create(b, loc, step.getK(), 2);
     auto ws = WarpSpecializeOp::create(
         b, loc, b.getI64IntegerAttr(groups),
@@ -404,18 +548,46 @@ struct AttnAsyncPipelinePass
     Block &producer = ws.getProducer().emplaceBlock();
     Block &consumer = ws.getConsumer().emplaceBlock();
 
-    // Consumer: wait for Q, then the K/V loops and the epilogue, moved.
+    // Persistent CTAs loop over tiles in each region; otherwise each region
+    // runs one tile, the CTA's.
+    Value numBlocks = nest.loops.back().getUpperBound();
     b.setInsertionPointToStart(&consumer);
     Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+    TileState consumerTile{c0, c0}, producerTile;
+    scf::ForOp consumerLoop, producerLoop;
+    if (persistent)
+      consumerLoop = beginTileLoop(b, loc, numTiles, consumerTile);
+
+    // Consumer: wait for Q, then the K/V loops and the epilogue, moved.
     nvgpu::MBarrierTryWaitParityOp::create(
-        b, loc, st.qBar, arith::ConstantIntOp::create(b, loc, 0, 1),
+        b, loc, st.qBar, phaseParity(b, loc, consumerTile.ordinal),
         arith::ConstantIndexOp::create(b, loc, kWaitTicks), c0);
+    Block *dest = b.getInsertionBlock();
+    Block::iterator at = b.getInsertionPoint();
     for (scf::ForOp loop : nest.loops)
-      loop->moveBefore(&consumer, consumer.end());
-    nest.epilogue->moveBefore(&consumer, consumer.end());
+      loop->moveBefore(dest, at);
+    nest.epilogue->moveBefore(dest, at);
     nest.epilogue.getStagingMutable().assign(st.qTile);
+    if (persistent) {
+      // The next tile's Q may land once every consumer thread is done with
+      // Q and the staged O (generic-proxy writes before TMA's).
+      NVVM::FenceProxyOp::create(
+          b, loc, NVVM::ProxyKind::async_shared,
+          NVVM::SharedSpaceAttr::get(b.getContext(),
+                                     NVVM::SharedSpace::shared_cta));
+      nvgpu::MBarrierArriveOp::create(
+          b, loc, nvgpu::MBarrierTokenType::get(b.getContext()), st.qEmpty,
+          c0);
+      endTileLoop(consumerLoop, numBlocks);
+    }
     b.setInsertionPointToStart(&producer);
-    buildProducer(b, loc, nest, s, st, desc, nest.loops.back().getUpperBound());
+    Value p0 = arith::ConstantIndexOp::create(b, loc, 0);
+    producerTile = {p0, p0};
+    if (persistent)
+      producerLoop = beginTileLoop(b, loc, numTiles, producerTile);
+    buildProducer(b, loc, nest, s, st, desc, numBlocks, producerTile);
+    if (persistent)
+      endTileLoop(producerLoop, numBlocks);
     // One CTA per (Q block, head, batch), as blocks x, y, z (mapped loops
     // keep their unit dimensions through canonicalization).
     MLIRContext *ctx = b.getContext();
@@ -424,14 +596,21 @@ struct AttnAsyncPipelinePass
               gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimY),
               gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimZ)}));
     // Causal: the last Q blocks see the most keys; start them first.
-    if (llvm::any_of(nest.loops, [](scf::ForOp loop) {
-          return stepOf(loop).getMask() == MaskKind::causal;
-        }))
+    bool causal = llvm::any_of(nest.loops, [](scf::ForOp loop) {
+      return stepOf(loop).getMask() == MaskKind::causal;
+    });
+    if (causal && !persistent)
       nest.cta->setAttr("attn.q_block_order", b.getStringAttr("descending"));
     // Rewriting the steps erases them (nest.step among them): last.
     for (scf::ForOp loop : nest.loops)
-      rewriteConsumerLoop(loop, s, st, numKeys);
+      rewriteConsumerLoop(loop, s, st, numKeys, consumerTile.blocksBefore);
     nest.loadQ.erase();
+    if (persistent) {
+      bindTile(nest.cta, consumerLoop, causal);
+      bindTile(nest.cta, producerLoop, causal);
+      nest.cta->setAttr("attn.persistent_ctas",
+                        b.getI64IntegerAttr(persistentCtas));
+    }
     return success();
   }
 

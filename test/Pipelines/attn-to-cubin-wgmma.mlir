@@ -2,6 +2,14 @@
 // launches and what the kernel takes. Dynamic lengths, causal, D = 128.
 // RUN: attn-opt %s --attn-to-cubin="format=none" | FileCheck %s
 // RUN: attn-opt %s --attn-to-cubin="format=isa path=fma" | FileCheck %s --check-prefix=FMA
+// RUN: attn-opt %s --attn-to-cubin="format=none persistent-ctas=132" | FileCheck %s --check-prefix=PERS
+
+// A persistent kernel launches its 132 CTAs whatever the shape; each finds
+// its tiles from its block index and the grid size.
+// PERS: gpu.launch_func @dyn_kernel::@dyn_kernel blocks in (%c132, %c1, %c1) threads in (%c384, %c1, %c1)
+// PERS: llvm.func @dyn_kernel(
+// PERS:   nvvm.read.ptx.sreg.ctaid.x
+// PERS:   nvvm.read.ptx.sreg.nctaid.x
 
 !t = memref<?x?x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
 !l = memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>>

@@ -7,14 +7,16 @@
 // RUN: not attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline="producer-registers=40 consumer-registers=256" 2>&1 | FileCheck %s --check-prefix=BUDGET
 // RUN: not attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=64" --attn-causal-split --attn-distribute-rows --attn-async-pipeline 2>&1 | FileCheck %s --check-prefix=ORDER
 // RUN: not attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=256" --attn-causal-split --attn-async-pipeline 2>&1 | FileCheck %s --check-prefix=SMEM
+// RUN: not attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline=persistent-ctas=-1 2>&1 | FileCheck %s --check-prefix=PERS
 
 func.func @d64(%q: memref<1x2x256x64xbf16>, %k: memref<1x2x256x64xbf16>,
                %v: memref<1x2x256x64xbf16>, %o: memref<1x2x256x64xbf16>) {
-  // BM: attn-async-pipeline-invalid.mlir:[[# @LINE + 6]]:3: error: 'scf.forall' op attn-async-pipeline: BLOCK_M must be 64 or 128 (one or two consumer warpgroups of 64 rows), but got 32
-  // BN: attn-async-pipeline-invalid.mlir:[[# @LINE + 5]]:3: error: 'scf.forall' op attn-async-pipeline: BLOCK_N must be a multiple of 16 up to 256, but got 24
+  // BM: attn-async-pipeline-invalid.mlir:[[# @LINE + 7]]:3: error: 'scf.forall' op attn-async-pipeline: BLOCK_M must be 64 or 128 (one or two consumer warpgroups of 64 rows), but got 32
+  // BN: attn-async-pipeline-invalid.mlir:[[# @LINE + 6]]:3: error: 'scf.forall' op attn-async-pipeline: BLOCK_N must be a multiple of 16 up to 256, but got 24
   // STAGES: error: 'scf.forall' op attn-async-pipeline: stages must be 0 (chosen per D) or at least 2, but got 1
   // REGS: error: 'attn.warp_specialize' op attribute 'consumer_registers' must be a multiple of 8 in [24, 256] (setmaxnreg), but got 250
   // BUDGET: error: 'attn.warp_specialize' op register budgets need 70656 registers per CTA, but an SM has 65536
+  // PERS: error: 'scf.forall' op attn-async-pipeline: persistent-ctas must be 0 (one CTA per tile) or a CTA count in [1, 2^31 - 1], but got -1
   // ORDER: error: 'scf.forall' op attn-async-pipeline: the CTA loop is already mapped to threads (attn-distribute-rows); run attn-async-pipeline instead of attn-distribute-rows
   attn.attention ins(%q, %k, %v : memref<1x2x256x64xbf16>, memref<1x2x256x64xbf16>, memref<1x2x256x64xbf16>)
                  outs(%o : memref<1x2x256x64xbf16>) {causal}

@@ -6,6 +6,45 @@
 // RUN: attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=64" --attn-causal-split --attn-async-pipeline | FileCheck %s --check-prefix=BM64
 // RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline=ping-pong=true | FileCheck %s --check-prefix=PP
 // RUN: attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=64" --attn-causal-split --attn-async-pipeline=ping-pong=true | FileCheck %s --check-prefix=PP64
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline=persistent-ctas=132 | FileCheck %s --check-prefix=PERS
+
+// persistent-ctas: each region loops over tiles (blockIdx.x, += gridDim.x)
+// carrying the tile's ordinal (Q barrier phases) and the K/V blocks of
+// earlier tiles (ring position); causal tiles are numbered Q block slowest
+// and descending (heaviest first; no q_block_order left for the launch).
+// The producer waits on a Q-empty barrier (256 consumer arrivals; parity ^ 1
+// lets the first tile pass) before loading Q; the consumers fence their
+// staged O against the next TMA write and arrive on it after the epilogue.
+// PERS-LABEL: func.func @causal
+//       PERS:   %[[QBAR:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>>
+//       PERS:   %[[FULL:.*]] = nvgpu.mbarrier.create -> <{{.*}}num_barriers = 4>
+//       PERS:   %[[EMPTY:.*]] = nvgpu.mbarrier.create -> <{{.*}}num_barriers = 4>
+//       PERS:   %[[QEMPTY:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>>
+//       PERS:   nvgpu.mbarrier.init %[[QEMPTY]][%{{.*}}], %c256
+//       PERS:   attn.warp_specialize
+//       PERS:     %[[BID:.*]] = gpu.block_id x
+//       PERS:     %[[GDIM:.*]] = gpu.grid_dim x
+//       PERS:     scf.for %[[T:.*]] = %[[BID]] to %{{.*}} step %[[GDIM]] iter_args(%[[ORD:.*]] = %{{.*}}, %[[BEFORE:.*]] = %{{.*}}) -> (index, index) {
+//       PERS:       arith.divui %[[T]], %{{.*}} : index
+//       PERS:       arith.remui %[[ORD]], %c2
+//       PERS:       arith.xori
+//       PERS:       nvgpu.mbarrier.try_wait.parity %[[QEMPTY]]
+//       PERS:       nvgpu.tma.async.load
+//       PERS:       scf.for %[[KB:.*]] = {{.*}} {
+//       PERS:         %[[G:.*]] = arith.addi %[[KB]], %[[BEFORE]] : index
+//       PERS:         arith.remui %[[G]], %c4
+//       PERS:       scf.yield %{{.*}}, %{{.*}} : index, index
+//       PERS:   } consumer {
+//       PERS:     scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[CORD:.*]] = %{{.*}}, %[[CBEFORE:.*]] = %{{.*}}) -> (index, index) {
+//       PERS:       arith.remui %[[CORD]], %c2
+//       PERS:       nvgpu.mbarrier.try_wait.parity %[[QBAR]]
+//       PERS:       scf.for %[[CKB:[a-z0-9_]+]] =
+//       PERS:         arith.addi %[[CKB]], %[[CBEFORE]] : index
+//       PERS:       attn.epilogue
+//  PERS-NEXT:       nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+//  PERS-NEXT:       nvgpu.mbarrier.arrive %[[QEMPTY]]
+//       PERS:   } {attn.persistent_ctas = 132 : i64, mapping
+//   PERS-NOT:   attn.q_block_order
 
 // ping-pong: the two consumer warpgroups take turns (an attribute that
 // attn-lower-to-wgmma turns into named barriers); one warpgroup has nobody

@@ -118,6 +118,12 @@ static cl::opt<int64_t>
            cl::desc("wgmma kernels: K/V ring stages (0: chosen per D by "
                     "attn-async-pipeline; fewer if shared memory is short)"),
            cl::cat(codegen));
+static cl::opt<int64_t> persistentCtas(
+    "persistent-ctas", cl::init(0),
+    cl::desc("wgmma kernels: a persistent kernel of this many CTAs (132: "
+             "one per SM of an H100/H200 SXM) looping over the (Q block, "
+             "head, batch) tiles; 0: one CTA per tile"),
+    cl::cat(codegen));
 static cl::list<std::string> variants(
     "variant",
     cl::desc("Also compile every kernel with these attn-to-cubin options "
@@ -261,7 +267,7 @@ static bool rejectRepeatedOptions() {
                              &dtype,    &causal,    &lse,     &scale,
                              &layout,   &name,      &blockM,  &blockN,
                              &chip,     &ptxas,     &path,   &maxMmaN,
-                             &pingPong, &overlap, &stages};
+                             &pingPong, &overlap, &stages, &persistentCtas};
   for (const cl::Option *opt : own)
     if (opt->getNumOccurrences() > 1) {
       fail((opt->ArgStr.size() == 1 ? "-" : "--") + opt->ArgStr +
@@ -328,6 +334,7 @@ int main(int argc, char **argv) {
   options.pingPong = pingPong;
   options.overlap = overlap;
   options.stages = stages;
+  options.persistentCtas = persistentCtas;
   options.variants.assign(variants.begin(), variants.end());
   options.chip = chip;
   options.ptxas = ptxas;

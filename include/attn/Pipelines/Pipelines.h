@@ -72,6 +72,12 @@ struct CubinPipelineOptions : PassPipelineOptions<CubinPipelineOptions> {
                                       "(wgmma path; with 3 or more "
                                       "stages)"),
                        llvm::cl::init(true)};
+  Option<int64_t> persistentCtas{
+      *this, "persistent-ctas",
+      llvm::cl::desc("Persistent kernel of this many CTAs (132: one per SM "
+                     "of an H100/H200 SXM) looping over the tiles; 0: one "
+                     "CTA per tile (wgmma path)"),
+      llvm::cl::init(0)};
   Option<int64_t> maxMmaN{*this, "max-mma-n",
                           llvm::cl::desc("Widest O += P V wgmma (columns)"),
                           llvm::cl::init(256)};

@@ -159,7 +159,11 @@ def AttnAsyncPipeline : Pass<"attn-async-pipeline", "func::FuncOp"> {
     Option<"overlap", "overlap", "bool", "false",
            "Mark the consumers for intra-warpgroup overlap of softmax and "
            "GEMMs (FlashAttention-3 section 3.2) when the ring has at least "
-           "3 stages (a block holds its slot one iteration longer)">
+           "3 stages (a block holds its slot one iteration longer)">,
+    Option<"persistentCtas", "persistent-ctas", "int64_t", "0",
+           "Persistent kernel: this many CTAs (one per SM: 132 on an "
+           "H100/H200 SXM) loop over the (Q block, head, batch) tiles; 0: "
+           "one CTA per tile">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
