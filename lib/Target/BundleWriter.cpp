@@ -510,6 +510,8 @@ compileKernel(KernelSource src, const BundleOptions &opts, StringRef ptxas,
   entry.kind = "fwd";
   entry.key = src.key;
   entry.variant = variant.str();
+  if (src.key.path == "wgmma")
+    entry.persistentCtas = pipeline.persistentCtas;
   entry.name = launch.getKernelName().str();
   if (failed(readLaunch(launch, src, entry)))
     return failure();

@@ -741,12 +741,26 @@ static Status buildParams(const DriverApi &driver, const KernelEntry &kernel,
   return Status::success();
 }
 
+/// A persistent kernel runs at most one CTA per SM of `device` (it needs a
+/// whole SM's shared memory): more would wait for a second wave.
+static void capPersistentGrid(const DriverApi &driver,
+                              const KernelEntry &kernel, CUdevice device,
+                              std::array<int64_t, 3> &grid) {
+  int sms = 0;
+  if (kernel.persistentCtas > 0 && driver.deviceGetAttribute &&
+      driver.deviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                device) == CUDA_SUCCESS &&
+      sms > 0)
+    grid[0] = std::min<int64_t>(grid[0], sms);
+}
+
 static CUresult enqueue(const DriverApi &driver, const KernelEntry &kernel,
                         CUkernel handle, const attn_fwd_args &args,
-                        CUstream stream, LaunchParams &params,
+                        CUdevice device, CUstream stream, LaunchParams &params,
                         const char *&call) {
   llvm::SmallVector<void *, 64> &pointers = params.pointers;
   std::array<int64_t, 3> grid = gridOf(kernel, args);
+  capPersistentGrid(driver, kernel, device, grid);
   auto function = reinterpret_cast<CUfunction>(handle);
   const auto &threads = kernel.threads;
   const auto &cluster = kernel.cluster;
@@ -820,8 +834,8 @@ Status Bundle::launchIndex(const DriverApi &driver, CUdevice device,
   if (Status s = buildParams(driver, kernel(index), args, params); !s.ok())
     return s;
   const char *what = "cuLaunchKernel";
-  if (CUresult r =
-          enqueue(driver, kernel(index), handle, args, stream, params, what);
+  if (CUresult r = enqueue(driver, kernel(index), handle, args, device, stream,
+                           params, what);
       r != CUDA_SUCCESS)
     return makeError(ATTN_ERROR_CUDA,
                      formatv("launching {0}: {1}", kernel(index).name,

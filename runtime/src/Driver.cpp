@@ -61,6 +61,7 @@ static void loadRealDriver(RealDriver &driver) {
   lookup(lib, "cuEventElapsedTime", api.eventElapsedTime, optional);
   lookup(lib, "cuEventDestroy_v2", api.eventDestroy, optional);
   lookup(lib, "cuDeviceGetName", api.deviceGetName, optional);
+  lookup(lib, "cuDeviceGetAttribute", api.deviceGetAttribute, optional);
   if (!missing.empty()) {
     driver.error = "CUDA driver unavailable: libcuda.so.1 lacks " + missing +
                    " (the runtime needs a CUDA 12 or newer driver)";

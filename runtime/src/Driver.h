@@ -57,6 +57,9 @@ struct DriverApi {
   CUresult (*eventElapsedTime)(float *ms, CUevent start, CUevent end);
   CUresult (*eventDestroy)(CUevent event);
   CUresult (*deviceGetName)(char *name, int length, CUdevice device);
+  /// Caps the grid of persistent kernels at the SM count.
+  CUresult (*deviceGetAttribute)(int *value, CUdevice_attribute attribute,
+                                 CUdevice device);
 };
 
 /// The driver: the testing override if one is set, otherwise libcuda.so.1,

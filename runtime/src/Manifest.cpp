@@ -142,6 +142,8 @@ static json::Value toJSON(const KernelEntry &kernel) {
                                  {"spill_load_bytes", r.spillLoadBytes}}}};
   if (!kernel.variant.empty())
     out["variant"] = kernel.variant;
+  if (kernel.persistentCtas > 0)
+    out["persistent_ctas"] = kernel.persistentCtas;
   return out;
 }
 
@@ -283,7 +285,8 @@ static bool fromJSON(const json::Value &value, KernelEntry &kernel,
       !o.map("cubin_sha256", kernel.cubinSha256) || !o.map("ptx", kernel.ptx) ||
       !o.map("key", kernel.key) || !o.map("params", kernel.params) ||
       !o.map("resources", kernel.resources) ||
-      !o.mapOptional("variant", kernel.variant))
+      !o.mapOptional("variant", kernel.variant) ||
+      !o.mapOptional("persistent_ctas", kernel.persistentCtas))
     return false;
   const json::Value *launch = value.getAsObject()->get("launch");
   if (!launch) {
@@ -366,6 +369,13 @@ static llvm::Error checkLaunch(const KernelEntry &kernel,
                                             "without LSE");
     }
   }
+  // A persistent kernel's grid is its CTA count: nothing scales with the call.
+  if (kernel.persistentCtas < 0 ||
+      (kernel.persistentCtas > 0 &&
+       (kernel.grid[0].constant != kernel.persistentCtas ||
+        !kernel.grid[0].terms.empty() || kernel.key.path != "wgmma")))
+    return corrupt(at + ".persistent_ctas",
+                   "must be absent, or the constant grid x of a wgmma kernel");
   // Bounds per entry first, so that the products cannot overflow.
   int64_t threads = 1, cluster = 1;
   for (int64_t t : kernel.threads) {

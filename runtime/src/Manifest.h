@@ -121,6 +121,10 @@ struct KernelEntry {
   /// for a call are variants of one kernel: the runtime launches the first
   /// in the manifest unless a tuning choice names another (Bundle::tune).
   std::string variant;
+  /// A persistent kernel (attn-async-pipeline persistent-ctas): its CTAs
+  /// loop over the tiles, so any grid x computes the same result; the
+  /// runtime launches min(grid x, the device's SM count). 0: not persistent.
+  int64_t persistentCtas = 0;
 };
 
 struct Manifest {

@@ -91,6 +91,36 @@ TEST(Manifest, VariantIsOptionalAndRoundTrips) {
   EXPECT_EQ(parsed->kernels[1].variant, "block-n=192 ping-pong=0");
 }
 
+TEST(Manifest, PersistentCtasMustBeTheConstantGridOfAWgmmaKernel) {
+  Manifest m = sampleManifest();
+  KernelEntry &k = m.kernels[0];
+  k.key.path = "wgmma";
+  k.grid[0] = GridDim{132, {}};
+  k.persistentCtas = 132;
+  llvm::Expected<Manifest> parsed = parseManifest(manifestText(m));
+  if (parsed) {
+    EXPECT_EQ(parsed->kernels[0].persistentCtas, 132);
+  } else {
+    // sampleManifest's kernel 0 may not satisfy the wgmma invariants: the
+    // error must not be about persistent_ctas.
+    std::string error = llvm::toString(parsed.takeError());
+    EXPECT_EQ(error.find("persistent_ctas"), std::string::npos) << error;
+  }
+  for (auto mutate : std::vector<std::function<void(KernelEntry &)>>{
+           [](KernelEntry &e) {
+             e.grid[0] = GridDim{100, {}};
+           },
+           [](KernelEntry &e) { e.grid[0].terms.push_back({}); },
+           [](KernelEntry &e) { e.key.path = "fma"; }}) {
+    Manifest bad = m;
+    mutate(bad.kernels[0]);
+    llvm::Expected<Manifest> p = parseManifest(manifestText(bad));
+    ASSERT_FALSE(bool(p));
+    std::string error = llvm::toString(p.takeError());
+    EXPECT_NE(error.find("persistent_ctas"), std::string::npos) << error;
+  }
+}
+
 TEST(Manifest, RoundTrip) {
   Manifest m = sampleManifest();
   llvm::Expected<Manifest> parsed = parseManifest(manifestText(m));

@@ -650,6 +650,7 @@ struct FakeState {
   std::map<CUevent, size_t> events;
   std::vector<double> msByLoad;
   int eventsLive = 0;
+  int multiprocessors = 0; // cuDeviceGetAttribute's answer; 0: it fails
 };
 FakeState *fake = nullptr;
 
@@ -852,13 +853,21 @@ CUresult fakeDeviceGetName(char *name, int length, CUdevice) {
   return CUDA_SUCCESS;
 }
 
+CUresult fakeDeviceGetAttribute(int *value, CUdevice_attribute attribute,
+                                CUdevice) {
+  EXPECT_EQ(attribute, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  *value = fake->multiprocessors;
+  return fake->multiprocessors > 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
 const DriverApi fakeApi = {
-    fakeErrorName,        fakeErrorString,         fakeCtxGetCurrent,
-    fakeCtxGetDevice,     fakePointerGetAttribute, fakeLibraryLoadData,
-    fakeLibraryUnload,    fakeLibraryGetKernel,    fakeKernelSetAttribute,
-    fakeLaunchKernel,     fakeLaunchKernelEx,      fakeTensorMapEncodeTiled,
-    fakeEventCreate,      fakeEventRecord,         fakeEventSynchronize,
-    fakeEventElapsedTime, fakeEventDestroy,        fakeDeviceGetName};
+    fakeErrorName,         fakeErrorString,         fakeCtxGetCurrent,
+    fakeCtxGetDevice,      fakePointerGetAttribute, fakeLibraryLoadData,
+    fakeLibraryUnload,     fakeLibraryGetKernel,    fakeKernelSetAttribute,
+    fakeLaunchKernel,      fakeLaunchKernelEx,      fakeTensorMapEncodeTiled,
+    fakeEventCreate,       fakeEventRecord,         fakeEventSynchronize,
+    fakeEventElapsedTime,  fakeEventDestroy,        fakeDeviceGetName,
+    fakeDeviceGetAttribute};
 
 class FakeLaunch : public ::testing::Test {
 protected:
@@ -1013,6 +1022,24 @@ TEST_F(FakeLaunch, FoldedGridTakesLargeBatches) {
   EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
   ASSERT_EQ(state.launches.size(), 1u);
   EXPECT_EQ(state.launches[0].grid[0], 70000u * 8);
+}
+
+TEST_F(FakeLaunch, PersistentGridIsCappedAtTheSMCount) {
+  KernelEntry k = wgmmaKernel("k");
+  k.grid[0] = GridDim{132, {}};
+  k.persistentCtas = 132;
+  load({k});
+  attn_fwd_args args = smallArgs();
+  state.multiprocessors = 114; // an H100 PCIe
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  state.multiprocessors = 132;
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  state.multiprocessors = 0; // unknown: the compiled count
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  ASSERT_EQ(state.launches.size(), 3u);
+  EXPECT_EQ(state.launches[0].grid[0], 114u);
+  EXPECT_EQ(state.launches[1].grid[0], 132u);
+  EXPECT_EQ(state.launches[2].grid[0], 132u);
 }
 
 TEST_F(FakeLaunch, StridedViewsPassTheirStrides) {
