@@ -414,7 +414,8 @@ void endTileLoop(scf::ForOp loop, Value numBlocks) {
 /// fastest (neighbours share K/V in L2), or for `heaviestFirst` (causal)
 /// Q block slowest and descending, so that every CTA's tiles are in
 /// longest-first order.
-void bindTile(scf::ForallOp cta, scf::ForOp loop, bool heaviestFirst) {
+LogicalResult bindTile(scf::ForallOp cta, scf::ForOp loop,
+                       bool heaviestFirst) {
   OpBuilder b = OpBuilder::atBlockBegin(loop.getBody());
   Location loc = cta.getLoc();
   SmallVector<Value> ub =
@@ -448,6 +449,10 @@ void bindTile(scf::ForallOp cta, scf::ForOp loop, bool heaviestFirst) {
       getUsedValuesDefinedAbove(region, used);
     if (llvm::none_of(used, [&](Value v) { return dependent.contains(v); }))
       continue;
+    if (!isMemoryEffectFree(&op)) // re-running it per tile would repeat it
+      return op.emitOpError("attn-async-pipeline: persistent-ctas re-creates "
+                            "the per-tile values of the CTA body, which must "
+                            "be free of side effects");
     b.clone(op, map);
     for (Value r : op.getResults()) {
       dependent.insert(r);
@@ -458,6 +463,7 @@ void bindTile(scf::ForallOp cta, scf::ForOp loop, bool heaviestFirst) {
     v.replaceUsesWithIf(map.lookup(v), [&](OpOperand &use) {
       return loop->isProperAncestor(use.getOwner());
     });
+  return success();
 }
 
 /// Stages that fit shared memory: at most `requested` (0: up to 4 for
@@ -606,8 +612,9 @@ struct AttnAsyncPipelinePass
       rewriteConsumerLoop(loop, s, st, numKeys, consumerTile.blocksBefore);
     nest.loadQ.erase();
     if (persistent) {
-      bindTile(nest.cta, consumerLoop, causal);
-      bindTile(nest.cta, producerLoop, causal);
+      if (failed(bindTile(nest.cta, consumerLoop, causal)) ||
+          failed(bindTile(nest.cta, producerLoop, causal)))
+        return failure();
       nest.cta->setAttr("attn.persistent_ctas",
                         b.getI64IntegerAttr(persistentCtas));
     }

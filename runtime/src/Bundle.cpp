@@ -401,10 +401,10 @@ Status Bundle::pickKernel(const FwdCall &call, const attn_fwd_args &args,
       message += formatv("; and {0} more", numKernels() - 4).str();
     return makeError(ATTN_ERROR_NO_MATCHING_KERNEL, message);
   }
-  std::vector<size_t> variants = variantsOf(call, *best);
-  if (variants.size() > 1)
+  // Most bundles have no choices: no shape string, no variant scan per call.
+  if (!tuning.empty())
     if (auto choice = tuning.lookup(call.describe()))
-      for (size_t v : variants)
+      for (size_t v : variantsOf(call, *best))
         if (kernel(v).name == choice->kernel)
           best = v;
   if (!call.empty())
@@ -851,9 +851,9 @@ Status Bundle::launch(const attn_fwd_args &args, CUstream stream) {
   if (Status s = prepare(args, call, index, driver, device);
       !s.ok() || call.empty())
     return s;
-  if (autoTune && !tuning.lookup(call.describe()) &&
-      variantsOf(call, index).size() > 1)
-    return tune(args, stream, index);
+  if (autoTune && variantsOf(call, index).size() > 1 &&
+      !tuning.lookup(call.describe()))
+    return tuneVariants(call, args, stream, *driver, device, index);
   return launchIndex(*driver, device, index, args, stream);
 }
 
@@ -910,25 +910,34 @@ Status Bundle::tune(const attn_fwd_args &args, CUstream stream,
   if (Status s = prepare(args, call, index, driver, device);
       !s.ok() || call.empty())
     return s;
-  std::vector<size_t> variants = variantsOf(call, index);
-  if (variants.size() == 1) {
+  Status s = tuneVariants(call, args, stream, *driver, device, index);
+  // The fastest ran unless a launch failed (an unwritable cache does not
+  // undo the choice).
+  if (s.ok() || s.code == ATTN_ERROR_BUNDLE_NOT_FOUND)
     chosen = index;
-    return launchIndex(*driver, device, index, args, stream);
-  }
+  return s;
+}
+
+Status Bundle::tuneVariants(const FwdCall &call, const attn_fwd_args &args,
+                            CUstream stream, const DriverApi &driver,
+                            CUdevice device, int64_t &index) {
+  std::vector<size_t> variants = variantsOf(call, index);
+  if (variants.size() == 1)
+    return launchIndex(driver, device, index, args, stream);
   TuningTable::Choice best;
   for (size_t v : variants) {
     if (Status s = checkGrid(kernel(v), args); !s.ok())
       continue; // this variant cannot take the call
     double ms = 0;
-    if (Status s = timeIndex(*driver, device, v, args, stream, ms); !s.ok())
+    if (Status s = timeIndex(driver, device, v, args, stream, ms); !s.ok())
       return s;
     if (best.kernel.empty() || ms < best.ms) {
       best = {kernel(v).name, ms, ""};
-      chosen = static_cast<int64_t>(v);
+      index = static_cast<int64_t>(v);
     }
   }
-  best.device = deviceName(*driver, device);
-  if (Status s = launchIndex(*driver, device, chosen, args, stream); !s.ok())
+  best.device = deviceName(driver, device);
+  if (Status s = launchIndex(driver, device, index, args, stream); !s.ok())
     return s;
   return tuning.record(call.describe(), best);
 }

@@ -108,6 +108,11 @@ private:
   /// Loads kernel `index` if needed and enqueues it.
   Status launchIndex(const DriverApi &driver, CUdevice device, size_t index,
                      const attn_fwd_args &args, CUstream stream);
+  /// tune() after the checks: times the variants of kernel `index` for
+  /// `call`, records the fastest and launches it; `index` becomes its index.
+  Status tuneVariants(const FwdCall &call, const attn_fwd_args &args,
+                      CUstream stream, const DriverApi &driver, CUdevice device,
+                      int64_t &index);
   /// Time per launch of kernel `index` (after one warm-up launch).
   Status timeIndex(const DriverApi &driver, CUdevice device, size_t index,
                    const attn_fwd_args &args, CUstream stream, double &ms);

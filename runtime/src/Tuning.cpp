@@ -61,6 +61,11 @@ Status TuningTable::load(llvm::StringRef dir,
   return Status::success();
 }
 
+bool TuningTable::empty() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return choices.empty();
+}
+
 std::optional<TuningTable::Choice>
 TuningTable::lookup(llvm::StringRef shape) const {
   std::lock_guard<std::mutex> lock(mutex);

@@ -39,6 +39,8 @@ public:
   /// Reads `dir`/tuning.json when it exists. Every choice must name one of
   /// `kernels`; a malformed file is ATTN_ERROR_BUNDLE_CORRUPT.
   Status load(llvm::StringRef dir, const llvm::StringSet<> &kernels);
+  /// No choice recorded (the common case: no shape string to build per call).
+  bool empty() const;
   /// The choice for `shape` (FwdCall::describe()), if any.
   std::optional<Choice> lookup(llvm::StringRef shape) const;
   /// Records `choice` for `shape` and rewrites tuning.json (a temporary file

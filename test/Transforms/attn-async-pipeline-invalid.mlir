@@ -33,3 +33,21 @@ func.func @d256(%q: memref<1x2x256x256xbf16>, %k: memref<1x2x256x256xbf16>,
                  outs(%o : memref<1x2x256x256xbf16>)
   return
 }
+
+// -----
+
+// persistent-ctas re-creates the CTA body's per-tile values in each tile
+// loop; a per-tile op with side effects (here a store a hand-written nest
+// adds) cannot be re-run there.
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split \
+// RUN:   | sed -e 's/^\( *\)\(%[0-9]* = attn.load_tile %arg0\[%arg7, %arg6, \)\(%[0-9]*\)\(.*\)$/\1memref.store %cst_side, %arg4[%arg7, %arg6, \3] : memref<1x4x256xf32>\n\1\2\3\4/' \
+// RUN:   -e 's/^\( *\)\(scf.forall\)/\1%cst_side = arith.constant 0.0 : f32\n\1\2/' \
+// RUN:   | not attn-opt --split-input-file --attn-async-pipeline=persistent-ctas=132 2>&1 | FileCheck %s --check-prefix=SIDE
+// SIDE: error: 'memref.store' op attn-async-pipeline: persistent-ctas re-creates the per-tile values of the CTA body, which must be free of side effects
+func.func @side(%q: memref<1x4x256x64xbf16>, %k: memref<1x2x256x64xbf16>,
+                %v: memref<1x2x256x64xbf16>, %o: memref<1x4x256x64xbf16>,
+                %lse: memref<1x4x256xf32>) {
+  attn.attention ins(%q, %k, %v : memref<1x4x256x64xbf16>, memref<1x2x256x64xbf16>, memref<1x2x256x64xbf16>)
+                 outs(%o : memref<1x4x256x64xbf16>) lse(%lse : memref<1x4x256xf32>) {causal}
+  return
+}
