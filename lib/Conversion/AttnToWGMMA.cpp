@@ -56,13 +56,20 @@ int64_t paddedN(int64_t d) { return llvm::alignTo(d, 8); }
 // attn.online_attention_mma
 //===----------------------------------------------------------------------===//
 
-/// Ping-pong of two consumer warpgroups (FlashAttention-3 section 3.1):
-/// named barrier 3 + w is warpgroup w's turn to issue its S GEMM; a
-/// warpgroup waits for its turn, issues, and hands the turn to the other,
-/// whose softmax then overlaps this one's GEMMs. Each barrier counts 256
-/// threads: the 128 that wait and the 128 that hand over.
+/// Named barriers: 0 is the CTA's; 1 + w is consumer warpgroup w's for the
+/// epilogue; the ping-pong turns follow.
+constexpr int64_t kEpilogueBarrier = 1;
+
+/// Ping-pong of the consumer warpgroups (FlashAttention-3 section 3.1):
+/// named barrier kFirstBarrier + w is warpgroup w's turn to issue its
+/// GEMMs; a warpgroup waits for its turn, issues, and hands the turn to
+/// the next (w + 1 mod n), whose GEMMs then overlap this one's softmax.
+/// Each barrier counts 256 threads: the 128 that wait and the 128 that hand
+/// over.
 struct Turns {
-  static constexpr int64_t kFirstBarrier = 3; // 0: CTA; 1, 2: epilogue
+  static constexpr int64_t kFirstBarrier =
+      kEpilogueBarrier + kMaxConsumerWarpgroups;
+  int64_t warpgroups; // 2 or 3
   Value id(ImplicitLocOpBuilder &b, Value warpgroup) const {
     return arith::IndexCastOp::create(
         b, b.getI32Type(),
@@ -73,15 +80,17 @@ struct Turns {
                             NVVM::BarrierReductionAttr(), Value());
   }
   void handOver(ImplicitLocOpBuilder &b, const ThreadLayout &tl) const {
-    Value other = arith::SubIOp::create(b, cIndex(b, 1), tl.warpgroup);
-    NVVM::BarrierArriveOp::create(b, id(b, other), cI32(b, 256));
+    Value next = arith::RemUIOp::create(
+        b, arith::AddIOp::create(b, tl.warpgroup, cIndex(b, 1)),
+        cIndex(b, warpgroups));
+    NVVM::BarrierArriveOp::create(b, id(b, next), cI32(b, 256));
   }
-  /// Warpgroup 1 hands the first turn to warpgroup 0.
+  /// The last warpgroup hands the first turn to warpgroup 0.
   void start(ImplicitLocOpBuilder &b) const {
     ThreadLayout tl = threadLayout(b);
-    Value second = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                         tl.warpgroup, cIndex(b, 1));
-    auto ifOp = scf::IfOp::create(b, second, /*withElseRegion=*/false);
+    Value last = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                       tl.warpgroup, cIndex(b, warpgroups - 1));
+    auto ifOp = scf::IfOp::create(b, last, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
     NVVM::BarrierArriveOp::create(b, cI32(b, kFirstBarrier), cI32(b, 256));
@@ -649,9 +658,10 @@ LogicalResult lowerEpilogue(EpilogueOp op) {
   Type elt = oType.getElementType();
   int64_t d = oType.getDimSize(3); // static: attn-tile requires it
   stageO(b, op, tl, o, elt);       // includes the zero padding columns
-  // Warpgroup-local barrier (ids 1, 2; 0 is the CTA's).
+  // Warpgroup-local barrier.
   Value barrierId = arith::IndexCastOp::create(
-      b, b.getI32Type(), arith::AddIOp::create(b, tl.warpgroup, cIndex(b, 1)));
+      b, b.getI32Type(),
+      arith::AddIOp::create(b, tl.warpgroup, cIndex(b, kEpilogueBarrier)));
   NVVM::BarrierOp::create(b, Type(), barrierId, cI32(b, 128),
                           NVVM::BarrierReductionAttr(), Value());
   copyOut(b, op, tl, d, elt);
@@ -788,7 +798,7 @@ struct AttnLowerToWGMMAPass
       return failure();
     std::optional<Turns> turns;
     if (ws.getPingPong()) {
-      turns.emplace();
+      turns.emplace(Turns{static_cast<int64_t>(ws.getConsumerWarpgroups())});
       ImplicitLocOpBuilder b = ImplicitLocOpBuilder::atBlockBegin(
           ws.getLoc(), &consumer.front());
       turns->start(b);

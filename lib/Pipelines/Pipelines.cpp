@@ -52,7 +52,7 @@ std::pair<int64_t, int64_t> mlir::attn::defaultBlockSizes(KernelPath path,
                                                           int64_t headDim) {
   if (path == KernelPath::fma)
     return {64, 16};
-  return {kTensorCoreBlockM, tensorCoreBlockN(headDim)};
+  return {tensorCoreBlockM(headDim), tensorCoreBlockN(headDim)};
 }
 
 void mlir::attn::buildCubinPipeline(OpPassManager &pm,
@@ -65,12 +65,11 @@ void mlir::attn::buildCubinPipeline(OpPassManager &pm,
     pm.nest<func::FuncOp>().addPass(createAttnDistributeRows());
     addDecomposition(pm);
   } else {
-    // block-n 0 lets attn-tile pick BLOCK_N per D (tensorCoreBlockN).
-    addTiling(pm, options.blockM ? options.blockM : kTensorCoreBlockM,
-              options.blockN);
+    // Block sizes 0 let attn-tile pick them per D (tensorCoreBlockM/N).
+    addTiling(pm, options.blockM, options.blockN);
     OpPassManager &fn = pm.nest<func::FuncOp>();
     fn.addPass(createAttnAsyncPipeline(AttnAsyncPipelineOptions{
-        options.stages, /*producerRegisters=*/24, /*consumerRegisters=*/240,
+        options.stages, kProducerRegisters, /*consumerRegisters=*/0,
         options.pingPong, options.overlap, options.persistentCtas}));
     fn.addPass(
         createAttnLowerToWGMMA(AttnLowerToWGMMAOptions{options.maxMmaN}));

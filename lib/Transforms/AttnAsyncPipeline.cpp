@@ -502,10 +502,10 @@ struct AttnAsyncPipelinePass
       return nest.cta.emitOpError("attn-async-pipeline: tensor cores take "
                                   "f16 or bf16 here, not ")
              << s.elt;
-    if (s.blockM != 64 && s.blockM != 128)
-      return nest.cta.emitOpError("attn-async-pipeline: BLOCK_M must be 64 "
-                                  "or 128 (one or two consumer warpgroups "
-                                  "of 64 rows), but got ")
+    if (s.blockM % 64 != 0 || s.blockM / 64 > kMaxConsumerWarpgroups)
+      return nest.cta.emitOpError("attn-async-pipeline: BLOCK_M must be 64, "
+                                  "128 or 192 (one to three consumer "
+                                  "warpgroups of 64 rows), but got ")
              << s.blockM;
     if (s.blockN % 16 != 0 || s.blockN > 256)
       return nest.cta.emitOpError("attn-async-pipeline: BLOCK_N must be a "
@@ -546,8 +546,10 @@ struct AttnAsyncPipelinePass
     auto ws = WarpSpecializeOp::create(
         b, loc, b.getI64IntegerAttr(groups),
         b.getI64IntegerAttr(producerRegisters),
-        b.getI64IntegerAttr(consumerRegisters),
-        pingPong && groups == 2 ? b.getUnitAttr() : UnitAttr(),
+        b.getI64IntegerAttr(consumerRegisters
+                                ? consumerRegisters
+                                : defaultConsumerRegisters(groups)),
+        pingPong && groups >= 2 ? b.getUnitAttr() : UnitAttr(),
         overlap && s.stages >= 3 ? b.getUnitAttr() : UnitAttr());
     if (failed(ws.verify()))
       return failure();

@@ -129,8 +129,9 @@ LogicalResult tileAttention(AttentionOp op, int64_t blockM, int64_t blockN) {
 struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
   using AttnTileBase::AttnTileBase;
   void runOnOperation() override {
-    // block-n = 0 picks the tensor-core default per D (below).
-    if (!isValidBlockM(blockM) || (blockN != 0 && !isValidBlockN(blockN))) {
+    // Block sizes 0 pick the tensor-core defaults per D (below).
+    if ((blockM != 0 && !isValidBlockM(blockM)) ||
+        (blockN != 0 && !isValidBlockN(blockN))) {
       getOperation().emitError()
           << "attn-tile: block-m must be in [1, " << kMaxBlockM
           << "] and block-n in [1, " << kMaxBlockN
@@ -142,8 +143,10 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
     SmallVector<AttentionOp> ops;
     getOperation().walk([&](AttentionOp op) { ops.push_back(op); });
     for (AttentionOp op : ops) {
-      int64_t bn = blockN ? int64_t(blockN) : tensorCoreBlockN(op.getHeadDim());
-      if (failed(tileAttention(op, blockM, bn)))
+      int64_t d = op.getHeadDim();
+      int64_t bm = blockM ? int64_t(blockM) : tensorCoreBlockM(d);
+      int64_t bn = blockN ? int64_t(blockN) : tensorCoreBlockN(d);
+      if (failed(tileAttention(op, bm, bn)))
         return signalPassFailure();
     }
   }

@@ -467,16 +467,23 @@ static llvm::Error checkParams(const KernelEntry &kernel,
   return llvm::Error::success();
 }
 
-/// What attn-lower-to-wgmma kernels are: one producer and one or two
-/// consumer warpgroups, a dynamic shared-memory ring, and exactly one tensor
-/// map each for q (box rows BLOCK_M), k and v (box rows BLOCK_N).
+/// What attn-lower-to-wgmma kernels are: one producer and one to three
+/// consumer warpgroups of 64 rows each (BLOCK_M / 64), a dynamic
+/// shared-memory ring, and exactly one tensor map each for q (box rows
+/// BLOCK_M), k and v (box rows BLOCK_N).
 static llvm::Error checkWgmma(const KernelEntry &kernel,
                               const llvm::Twine &at) {
   const std::array<int64_t, 3> &t = kernel.threads;
-  if (!((t[0] == 256 || t[0] == 384) && t[1] == 1 && t[2] == 1))
+  int64_t blockM = kernel.key.blockM;
+  bool validM = blockM == 64 || blockM == 128 || blockM == 192;
+  if (!validM || t[0] != 128 + 2 * blockM || t[1] != 1 || t[2] != 1)
     return corrupt(at + ".launch.threads",
-                   "a wgmma kernel runs [256, 1, 1] or [384, 1, 1] threads "
-                   "(a producer and 1 or 2 consumer warpgroups)");
+                   "a wgmma kernel runs [128 * (1 + block_m / 64), 1, 1] "
+                   "threads (a producer and 1 to 3 consumer warpgroups of 64 "
+                   "rows), not [" +
+                       llvm::Twine(t[0]) + ", " + llvm::Twine(t[1]) + ", " +
+                       llvm::Twine(t[2]) + "] with block_m " +
+                       llvm::Twine(blockM));
   if (kernel.dynamicSharedBytes <= 0)
     return corrupt(at + ".launch.dynamic_shared_bytes",
                    "a wgmma kernel keeps its tiles in dynamic shared memory "

@@ -489,15 +489,22 @@ TEST(ManifestCorrupt, WgmmaKernelShape) {
                      (*kernel0(top).getObject("key"))["block_n"] = 64;
                    }),
                    "the tensor map of v must have 64 rows (block_n), not 128");
-  // A producer and one or two consumer warpgroups.
+  // A producer and BLOCK_M / 64 consumer warpgroups (here 2: 384 threads).
   for (json::Array threads :
-       {json::Array{128, 1, 1}, json::Array{512, 1, 1}, json::Array{128, 3, 1}})
+       {json::Array{128, 1, 1}, json::Array{256, 1, 1}, json::Array{512, 1, 1},
+        json::Array{128, 3, 1}})
     EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
                        (*kernel0(top).getObject("launch"))["threads"] =
                            std::move(threads);
                      }),
-                     "kernels[0].launch.threads: a wgmma kernel runs [256, 1, "
-                     "1] or [384, 1, 1] threads");
+                     "kernels[0].launch.threads: a wgmma kernel runs [128 * (1 "
+                     "+ block_m / 64), 1, 1] threads");
+  EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
+                     (*kernel0(top).getObject("key"))["block_m"] = 256;
+                     (*kernel0(top).getObject("launch"))["threads"] =
+                         json::Array{640, 1, 1};
+                   }),
+                   "not [640, 1, 1] with block_m 256");
   EXPECT_ERROR_HAS(
       errorAfter([](json::Object &top) {
         (*kernel0(top).getObject("launch"))["dynamic_shared_bytes"] = 0;

@@ -93,7 +93,7 @@ func.func @step(%qt: !q, %kt: !kv, %vt: !kv, %o: memref<1x4x256x64xbf16>,
 //  CHECK-NEXT:         nvvm.wgmma.wait.group.sync.aligned 0
 //       CHECK:         scf.yield %{{.*}}, %{{.*}}, %{{.*}} : vector<2xf32>, vector<2xf32>, vector<32xf32>
 // Epilogue: l summed over the quad, O = acc / l (0 where l == 0), staged as
-// bf16 pairs in the Q tile, a named barrier for the warpgroup (ids 1, 2),
+// bf16 pairs in the Q tile, a named barrier for the warpgroup (id 1 + w),
 // 16-byte stores of the rows below Nq, LSE from the quad leaders.
 //       CHECK:       gpu.shuffle xor
 //       CHECK:       gpu.shuffle xor
@@ -111,12 +111,14 @@ func.func @step(%qt: !q, %kt: !kv, %vt: !kv, %o: memref<1x4x256x64xbf16>,
 
 // BADN: attn-lower-to-wgmma: max-mma-n must be 64, 128, 192 or 256
 
-// Ping-pong: warpgroup 1 hands warpgroup 0 the first turn (named barrier 3);
-// each S GEMM waits for the warpgroup's turn (barrier 3 + w, 256 threads)
-// and hands it over (barrier 3 + (1 - w)) once issued, before waiting for it.
+// Ping-pong: the last warpgroup (1) hands warpgroup 0 the first turn (named
+// barrier 4; 1 to 3 are the epilogue's); each S GEMM waits for the
+// warpgroup's turn (barrier 4 + w, 256 threads) and hands it to the next
+// (barrier 4 + (w + 1) mod 2) once issued, before waiting for it.
 //      PP:       nvvm.setmaxregister increase 240
-//      PP:       scf.if %{{.*}} {
-//      PP:         nvvm.barrier.arrive id = %c3_i32 number_of_threads = %c256_i32
+//      PP:       %[[LAST:.*]] = arith.cmpi eq, %{{.*}}, %c1{{[_0-9]*}} : index
+//      PP:       scf.if %[[LAST]] {
+//      PP:         nvvm.barrier.arrive id = %c4_i32 number_of_threads = %c256_i32
 //      PP:       scf.for
 //      PP:         nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32{{[_0-9]*}}
 // PP-NEXT:         nvvm.wgmma.fence.aligned

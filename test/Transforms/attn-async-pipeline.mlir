@@ -7,6 +7,7 @@
 // RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline=ping-pong=true | FileCheck %s --check-prefix=PP
 // RUN: attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=64" --attn-causal-split --attn-async-pipeline=ping-pong=true | FileCheck %s --check-prefix=PP64
 // RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline=persistent-ctas=132 | FileCheck %s --check-prefix=PERS
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=192 block-n=64" --attn-causal-split --attn-async-pipeline=ping-pong=true | FileCheck %s --check-prefix=PP192
 
 // persistent-ctas: each region loops over tiles (blockIdx.x, += gridDim.x)
 // carrying the tile's ordinal (Q barrier phases) and the K/V blocks of
@@ -51,6 +52,12 @@
 // to take turns with.
 // PP-LABEL: func.func @causal
 //       PP:   attn.warp_specialize consumers(2) registers(24, 240) ping_pong producer {
+// BLOCK_M = 192: three consumer warpgroups take turns; 384 arrivals
+// release a slot, and the consumers get 160 registers (24 * 128 + 160 * 384
+// <= 65536).
+// PP192-LABEL: func.func @causal
+//       PP192:   nvgpu.mbarrier.init {{.*}}, %c384{{[_0-9]*}}, predicate
+//       PP192:   attn.warp_specialize consumers(3) registers(24, 160) ping_pong producer {
 // PP64-LABEL: func.func @causal
 //       PP64:   attn.warp_specialize consumers(1) registers(24, 240) producer {
 

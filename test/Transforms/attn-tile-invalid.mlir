@@ -1,5 +1,5 @@
 // RUN: attn-opt %s --split-input-file --attn-tile="block-m=16 block-n=8" -verify-diagnostics
-// RUN: not attn-opt %s --split-input-file --attn-tile="block-m=0 block-n=8" 2>&1 | FileCheck %s --check-prefix=BLOCKM
+// RUN: not attn-opt %s --split-input-file --attn-tile="block-m=-3 block-n=8" 2>&1 | FileCheck %s --check-prefix=BLOCKM
 // RUN: not attn-opt %s --split-input-file --attn-tile="block-m=16 block-n=-4" 2>&1 | FileCheck %s --check-prefix=BLOCKN
 // RUN: not attn-opt %s --split-input-file --attn-tile="block-m=16 block-n=1024" 2>&1 | FileCheck %s --check-prefix=BIGN
 // RUN: not attn-opt %s --split-input-file --attn-tile="block-m=2048 block-n=16" 2>&1 | FileCheck %s --check-prefix=BIGM
@@ -39,7 +39,7 @@ func.func @fp8(%q: memref<1x2x8x16xf8E4M3FN>, %k: memref<1x2x8x16xf8E4M3FN>,
 // Block sizes out of range: a pass-option error, reported on the function
 // (RUN lines 2 to 6; with valid options this function tiles). BLOCK_N and
 // BLOCK_M have upper bounds (issue 8, finding 2: block-n=1024 took 88 s).
-// BLOCKM: attn-tile-invalid.mlir:[[# @LINE + 8]]:1: error: attn-tile: block-m must be in [1, 1024] and block-n in [1, 256] (or 0: per D), but got block-m=0 block-n=8
+// BLOCKM: attn-tile-invalid.mlir:[[# @LINE + 8]]:1: error: attn-tile: block-m must be in [1, 1024] and block-n in [1, 256] (or 0: per D), but got block-m=-3 block-n=8
 // BLOCKN: attn-tile-invalid.mlir:[[# @LINE + 7]]:1: error: attn-tile: block-m must be in [1, 1024] and block-n in [1, 256] (or 0: per D), but got block-m=16 block-n=-4
 // BIGN: attn-tile-invalid.mlir:[[# @LINE + 6]]:1: error: attn-tile: {{.*}} but got block-m=16 block-n=1024
 // BIGM: attn-tile-invalid.mlir:[[# @LINE + 5]]:1: error: attn-tile: {{.*}} but got block-m=2048 block-n=16

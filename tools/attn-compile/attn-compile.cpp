@@ -74,9 +74,10 @@ static cl::opt<std::string> name("name", cl::desc("Kernel function name"),
 
 static cl::opt<int64_t>
     blockM("block-m", cl::init(0),
-           cl::desc("Default BLOCK_M, query rows per CTA (omitted: 128 for "
-                    "wgmma, 64 rows per consumer warpgroup; 64 for fma, "
-                    "whose CTA runs BLOCK_M x lanes-per-row threads)"),
+           cl::desc("Default BLOCK_M, query rows per CTA (omitted: 192 for "
+                    "D <= 64 else 128 for wgmma, 64 rows per consumer "
+                    "warpgroup; 64 for fma, whose CTA runs BLOCK_M x "
+                    "lanes-per-row threads)"),
            cl::cat(codegen));
 static cl::opt<int64_t>
     blockN("block-n", cl::init(0),
@@ -101,7 +102,7 @@ static cl::opt<int64_t>
             cl::cat(codegen));
 static cl::opt<bool>
     pingPong("ping-pong", cl::init(true),
-             cl::desc("wgmma kernels: the two consumer warpgroups take turns "
+             cl::desc("wgmma kernels: the consumer warpgroups take turns "
                       "issuing their GEMMs (FlashAttention-3 ping-pong; "
                       "default on, --ping-pong=false to turn off)"),
              cl::cat(codegen));

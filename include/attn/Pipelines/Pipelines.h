@@ -41,8 +41,8 @@ enum class KernelPath {
 struct CubinPipelineOptions : PassPipelineOptions<CubinPipelineOptions> {
   Option<int64_t> blockM{
       *this, "block-m",
-      llvm::cl::desc("BLOCK_M (0: 128 for wgmma, 64 = threads per CTA for "
-                     "fma)"),
+      llvm::cl::desc("BLOCK_M (0: 192 for D <= 64 else 128 for wgmma, 64 = "
+                     "threads per CTA for fma)"),
       llvm::cl::init(0)};
   Option<int64_t> blockN{
       *this, "block-n",
@@ -63,7 +63,7 @@ struct CubinPipelineOptions : PassPipelineOptions<CubinPipelineOptions> {
                                         "(0: chosen per D)"),
                          llvm::cl::init(0)};
   Option<bool> pingPong{*this, "ping-pong",
-                        llvm::cl::desc("Two consumer warpgroups take turns "
+                        llvm::cl::desc("The consumer warpgroups take turns "
                                        "issuing GEMMs (wgmma path)"),
                         llvm::cl::init(true)};
   Option<bool> overlap{*this, "overlap",
@@ -107,9 +107,9 @@ struct CubinPipelineOptions : PassPipelineOptions<CubinPipelineOptions> {
 /// The path `automatic` resolves to for `chip`.
 KernelPath resolvePath(KernelPath path, llvm::StringRef chip);
 
-/// Block sizes a path uses when none are given (0): wgmma BLOCK_M = 128
-/// (two consumer warpgroups) and BLOCK_N = 128 for D <= 128, else 64; fma
-/// 64 x 16.
+/// Block sizes a path uses when none are given (0): wgmma BLOCK_M = 192
+/// (three consumer warpgroups) for D <= 64, else 128 (two), and BLOCK_N =
+/// 128 for D <= 128, else 64; fma 64 x 16.
 std::pair<int64_t, int64_t> defaultBlockSizes(KernelPath path, int64_t headDim);
 
 void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);

@@ -38,7 +38,8 @@ def AttnTile : Pass<"attn-tile", "func::FuncOp"> {
   }];
   let options = [
     Option<"blockM", "block-m", "int64_t", "64",
-           "Query rows per tile (BLOCK_M)">,
+           "Query rows per tile (BLOCK_M; 0: 192 for D <= 64, else 128, "
+           "the tensor-core default)">,
     Option<"blockN", "block-n", "int64_t", "64",
            "Keys per K/V block (BLOCK_N; 0: 128 for D <= 128, else 64, the "
            "tensor-core default)">
@@ -139,9 +140,9 @@ def AttnAsyncPipeline : Pass<"attn-async-pipeline", "func::FuncOp"> {
     `attn.warp_specialize` carries `ping_pong` / `overlap` for
     `attn-lower-to-wgmma`; `overlap` only with 3 or more stages (with 2 the
     producer could not load block j + 1 before block j - 1 is done).
-    BLOCK_M must be 64 or 128 (one or two
-    consumer warpgroups), BLOCK_N a multiple of 16 up to 256; Q and two
-    stages must fit 227 KiB of shared memory.
+    BLOCK_M must be 64, 128 or 192 (one to three consumer warpgroups;
+    `ping-pong` takes turns among two or three), BLOCK_N a multiple of 16
+    up to 256; Q and two stages must fit 227 KiB of shared memory.
     Source: FlashAttention-3 (arXiv 2407.08608) sections 3.1-3.2; the
     TMA/mbarrier ring of mlir/test/Examples/NVGPU/Ch5; HOPPER.md.
   }];
@@ -151,10 +152,12 @@ def AttnAsyncPipeline : Pass<"attn-async-pipeline", "func::FuncOp"> {
            "shared memory is short)">,
     Option<"producerRegisters", "producer-registers", "int64_t", "24",
            "Registers per producer thread (setmaxnreg.dec)">,
-    Option<"consumerRegisters", "consumer-registers", "int64_t", "240",
-           "Registers per consumer thread (setmaxnreg.inc)">,
+    Option<"consumerRegisters", "consumer-registers", "int64_t", "0",
+           "Registers per consumer thread (setmaxnreg.inc; 0: 240 for one "
+           "or two consumer warpgroups, 160 for three)">,
     Option<"pingPong", "ping-pong", "bool", "false",
-           "Two consumer warpgroups take turns issuing their GEMMs "
+           "The consumer warpgroups (two or three) take turns issuing "
+           "their GEMMs "
            "(FlashAttention-3 section 3.1)">,
     Option<"overlap", "overlap", "bool", "false",
            "Mark the consumers for intra-warpgroup overlap of softmax and "

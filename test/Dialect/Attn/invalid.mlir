@@ -906,8 +906,8 @@ func.func @epilogue_i8(%m: vector<64xf32>, %l: vector<64xf32>, %acc: vector<64x6
 // -----
 
 func.func @ws_groups() {
-  // expected-error @+1 {{attribute 'consumer_warpgroups' must be 1 or 2, but got 3}}
-  attn.warp_specialize consumers(3) registers(24, 160) producer {
+  // expected-error @+1 {{attribute 'consumer_warpgroups' must be 1, 2 or 3, but got 4}}
+  attn.warp_specialize consumers(4) registers(24, 96) producer {
   } consumer {
   }
   return
@@ -1083,7 +1083,7 @@ func.func @epilogue_staging(%m: !m, %acc: !acc, %o: memref<1x2x256x128xbf16>, %i
 // -----
 
 func.func @ws_ping_pong_one_group() {
-  // expected-error @+1 {{ping_pong needs two consumer warpgroups, but got 1}}
+  // expected-error @+1 {{ping_pong needs two or three consumer warpgroups, but got 1}}
   attn.warp_specialize consumers(1) registers(24, 240) ping_pong producer {
   } consumer {
   }

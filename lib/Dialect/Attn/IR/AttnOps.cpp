@@ -455,9 +455,9 @@ LogicalResult EpilogueOp::verify() {
 
 LogicalResult WarpSpecializeOp::verify() {
   int64_t groups = getConsumerWarpgroups();
-  if (groups < 1 || groups > 2)
-    return emitOpError() << "attribute 'consumer_warpgroups' must be 1 or 2, "
-                            "but got "
+  if (groups < 1 || groups > kMaxConsumerWarpgroups)
+    return emitOpError() << "attribute 'consumer_warpgroups' must be 1, 2 or "
+                            "3, but got "
                          << groups;
   for (auto [name, regs] : {std::pair<StringRef, int64_t>{
                                 "producer_registers", getProducerRegisters()},
@@ -467,8 +467,9 @@ LogicalResult WarpSpecializeOp::verify() {
                            << "' must be a multiple of 8 in [24, 256] "
                               "(setmaxnreg), but got "
                            << regs;
-  if (getPingPong() && groups != 2)
-    return emitOpError() << "ping_pong needs two consumer warpgroups, but got "
+  if (getPingPong() && groups < 2)
+    return emitOpError() << "ping_pong needs two or three consumer "
+                            "warpgroups, but got "
                          << groups;
   int64_t total =
       128 * (getProducerRegisters() + groups * getConsumerRegisters());

@@ -41,10 +41,27 @@ constexpr int64_t kMaxUnrolledRows = 4096;
 inline bool isValidBlockM(int64_t m) { return m >= 1 && m <= kMaxBlockM; }
 inline bool isValidBlockN(int64_t n) { return n >= 1 && n <= kMaxBlockN; }
 
+/// attn.warp_specialize: at most three consumer warpgroups of 64 rows
+/// (BLOCK_M 192) besides the producer, 512 threads.
+constexpr int64_t kMaxConsumerWarpgroups = 3;
+
+/// setmaxnreg budgets per thread when none are given: the producer keeps
+/// 24; the consumers share the rest of the 64K register file (240 for one
+/// or two consumer warpgroups, 160 for three).
+constexpr int64_t kProducerRegisters = 24;
+inline int64_t defaultConsumerRegisters(int64_t consumerWarpgroups) {
+  return consumerWarpgroups <= 2 ? 240 : 160;
+}
+
 /// The tensor-core path's tile when none is given: two consumer warpgroups
-/// of 64 rows, and BLOCK_N keys such that a consumer thread's S and O
-/// accumulators fit its 240 registers.
-constexpr int64_t kTensorCoreBlockM = 128;
+/// of 64 rows (three at D <= 64, where the softmax's exp2 throughput, not
+/// the GEMMs, bounds a warpgroup: on an H200, D64 N8192 ran 441 -> 520
+/// TFLOP/s non-causal and 408 -> 489 causal), and BLOCK_N keys such that a
+/// consumer thread's S and O accumulators fit its registers (240, or 160
+/// with three consumer warpgroups).
+inline int64_t tensorCoreBlockM(int64_t headDim) {
+  return headDim <= 64 ? 192 : 128;
+}
 inline int64_t tensorCoreBlockN(int64_t headDim) {
   return headDim <= 128 ? 128 : 64;
 }

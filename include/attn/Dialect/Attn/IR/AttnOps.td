@@ -203,7 +203,8 @@ def Attn_WarpSpecializeOp : Attn_Op<"warp_specialize", [
     SingleBlock, NoTerminator, RecursiveMemoryEffects]> {
   let summary = "split a CTA into a TMA producer and MMA consumer warpgroups";
   let description = [{
-    The CTA runs `1 + consumer_warpgroups` warpgroups of 128 threads each.
+    The CTA runs `1 + consumer_warpgroups` warpgroups of 128 threads each
+    (1 to 3 consumers).
     Warpgroup 0 runs the `producer` region: it only issues TMA copies, so
     `setmaxnreg` lowers its budget to `producer_registers` per thread.
     Warpgroups 1 .. consumer_warpgroups run the `consumer` region (tensor-core
@@ -212,11 +213,11 @@ def Attn_WarpSpecializeOp : Attn_Op<"warp_specialize", [
     regions share nothing but shared memory and the mbarriers created before
     this op.
 
-    With `ping_pong` (two consumer warpgroups), the consumers take turns to
-    issue their S = Q K^T GEMMs, so that one warpgroup's softmax runs while
-    the other's GEMMs occupy the tensor cores (FlashAttention-3 section 3.1:
-    two named barriers, each warpgroup waits for its turn, issues, and hands
-    the turn over).
+    With `ping_pong` (two or three consumer warpgroups), the consumers take
+    turns, in warpgroup order, to issue their GEMMs, so that one warpgroup's
+    softmax runs while another's GEMMs occupy the tensor cores
+    (FlashAttention-3 section 3.1: one named barrier per warpgroup; each
+    waits for its turn, issues, and hands the turn to the next).
 
     With `overlap`, each consumer warpgroup software-pipelines its K/V loops
     by one block (FlashAttention-3 section 3.2): S_j = Q K_j^T is issued
