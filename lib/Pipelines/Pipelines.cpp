@@ -48,18 +48,19 @@ KernelPath mlir::attn::resolvePath(KernelPath path, StringRef chip) {
   return chip == "sm_90a" ? KernelPath::wgmma : KernelPath::fma;
 }
 
-std::pair<int64_t, int64_t> mlir::attn::defaultBlockSizes(KernelPath path,
-                                                          int64_t headDim) {
+std::pair<int64_t, int64_t>
+mlir::attn::defaultBlockSizes(KernelPath path, int64_t headDim,
+                              std::optional<int64_t> seqLenQ) {
   if (path == KernelPath::fma)
     return {64, 16};
-  return {tensorCoreBlockM(headDim), tensorCoreBlockN(headDim)};
+  return {tensorCoreBlockM(headDim, seqLenQ), tensorCoreBlockN(headDim)};
 }
 
 void mlir::attn::buildCubinPipeline(OpPassManager &pm,
                                     const CubinPipelineOptions &options) {
   KernelPath path = resolvePath(options.path, options.chip);
   if (path == KernelPath::fma) {
-    auto [bm, bn] = defaultBlockSizes(path, 0);
+    auto [bm, bn] = defaultBlockSizes(path, 0, std::nullopt);
     addTiling(pm, options.blockM ? options.blockM : bm,
               options.blockN ? options.blockN : bn);
     pm.nest<func::FuncOp>().addPass(createAttnDistributeRows());

@@ -218,7 +218,7 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
            << func->getAttr("attn.path");
   }
   key.path = path == KernelPath::wgmma ? "wgmma" : "fma";
-  auto [bm, bn] = defaultBlockSizes(path, key.headDim);
+  auto [bm, bn] = defaultBlockSizes(path, key.headDim, key.seqLenQ);
   FailureOr<int64_t> blockM = blockSize(
       func, "attn.block_m", opts.blockM ? opts.blockM : bm, kMaxBlockM);
   FailureOr<int64_t> blockN = blockSize(
@@ -468,7 +468,7 @@ LogicalResult pipelineOptions(KernelSource &src, const BundleOptions &opts,
            << (error.empty() ? "chip and features are the bundle's"
                              : StringRef(error).trim());
   KernelPath path = resolvePath(pipeline.path, pipeline.chip);
-  auto [bm, bn] = defaultBlockSizes(path, src.key.headDim);
+  auto [bm, bn] = defaultBlockSizes(path, src.key.headDim, src.key.seqLenQ);
   src.key.path = path == KernelPath::wgmma ? "wgmma" : "fma";
   src.key.blockM = pipeline.blockM ? pipeline.blockM : bm;
   src.key.blockN = pipeline.blockN ? pipeline.blockN : bn;

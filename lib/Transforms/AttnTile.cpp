@@ -144,7 +144,11 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
     getOperation().walk([&](AttentionOp op) { ops.push_back(op); });
     for (AttentionOp op : ops) {
       int64_t d = op.getHeadDim();
-      int64_t bm = blockM ? int64_t(blockM) : tensorCoreBlockM(d);
+      int64_t nq = cast<MemRefType>(op.getQ().getType()).getDimSize(2);
+      int64_t bm = blockM ? int64_t(blockM)
+                          : tensorCoreBlockM(d, ShapedType::isDynamic(nq)
+                                                    ? std::nullopt
+                                                    : std::optional(nq));
       int64_t bn = blockN ? int64_t(blockN) : tensorCoreBlockN(d);
       if (failed(tileAttention(op, bm, bn)))
         return signalPassFailure();

@@ -16,6 +16,7 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -108,9 +109,12 @@ struct CubinPipelineOptions : PassPipelineOptions<CubinPipelineOptions> {
 KernelPath resolvePath(KernelPath path, llvm::StringRef chip);
 
 /// Block sizes a path uses when none are given (0): wgmma BLOCK_M = 192
-/// (three consumer warpgroups) for D <= 64, else 128 (two), and BLOCK_N =
-/// 128 for D <= 128, else 64; fma 64 x 16.
-std::pair<int64_t, int64_t> defaultBlockSizes(KernelPath path, int64_t headDim);
+/// (three consumer warpgroups) for D <= 64 unless a static Nq pads badly,
+/// else 128 (two), and BLOCK_N = 128 for D <= 128, else 64 (Attn.h,
+/// tensorCoreBlockM/N); fma 64 x 16.
+std::pair<int64_t, int64_t>
+defaultBlockSizes(KernelPath path, int64_t headDim,
+                  std::optional<int64_t> seqLenQ);
 
 void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
 void buildCubinPipeline(OpPassManager &pm, const CubinPipelineOptions &options);

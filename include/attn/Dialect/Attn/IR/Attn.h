@@ -14,6 +14,7 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include <optional>
 
 #include "attn/Dialect/Attn/IR/AttnOpsDialect.h.inc"
 
@@ -54,13 +55,21 @@ inline int64_t defaultConsumerRegisters(int64_t consumerWarpgroups) {
 }
 
 /// The tensor-core path's tile when none is given: two consumer warpgroups
-/// of 64 rows (three at D <= 64, where the softmax's exp2 throughput, not
-/// the GEMMs, bounds a warpgroup: on an H200, D64 N8192 ran 441 -> 520
-/// TFLOP/s non-causal and 408 -> 489 causal), and BLOCK_N keys such that a
-/// consumer thread's S and O accumulators fit its registers (240, or 160
-/// with three consumer warpgroups).
-inline int64_t tensorCoreBlockM(int64_t headDim) {
-  return headDim <= 64 ? 192 : 128;
+/// of 64 rows, or three at D <= 64, where the softmax's exp2 throughput, not
+/// the GEMMs, bounds a warpgroup (on an H200, D64 N8192 ran 441 -> 520
+/// TFLOP/s non-causal and 408 -> 489 causal). A static Nq keeps 128 rows
+/// when 192-row blocks would compute 5% more padded rows (GPT-2's Nq =
+/// 1024: 1152 rows against 1024, 177 against 194 TFLOP/s). BLOCK_N: keys
+/// such that a consumer thread's S and O accumulators fit its registers
+/// (240, or 160 with three consumer warpgroups).
+inline int64_t tensorCoreBlockM(int64_t headDim,
+                                std::optional<int64_t> seqLenQ) {
+  if (headDim > 64)
+    return 128;
+  if (!seqLenQ)
+    return 192;
+  auto padded = [&](int64_t bm) { return (*seqLenQ + bm - 1) / bm * bm; };
+  return padded(192) * 20 <= padded(128) * 21 ? 192 : 128;
 }
 inline int64_t tensorCoreBlockN(int64_t headDim) {
   return headDim <= 128 ? 128 : 64;
