@@ -15,12 +15,15 @@ prefill (bench/specs_perf.json has the matching static kernels).
 """
 import argparse
 import os
+import time
 
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import attn_runtime as rt
 from harness import DT, compare, make, poison, randn, reference, timed
+
+IDLE_S = 0.3  # seconds of idle GPU before each timing
 
 # name, B, Hq, Hkv, Nq = Nk, D, dtype, causal
 CASES = [
@@ -68,15 +71,19 @@ def run(case, variants, rounds, stream, tune=False):
         row["checks"][label] = (res["pass"], res["rel_o"], msg if status else "")
         args[label] = a
         row["ms"][label] = []
-    # FA2 and cuDNN take their turns in every round too, so that all are
-    # timed in the same thermal and power state (a long run of one kernel
-    # lowers the clocks for whatever follows it).
+    # FA2 and cuDNN take their turns in every round too, and every timing
+    # starts after the same idle gap: at about 690 W the H200 is at its
+    # power cap, and a kernel timed right after a light one (FA2) runs at
+    # higher clocks than one timed right after a heavy one.
     fa2, cudnn = [], []
     for _ in range(rounds):
         for label, bundle in variants:
             if row["checks"][label][0]:
+                time.sleep(IDLE_S)
                 row["ms"][label].append(timed(lambda: bundle.fwd(args[label], stream)))
+        time.sleep(IDLE_S)
         fa2.append(sdpa_ms(q, k, v, causal, SDPBackend.FLASH_ATTENTION))
+        time.sleep(IDLE_S)
         cudnn.append(sdpa_ms(q, k, v, causal, SDPBackend.CUDNN_ATTENTION))
     row["fa2"] = sorted(fa2)[len(fa2) // 2]
     row["cudnn"] = sorted(cudnn)[len(cudnn) // 2]
