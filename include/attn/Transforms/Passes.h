@@ -27,6 +27,9 @@ void populateOnlineSoftmaxPatterns(RewritePatternSet &patterns);
 /// of both decompositions.
 void populateLoadTilePatterns(RewritePatternSet &patterns);
 
+/// Patterns of attn-decompose-grad: backward tile ops -> vector/arith/math.
+void populateDecomposeGradPatterns(RewritePatternSet &patterns);
+
 #define GEN_PASS_REGISTRATION
 #include "attn/Transforms/Passes.h.inc"
 
