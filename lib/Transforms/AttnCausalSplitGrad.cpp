@@ -4,6 +4,7 @@
 
 #include "CausalBounds.h"
 
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
 
@@ -74,23 +75,28 @@ void splitDKDV(scf::ForOp loop, GradDKDVOp step) {
   splitLoop(loop, split.mid, loop.getUpperBound(), /*firstIsFull=*/false);
 }
 
-/// The bounds are computed before the loop from what the step reads there;
-/// the loop must be attn-tile-grad's: from 0, step 1, carrying the state
-/// through this step alone.
-LogicalResult checkSplittable(scf::ForOp loop, Operation *step,
+/// Whether `loop` is the block loop attn-tile-grad built around `step`: from
+/// 0 in steps of 1, block position `pos` = iv * `block`, the state carried
+/// through the step alone. Anything else (e.g. the GQA heads loop, once
+/// canonicalize has inlined a one-block loop) is left alone, masked.
+bool isBlockLoop(scf::ForOp loop, Operation *step, Value pos, int64_t block) {
+  auto mul = pos.getDefiningOp<arith::MulIOp>();
+  return mul && mul.getLhs() == loop.getInductionVar() &&
+         getConstantIntValue(mul.getRhs()) == block &&
+         matchPattern(loop.getLowerBound(), m_Zero()) &&
+         matchPattern(loop.getStep(), m_One()) &&
+         llvm::equal(loop.getBody()->getTerminator()->getOperands(),
+                     step->getResults());
+}
+
+/// The bounds are computed before the loop from what the step reads there.
+LogicalResult checkInvariants(scf::ForOp loop, Operation *step,
                               ValueRange invariants) {
   for (Value v : invariants)
     if (v && !loop.isDefinedOutsideOfLoop(v))
       return step->emitOpError("attn-causal-split-grad needs the block "
-                               "positions, causal_offset and k defined "
-                               "outside the loop");
-  if (!matchPattern(loop.getLowerBound(), m_Zero()) ||
-      !matchPattern(loop.getStep(), m_One()) ||
-      !llvm::equal(loop.getBody()->getTerminator()->getOperands(),
-                   step->getResults()))
-    return step->emitOpError("attn-causal-split-grad expects the loop of "
-                             "attn-tile-grad: from 0 in steps of 1, carrying "
-                             "its state through this op alone");
+                               "position of the other operand, "
+                               "causal_offset and k defined outside the loop");
   return success();
 }
 
@@ -106,11 +112,18 @@ struct AttnCausalSplitGradPass
           !(dq ? dq.getMask() != MaskKind::none
                : dkdv && dkdv.getMask() != MaskKind::none))
         return WalkResult::advance();
+      bool blockLoop =
+          dq ? isBlockLoop(loop, op, dq.getKPos(), dq.getBlockN())
+             : isBlockLoop(loop, op, dkdv.getQPos(),
+                           cast<VectorType>(dkdv.getQ().getType())
+                               .getDimSize(0));
+      if (!blockLoop)
+        return WalkResult::advance();
       SmallVector<Value> invariants =
           dq ? SmallVector<Value>{dq.getQPos(), dq.getCausalOffset(),
                                   dq.getK()}
              : SmallVector<Value>{dkdv.getKPos(), dkdv.getCausalOffset()};
-      if (failed(checkSplittable(loop, op, invariants)))
+      if (failed(checkInvariants(loop, op, invariants)))
         return WalkResult::interrupt();
       work.emplace_back(loop, op);
       return WalkResult::advance();
