@@ -41,6 +41,9 @@ struct GradConfig {
   double scale = 0; // 0: default 1/sqrt(D)
   /// >= 0: dO is zero except in this query head of each GQA group.
   int64_t onlyHead = -1;
+  /// The rank-4 operands in FlashAttention's [B, N, H, D] memory order,
+  /// seen as [B, H, N, D] through strided memrefs.
+  bool bnhd = false;
 };
 
 void PrintTo(const GradConfig &c, std::ostream *os) { *os << c.name; }
@@ -49,30 +52,57 @@ const char *eltName(Elt e) {
   return e == Elt::f32 ? "f32" : e == Elt::f16 ? "f16" : "bf16";
 }
 
-/// A row-major buffer of `elt` seen through a memref descriptor; values are
-/// written and read as doubles (rounded to nearest even on write).
+/// A buffer of `elt` seen through a memref descriptor: row-major, or for a
+/// rank-4 [B, H, N, D] view with `bnhd`, stored in [B, N, H, D] order.
+/// Values are indexed in row-major order of the view and written and read
+/// as doubles (rounded to nearest even on write).
 template <int N> struct Buffer {
   Elt elt;
   std::array<int64_t, N> shape;
   std::vector<uint8_t> bytes;
+  int64_t numElements = 1;
   StridedMemRefType<uint8_t, N> desc;
 
-  Buffer(Elt elt, std::array<int64_t, N> shape) : elt(elt), shape(shape) {
-    int64_t n = 1;
+  Buffer(Elt elt, std::array<int64_t, N> shape, bool bnhd = false)
+      : elt(elt), shape(shape) {
     for (int64_t s : shape)
-      n *= s;
-    bytes.assign(std::max<int64_t>(n, 1) * size(), 0);
+      numElements *= s;
+    bytes.assign(std::max<int64_t>(numElements, 1) * size(), 0);
     desc.basePtr = desc.data = bytes.data();
     desc.offset = 0;
+    std::array<int, N> order; // dimensions from innermost in memory
+    for (int i = 0; i < N; ++i)
+      order[i] = N - 1 - i;
+    if (bnhd && N == 4) { // D, then H, then N, then B
+      order[0] = 3;
+      order[1] = 1;
+      order[2] = 2;
+      order[N - 1] = 0;
+    }
     int64_t stride = 1;
-    for (int i = N - 1; i >= 0; --i) {
+    for (int i : order) {
       desc.sizes[i] = shape[i];
       desc.strides[i] = stride;
       stride *= shape[i];
     }
   }
+  /// Element offset in memory of row-major index `i` of the view.
+  int64_t offset(int64_t i) const {
+    int64_t off = 0;
+    for (int d = N - 1; d >= 0; --d) {
+      off += (i % shape[d]) * desc.strides[d];
+      i /= shape[d];
+    }
+    return off;
+  }
+  /// strided<[...]> of the memref type.
+  std::string layout() const {
+    std::string s = ", strided<[";
+    for (int d = 0; d < N; ++d)
+      s += std::to_string(desc.strides[d]) + (d + 1 < N ? ", " : "]>");
+    return s;
+  }
   size_t size() const { return elt == Elt::f32 ? 4 : 2; }
-  int64_t numElements() const { return bytes.size() / size(); }
 
   const llvm::fltSemantics &semantics() const {
     return elt == Elt::f32   ? llvm::APFloat::IEEEsingle()
@@ -84,29 +114,30 @@ template <int N> struct Buffer {
     bool lost;
     f.convert(semantics(), llvm::APFloat::rmNearestTiesToEven, &lost);
     uint64_t bits = f.bitcastToAPInt().getZExtValue();
-    std::memcpy(&bytes[i * size()], &bits, size()); // little endian
+    std::memcpy(&bytes[offset(i) * size()], &bits, size()); // little endian
   }
   double get(int64_t i) const {
     uint64_t bits = 0;
-    std::memcpy(&bits, &bytes[i * size()], size());
+    std::memcpy(&bits, &bytes[offset(i) * size()], size());
     llvm::APFloat f(semantics(), llvm::APInt(size() * 8, bits));
     return f.convertToDouble();
   }
   void fill(double x) {
-    for (int64_t i = 0; i < numElements(); ++i)
+    for (int64_t i = 0; i < numElements; ++i)
       set(i, x);
   }
 };
 
-std::string memrefType(std::array<int64_t, 4> s, Elt elt) {
-  return llvm::formatv("memref<{0}x{1}x{2}x{3}x{4}>", s[0], s[1], s[2], s[3],
-                       eltName(elt))
+std::string memrefType(std::array<int64_t, 4> s, Elt elt, bool bnhd) {
+  std::string layout = bnhd ? Buffer<4>(elt, s, true).layout() : "";
+  return llvm::formatv("memref<{0}x{1}x{2}x{3}x{4}{5}>", s[0], s[1], s[2],
+                       s[3], eltName(elt), layout)
       .str();
 }
 
 std::string buildModule(const GradConfig &c) {
-  std::string q = memrefType({c.b, c.hq, c.nq, c.d}, c.elt);
-  std::string kv = memrefType({c.b, c.hkv, c.nk, c.d}, c.elt);
+  std::string q = memrefType({c.b, c.hq, c.nq, c.d}, c.elt, c.bnhd);
+  std::string kv = memrefType({c.b, c.hkv, c.nk, c.d}, c.elt, c.bnhd);
   std::string lse = llvm::formatv("memref<{0}x{1}x{2}xf32>", c.b, c.hq, c.nq);
   std::string attrs;
   if (c.causal)
@@ -219,8 +250,8 @@ Reference reference(const GradConfig &c, const std::vector<double> &q,
 /// Fills `buf` with N(0, 1) samples rounded to its type and returns them.
 std::vector<double> randomFill(Buffer<4> &buf, std::mt19937 &rng) {
   std::normal_distribution<double> normal(0.0, 1.0);
-  std::vector<double> values(buf.numElements());
-  for (int64_t i = 0; i < buf.numElements(); ++i) {
+  std::vector<double> values(buf.numElements);
+  for (int64_t i = 0; i < buf.numElements; ++i) {
     buf.set(i, normal(rng));
     values[i] = buf.get(i);
   }
@@ -253,10 +284,12 @@ void runAndCompare(ExecutionEngine &engine, const GradConfig &c) {
   unsigned seed = std::random_device{}();
   SCOPED_TRACE(llvm::formatv("seed {0}", seed).str());
   std::mt19937 rng(seed);
-  Buffer<4> q(c.elt, {c.b, c.hq, c.nq, c.d}), k(c.elt, {c.b, c.hkv, c.nk, c.d}),
-      v(c.elt, {c.b, c.hkv, c.nk, c.d}), o(c.elt, {c.b, c.hq, c.nq, c.d}),
-      dO(c.elt, {c.b, c.hq, c.nq, c.d}), dQ(c.elt, {c.b, c.hq, c.nq, c.d}),
-      dK(c.elt, {c.b, c.hkv, c.nk, c.d}), dV(c.elt, {c.b, c.hkv, c.nk, c.d});
+  std::array<int64_t, 4> qShape = {c.b, c.hq, c.nq, c.d},
+                         kShape = {c.b, c.hkv, c.nk, c.d};
+  Buffer<4> q(c.elt, qShape, c.bnhd), k(c.elt, kShape, c.bnhd),
+      v(c.elt, kShape, c.bnhd), o(c.elt, qShape, c.bnhd),
+      dO(c.elt, qShape, c.bnhd), dQ(c.elt, qShape, c.bnhd),
+      dK(c.elt, kShape, c.bnhd), dV(c.elt, kShape, c.bnhd);
   Buffer<3> lse(Elt::f32, {c.b, c.hq, c.nq});
   std::vector<double> qv = randomFill(q, rng), kv = randomFill(k, rng),
                       vv = randomFill(v, rng), dOv = randomFill(dO, rng);
@@ -361,6 +394,9 @@ const GradConfig kGradConfigs[] = {
     {"f16_gqa_one_head_with_dO", 1, 8, 2, 11, 14, 16, Elt::f16, true, 8, 4, 0,
      2},
     {"bf16_mqa_d64", 1, 3, 1, 9, 10, 64, Elt::bf16, false},
+    // FlashAttention's [B, N, H, D] memory order as strided [B, H, N, D].
+    {"f16_bnhd_strided_gqa_causal", 2, 4, 2, 10, 7, 16, Elt::f16, true, 8, 4,
+     0, -1, true},
     {"f32_empty_keys", 1, 2, 1, 5, 0, 16, Elt::f32, false},
 };
 
