@@ -130,8 +130,8 @@ template <int N> struct Buffer {
 
 std::string memrefType(std::array<int64_t, 4> s, Elt elt, bool bnhd) {
   std::string layout = bnhd ? Buffer<4>(elt, s, true).layout() : "";
-  return llvm::formatv("memref<{0}x{1}x{2}x{3}x{4}{5}>", s[0], s[1], s[2],
-                       s[3], eltName(elt), layout)
+  return llvm::formatv("memref<{0}x{1}x{2}x{3}x{4}{5}>", s[0], s[1], s[2], s[3],
+                       eltName(elt), layout)
       .str();
 }
 
@@ -321,8 +321,8 @@ void runAndCompare(ExecutionEngine &engine, const GradConfig &c) {
   ASSERT_FALSE(bool(err)) << llvm::toString(std::move(err));
 
   for (auto [name, out, expected] :
-       {std::tuple<const char *, Buffer<4> *, std::vector<double> *>{
-            "dQ", &dQ, &ref.dq},
+       {std::tuple<const char *, Buffer<4> *, std::vector<double> *>{"dQ", &dQ,
+                                                                     &ref.dq},
         {"dK", &dK, &ref.dk},
         {"dV", &dV, &ref.dv}}) {
     double rel = relativeError(*out, *expected, name);
@@ -388,15 +388,15 @@ const GradConfig kGradConfigs[] = {
     // Odd block sizes: every alignment of the diagonal to the blocks (the
     // causal split's bounds).
     {"f32_causal_bn1", 1, 2, 1, 10, 13, 8, Elt::f32, true, 4, 1},
-    {"f16_causal_odd_blocks_nq_gt_nk", 1, 2, 1, 17, 12, 16, Elt::f16, true,
-     5, 3},
+    {"f16_causal_odd_blocks_nq_gt_nk", 1, 2, 1, 17, 12, 16, Elt::f16, true, 5,
+     3},
     // GQA: only query head 2 of the group of 4 has a nonzero dO.
     {"f16_gqa_one_head_with_dO", 1, 8, 2, 11, 14, 16, Elt::f16, true, 8, 4, 0,
      2},
     {"bf16_mqa_d64", 1, 3, 1, 9, 10, 64, Elt::bf16, false},
     // FlashAttention's [B, N, H, D] memory order as strided [B, H, N, D].
-    {"f16_bnhd_strided_gqa_causal", 2, 4, 2, 10, 7, 16, Elt::f16, true, 8, 4,
-     0, -1, true},
+    {"f16_bnhd_strided_gqa_causal", 2, 4, 2, 10, 7, 16, Elt::f16, true, 8, 4, 0,
+     -1, true},
     {"f32_empty_keys", 1, 2, 1, 5, 0, 16, Elt::f32, false},
 };
 

@@ -114,14 +114,13 @@ struct AttnCausalSplitGradPass
         return WalkResult::advance();
       bool blockLoop =
           dq ? isBlockLoop(loop, op, dq.getKPos(), dq.getBlockN())
-             : isBlockLoop(loop, op, dkdv.getQPos(),
-                           cast<VectorType>(dkdv.getQ().getType())
-                               .getDimSize(0));
+             : isBlockLoop(
+                   loop, op, dkdv.getQPos(),
+                   cast<VectorType>(dkdv.getQ().getType()).getDimSize(0));
       if (!blockLoop)
         return WalkResult::advance();
       SmallVector<Value> invariants =
-          dq ? SmallVector<Value>{dq.getQPos(), dq.getCausalOffset(),
-                                  dq.getK()}
+          dq ? SmallVector<Value>{dq.getQPos(), dq.getCausalOffset(), dq.getK()}
              : SmallVector<Value>{dkdv.getKPos(), dkdv.getCausalOffset()};
       if (failed(checkInvariants(loop, op, invariants)))
         return WalkResult::interrupt();

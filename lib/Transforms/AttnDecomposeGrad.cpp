@@ -106,8 +106,7 @@ QBlockF32 prepareQBlock(ImplicitLocOpBuilder &b, Value q, Value dO, Value lse,
   Value noKey = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, lse,
                                       splat(b, rowType, -INFINITY));
   Value lse2 = arith::MulFOp::create(b, lse, splat(b, rowType, M_LOG2E));
-  r.lse2 =
-      arith::SelectOp::create(b, noKey, splat(b, rowType, INFINITY), lse2);
+  r.lse2 = arith::SelectOp::create(b, noKey, splat(b, rowType, INFINITY), lse2);
   r.delta = delta;
   return r;
 }
@@ -119,8 +118,8 @@ std::pair<Value, Value> recompute(ImplicitLocOpBuilder &b, const QBlockF32 &qb,
   Value s = rowDotBroadcast(b, qb.qScaled, kRow);
   Value p = math::Exp2Op::create(b, arith::SubFOp::create(b, s, qb.lse2));
   if (valid)
-    p = arith::SelectOp::create(
-        b, valid, p, splat(b, cast<VectorType>(p.getType()), 0.0));
+    p = arith::SelectOp::create(b, valid, p,
+                                splat(b, cast<VectorType>(p.getType()), 0.0));
   Value dP = rowDotBroadcast(b, qb.dO, vRow);
   Value dS =
       arith::MulFOp::create(b, p, arith::SubFOp::create(b, dP, qb.delta));
@@ -144,8 +143,8 @@ struct LowerGradDKDV : OpRewritePattern<GradDKDVOp> {
     for (int64_t j = 0; j < blockN; ++j) {
       Value valid;
       if (causal) {
-        Value key = arith::AddIOp::create(
-            b, op.getKPos(), arith::ConstantIndexOp::create(b, j));
+        Value key = arith::AddIOp::create(b, op.getKPos(),
+                                          arith::ConstantIndexOp::create(b, j));
         valid = visibleKeys(b, qb.blockM, key, /*numKeys=*/Value(), rowIdx,
                             op.getCausalOffset());
       }
@@ -153,12 +152,10 @@ struct LowerGradDKDV : OpRewritePattern<GradDKDVOp> {
       Value vRow = vector::ExtractOp::create(b, v, j);
       auto [p, dS] = recompute(b, qb, kRow, vRow, valid);
       // dV[j] += P_j^T dO;  dK[j] += (dS_j * scale)^T Q.
-      Value pdO =
-          arith::MulFOp::create(b, broadcastRows(b, p, qb.d), qb.dO);
+      Value pdO = arith::MulFOp::create(b, broadcastRows(b, p, qb.d), qb.dO);
       Value dVj = addColumnSum(b, pdO, vector::ExtractOp::create(b, dV, j));
       Value dSq = arith::MulFOp::create(
-          b, broadcastRows(b, arith::MulFOp::create(b, dS, scale), qb.d),
-          qb.q);
+          b, broadcastRows(b, arith::MulFOp::create(b, dS, scale), qb.d), qb.q);
       Value dKj = addColumnSum(b, dSq, vector::ExtractOp::create(b, dK, j));
       dV = vector::InsertOp::create(b, dVj, dV, j);
       dK = vector::InsertOp::create(b, dKj, dK, j);
@@ -180,8 +177,8 @@ struct LowerGradDQ : OpRewritePattern<GradDQOp> {
     Value scale = splat(b, rowType, op.getScale().convertToDouble());
     bool masked = op.getMask() != MaskKind::none;
     Value numKeys = memref::DimOp::create(b, op.getK(), 2);
-    Value lastKey = arith::SubIOp::create(
-        b, numKeys, arith::ConstantIndexOp::create(b, 1));
+    Value lastKey =
+        arith::SubIOp::create(b, numKeys, arith::ConstantIndexOp::create(b, 1));
     bool causal = op.getMask() == MaskKind::causal;
     Value rowIdx = causal ? rowIndices(b, op.getQPos(), qb.blockM) : Value();
     Value zero = arith::ConstantIndexOp::create(b, 0);

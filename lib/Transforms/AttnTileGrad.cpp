@@ -45,8 +45,9 @@ struct GradTiling {
   }
   Value zeroTile(OpBuilder &b, int64_t rows) {
     return arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(tile(rows, b.getF32Type()),
-                                       b.getF32FloatAttr(0).getValue()));
+        b, loc,
+        DenseElementsAttr::get(tile(rows, b.getF32Type()),
+                               b.getF32FloatAttr(0).getValue()));
   }
 };
 
@@ -115,13 +116,13 @@ struct QBlock {
 QBlock loadQBlock(OpBuilder &b, GradTiling &t, Value batch, Value head,
                   Value qPos) {
   auto tileType = t.tile(t.blockM, t.elt);
-  return {LoadTileOp::create(b, t.loc, tileType, t.op.getQ(), batch, head,
-                             qPos, t.zero),
-          LoadTileOp::create(b, t.loc, tileType, t.op.getDO(), batch, head,
-                             qPos, t.zero),
-          LoadRowsOp::create(b, t.loc, t.rows(b), t.op.getLse(), batch, head,
-                             qPos),
-          LoadRowsOp::create(b, t.loc, t.rows(b), t.delta, batch, head, qPos)};
+  return {
+      LoadTileOp::create(b, t.loc, tileType, t.op.getQ(), batch, head, qPos,
+                         t.zero),
+      LoadTileOp::create(b, t.loc, tileType, t.op.getDO(), batch, head, qPos,
+                         t.zero),
+      LoadRowsOp::create(b, t.loc, t.rows(b), t.op.getLse(), batch, head, qPos),
+      LoadRowsOp::create(b, t.loc, t.rows(b), t.delta, batch, head, qPos)};
 }
 
 MaskKindAttr maskAttr(OpBuilder &b, MaskKind kind) {
@@ -168,10 +169,10 @@ void buildDKDV(OpBuilder &b, GradTiling &t) {
     b.setInsertionPointAfter(qLoop);
     scf::YieldOp::create(b, t.loc, qLoop.getResults());
   }
-  StoreTileOp::create(b, t.loc, heads.getResult(0), t.op.getDK(), batch,
-                      kvHead, kPos);
-  StoreTileOp::create(b, t.loc, heads.getResult(1), t.op.getDV(), batch,
-                      kvHead, kPos);
+  StoreTileOp::create(b, t.loc, heads.getResult(0), t.op.getDK(), batch, kvHead,
+                      kPos);
+  StoreTileOp::create(b, t.loc, heads.getResult(1), t.op.getDV(), batch, kvHead,
+                      kPos);
 }
 
 /// The mask every K/V block of the dQ nest gets before attn-causal-split-grad
@@ -239,8 +240,8 @@ struct AttnTileGradPass : attn::impl::AttnTileGradBase<AttnTileGradPass> {
     if (!isValidBlockM(blockM) || !isValidBlockN(blockN)) {
       getOperation().emitError()
           << "attn-tile-grad: block-m must be in [1, " << kMaxBlockM
-          << "] and block-n in [1, " << kMaxBlockN << "], but got block-m="
-          << static_cast<int64_t>(blockM)
+          << "] and block-n in [1, " << kMaxBlockN
+          << "], but got block-m=" << static_cast<int64_t>(blockM)
           << " block-n=" << static_cast<int64_t>(blockN);
       return signalPassFailure();
     }

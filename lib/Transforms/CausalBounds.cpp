@@ -50,7 +50,7 @@ attn::QueryBlockSplit attn::queryBlockSplit(OpBuilder &b, Location loc,
   // from k_pos + BLOCK_N - 1 - offset on see all of its keys.
   Value first = arith::SubIOp::create(b, loc, kPos, causalOffset);
   Value firstFull = addConst(b, loc, first, blockN - 1);
-  return {arith::DivUIOp::create(b, loc, clamp(b, loc, first, rows), bm),
-          arith::CeilDivUIOp::create(b, loc, clamp(b, loc, firstFull, rows),
-                                     bm)};
+  return {
+      arith::DivUIOp::create(b, loc, clamp(b, loc, first, rows), bm),
+      arith::CeilDivUIOp::create(b, loc, clamp(b, loc, firstFull, rows), bm)};
 }

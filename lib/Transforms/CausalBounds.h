@@ -24,8 +24,8 @@ struct BlockSplit {
 /// [0, mid) need no mask (below the diagonal and inside Nk), [mid, end) do,
 /// and from `end` on no row sees a key. `causalOffset` null: not causal.
 BlockSplit keyBlockSplit(OpBuilder &b, Location loc, Value k, Value qPos,
-                         Value causalOffset, Value numKeyBlocks,
-                         int64_t blockM, int64_t blockN);
+                         Value causalOffset, Value numKeyBlocks, int64_t blockM,
+                         int64_t blockN);
 
 /// The Q blocks of the K/V block [kPos, kPos + blockN) under the causal
 /// mask (a Q loop over `numQBlocks` blocks of `blockM` rows): blocks before

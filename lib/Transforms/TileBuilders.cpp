@@ -33,13 +33,12 @@ Value attn::rowDot(ImplicitLocOpBuilder &b, Value lhs, Value rhs) {
   Value zeros =
       splat(b, VectorType::get({type.getDimSize(0)}, b.getF32Type()), 0.0);
   return vector::MultiDimReductionOp::create(
-      b, arith::MulFOp::create(b, lhs, rhs), zeros,
-      ArrayRef<bool>{false, true}, vector::CombiningKind::ADD);
+      b, arith::MulFOp::create(b, lhs, rhs), zeros, ArrayRef<bool>{false, true},
+      vector::CombiningKind::ADD);
 }
 
 Value attn::rowDotBroadcast(ImplicitLocOpBuilder &b, Value tile, Value row) {
-  return rowDot(b, tile,
-                vector::BroadcastOp::create(b, tile.getType(), row));
+  return rowDot(b, tile, vector::BroadcastOp::create(b, tile.getType(), row));
 }
 
 Value attn::addColumnSum(ImplicitLocOpBuilder &b, Value tile, Value acc) {
@@ -54,9 +53,9 @@ Value attn::readKeyRow(ImplicitLocOpBuilder &b, Value mem, Value batch,
   auto memType = cast<MemRefType>(mem.getType());
   Type elt = memType.getElementType();
   Value pad = arith::ConstantOp::create(b, b.getZeroAttr(elt));
-  Value v = vector::TransferReadOp::create(
-      b, VectorType::get({d}, elt), mem, ValueRange{batch, head, row, col},
-      pad, ArrayRef<bool>{true});
+  Value v = vector::TransferReadOp::create(b, VectorType::get({d}, elt), mem,
+                                           ValueRange{batch, head, row, col},
+                                           pad, ArrayRef<bool>{true});
   return toF32(b, v);
 }
 
@@ -69,8 +68,8 @@ Value attn::rowIndices(ImplicitLocOpBuilder &b, Value qPos, int64_t bm) {
     iota.emplace_back(64, i);
   Value offsets =
       arith::ConstantOp::create(b, DenseElementsAttr::get(idxType, iota));
-  return arith::AddIOp::create(
-      b, offsets, vector::BroadcastOp::create(b, idxType, qPos));
+  return arith::AddIOp::create(b, offsets,
+                               vector::BroadcastOp::create(b, idxType, qPos));
 }
 
 Value attn::visibleKeys(ImplicitLocOpBuilder &b, int64_t bm, Value keyIdx,
@@ -79,8 +78,8 @@ Value attn::visibleKeys(ImplicitLocOpBuilder &b, int64_t bm, Value keyIdx,
   if (numKeys) {
     Value inBounds =
         arith::CmpIOp::create(b, arith::CmpIPredicate::slt, keyIdx, numKeys);
-    valid = vector::BroadcastOp::create(
-        b, VectorType::get({bm}, b.getI1Type()), inBounds);
+    valid = vector::BroadcastOp::create(b, VectorType::get({bm}, b.getI1Type()),
+                                        inBounds);
   }
   if (!causalOffset)
     return valid;

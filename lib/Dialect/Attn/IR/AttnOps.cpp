@@ -322,10 +322,9 @@ LogicalResult checkSameShape(Operation *op, MemRefType type, StringRef name,
                              ArrayRef<int64_t> expected, StringRef refName) {
   for (auto [got, want] : llvm::zip_equal(type.getShape(), expected))
     if (dimsDiffer(got, want))
-      return op->emitOpError()
-             << "operand '" << name << "' shape must equal '" << refName
-             << "' shape " << shapeStr(expected) << ", but got "
-             << shapeStr(type.getShape());
+      return op->emitOpError() << "operand '" << name << "' shape must equal '"
+                               << refName << "' shape " << shapeStr(expected)
+                               << ", but got " << shapeStr(type.getShape());
   return success();
 }
 
@@ -572,9 +571,9 @@ namespace {
 LogicalResult checkRowsMemRef(Operation *op, Value v, StringRef name) {
   auto t = cast<MemRefType>(v.getType());
   if (t.getRank() != 3 || !t.getElementType().isF32())
-    return op->emitOpError() << "operand '" << name
-                             << "' must be an f32 [B, H, N] memref, but got "
-                             << t;
+    return op->emitOpError()
+           << "operand '" << name
+           << "' must be an f32 [B, H, N] memref, but got " << t;
   return checkMemRef(op, t, name);
 }
 
@@ -611,9 +610,9 @@ LogicalResult checkScale(Operation *op, APFloat scale) {
 
 /// What the two backward steps share: Q, dO [BLOCK_M, D] of one element
 /// type, LSE and Delta rows, scale, and causal_offset with the causal mask.
-FailureOr<VectorType> checkGradStep(Operation *op, Value q, Value dO,
-                                    Value lse, Value delta, APFloat scale,
-                                    MaskKind mask, Value causalOffset) {
+FailureOr<VectorType> checkGradStep(Operation *op, Value q, Value dO, Value lse,
+                                    Value delta, APFloat scale, MaskKind mask,
+                                    Value causalOffset) {
   FailureOr<VectorType> qt = checkGradTile(op, q, "q", -1, -1, Type());
   if (failed(qt))
     return failure();
@@ -675,8 +674,7 @@ LogicalResult GradDeltaOp::verify() {
     return failure();
   FailureOr<VectorType> o = checkGradTile(*this, getO(), "o", -1, -1, Type());
   if (failed(o) || failed(checkGradTile(*this, getDO(), "dO", o->getDimSize(0),
-                                        o->getDimSize(1),
-                                        o->getElementType())))
+                                        o->getDimSize(1), o->getElementType())))
     return failure();
   if (getDelta().getType() !=
       VectorType::get({o->getDimSize(0)}, Float32Type::get(getContext())))
@@ -702,8 +700,8 @@ LogicalResult GradDKDVOp::verify() {
   if (!isValidBlockN(blockN))
     return emitOpError() << "operand 'k' must have BLOCK_N in [1, "
                          << kMaxBlockN << "] rows, but got " << blockN;
-  if (failed(checkGradTile(*this, getV(), "v", blockN, d,
-                           q->getElementType())) ||
+  if (failed(
+          checkGradTile(*this, getV(), "v", blockN, d, q->getElementType())) ||
       failed(checkF32Vector(*this, getDK().getType(), "dK", {blockN, d})) ||
       failed(checkF32Vector(*this, getDV().getType(), "dV", {blockN, d})))
     return failure();
@@ -737,8 +735,7 @@ LogicalResult GradDQOp::verify() {
   if (!isValidBlockN(getBlockN()))
     return emitOpError() << "attribute 'block_n' must be in [1, " << kMaxBlockN
                          << "], but got " << getBlockN();
-  return checkF32Vector(*this, getDQ().getType(), "dQ",
-                        {q->getDimSize(0), d});
+  return checkF32Vector(*this, getDQ().getType(), "dQ", {q->getDimSize(0), d});
 }
 
 //===----------------------------------------------------------------------===//
