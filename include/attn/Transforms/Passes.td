@@ -3,6 +3,9 @@
 // The forward lowering, in pipeline order (docs/passes.md):
 //   attn-tile -> attn-causal-split -> [attn-distribute-rows] ->
 //   attn-online-softmax -> attn-lower-to-nvvm | attn-lower-to-cpu
+// The backward (attn.attention_grad):
+//   attn-tile-grad -> attn-causal-split-grad -> attn-decompose-grad ->
+//   attn-lower-to-cpu
 //
 //===----------------------------------------------------------------------===//
 
