@@ -1277,6 +1277,18 @@ func.func @dkdv_state(%q: vector<8x16xf16>, %r: vector<8xf32>, %k: vector<4x16xf
 
 // -----
 
+func.func @dkdv_dv_state(%q: vector<8x16xf16>, %r: vector<8xf32>, %k: vector<4x16xf16>,
+                         %s: vector<4x16xf32>, %t: vector<4x8xf32>, %i: index) {
+  // expected-error @+1 {{operand 'dV' must be 'vector<4x16xf32>', but got 'vector<4x8xf32>'}}
+  %dk, %dv = attn.grad_dkdv q(%q, %q : vector<8x16xf16>, vector<8x16xf16>)
+      lse_delta(%r, %r : vector<8xf32>, vector<8xf32>)
+      kv(%k, %k : vector<4x16xf16>, vector<4x16xf16>) at(%i, %i)
+      state(%s, %t : vector<4x16xf32>, vector<4x8xf32>) {mask = #attn.mask<none>, scale = 0.25 : f32}
+  return
+}
+
+// -----
+
 func.func @dkdv_bounds(%q: vector<8x16xf16>, %r: vector<8xf32>, %k: vector<4x16xf16>,
                        %s: vector<4x16xf32>, %i: index) {
   // expected-error @+1 {{attribute 'mask' must be none or causal (rows past Nq load as zero and contribute nothing), but got bounds}}
@@ -1308,6 +1320,19 @@ func.func @dq_v_space(%q: vector<8x16xf16>, %r: vector<8xf32>, %k: memref<1x2x24
   %dq = attn.grad_dq q(%q, %q : vector<8x16xf16>, vector<8x16xf16>)
       lse_delta(%r, %r : vector<8xf32>, vector<8xf32>)
       kv(%k, %v : memref<1x2x24x16xf16>, memref<1x2x24x16xf16, 3>)
+      at[%i, %i, %i] rows(%i) state(%s : vector<8x16xf32>)
+      {block_n = 4 : i64, mask = #attn.mask<none>, scale = 0.25 : f32}
+  return
+}
+
+// -----
+
+func.func @dq_v(%q: vector<8x16xf16>, %r: vector<8xf32>, %k: memref<1x2x24x16xf16>,
+                %v: memref<1x2x24x8xf16>, %s: vector<8x16xf32>, %i: index) {
+  // expected-error @+1 {{operand 'v' must be a [B, Hkv, Nk, 16] memref of 'f16', but got 'memref<1x2x24x8xf16>'}}
+  %dq = attn.grad_dq q(%q, %q : vector<8x16xf16>, vector<8x16xf16>)
+      lse_delta(%r, %r : vector<8xf32>, vector<8xf32>)
+      kv(%k, %v : memref<1x2x24x16xf16>, memref<1x2x24x8xf16>)
       at[%i, %i, %i] rows(%i) state(%s : vector<8x16xf32>)
       {block_n = 4 : i64, mask = #attn.mask<none>, scale = 0.25 : f32}
   return
