@@ -44,6 +44,11 @@ struct GradConfig {
   /// The rank-4 operands in FlashAttention's [B, N, H, D] memory order,
   /// seen as [B, H, N, D] through strided memrefs.
   bool bnhd = false;
+  /// Non-empty: Nq and Nk are dynamic; the module also runs at these
+  /// (Nq, Nk) after (nq, nk).
+  std::vector<std::pair<int64_t, int64_t>> moreLengths = {};
+
+  bool dynamicSeq() const { return !moreLengths.empty(); }
 };
 
 void PrintTo(const GradConfig &c, std::ostream *os) { *os << c.name; }
@@ -128,17 +133,19 @@ template <int N> struct Buffer {
   }
 };
 
-std::string memrefType(std::array<int64_t, 4> s, Elt elt, bool bnhd) {
-  std::string layout = bnhd ? Buffer<4>(elt, s, true).layout() : "";
-  return llvm::formatv("memref<{0}x{1}x{2}x{3}x{4}{5}>", s[0], s[1], s[2], s[3],
-                       eltName(elt), layout)
+std::string memrefType(std::array<int64_t, 4> s, const GradConfig &c) {
+  std::string layout = c.bnhd ? Buffer<4>(c.elt, s, true).layout() : "";
+  std::string n = c.dynamicSeq() ? "?" : std::to_string(s[2]);
+  return llvm::formatv("memref<{0}x{1}x{2}x{3}x{4}{5}>", s[0], s[1], n, s[3],
+                       eltName(c.elt), layout)
       .str();
 }
 
 std::string buildModule(const GradConfig &c) {
-  std::string q = memrefType({c.b, c.hq, c.nq, c.d}, c.elt, c.bnhd);
-  std::string kv = memrefType({c.b, c.hkv, c.nk, c.d}, c.elt, c.bnhd);
-  std::string lse = llvm::formatv("memref<{0}x{1}x{2}xf32>", c.b, c.hq, c.nq);
+  std::string q = memrefType({c.b, c.hq, c.nq, c.d}, c);
+  std::string kv = memrefType({c.b, c.hkv, c.nk, c.d}, c);
+  std::string lse = llvm::formatv("memref<{0}x{1}x{2}xf32>", c.b, c.hq,
+                                  c.dynamicSeq() ? "?" : std::to_string(c.nq));
   std::string attrs;
   if (c.causal)
     attrs += "causal";
@@ -282,7 +289,8 @@ double bound(Elt elt) {
 
 void runAndCompare(ExecutionEngine &engine, const GradConfig &c) {
   unsigned seed = std::random_device{}();
-  SCOPED_TRACE(llvm::formatv("seed {0}", seed).str());
+  SCOPED_TRACE(
+      llvm::formatv("Nq = {0}, Nk = {1}, seed {2}", c.nq, c.nk, seed).str());
   std::mt19937 rng(seed);
   std::array<int64_t, 4> qShape = {c.b, c.hq, c.nq, c.d},
                          kShape = {c.b, c.hkv, c.nk, c.d};
@@ -369,6 +377,12 @@ TEST_P(CpuGradNumerics, MatchesFloat64Gradients) {
   ASSERT_TRUE(bool(engine)) << llvm::toString(engine.takeError());
   for (int run = 0; run < 2; ++run) // fresh inputs each run
     ASSERT_NO_FATAL_FAILURE(runAndCompare(**engine, c));
+  for (auto [nq, nk] : c.moreLengths) {
+    GradConfig at = c;
+    at.nq = nq;
+    at.nk = nk;
+    ASSERT_NO_FATAL_FAILURE(runAndCompare(**engine, at));
+  }
 }
 
 const GradConfig kGradConfigs[] = {
@@ -398,6 +412,23 @@ const GradConfig kGradConfigs[] = {
     {"f16_bnhd_strided_gqa_causal", 2, 4, 2, 10, 7, 16, Elt::f16, true, 8, 4, 0,
      -1, true},
     {"f32_empty_keys", 1, 2, 1, 5, 0, 16, Elt::f32, false},
+    // Dynamic Nq and Nk: one module at several lengths (Nq < Nk, Nq > Nk,
+    // decode Nq = 1, block multiples, no keys).
+    {"bf16_dynamic_seq_causal_gqa",
+     1,
+     4,
+     2,
+     13,
+     9,
+     16,
+     Elt::bf16,
+     true,
+     8,
+     4,
+     0,
+     -1,
+     false,
+     {{9, 13}, {1, 5}, {8, 8}, {3, 0}}},
 };
 
 INSTANTIATE_TEST_SUITE_P(AttentionGrad, CpuGradNumerics,
