@@ -136,12 +136,13 @@ std::pair<std::string, bool> pickPipeline(Mutator &m) {
   }
   // A random order of the attn passes, canonicalize between some of them.
   static const char *const fnPasses[] = {
-      "attn-tile",           "attn-causal-split", "attn-distribute-rows",
-      "attn-online-softmax", "canonicalize",      "cse"};
+      "attn-tile",           "attn-causal-split",      "attn-distribute-rows",
+      "attn-online-softmax", "canonicalize",           "cse",
+      "attn-tile-grad",      "attn-causal-split-grad", "attn-decompose-grad"};
   std::string pipeline;
   for (size_t n = 1 + m.below(6); n > 0; --n) {
     std::string pass = fnPasses[m.below(std::size(fnPasses))];
-    if (pass == "attn-tile")
+    if (pass == "attn-tile" || pass == "attn-tile-grad")
       pass += "{" + blocks + "}";
     pipeline += "func.func(" + pass + "),";
   }

@@ -406,6 +406,10 @@ LogicalResult checkNVVMPreconditions(ModuleOp module) {
            });
   };
   WalkResult res = module.walk([&](Operation *op) {
+    if (isa<AttentionGradOp>(op))
+      return WalkResult(op->emitOpError(
+          "has no GPU lowering yet: the backward lowers to the host only "
+          "(--attn-to-cpu)"));
     if (isa<AttentionOp>(op))
       return WalkResult(op->emitOpError(
           "attn-lower-to-nvvm needs it tiled and decomposed: run attn-tile, "

@@ -26,9 +26,18 @@ void addTiling(OpPassManager &pm, int64_t blockM, int64_t blockN) {
   fn.addPass(createAttnCausalSplit());
 }
 
-void addDecomposition(OpPassManager &pm) {
+/// The backward (attn.attention_grad) has a host lowering only so far.
+void addGradTiling(OpPassManager &pm, int64_t blockM, int64_t blockN) {
+  OpPassManager &fn = pm.nest<func::FuncOp>();
+  fn.addPass(createAttnTileGrad(AttnTileGradOptions{blockM, blockN}));
+  fn.addPass(createAttnCausalSplitGrad());
+}
+
+void addDecomposition(OpPassManager &pm, bool grad = false) {
   OpPassManager &fn = pm.nest<func::FuncOp>();
   fn.addPass(createAttnOnlineSoftmax());
+  if (grad)
+    fn.addPass(createAttnDecomposeGrad());
   fn.addPass(createLoopInvariantCodeMotionPass());
   fn.addPass(createCanonicalizerPass());
   fn.addPass(createCSEPass());
@@ -38,7 +47,8 @@ void addDecomposition(OpPassManager &pm) {
 void mlir::attn::buildCPUPipeline(OpPassManager &pm,
                                   const CPUPipelineOptions &options) {
   addTiling(pm, options.blockM, options.blockN);
-  addDecomposition(pm);
+  addGradTiling(pm, options.blockM, options.blockN);
+  addDecomposition(pm, /*grad=*/true);
   pm.addPass(createAttnLowerToCPU());
 }
 

@@ -2,6 +2,8 @@
 
 #include "attn/Transforms/Passes.h"
 
+#include "CausalBounds.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 
@@ -26,29 +28,12 @@ struct StageBounds {
 StageBounds computeBounds(OpBuilder &b, Location loc, scf::ForOp loop,
                           OnlineAttentionOp step) {
   int64_t blockM = cast<VectorType>(step.getQ().getType()).getDimSize(0);
-  Value bn = arith::ConstantIndexOp::create(b, loc, step.getBlockN());
-  Value nk = b.createOrFold<memref::DimOp>(loc, step.getK(), 2);
-  if (step.getMask() != MaskKind::causal)
-    return {b.createOrFold<arith::DivUIOp>(loc, nk, bn), loop.getUpperBound()};
-
-  // Row i sees key j iff j <= i + offset (bottom-right aligned).
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  auto clampToKeys = [&](Value x) {
-    Value lo = b.createOrFold<arith::MaxSIOp>(loc, x, zero);
-    return b.createOrFold<arith::MinSIOp>(loc, lo, nk);
-  };
-  Value off = step.getCausalOffset();
-  Value qPos = step.getQPos();
-  // Keys visible to the first row of the block: [0, q_pos + offset + 1).
-  Value firstEnd = arith::AddIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, qPos, off),
-      arith::ConstantIndexOp::create(b, loc, 1));
-  // Keys visible to the last row: [0, q_pos + BLOCK_M + offset).
-  Value lastEnd = arith::AddIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, qPos, off),
-      arith::ConstantIndexOp::create(b, loc, blockM));
-  return {arith::DivUIOp::create(b, loc, clampToKeys(firstEnd), bn),
-          arith::CeilDivUIOp::create(b, loc, clampToKeys(lastEnd), bn)};
+  Value offset =
+      step.getMask() == MaskKind::causal ? step.getCausalOffset() : Value();
+  BlockSplit split =
+      keyBlockSplit(b, loc, step.getK(), step.getQPos(), offset,
+                    loop.getUpperBound(), blockM, step.getBlockN());
+  return {split.mid, split.end};
 }
 
 /// Splits `loop` into a mask-free stage [0, numFull) and a masked stage

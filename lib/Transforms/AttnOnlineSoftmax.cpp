@@ -10,6 +10,8 @@
 
 #include "attn/Transforms/Passes.h"
 
+#include "TileBuilders.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/PatternMatch.h"
@@ -26,34 +28,6 @@ using namespace mlir;
 using namespace mlir::attn;
 
 namespace {
-
-Value splat(ImplicitLocOpBuilder &b, VectorType type, double value) {
-  return arith::ConstantOp::create(
-      b, DenseElementsAttr::get(
-             type, FloatAttr::get(type.getElementType(), value).getValue()));
-}
-
-/// Broadcasts a per-row vector<BM> across D columns: vector<BM x D>.
-Value broadcastRows(ImplicitLocOpBuilder &b, Value rows, int64_t d) {
-  auto rowType = cast<VectorType>(rows.getType());
-  int64_t bm = rowType.getDimSize(0);
-  auto colMajor = VectorType::get({d, bm}, rowType.getElementType());
-  Value bc = vector::BroadcastOp::create(b, colMajor, rows);
-  return vector::TransposeOp::create(b, bc, ArrayRef<int64_t>{1, 0});
-}
-
-/// Reads columns [col, col + d) of row `row` of the (batch, head) slice of a
-/// [B, H, N, D] memref, widened to f32.
-Value readKeyRow(ImplicitLocOpBuilder &b, Value mem, Value batch, Value head,
-                 Value row, Value col, int64_t d) {
-  auto memType = cast<MemRefType>(mem.getType());
-  Type elt = memType.getElementType();
-  Value pad = arith::ConstantOp::create(b, b.getZeroAttr(elt));
-  Value v = vector::TransferReadOp::create(
-      b, VectorType::get({d}, elt), mem, ValueRange{batch, head, row, col},
-      pad, ArrayRef<bool>{true});
-  return arith::ExtFOp::create(b, VectorType::get({d}, b.getF32Type()), v);
-}
 
 /// Sums a one-row score across the `lanes` consecutive GPU lanes that hold
 /// the slices of that row (butterfly of shuffle-xor).
@@ -84,39 +58,12 @@ struct LowerLoadTile : OpRewritePattern<LoadTileOp> {
   }
 };
 
-/// Query row index of each tile row: q_pos + [0, 1, .., BLOCK_M-1]. A
-/// constant (not vector.step) so that GPU outlining sinks it into the kernel.
-Value rowIndices(ImplicitLocOpBuilder &b, Value qPos, int64_t bm) {
-  auto idxType = VectorType::get({bm}, b.getIndexType());
-  SmallVector<APInt> iota;
-  for (int64_t i = 0; i < bm; ++i)
-    iota.emplace_back(64, i);
-  Value offsets =
-      arith::ConstantOp::create(b, DenseElementsAttr::get(idxType, iota));
-  return arith::AddIOp::create(
-      b, offsets, vector::BroadcastOp::create(b, idxType, qPos));
-}
-
 /// Masks score S_j (key k_pos + j) per the op's mask kind.
 Value maskScore(ImplicitLocOpBuilder &b, OnlineAttentionOp op, Value s,
                 Value keyIdx, Value numKeys, Value rowIdx) {
   auto rowType = cast<VectorType>(s.getType());
-  int64_t bm = rowType.getDimSize(0);
-  Value inBounds =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::slt, keyIdx, numKeys);
-  Value valid = vector::BroadcastOp::create(
-      b, VectorType::get({bm}, b.getI1Type()), inBounds);
-  if (op.getMask() == MaskKind::causal) {
-    // Row i sees key j iff j <= i + causal_offset.
-    auto idxType = VectorType::get({bm}, b.getIndexType());
-    Value limit = arith::AddIOp::create(
-        b, rowIdx,
-        vector::BroadcastOp::create(b, idxType, op.getCausalOffset()));
-    Value key = vector::BroadcastOp::create(b, idxType, keyIdx);
-    Value visible =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::sle, key, limit);
-    valid = arith::AndIOp::create(b, valid, visible);
-  }
+  Value valid = visibleKeys(b, rowType.getDimSize(0), keyIdx, numKeys, rowIdx,
+                            op.getCausalOffset());
   return arith::SelectOp::create(b, valid, s, splat(b, rowType, -INFINITY));
 }
 
@@ -266,7 +213,11 @@ struct AttnOnlineSoftmaxPass
 
 } // namespace
 
+void mlir::attn::populateLoadTilePatterns(RewritePatternSet &patterns) {
+  patterns.add<LowerLoadTile>(patterns.getContext());
+}
+
 void mlir::attn::populateOnlineSoftmaxPatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerLoadTile, LowerOnlineAttention, LowerEpilogue>(
-      patterns.getContext());
+  populateLoadTilePatterns(patterns);
+  patterns.add<LowerOnlineAttention, LowerEpilogue>(patterns.getContext());
 }

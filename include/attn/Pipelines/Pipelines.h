@@ -1,7 +1,9 @@
 //===- Pipelines.h - attn pass pipelines ------------------------*- C++ -*-===//
 //
-//   attn-to-cpu   : attn-tile, attn-causal-split, attn-online-softmax,
-//                   attn-lower-to-cpu (LLVM dialect, run by tests)
+//   attn-to-cpu   : attn-tile, attn-causal-split, attn-tile-grad,
+//                   attn-causal-split-grad, attn-online-softmax,
+//                   attn-decompose-grad, attn-lower-to-cpu (LLVM dialect,
+//                   run by tests; the backward lowers only here so far)
 //   attn-to-cubin : attn-tile, attn-causal-split, then
 //                   path wgmma: attn-async-pipeline, attn-lower-to-wgmma
 //                   path fma:   attn-distribute-rows, attn-online-softmax

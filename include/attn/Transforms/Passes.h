@@ -23,6 +23,13 @@ namespace attn {
 /// Patterns of attn-online-softmax: tile ops -> vector/arith/math.
 void populateOnlineSoftmaxPatterns(RewritePatternSet &patterns);
 
+/// attn.load_tile -> vector.transfer_read (rows past N read as zero); part
+/// of both decompositions.
+void populateLoadTilePatterns(RewritePatternSet &patterns);
+
+/// Patterns of attn-decompose-grad: backward tile ops -> vector/arith/math.
+void populateDecomposeGradPatterns(RewritePatternSet &patterns);
+
 #define GEN_PASS_REGISTRATION
 #include "attn/Transforms/Passes.h.inc"
 

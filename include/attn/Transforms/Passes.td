@@ -3,6 +3,9 @@
 // The forward lowering, in pipeline order (docs/passes.md):
 //   attn-tile -> attn-causal-split -> [attn-distribute-rows] ->
 //   attn-online-softmax -> attn-lower-to-nvvm | attn-lower-to-cpu
+// The backward (attn.attention_grad):
+//   attn-tile-grad -> attn-causal-split-grad -> attn-decompose-grad ->
+//   attn-lower-to-cpu
 //
 //===----------------------------------------------------------------------===//
 
@@ -202,6 +205,127 @@ def AttnOnlineSoftmax : Pass<"attn-online-softmax", "func::FuncOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::scf::SCFDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// Backward (attn.attention_grad)
+//===----------------------------------------------------------------------===//
+
+def AttnTileGrad : Pass<"attn-tile-grad", "func::FuncOp"> {
+  let summary = "Tile attn.attention_grad into the FlashAttention-2 backward";
+  let description = [{
+    Rewrites each `attn.attention_grad` into three CTA grids, run in order
+    over an fp32 [B, Hq, Nq] scratch buffer `Delta` (`memref.alloc`, freed
+    after the last):
+
+    ```
+    // (a) preprocess: Delta = rowsum(dO * O), fp32
+    scf.forall (%qb, %h, %b) in (ceil(Nq / BLOCK_M), Hq, B) {
+      %delta = attn.grad_delta (load_tile O), (load_tile dO)
+      attn.store_rows %delta, Delta[%b, %h, %qb * BLOCK_M]
+    }
+    // (b) dK, dV: the K/V block stays resident, the Q blocks are walked
+    scf.forall (%kb, %hkv, %b) in (ceil(Nk / BLOCK_N), Hkv, B) {
+      K, V tiles [BLOCK_N, D] at %kb * BLOCK_N
+      %dK, %dV = scf.for %g = 0 to Hq / Hkv iter_args(0, 0) {  // GQA group
+        scf.for %qb = 0 to ceil(Nq / BLOCK_M) iter_args(...) {
+          Q, dO tiles and LSE, Delta rows of head %hkv * (Hq / Hkv) + %g
+          attn.grad_dkdv ... mask(none | causal)
+        }
+      }
+      attn.store_tile %dK, dK[...]; attn.store_tile %dV, dV[...]
+    }
+    // (c) dQ: the Q block stays resident, the K/V blocks are walked
+    scf.forall (%qb, %h, %b) in (ceil(Nq / BLOCK_M), Hq, B) {
+      %dQ = scf.for %kb = 0 to ceil(Nk / BLOCK_N) iter_args(0) {
+        attn.grad_dq ... mask(none | bounds | causal)
+      }
+      attn.store_tile %dQ, dQ[...]
+    }
+    ```
+
+    dK and dV of a KV head sum its group's query heads inside one CTA and
+    dQ is a separate grid: no atomics, bitwise reproducible. The grids are
+    mapped to `#gpu.block<x, y, z>` as attn-tile's. Causal blocks carry the
+    causal mask; `attn-causal-split-grad` splits the loops. Errors: dynamic
+    head dim D; block sizes out of range.
+    Source: FlashAttention-2 (arXiv 2307.08691) Algorithm 2 with a separate
+    dQ pass; seed 000, backward (preprocess, dK/dV kernel, dQ kernel).
+  }];
+  let options = [
+    Option<"blockM", "block-m", "int64_t", "64",
+           "Query rows per Q block (BLOCK_M)">,
+    Option<"blockN", "block-n", "int64_t", "64",
+           "Keys per K/V block (BLOCK_N)">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def AttnCausalSplitGrad : Pass<"attn-causal-split-grad", "func::FuncOp"> {
+  let summary = "Split the backward's block loops into mask-free and masked blocks";
+  let description = [{
+    The backward's `attn-causal-split`, on the loops of `attn-tile-grad`
+    whose step is masked:
+
+    * dQ nest (`attn.grad_dq`, a Q block walking K/V blocks): as the
+      forward, `[0, num_full)` mask-free (`{attn.stage = "full"}`),
+      `[num_full, num_end)` masked (`{attn.stage = "masked"}`), blocks
+      past `num_end` skipped; same formulas as `attn-causal-split`.
+    * dK/dV nest (`attn.grad_dkdv`, a K/V block at k_pos walking Q blocks,
+      causal only): with offset = Nk - Nq, rows from `k_pos - offset` on
+      see the block's first key and rows from `k_pos + BLOCK_N - 1 -
+      offset` on see all of them, so
+      `q_begin = clamp(k_pos - offset, 0, R) floordiv BLOCK_M` and
+      `q_full = ceildiv(clamp(k_pos + BLOCK_N - 1 - offset, 0, R), BLOCK_M)`
+      (R = ceil(Nq / BLOCK_M) * BLOCK_M): Q blocks before `q_begin` are
+      skipped (above the diagonal), `[q_begin, q_full)` stay masked (the
+      diagonal, `{attn.stage = "masked"}`, run first) and
+      `[q_full, ceil(Nq / BLOCK_M))` run without a mask
+      (`{attn.stage = "full"}`).
+
+    Nq and Nk tails need no mask in the dK/dV nest (rows past Nq load as
+    zero; rows of dK, dV past Nk are not stored). Loops already unmasked or
+    split are left alone. Source: seed 000, causal STAGE split and the
+    backward kernels' loop bounds.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def AttnDecomposeGrad : Pass<"attn-decompose-grad", "func::FuncOp"> {
+  let summary = "Decompose the backward tile ops (P recomputed in the exp2 domain)";
+  let description = [{
+    Rewrites `attn.load_tile`, `attn.load_rows`, `attn.store_rows`,
+    `attn.store_tile`, `attn.grad_delta`, `attn.grad_dkdv` and `attn.grad_dq`
+    into vector/arith/math IR (the pattern set is
+    `populateDecomposeGradPatterns`). Per key j of a block (unrolled), with
+    c = scale * log2(e) folded into the Q tile once and the rows of LSE
+    taken to the log2 domain (`LSE2 = LSE * log2(e)`, +inf where LSE = -inf,
+    so rows without keys give P = 0):
+
+    ```
+    S_j  = rowsum(Q * K[j]) * c                 // vector<BLOCK_M>
+    P_j  = mask_j ? exp2(S_j - LSE2) : 0
+    dP_j = rowsum(dO * V[j])
+    dS_j = P_j * (dP_j - Delta)
+    dK/dV step:  dV[j] += sum_i P_j[i] dO[i]   dK[j] += sum_i dS_j[i] Q[i] * scale
+    dQ step:     dQ += (dS_j * scale) (x) K[j]  // outer product
+    ```
+
+    `attn.grad_delta` is `rowsum(O * dO)` in fp32; `attn.store_tile` rounds
+    to the gradient's element type. Q/dO rows past Nq read as zero (and so
+    do their LSE and Delta): their P V and dS terms vanish. K/V rows past Nk
+    are never read by `attn.grad_dq` (row index clamped, P = 0).
+    Source: FlashAttention-2 Algorithm 2; seed 000 (backward, exp2).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::vector::VectorDialect",
                            "::mlir::memref::MemRefDialect"];

@@ -868,7 +868,7 @@ func.func @load_tile_space(%q: memref<1x4x64x64xf16, 3>, %i: index) -> vector<16
 // attn-online-softmax (arith.extf / truncf of integers). Element types are
 // checked like attn.attention's.
 func.func @load_tile_i8(%q: memref<1x4x64x64xi8>, %i: index) -> vector<16x64xi8> {
-  // expected-error @+1 {{operand 'source' element type must be f16, bf16 or f8E4M3FN, but got 'i8'}}
+  // expected-error @+1 {{operand 'source' element type must be f16, bf16, f32 or f8E4M3FN, but got 'i8'}}
   %t = attn.load_tile %q[%i, %i, %i, %i] : memref<1x4x64x64xi8> -> vector<16x64xi8>
   return %t : vector<16x64xi8>
 }

@@ -349,3 +349,76 @@ func.func @hopper(%q: !qs, %k: !kvs, %v: !kvs, %kpos: index, %nk: index,
   }
   return
 }
+
+// -----
+
+// The backward: GQA 4/2, causal, explicit scale, FlashAttention's
+// [B, N, H, D] layout seen as [B, H, N, D] (strided views, unit D stride).
+!qg = memref<2x4x96x64xbf16, strided<[24576, 64, 256, 1], offset: ?>>
+!kg = memref<2x2x80x64xbf16, strided<[10240, 64, 128, 1], offset: ?>>
+// CHECK-LABEL: func.func @attention_grad
+//       CHECK:   attn.attention_grad ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : memref<2x4x96x64xbf16, strided<[24576, 64, 256, 1], offset: ?>>, memref<2x2x80x64xbf16, strided<[10240, 64, 128, 1], offset: ?>>, memref<2x2x80x64xbf16, strided<[10240, 64, 128, 1], offset: ?>>, memref<2x4x96x64xbf16, strided<[24576, 64, 256, 1], offset: ?>>, memref<2x4x96x64xbf16, strided<[24576, 64, 256, 1], offset: ?>>, memref<2x4x96xf32>)
+//  CHECK-SAME:     outs(%{{.*}}, %{{.*}}, %{{.*}} : memref<2x4x96x64xbf16, strided<[24576, 64, 256, 1], offset: ?>>, memref<2x2x80x64xbf16, strided<[10240, 64, 128, 1], offset: ?>>, memref<2x2x80x64xbf16, strided<[10240, 64, 128, 1], offset: ?>>)
+//  CHECK-SAME:     {causal, scale = 1.250000e-01 : f32}
+func.func @attention_grad(%q: !qg, %k: !kg, %v: !kg, %o: !qg, %do: !qg,
+                          %lse: memref<2x4x96xf32>, %dq: !qg, %dk: !kg,
+                          %dv: !kg) {
+  attn.attention_grad ins(%q, %k, %v, %o, %do, %lse : !qg, !kg, !kg, !qg, !qg,
+                          memref<2x4x96xf32>)
+                      outs(%dq, %dk, %dv : !qg, !kg, !kg)
+                      {causal, scale = 0.125 : f32}
+  return
+}
+
+// -----
+
+// f32, dynamic lengths, default scale, not causal.
+// CHECK-LABEL: func.func @attention_grad_f32_dynamic
+//       CHECK:   attn.attention_grad ins({{.*}} : memref<1x2x?x32xf32>, memref<1x1x?x32xf32>, memref<1x1x?x32xf32>, memref<1x2x?x32xf32>, memref<1x2x?x32xf32>, memref<1x2x?xf32>)
+//  CHECK-SAME:     outs({{.*}} : memref<1x2x?x32xf32>, memref<1x1x?x32xf32>, memref<1x1x?x32xf32>){{$}}
+func.func @attention_grad_f32_dynamic(
+    %q: memref<1x2x?x32xf32>, %k: memref<1x1x?x32xf32>,
+    %v: memref<1x1x?x32xf32>, %o: memref<1x2x?x32xf32>,
+    %do: memref<1x2x?x32xf32>, %lse: memref<1x2x?xf32>,
+    %dq: memref<1x2x?x32xf32>, %dk: memref<1x1x?x32xf32>,
+    %dv: memref<1x1x?x32xf32>) {
+  attn.attention_grad ins(%q, %k, %v, %o, %do, %lse : memref<1x2x?x32xf32>,
+      memref<1x1x?x32xf32>, memref<1x1x?x32xf32>, memref<1x2x?x32xf32>,
+      memref<1x2x?x32xf32>, memref<1x2x?xf32>)
+      outs(%dq, %dk, %dv : memref<1x2x?x32xf32>, memref<1x1x?x32xf32>,
+           memref<1x1x?x32xf32>)
+  return
+}
+
+// -----
+
+// The backward tile ops (attn-tile-grad): rows of LSE / Delta, the
+// preprocess, the dK/dV and dQ steps and the gradient store.
+// CHECK-LABEL: func.func @grad_tiles
+func.func @grad_tiles(%qm: memref<1x4x40x16xf16>, %km: memref<1x2x24x16xf16>,
+                      %lse: memref<1x4x40xf32>, %i: index,
+                      %q: vector<8x16xf16>, %k: vector<4x16xf16>,
+                      %dk: vector<4x16xf32>, %dq: vector<8x16xf32>) {
+  // CHECK: %[[R:.*]] = attn.load_rows %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : memref<1x4x40xf32> -> vector<8xf32>
+  %rows = attn.load_rows %lse[%i, %i, %i] : memref<1x4x40xf32> -> vector<8xf32>
+  // CHECK: %[[D:.*]] = attn.grad_delta %{{.*}}, %{{.*}} : vector<8x16xf16>, vector<8x16xf16> -> vector<8xf32>
+  %delta = attn.grad_delta %q, %q : vector<8x16xf16>, vector<8x16xf16> -> vector<8xf32>
+  // CHECK: attn.store_rows %[[D]], %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : vector<8xf32>, memref<1x4x40xf32>
+  attn.store_rows %delta, %lse[%i, %i, %i] : vector<8xf32>, memref<1x4x40xf32>
+  // CHECK: attn.grad_dkdv q(%{{.*}}, %{{.*}} : vector<8x16xf16>, vector<8x16xf16>) lse_delta(%[[R]], %[[D]] : vector<8xf32>, vector<8xf32>) kv(%{{.*}}, %{{.*}} : vector<4x16xf16>, vector<4x16xf16>) at(%{{.*}}, %{{.*}}, causal_offset %{{.*}}) state(%{{.*}}, %{{.*}} : vector<4x16xf32>, vector<4x16xf32>) {mask = #attn.mask<causal>, scale = 2.500000e-01 : f32}
+  %dk1, %dv1 = attn.grad_dkdv q(%q, %q : vector<8x16xf16>, vector<8x16xf16>)
+      lse_delta(%rows, %delta : vector<8xf32>, vector<8xf32>)
+      kv(%k, %k : vector<4x16xf16>, vector<4x16xf16>)
+      at(%i, %i, causal_offset %i) state(%dk, %dk : vector<4x16xf32>, vector<4x16xf32>)
+      {mask = #attn.mask<causal>, scale = 0.25 : f32}
+  // CHECK: attn.grad_dq q(%{{.*}}, %{{.*}} : vector<8x16xf16>, vector<8x16xf16>) lse_delta(%[[R]], %[[D]] : vector<8xf32>, vector<8xf32>) kv(%{{.*}}, %{{.*}} : memref<1x2x24x16xf16>, memref<1x2x24x16xf16>) at[%{{.*}}, %{{.*}}, %{{.*}}] rows(%{{.*}}) state(%{{.*}} : vector<8x16xf32>) {block_n = 4 : i64, mask = #attn.mask<bounds>, scale = 2.500000e-01 : f32}
+  %dq1 = attn.grad_dq q(%q, %q : vector<8x16xf16>, vector<8x16xf16>)
+      lse_delta(%rows, %delta : vector<8xf32>, vector<8xf32>)
+      kv(%km, %km : memref<1x2x24x16xf16>, memref<1x2x24x16xf16>)
+      at[%i, %i, %i] rows(%i) state(%dq : vector<8x16xf32>)
+      {block_n = 4 : i64, mask = #attn.mask<bounds>, scale = 0.25 : f32}
+  // CHECK: attn.store_tile %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : vector<8x16xf32>, memref<1x4x40x16xf16>
+  attn.store_tile %dq1, %qm[%i, %i, %i] : vector<8x16xf32>, memref<1x4x40x16xf16>
+  attn.store_tile %dv1, %km[%i, %i, %i] : vector<4x16xf32>, memref<1x2x24x16xf16>
+  return
+}

@@ -142,6 +142,12 @@ FailureOr<MemRefType> checkRank(Operation *op, Value v, StringRef name,
 LogicalResult checkNotLowered(Operation *op) {
   if (!op->getParentOfType<LLVM::LLVMFuncOp>())
     return success();
+  if (isa<AttentionGradOp, LoadRowsOp, StoreRowsOp, StoreTileOp, GradDeltaOp,
+          GradDKDVOp, GradDQOp>(op))
+    return op->emitOpError(
+        "is inside an LLVM function: it was not rewritten before the lowering "
+        "to LLVM (run attn-tile-grad and attn-decompose-grad first, or use "
+        "--attn-to-cpu)");
   return op->emitOpError(
       "is inside an LLVM function: it was not rewritten before the lowering "
       "to LLVM (run attn-tile, attn-causal-split, [attn-distribute-rows,] "
@@ -296,6 +302,112 @@ LogicalResult AttentionOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// AttentionGradOp
+//===----------------------------------------------------------------------===//
+
+int64_t AttentionGradOp::getHeadDim() {
+  return cast<MemRefType>(getQ().getType()).getDimSize(3);
+}
+
+float AttentionGradOp::getScaleOrDefault() {
+  if (auto scale = getScaleAttr())
+    return scale.getValueAsDouble();
+  return 1.0f / std::sqrt(static_cast<float>(getHeadDim()));
+}
+
+namespace {
+/// Checks that every dimension of operand `name` equals `expected` (the
+/// shape of operand `refName`) where both are static.
+LogicalResult checkSameShape(Operation *op, MemRefType type, StringRef name,
+                             ArrayRef<int64_t> expected, StringRef refName) {
+  for (auto [got, want] : llvm::zip_equal(type.getShape(), expected))
+    if (dimsDiffer(got, want))
+      return op->emitOpError() << "operand '" << name << "' shape must equal '"
+                               << refName << "' shape " << shapeStr(expected)
+                               << ", but got " << shapeStr(type.getShape());
+  return success();
+}
+
+bool isGradElement(Type t) { return t.isF16() || t.isBF16() || t.isF32(); }
+} // namespace
+
+LogicalResult AttentionGradOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkNotLowered(op)))
+    return failure();
+  // Rank, memory space, layout, D stride and extent, in operand order.
+  StringRef qLayout = "[B, Hq, Nq, D]", kLayout = "[B, Hkv, Nk, D]";
+  SmallVector<std::tuple<StringRef, Value, StringRef>> tensors = {
+      {"q", getQ(), qLayout},   {"k", getK(), kLayout},
+      {"v", getV(), kLayout},   {"o", getO(), qLayout},
+      {"dO", getDO(), qLayout}, {"dQ", getDQ(), qLayout},
+      {"dK", getDK(), kLayout}, {"dV", getDV(), kLayout}};
+  SmallVector<MemRefType> types;
+  for (auto [name, value, layout] : tensors) {
+    FailureOr<MemRefType> t = checkRank(op, value, name, 4, layout);
+    if (failed(t))
+      return failure();
+    types.push_back(*t);
+  }
+  FailureOr<MemRefType> lse = checkRank(op, getLse(), "lse", 3, "[B, Hq, Nq]");
+  if (failed(lse))
+    return failure();
+
+  // Element types: one of f16, bf16, f32 for all eight; LSE is f32.
+  Type qElt = types[0].getElementType();
+  if (!isGradElement(qElt))
+    return emitOpError() << "operand 'q' element type must be f16, bf16 or "
+                            "f32 (there is no FP8 backward), but got "
+                         << qElt;
+  for (auto [i, t] : llvm::enumerate(types))
+    if (t.getElementType() != qElt)
+      return emitOpError() << "operand '" << std::get<0>(tensors[i])
+                           << "' element type must match 'q' (" << qElt
+                           << "), but got " << t.getElementType();
+  if (!lse->getElementType().isF32())
+    return emitOpError() << "operand 'lse' element type must be f32, but got "
+                         << lse->getElementType();
+
+  // Shapes: K agrees with Q on B and D; the rest match Q or K.
+  ArrayRef<int64_t> qs = types[0].getShape(), ks = types[1].getShape();
+  if (failed(checkDim(op, types[1], "k", 0, "batch B", qs[0], "q")) ||
+      failed(checkDim(op, types[1], "k", 3, "head dim D", qs[3], "q")))
+    return failure();
+  for (auto [i, t] : llvm::enumerate(types)) {
+    StringRef layout = std::get<2>(tensors[i]);
+    if (i > 1 && failed(checkSameShape(op, t, std::get<0>(tensors[i]),
+                                       layout == qLayout ? qs : ks,
+                                       layout == qLayout ? "q" : "k")))
+      return failure();
+  }
+  int64_t hq = qs[1], hkv = ks[1], d = qs[3];
+  if (hkv == 0 || (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) &&
+                   hq % hkv != 0))
+    return emitOpError() << "operand 'q' head count Hq (" << dimStr(hq)
+                         << ") must be a positive multiple of operand 'k' "
+                            "head count Hkv ("
+                         << dimStr(hkv) << ") for GQA/MQA";
+  if (!ShapedType::isDynamic(d) && (d <= 0 || d > 256 || d % 8 != 0))
+    return emitOpError() << "operand 'q' head dim D must be a multiple of 8 "
+                            "in [8, 256], but got "
+                         << d;
+  SmallVector<int64_t> lseShape = {qs[0], qs[1], qs[2]};
+  for (auto [got, want] : llvm::zip_equal(lse->getShape(), lseShape))
+    if (dimsDiffer(got, want))
+      return emitOpError() << "operand 'lse' shape must be [B, Hq, Nq] = "
+                           << shapeStr(lseShape) << ", but got "
+                           << shapeStr(lse->getShape());
+  if (auto scale = getScaleAttr()) {
+    double s = scale.getValueAsDouble();
+    if (!(s > 0.0) || !std::isfinite(s))
+      return emitOpError() << "attribute 'scale' must be a positive finite "
+                              "number, but got "
+                           << s;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Tile ops
 //===----------------------------------------------------------------------===//
 
@@ -351,9 +463,10 @@ LogicalResult LoadTileOp::verify() {
                          << src.getRank();
   if (failed(checkMemRef(*this, src, "source")))
     return failure();
-  if (!isSupportedInput(src.getElementType()))
-    return emitOpError() << "operand 'source' element type must be f16, bf16 "
-                            "or f8E4M3FN, but got "
+  // f32: the backward's inputs (attn-tile-grad) may be f32.
+  if (!isSupportedInput(src.getElementType()) && !src.getElementType().isF32())
+    return emitOpError() << "operand 'source' element type must be f16, "
+                            "bf16, f32 or f8E4M3FN, but got "
                          << src.getElementType();
   if (res.getRank() != 2 || res.getElementType() != src.getElementType() ||
       tileExceeds(res.getDimSize(1), src.getDimSize(3)))
@@ -447,6 +560,182 @@ LogicalResult EpilogueOp::verify() {
     return checkSharedTile(getOperation(), staging, "staging", blockM, d,
                            o.getElementType());
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Backward tile ops
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// An fp32 [B, H, N] memref (LSE, Delta).
+LogicalResult checkRowsMemRef(Operation *op, Value v, StringRef name) {
+  auto t = cast<MemRefType>(v.getType());
+  if (t.getRank() != 3 || !t.getElementType().isF32())
+    return op->emitOpError()
+           << "operand '" << name
+           << "' must be an f32 [B, H, N] memref, but got " << t;
+  return checkMemRef(op, t, name);
+}
+
+/// A [rows, D] tile of f16, bf16 or f32 (rows or D given: must match).
+FailureOr<VectorType> checkGradTile(Operation *op, Value v, StringRef name,
+                                    int64_t rows, int64_t d, Type elt) {
+  auto t = cast<VectorType>(v.getType());
+  bool ok = t.getRank() == 2 && isGradElement(t.getElementType()) &&
+            (!elt || t.getElementType() == elt) &&
+            (rows < 0 || t.getDimSize(0) == rows) &&
+            (d < 0 || t.getDimSize(1) == d);
+  if (!ok) {
+    auto diag = op->emitOpError() << "operand '" << name << "' must be a [";
+    diag << (rows < 0 ? "ROWS" : std::to_string(rows)) << ", "
+         << (d < 0 ? "D" : std::to_string(d)) << "] tile of ";
+    if (elt)
+      diag << elt;
+    else
+      diag << "f16, bf16 or f32";
+    diag << ", but got " << t;
+    return failure();
+  }
+  return t;
+}
+
+LogicalResult checkScale(Operation *op, APFloat scale) {
+  double s = scale.convertToDouble();
+  if (!(s > 0.0) || !std::isfinite(s))
+    return op->emitOpError() << "attribute 'scale' must be a positive finite "
+                                "number, but got "
+                             << s;
+  return success();
+}
+
+/// What the two backward steps share: Q, dO [BLOCK_M, D] of one element
+/// type, LSE and Delta rows, scale, and causal_offset with the causal mask.
+FailureOr<VectorType> checkGradStep(Operation *op, Value q, Value dO, Value lse,
+                                    Value delta, APFloat scale, MaskKind mask,
+                                    Value causalOffset) {
+  FailureOr<VectorType> qt = checkGradTile(op, q, "q", -1, -1, Type());
+  if (failed(qt))
+    return failure();
+  int64_t blockM = qt->getDimSize(0), d = qt->getDimSize(1);
+  if (failed(checkGradTile(op, dO, "dO", blockM, d, qt->getElementType())) ||
+      failed(checkF32Vector(op, lse.getType(), "lse", {blockM})) ||
+      failed(checkF32Vector(op, delta.getType(), "delta", {blockM})) ||
+      failed(checkScale(op, scale)))
+    return failure();
+  if ((mask == MaskKind::causal) != static_cast<bool>(causalOffset))
+    return op->emitOpError() << "operand 'causal_offset' must be present "
+                                "exactly when mask is causal";
+  return qt;
+}
+} // namespace
+
+LogicalResult LoadRowsOp::verify() {
+  if (failed(checkNotLowered(*this)) ||
+      failed(checkRowsMemRef(*this, getSource(), "source")))
+    return failure();
+  auto res = cast<VectorType>(getResult().getType());
+  if (res.getRank() != 1 || !res.getElementType().isF32())
+    return emitOpError() << "result must be vector<BLOCK_M x f32>, but got "
+                         << res;
+  return success();
+}
+
+LogicalResult StoreRowsOp::verify() {
+  if (failed(checkNotLowered(*this)) ||
+      failed(checkRowsMemRef(*this, getDest(), "dest")))
+    return failure();
+  auto value = cast<VectorType>(getValue().getType());
+  if (value.getRank() != 1 || !value.getElementType().isF32())
+    return emitOpError() << "operand 'value' must be vector<BLOCK_M x f32>, "
+                            "but got "
+                         << value;
+  return success();
+}
+
+LogicalResult StoreTileOp::verify() {
+  if (failed(checkNotLowered(*this)))
+    return failure();
+  auto value = cast<VectorType>(getValue().getType());
+  if (value.getRank() != 2 || !value.getElementType().isF32())
+    return emitOpError() << "operand 'value' must be a [ROWS, D] f32 tile, "
+                            "but got "
+                         << value;
+  auto dest = cast<MemRefType>(getDest().getType());
+  if (dest.getRank() != 4 || !isGradElement(dest.getElementType()) ||
+      dimsDiffer(dest.getDimSize(3), value.getDimSize(1)))
+    return emitOpError() << "operand 'dest' must be a [B, H, N, "
+                         << value.getDimSize(1)
+                         << "] memref of f16, bf16 or f32, but got " << dest;
+  return checkMemRef(*this, dest, "dest");
+}
+
+LogicalResult GradDeltaOp::verify() {
+  if (failed(checkNotLowered(*this)))
+    return failure();
+  FailureOr<VectorType> o = checkGradTile(*this, getO(), "o", -1, -1, Type());
+  if (failed(o) || failed(checkGradTile(*this, getDO(), "dO", o->getDimSize(0),
+                                        o->getDimSize(1), o->getElementType())))
+    return failure();
+  if (getDelta().getType() !=
+      VectorType::get({o->getDimSize(0)}, Float32Type::get(getContext())))
+    return emitOpError() << "result must be vector<" << o->getDimSize(0)
+                         << "xf32>, but got " << getDelta().getType();
+  return success();
+}
+
+LogicalResult GradDKDVOp::verify() {
+  if (failed(checkNotLowered(*this)))
+    return failure();
+  FailureOr<VectorType> q =
+      checkGradStep(*this, getQ(), getDO(), getLse(), getDelta(), getScale(),
+                    getMask(), getCausalOffset());
+  if (failed(q))
+    return failure();
+  int64_t d = q->getDimSize(1);
+  FailureOr<VectorType> k =
+      checkGradTile(*this, getK(), "k", -1, d, q->getElementType());
+  if (failed(k))
+    return failure();
+  int64_t blockN = k->getDimSize(0);
+  if (!isValidBlockN(blockN))
+    return emitOpError() << "operand 'k' must have BLOCK_N in [1, "
+                         << kMaxBlockN << "] rows, but got " << blockN;
+  if (failed(
+          checkGradTile(*this, getV(), "v", blockN, d, q->getElementType())) ||
+      failed(checkF32Vector(*this, getDK().getType(), "dK", {blockN, d})) ||
+      failed(checkF32Vector(*this, getDV().getType(), "dV", {blockN, d})))
+    return failure();
+  if (getMask() == MaskKind::bounds)
+    return emitOpError() << "attribute 'mask' must be none or causal (rows "
+                            "past Nq load as zero and contribute nothing), "
+                            "but got bounds";
+  return success();
+}
+
+LogicalResult GradDQOp::verify() {
+  if (failed(checkNotLowered(*this)))
+    return failure();
+  FailureOr<VectorType> q =
+      checkGradStep(*this, getQ(), getDO(), getLse(), getDelta(), getScale(),
+                    getMask(), getCausalOffset());
+  if (failed(q))
+    return failure();
+  int64_t d = q->getDimSize(1);
+  for (auto [name, val] : {std::pair<StringRef, Value>{"k", getK()},
+                           std::pair<StringRef, Value>{"v", getV()}}) {
+    auto t = cast<MemRefType>(val.getType());
+    if (t.getRank() != 4 || dimsDiffer(t.getDimSize(3), d) ||
+        t.getElementType() != q->getElementType())
+      return emitOpError() << "operand '" << name << "' must be a [B, Hkv, "
+                           << "Nk, " << d << "] memref of "
+                           << q->getElementType() << ", but got " << t;
+    if (failed(checkMemRef(*this, t, name)))
+      return failure();
+  }
+  if (!isValidBlockN(getBlockN()))
+    return emitOpError() << "attribute 'block_n' must be in [1, " << kMaxBlockN
+                         << "], but got " << getBlockN();
+  return checkF32Vector(*this, getDQ().getType(), "dQ", {q->getDimSize(0), d});
 }
 
 //===----------------------------------------------------------------------===//

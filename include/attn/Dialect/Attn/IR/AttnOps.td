@@ -88,6 +88,79 @@ def Attn_AttentionOp : Attn_Op<"attention", [AttrSizedOperandSegments]> {
 }
 
 //===----------------------------------------------------------------------===//
+// attn.attention_grad
+//===----------------------------------------------------------------------===//
+
+def Attn_AttentionGradOp : Attn_Op<"attention_grad"> {
+  let summary = "gradients dQ, dK, dV of exact attention (backward)";
+  let description = [{
+    The backward of `attn.attention` with the same layouts and semantics:
+    given Q, K, V, the forward's output O, the output gradient dO and the
+    forward's `LSE`, writes
+
+    ```
+    P     = exp(S - LSE),  S = Q K^T * scale (+ causal mask: P = 0 there)
+    dV    = P^T dO                      (summed over the query heads of a group)
+    dP    = dO V^T
+    Delta = rowsum(dO * O)              (fp32, [B, Hq, Nq])
+    dS    = P * (dP - Delta)
+    dQ    = dS K * scale
+    dK    = dS^T Q * scale              (summed over the query heads of a group)
+    ```
+
+    Shapes (any strides; D must have unit stride at run time):
+    * `q`, `o`, `do`, `dq`: [B, Hq, Nq, D]; `k`, `v`, `dk`, `dv`:
+      [B, Hkv, Nk, D]; `lse`: fp32 [B, Hq, Nq], natural log (the forward's
+      LSE: `log(sum_j exp(S_ij))`, -inf for a row that sees no key).
+    * GQA/MQA: `Hq % Hkv == 0`; query head h reads KV head `h / (Hq / Hkv)`,
+      and dK, dV of a KV head sum the contributions of its `Hq / Hkv` query
+      heads.
+
+    Attributes, as the forward's: `scale` (f32 > 0, default `1/sqrt(D)`);
+    `causal`, bottom-right aligned (query i sees key j iff
+    `j <= i + Nk - Nq`). A row that sees no key contributes nothing: its dQ
+    is 0, never NaN; a key no row sees gets dK = dV = 0.
+
+    Element types: Q, K, V, O, dO, dQ, dK, dV all f16, all bf16 or all f32
+    (no FP8 backward); accumulation is fp32 and the gradients are rounded to
+    the element type once, at the end. D is a multiple of 8 in [8, 256].
+
+    Source: FlashAttention-2 (Dao 2023, arXiv 2307.08691) Algorithm 2, with
+    dQ computed by a separate loop nest instead of atomic adds (deterministic);
+    seed 000, backward section (preprocess Delta, dK/dV with the K/V loop
+    outside, dQ with the Q loop outside), and seed 002 (the equations).
+
+    Example:
+    ```mlir
+    attn.attention_grad ins(%q, %k, %v, %o, %do, %lse : memref<1x32x1024x128xbf16>,
+        memref<1x8x1024x128xbf16>, memref<1x8x1024x128xbf16>,
+        memref<1x32x1024x128xbf16>, memref<1x32x1024x128xbf16>,
+        memref<1x32x1024xf32>)
+        outs(%dq, %dk, %dv : memref<1x32x1024x128xbf16>,
+             memref<1x8x1024x128xbf16>, memref<1x8x1024x128xbf16>) {causal}
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$q, AnyMemRef:$k, AnyMemRef:$v,
+                       AnyMemRef:$o, AnyMemRef:$dO, AnyMemRef:$lse,
+                       AnyMemRef:$dQ, AnyMemRef:$dK, AnyMemRef:$dV,
+                       OptionalAttr<F32Attr>:$scale, UnitAttr:$causal);
+  let assemblyFormat = [{
+    `ins` `(` $q `,` $k `,` $v `,` $o `,` $dO `,` $lse `:` type($q) `,`
+        type($k) `,` type($v) `,` type($o) `,` type($dO) `,` type($lse) `)`
+    `outs` `(` $dQ `,` $dK `,` $dV `:` type($dQ) `,` type($dK) `,`
+        type($dV) `)`
+    attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The softmax scale: the `scale` attribute or 1/sqrt(D).
+    float getScaleOrDefault();
+    /// Static head dimension D (ShapedType::kDynamic if dynamic).
+    int64_t getHeadDim();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Tile ops (produced by attn-tile)
 //===----------------------------------------------------------------------===//
 
@@ -191,6 +264,164 @@ def Attn_EpilogueOp : Attn_Op<"epilogue", [
     `to` $o (`,` `lse` $lse^)? `[` $batch `,` $head `,` $q_pos `,` $col `]`
     (`staging` `(` $staging^ `:` type($staging) `)`)?
     attr-dict `:` type($o) (`,` type($lse)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Backward tile ops (produced by attn-tile-grad)
+//===----------------------------------------------------------------------===//
+
+def Attn_LoadRowsOp : Attn_Op<"load_rows", [MemoryEffects<[MemRead]>]> {
+  let summary = "load BLOCK_M per-row fp32 values (LSE, Delta)";
+  let description = [{
+    Reads rows `row .. row + BLOCK_M - 1` of the fp32 [B, H, N] memref at
+    (`batch`, `head`) into a `vector<BLOCK_M x f32>`. Rows at or past N read
+    as zero (the backward tile ops make such rows contribute nothing).
+  }];
+  let arguments = (ins AnyMemRef:$source, Index:$batch, Index:$head,
+                       Index:$row);
+  let results = (outs AnyVectorOfNonZeroRank:$result);
+  let assemblyFormat = [{
+    $source `[` $batch `,` $head `,` $row `]` attr-dict `:` type($source)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_StoreRowsOp : Attn_Op<"store_rows", [MemoryEffects<[MemWrite]>]> {
+  let summary = "store BLOCK_M per-row fp32 values (Delta)";
+  let description = [{
+    Writes a `vector<BLOCK_M x f32>` to rows `row ..` of the fp32
+    [B, H, N] memref at (`batch`, `head`); rows at or past N are not written.
+  }];
+  let arguments = (ins AnyVectorOfNonZeroRank:$value, AnyMemRef:$dest,
+                       Index:$batch, Index:$head, Index:$row);
+  let assemblyFormat = [{
+    $value `,` $dest `[` $batch `,` $head `,` $row `]` attr-dict `:`
+    type($value) `,` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_StoreTileOp : Attn_Op<"store_tile", [MemoryEffects<[MemWrite]>]> {
+  let summary = "store an fp32 [ROWS, D] gradient tile (dQ, dK, dV)";
+  let description = [{
+    Rounds the fp32 tile `value` ([ROWS, D]) to the element type of the
+    [B, H, N, D] memref `dest` and writes it to rows `row ..` of
+    (`batch`, `head`); rows at or past N are not written.
+  }];
+  let arguments = (ins AnyVectorOfNonZeroRank:$value, AnyMemRef:$dest,
+                       Index:$batch, Index:$head, Index:$row);
+  let assemblyFormat = [{
+    $value `,` $dest `[` $batch `,` $head `,` $row `]` attr-dict `:`
+    type($value) `,` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_GradDeltaOp : Attn_Op<"grad_delta", [Pure]> {
+  let summary = "the backward preprocess: Delta = rowsum(dO * O) in fp32";
+  let description = [{
+    For an O tile and a dO tile ([BLOCK_M, D], the same element type),
+    returns `Delta_i = sum_d dO[i, d] * O[i, d]` accumulated in fp32
+    (`vector<BLOCK_M x f32>`). Delta is the `D_i` of FlashAttention-2
+    Algorithm 2 (line 4) and seed 000's preprocess kernel.
+  }];
+  let arguments = (ins AnyVectorOfNonZeroRank:$o, AnyVectorOfNonZeroRank:$dO);
+  let results = (outs AnyVectorOfNonZeroRank:$delta);
+  let assemblyFormat = [{
+    $o `,` $dO attr-dict `:` type($o) `,` type($dO) `->` type($delta)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_GradDKDVOp : Attn_Op<"grad_dkdv", [
+    Pure, AllTypesMatch<["dK", "new_dK"]>, AllTypesMatch<["dV", "new_dV"]>]> {
+  let summary = "one dK/dV step: fold a Q block into a stationary K/V block";
+  let description = [{
+    With the K/V block `k`, `v` ([BLOCK_N, D], keys `k_pos ..`) resident
+    and the Q block `q`, `dO` ([BLOCK_M, D], query rows `q_pos ..`) with
+    their fp32 rows `lse` (the forward's natural-log LSE) and `delta`
+    (rowsum(dO * O)), all `vector<BLOCK_M x f32>`:
+
+    ```
+    S   = Q K^T * scale * log2(e)              // exp2 domain, as the forward
+    P   = exp2(S - LSE * log2(e))              // P = 0 where masked or LSE = -inf
+    dV' = dV + P^T dO
+    dP  = dO V^T
+    dS  = P * (dP - Delta)
+    dK' = dK + dS^T Q * scale
+    ```
+
+    `mask`: `none` or `causal` (P = 0 where key j > row i +
+    `causal_offset`, `causal_offset` = Nk - Nq, present exactly for this
+    kind). `bounds` is not needed: rows past Nq load as zero (Q, dO, LSE,
+    Delta) and contribute nothing, and the rows of dK, dV past Nk are never
+    stored. State: dK, dV: `vector<BLOCK_N x D x f32>`.
+    Source: FlashAttention-2 Algorithm 2 (lines 10-20, without dQ);
+    seed 000, the dK/dV kernel.
+  }];
+  let arguments = (ins AnyVectorOfNonZeroRank:$q, AnyVectorOfNonZeroRank:$dO,
+                       AnyVectorOfNonZeroRank:$lse,
+                       AnyVectorOfNonZeroRank:$delta,
+                       AnyVectorOfNonZeroRank:$k, AnyVectorOfNonZeroRank:$v,
+                       Index:$q_pos, Index:$k_pos,
+                       Optional<Index>:$causal_offset,
+                       AnyVectorOfNonZeroRank:$dK, AnyVectorOfNonZeroRank:$dV,
+                       F32Attr:$scale, Attn_MaskKindAttr:$mask);
+  let results = (outs AnyVectorOfNonZeroRank:$new_dK,
+                      AnyVectorOfNonZeroRank:$new_dV);
+  let assemblyFormat = [{
+    `q` `(` $q `,` $dO `:` type($q) `,` type($dO) `)`
+    `lse_delta` `(` $lse `,` $delta `:` type($lse) `,` type($delta) `)`
+    `kv` `(` $k `,` $v `:` type($k) `,` type($v) `)`
+    `at` `(` $q_pos `,` $k_pos (`,` `causal_offset` $causal_offset^)? `)`
+    `state` `(` $dK `,` $dV `:` type($dK) `,` type($dV) `)`
+    attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_GradDQOp : Attn_Op<"grad_dq", [
+    MemoryEffects<[MemRead]>, AllTypesMatch<["dQ", "new_dQ"]>]> {
+  let summary = "one dQ step: fold a K/V block into the Q block's dQ";
+  let description = [{
+    The dQ loop nest's step (Q block resident, K/V blocks walked): for the
+    `block_n` keys starting at `k_pos` of (`batch`, `kv_head`) in `k`, `v`
+    ([B, Hkv, Nk, D] memrefs), with `q`, `dO`, `lse`, `delta` as in
+    `attn.grad_dkdv`:
+
+    ```
+    P   = exp2(Q K^T * scale * log2(e) - LSE * log2(e))
+    dS  = P * (dO V^T - Delta)
+    dQ' = dQ + dS K * scale
+    ```
+
+    `mask` as in `attn.online_attention`: `none`, `bounds` (keys at or past
+    Nk: P = 0, never read) or `causal` (bounds, and key j > row i +
+    `causal_offset`). State: dQ: `vector<BLOCK_M x D x f32>`.
+    Source: FlashAttention-2 Algorithm 2 (line 21) as a separate loop
+    nest (no atomics); seed 000, the dQ kernel.
+  }];
+  let arguments = (ins AnyVectorOfNonZeroRank:$q, AnyVectorOfNonZeroRank:$dO,
+                       AnyVectorOfNonZeroRank:$lse,
+                       AnyVectorOfNonZeroRank:$delta,
+                       AnyMemRef:$k, AnyMemRef:$v,
+                       Index:$batch, Index:$kv_head, Index:$k_pos,
+                       Index:$q_pos, Optional<Index>:$causal_offset,
+                       AnyVectorOfNonZeroRank:$dQ,
+                       F32Attr:$scale, I64Attr:$block_n,
+                       Attn_MaskKindAttr:$mask);
+  let results = (outs AnyVectorOfNonZeroRank:$new_dQ);
+  let assemblyFormat = [{
+    `q` `(` $q `,` $dO `:` type($q) `,` type($dO) `)`
+    `lse_delta` `(` $lse `,` $delta `:` type($lse) `,` type($delta) `)`
+    `kv` `(` $k `,` $v `:` type($k) `,` type($v) `)`
+    `at` `[` $batch `,` $kv_head `,` $k_pos `]`
+    `rows` `(` $q_pos (`,` `causal_offset` $causal_offset^)? `)`
+    `state` `(` $dQ `:` type($dQ) `)`
+    attr-dict
   }];
   let hasVerifier = 1;
 }
