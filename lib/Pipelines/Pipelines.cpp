@@ -60,10 +60,11 @@ KernelPath mlir::attn::resolvePath(KernelPath path, StringRef chip) {
 
 std::pair<int64_t, int64_t>
 mlir::attn::defaultBlockSizes(KernelPath path, int64_t headDim,
-                              std::optional<int64_t> seqLenQ) {
+                              std::optional<int64_t> seqLenQ, int64_t blockN) {
   if (path == KernelPath::fma)
-    return {64, 16};
-  return {tensorCoreBlockM(headDim, seqLenQ), tensorCoreBlockN(headDim)};
+    return {64, blockN ? blockN : 16};
+  int64_t bn = blockN ? blockN : tensorCoreBlockN(headDim);
+  return {tensorCoreBlockM(headDim, bn, seqLenQ), bn};
 }
 
 void mlir::attn::buildCubinPipeline(OpPassManager &pm,

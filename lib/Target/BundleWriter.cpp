@@ -45,6 +45,9 @@ struct KernelSource {
   func::FuncOp func;
   DenseMap<unsigned, Operand> roles; // function argument -> operand
   bundle::FwdKey key;
+  // Block sizes asked for (attribute or option; 0: the default), which a
+  // variant starts from: its defaults follow its own path and BLOCK_N.
+  int64_t requestedBlockM = 0, requestedBlockN = 0;
 };
 
 /// True for memref<...> with fully dynamic offset and strides, except a unit
@@ -218,15 +221,17 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
            << func->getAttr("attn.path");
   }
   key.path = path == KernelPath::wgmma ? "wgmma" : "fma";
-  auto [bm, bn] = defaultBlockSizes(path, key.headDim, key.seqLenQ);
-  FailureOr<int64_t> blockM = blockSize(
-      func, "attn.block_m", opts.blockM ? opts.blockM : bm, kMaxBlockM);
-  FailureOr<int64_t> blockN = blockSize(
-      func, "attn.block_n", opts.blockN ? opts.blockN : bn, kMaxBlockN);
+  FailureOr<int64_t> blockM =
+      blockSize(func, "attn.block_m", opts.blockM, kMaxBlockM);
+  FailureOr<int64_t> blockN =
+      blockSize(func, "attn.block_n", opts.blockN, kMaxBlockN);
   if (failed(blockM) || failed(blockN))
     return failure();
-  key.blockM = *blockM;
-  key.blockN = *blockN;
+  src.requestedBlockM = *blockM;
+  src.requestedBlockN = *blockN;
+  auto [bm, bn] = defaultBlockSizes(path, key.headDim, key.seqLenQ, *blockN);
+  key.blockM = *blockM ? *blockM : bm;
+  key.blockN = bn;
   return src;
 }
 
@@ -442,8 +447,10 @@ FailureOr<std::string> hashCubin(Location loc, StringRef cubinPath) {
 
 /// Lowers one kernel function and writes its PTX and cubin.
 /// The pipeline options of `src` (block sizes and path of its key, the
-/// rest from `opts`), then `variant` (pipeline option text) over them; the
-/// key takes the variant's block sizes and path.
+/// rest from `opts`), or for a variant: the block sizes `src` asked for
+/// (not its defaults), then `variant` (pipeline option text) over them,
+/// block sizes still unset taking the defaults of the variant's path and
+/// BLOCK_N; the key takes the variant's block sizes and path.
 LogicalResult pipelineOptions(KernelSource &src, const BundleOptions &opts,
                               StringRef variant,
                               CubinPipelineOptions &pipeline) {
@@ -459,6 +466,8 @@ LogicalResult pipelineOptions(KernelSource &src, const BundleOptions &opts,
   pipeline.features = opts.features;
   if (variant.empty())
     return success();
+  pipeline.blockM = src.requestedBlockM;
+  pipeline.blockN = src.requestedBlockN;
   std::string error;
   llvm::raw_string_ostream os(error);
   if (failed(pipeline.parseFromString(variant, os)) ||
@@ -468,14 +477,16 @@ LogicalResult pipelineOptions(KernelSource &src, const BundleOptions &opts,
            << (error.empty() ? "chip and features are the bundle's"
                              : StringRef(error).trim());
   KernelPath path = resolvePath(pipeline.path, pipeline.chip);
-  auto [bm, bn] = defaultBlockSizes(path, src.key.headDim, src.key.seqLenQ);
-  src.key.path = path == KernelPath::wgmma ? "wgmma" : "fma";
-  src.key.blockM = pipeline.blockM ? pipeline.blockM : bm;
-  src.key.blockN = pipeline.blockN ? pipeline.blockN : bn;
-  if (!isValidBlockM(src.key.blockM) || !isValidBlockN(src.key.blockN))
+  if (!(pipeline.blockM == 0 || isValidBlockM(pipeline.blockM)) ||
+      !(pipeline.blockN == 0 || isValidBlockN(pipeline.blockN)))
     return src.func.emitError("variant \"")
            << variant << "\": block-m must be in [1, " << kMaxBlockM
            << "] and block-n in [1, " << kMaxBlockN << "]";
+  auto [bm, bn] = defaultBlockSizes(path, src.key.headDim, src.key.seqLenQ,
+                                    pipeline.blockN);
+  src.key.path = path == KernelPath::wgmma ? "wgmma" : "fma";
+  src.key.blockM = pipeline.blockM ? pipeline.blockM : bm;
+  src.key.blockN = bn;
   pipeline.blockM = src.key.blockM;
   pipeline.blockN = src.key.blockN;
   return success();

@@ -145,11 +145,12 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
     for (AttentionOp op : ops) {
       int64_t d = op.getHeadDim();
       int64_t nq = cast<MemRefType>(op.getQ().getType()).getDimSize(2);
-      int64_t bm = blockM ? int64_t(blockM)
-                          : tensorCoreBlockM(d, ShapedType::isDynamic(nq)
-                                                    ? std::nullopt
-                                                    : std::optional(nq));
       int64_t bn = blockN ? int64_t(blockN) : tensorCoreBlockN(d);
+      int64_t bm = blockM ? int64_t(blockM)
+                          : tensorCoreBlockM(d, bn,
+                                             ShapedType::isDynamic(nq)
+                                                 ? std::nullopt
+                                                 : std::optional(nq));
       if (failed(tileAttention(op, bm, bn)))
         return signalPassFailure();
     }

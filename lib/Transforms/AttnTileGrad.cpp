@@ -237,6 +237,10 @@ LogicalResult tileAttentionGrad(AttentionGradOp op, int64_t blockM,
 struct AttnTileGradPass : attn::impl::AttnTileGradBase<AttnTileGradPass> {
   using AttnTileGradBase::AttnTileGradBase;
   void runOnOperation() override {
+    SmallVector<AttentionGradOp> ops;
+    getOperation().walk([&](AttentionGradOp op) { ops.push_back(op); });
+    if (ops.empty())
+      return; // e.g. the CPU pipeline on a forward-only module
     if (!isValidBlockM(blockM) || !isValidBlockN(blockN)) {
       getOperation().emitError()
           << "attn-tile-grad: block-m must be in [1, " << kMaxBlockM
@@ -245,8 +249,6 @@ struct AttnTileGradPass : attn::impl::AttnTileGradBase<AttnTileGradPass> {
           << " block-n=" << static_cast<int64_t>(blockN);
       return signalPassFailure();
     }
-    SmallVector<AttentionGradOp> ops;
-    getOperation().walk([&](AttentionGradOp op) { ops.push_back(op); });
     for (AttentionGradOp op : ops)
       if (failed(tileAttentionGrad(op, blockM, blockN)))
         return signalPassFailure();

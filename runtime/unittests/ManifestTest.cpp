@@ -489,6 +489,14 @@ TEST(ManifestCorrupt, WgmmaKernelShape) {
                      (*kernel0(top).getObject("key"))["block_n"] = 64;
                    }),
                    "the tensor map of v must have 64 rows (block_n), not 128");
+  // Three consumer warpgroups: BLOCK_M 192, 512 threads, 192-row Q boxes.
+  EXPECT_EQ(errorAfter([](json::Object &top) {
+              (*kernel0(top).getObject("key"))["block_m"] = 192;
+              (*kernel0(top).getObject("launch"))["threads"] =
+                  json::Array{512, 1, 1};
+              tensorMap0(top, "q")["box"] = json::Array{64, 192, 1, 1};
+            }),
+            "");
   // A producer and BLOCK_M / 64 consumer warpgroups (here 2: 384 threads).
   for (json::Array threads :
        {json::Array{128, 1, 1}, json::Array{256, 1, 1}, json::Array{512, 1, 1},

@@ -9,6 +9,13 @@
 // RUN: FileCheck %s --check-prefix=N64 < %t/n64/llama3_8b_prefill_kernel.ptx
 // RUN: attn-compile --batch=8 --heads-q=12 --seqlen-q=1024 --head-dim=64 --dtype=f16 --causal --name=d64 -o %t/d64 > /dev/null
 // RUN: %ptxas -arch=sm_90a -v %t/d64/d64_kernel.ptx -o %t/d64.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// D = 64 with a run-time Nq takes three consumer warpgroups (BLOCK_M 192,
+// 160 registers each): no spills either, causal or not.
+// RUN: attn-compile --batch=dynamic --heads-q=dynamic --heads-kv=dynamic --seqlen-q=dynamic --seqlen-k=dynamic --head-dim=64 --name=d64dyn -o %t/d64dyn | FileCheck %s --check-prefix=BM192
+// RUN: %ptxas -arch=sm_90a -v %t/d64dyn/d64dyn_kernel.ptx -o %t/d64dyn.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: attn-compile --batch=dynamic --heads-q=dynamic --heads-kv=dynamic --seqlen-q=dynamic --seqlen-k=dynamic --head-dim=64 --causal --name=d64c -o %t/d64c | FileCheck %s --check-prefix=BM192
+// RUN: %ptxas -arch=sm_90a -v %t/d64c/d64c_kernel.ptx -o %t/d64c.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// BM192: wgmma BLOCK_M=192 BLOCK_N=128 | 512 threads, {{.*}} 0/0 B spilled
 
 // CHECK: llama3_8b_prefill_kernel: fwd bf16 D=128 causal +lse B=1 Hq=32 Hkv=8 Nq=8192 Nk=8192 scale=0.0883883{{[0-9]*}} contiguous wgmma BLOCK_M=128 BLOCK_N=128 | 384 threads, {{[1-9][0-9]*}} registers, 230400 B smem, 0 B stack, 0/0 B spilled
 // CHECK: wrote {{.*}}manifest.json (1 kernels)

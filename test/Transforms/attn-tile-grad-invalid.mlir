@@ -1,6 +1,10 @@
 // RUN: attn-opt %s --split-input-file --attn-tile-grad="block-m=16 block-n=8" -verify-diagnostics
 // RUN: not attn-opt %s --split-input-file --attn-tile-grad="block-m=0 block-n=8" 2>&1 | FileCheck %s --check-prefix=BLOCKM
 // RUN: not attn-opt %s --split-input-file --attn-tile-grad="block-m=16 block-n=1024" 2>&1 | FileCheck %s --check-prefix=BIGN
+// Block sizes are checked only where there is a backward to tile: the CPU
+// pipeline runs attn-tile-grad on forward-only modules too.
+// RUN: attn-opt %S/attn-tile.mlir --split-input-file --attn-tile-grad="block-m=0 block-n=0" | FileCheck %s --check-prefix=FWDONLY
+// FWDONLY: attn.attention
 // RUN: not attn-opt %s --split-input-file --attn-to-cpu="block-m=128 block-n=64" 2>&1 | FileCheck %s --check-prefix=UNROLL
 // RUN: not attn-opt %s --split-input-file --attn-to-cubin="format=none path=fma" 2>&1 | FileCheck %s --check-prefix=GPU
 

@@ -48,23 +48,33 @@ constexpr int64_t kMaxConsumerWarpgroups = 3;
 
 /// setmaxnreg budgets per thread when none are given: the producer keeps
 /// 24; the consumers share the rest of the 64K register file (240 for one
-/// or two consumer warpgroups, 160 for three).
+/// or two consumer warpgroups, 160 for three). ptxas still compiles the
+/// kernel for 65536 / threads registers (168 at 384 threads, 128 at 512),
+/// so with three consumer warpgroups a thread's S and O accumulators,
+/// BLOCK_N / 2 + D / 2 fp32 registers, must stay within
+/// kMaxThreeWarpgroupAccumulators (BLOCK_N 128 at D 64) or ptxas spills or
+/// fails.
 constexpr int64_t kProducerRegisters = 24;
 inline int64_t defaultConsumerRegisters(int64_t consumerWarpgroups) {
   return consumerWarpgroups <= 2 ? 240 : 160;
 }
+constexpr int64_t kMaxThreeWarpgroupAccumulators = 96;
+inline int64_t accumulatorsPerThread(int64_t blockN, int64_t headDim) {
+  return blockN / 2 + (headDim + 7) / 8 * 8 / 2;
+}
 
-/// The tensor-core path's tile when none is given: two consumer warpgroups
-/// of 64 rows, or three at D <= 64, where the softmax's exp2 throughput, not
-/// the GEMMs, bounds a warpgroup (on an H200, D64 N8192 ran 441 -> 520
+/// The tensor-core path's tile when none is given. BLOCK_N: keys such that
+/// a consumer thread's S and O accumulators fit its registers. BLOCK_M: two
+/// consumer warpgroups of 64 rows, or three at D <= 64 (with BLOCK_N <=
+/// 128, which fits their registers), where the softmax's exp2 throughput,
+/// not the GEMMs, bounds a warpgroup (on an H200, D64 N8192 ran 441 -> 520
 /// TFLOP/s non-causal and 408 -> 489 causal). A static Nq keeps 128 rows
 /// when 192-row blocks would compute 5% more padded rows (GPT-2's Nq =
-/// 1024: 1152 rows against 1024, 177 against 194 TFLOP/s). BLOCK_N: keys
-/// such that a consumer thread's S and O accumulators fit its registers
-/// (240, or 160 with three consumer warpgroups).
-inline int64_t tensorCoreBlockM(int64_t headDim,
+/// 1024: 1152 rows against 1024, 177 against 194 TFLOP/s).
+inline int64_t tensorCoreBlockM(int64_t headDim, int64_t blockN,
                                 std::optional<int64_t> seqLenQ) {
-  if (headDim > 64)
+  if (headDim > 64 || accumulatorsPerThread(blockN, headDim) >
+                          kMaxThreeWarpgroupAccumulators)
     return 128;
   if (!seqLenQ)
     return 192;
