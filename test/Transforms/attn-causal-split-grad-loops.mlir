@@ -15,11 +15,13 @@
 //   CHECK-NOT:     attn.stage
 //       CHECK:   } {mapping
 func.func @one_q_block(%q: memref<1x4x6x16xf16>, %k: memref<1x2x9x16xf16>,
-                       %lse: memref<1x4x6xf32>) {
+                       %lse: memref<1x4x6xf32>,
+                       %dq: memref<1x4x6x16xf16>, %dk: memref<1x2x9x16xf16>,
+                       %dv: memref<1x2x9x16xf16>) {
   attn.attention_grad ins(%q, %k, %k, %q, %q, %lse : memref<1x4x6x16xf16>,
       memref<1x2x9x16xf16>, memref<1x2x9x16xf16>, memref<1x4x6x16xf16>,
       memref<1x4x6x16xf16>, memref<1x4x6xf32>)
-      outs(%q, %k, %k : memref<1x4x6x16xf16>, memref<1x2x9x16xf16>,
+      outs(%dq, %dk, %dv : memref<1x4x6x16xf16>, memref<1x2x9x16xf16>,
            memref<1x2x9x16xf16>) {causal}
   return
 }

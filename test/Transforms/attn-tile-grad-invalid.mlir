@@ -19,12 +19,14 @@
 
 // The verifier accepts a dynamic head dim; the tiles need it static.
 func.func @dynamic_head_dim(%q: memref<1x2x8x?xf16>, %k: memref<1x2x8x?xf16>,
-                            %lse: memref<1x2x8xf32>) {
+                            %lse: memref<1x2x8xf32>,
+                            %dq: memref<1x2x8x?xf16>, %dk: memref<1x2x8x?xf16>,
+                            %dv: memref<1x2x8x?xf16>) {
   // expected-error @+1 {{'attn.attention_grad' op attn-tile-grad needs a static head dim D}}
   attn.attention_grad ins(%q, %k, %k, %q, %q, %lse : memref<1x2x8x?xf16>,
       memref<1x2x8x?xf16>, memref<1x2x8x?xf16>, memref<1x2x8x?xf16>,
       memref<1x2x8x?xf16>, memref<1x2x8xf32>)
-      outs(%q, %k, %k : memref<1x2x8x?xf16>, memref<1x2x8x?xf16>,
+      outs(%dq, %dk, %dv : memref<1x2x8x?xf16>, memref<1x2x8x?xf16>,
            memref<1x2x8x?xf16>)
   return
 }
@@ -34,11 +36,13 @@ func.func @dynamic_head_dim(%q: memref<1x2x8x?xf16>, %k: memref<1x2x8x?xf16>,
 // Valid: tiled by the first RUN line; too big to unroll at 128 x 64 (UNROLL);
 // refused by the GPU pipeline (GPU).
 func.func @valid(%q: memref<1x2x8x16xf16>, %k: memref<1x2x8x16xf16>,
-                 %lse: memref<1x2x8xf32>) {
+                 %lse: memref<1x2x8xf32>,
+                 %dq: memref<1x2x8x16xf16>, %dk: memref<1x2x8x16xf16>,
+                 %dv: memref<1x2x8x16xf16>) {
   attn.attention_grad ins(%q, %k, %k, %q, %q, %lse : memref<1x2x8x16xf16>,
       memref<1x2x8x16xf16>, memref<1x2x8x16xf16>, memref<1x2x8x16xf16>,
       memref<1x2x8x16xf16>, memref<1x2x8xf32>)
-      outs(%q, %k, %k : memref<1x2x8x16xf16>, memref<1x2x8x16xf16>,
+      outs(%dq, %dk, %dv : memref<1x2x8x16xf16>, memref<1x2x8x16xf16>,
            memref<1x2x8x16xf16>)
   return
 }

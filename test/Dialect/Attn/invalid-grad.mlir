@@ -378,6 +378,88 @@ func.func @lse_span(%q: memref<1x4x16x32xbf16>,
 // -----
 
 //===----------------------------------------------------------------------===//
+// attn.attention_grad: outputs that are inputs (same SSA value)
+//===----------------------------------------------------------------------===//
+
+func.func @dq_is_do(%q: memref<1x4x16x32xbf16>,
+                 %k: memref<1x2x24x32xbf16>,
+                 %v: memref<1x2x24x32xbf16>,
+                 %o: memref<1x4x16x32xbf16>,
+                 %dO: memref<1x4x16x32xbf16>,
+                 %lse: memref<1x4x16xf32>,
+                 %dQ: memref<1x4x16x32xbf16>,
+                 %dK: memref<1x2x24x32xbf16>,
+                 %dV: memref<1x2x24x32xbf16>) {
+  // expected-error @+1 {{operand 'dQ' must not be the same buffer as operand 'dO' (outputs are written while the inputs are read)}}
+  attn.attention_grad ins(%q, %k, %v, %o, %dO, %lse :
+      memref<1x4x16x32xbf16>,
+      memref<1x2x24x32xbf16>,
+      memref<1x2x24x32xbf16>,
+      memref<1x4x16x32xbf16>,
+      memref<1x4x16x32xbf16>,
+      memref<1x4x16xf32>)
+    outs(%dO, %dK, %dV :
+      memref<1x4x16x32xbf16>,
+      memref<1x2x24x32xbf16>,
+      memref<1x2x24x32xbf16>)
+  return
+}
+
+// -----
+
+func.func @dk_is_k(%q: memref<1x4x16x32xbf16>,
+                 %k: memref<1x2x24x32xbf16>,
+                 %v: memref<1x2x24x32xbf16>,
+                 %o: memref<1x4x16x32xbf16>,
+                 %dO: memref<1x4x16x32xbf16>,
+                 %lse: memref<1x4x16xf32>,
+                 %dQ: memref<1x4x16x32xbf16>,
+                 %dK: memref<1x2x24x32xbf16>,
+                 %dV: memref<1x2x24x32xbf16>) {
+  // expected-error @+1 {{operand 'dK' must not be the same buffer as operand 'k' (outputs are written while the inputs are read)}}
+  attn.attention_grad ins(%q, %k, %v, %o, %dO, %lse :
+      memref<1x4x16x32xbf16>,
+      memref<1x2x24x32xbf16>,
+      memref<1x2x24x32xbf16>,
+      memref<1x4x16x32xbf16>,
+      memref<1x4x16x32xbf16>,
+      memref<1x4x16xf32>)
+    outs(%dQ, %k, %dV :
+      memref<1x4x16x32xbf16>,
+      memref<1x2x24x32xbf16>,
+      memref<1x2x24x32xbf16>)
+  return
+}
+
+// -----
+
+func.func @dv_is_dk(%q: memref<1x4x16x32xbf16>,
+                 %k: memref<1x2x24x32xbf16>,
+                 %v: memref<1x2x24x32xbf16>,
+                 %o: memref<1x4x16x32xbf16>,
+                 %dO: memref<1x4x16x32xbf16>,
+                 %lse: memref<1x4x16xf32>,
+                 %dQ: memref<1x4x16x32xbf16>,
+                 %dK: memref<1x2x24x32xbf16>,
+                 %dV: memref<1x2x24x32xbf16>) {
+  // expected-error @+1 {{operand 'dV' must not be the same buffer as operand 'dK' (outputs are written while the inputs are read)}}
+  attn.attention_grad ins(%q, %k, %v, %o, %dO, %lse :
+      memref<1x4x16x32xbf16>,
+      memref<1x2x24x32xbf16>,
+      memref<1x2x24x32xbf16>,
+      memref<1x4x16x32xbf16>,
+      memref<1x4x16x32xbf16>,
+      memref<1x4x16xf32>)
+    outs(%dQ, %dK, %dK :
+      memref<1x4x16x32xbf16>,
+      memref<1x2x24x32xbf16>,
+      memref<1x2x24x32xbf16>)
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // attn.attention_grad: element types
 //===----------------------------------------------------------------------===//
 

@@ -353,6 +353,18 @@ LogicalResult AttentionGradOp::verify() {
   if (failed(lse))
     return failure();
 
+  // dQ, dK and dV are written while inputs are still read (dK/dV before
+  // the dQ nest reads K and V): an output may not be an input or another
+  // output (same SSA value; aliasing views are the caller's to avoid).
+  for (size_t out = 5; out < tensors.size(); ++out)
+    for (size_t other = 0; other < out; ++other)
+      if (std::get<1>(tensors[out]) == std::get<1>(tensors[other]))
+        return emitOpError()
+               << "operand '" << std::get<0>(tensors[out])
+               << "' must not be the same buffer as operand '"
+               << std::get<0>(tensors[other])
+               << "' (outputs are written while the inputs are read)";
+
   // Element types: one of f16, bf16, f32 for all eight; LSE is f32.
   Type qElt = types[0].getElementType();
   if (!isGradElement(qElt))
