@@ -17,9 +17,6 @@ using namespace mlir::attn;
 
 namespace {
 
-/// Discardable attribute naming a K/V loop's stage (the seed's STAGE 1/2).
-constexpr StringLiteral kStageAttr = "attn.stage";
-
 /// Block bounds [numFull, numEnd) of the masked stage for one Q block.
 struct StageBounds {
   Value numFull, numEnd;

@@ -18,9 +18,6 @@ using namespace mlir::attn;
 
 namespace {
 
-/// Discardable attribute naming a loop's stage, as attn-causal-split's.
-constexpr StringLiteral kStageAttr = "attn.stage";
-
 /// Drops the mask of the backward steps in `loop`.
 void unmask(scf::ForOp loop) {
   loop.getBody()->walk([](Operation *op) {

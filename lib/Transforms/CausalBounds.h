@@ -14,6 +14,10 @@
 
 namespace mlir::attn {
 
+/// Discardable attribute naming a block loop's stage after a causal split:
+/// "full" (mask-free) or "masked" (the seed's STAGE 1/2).
+constexpr llvm::StringLiteral kStageAttr = "attn.stage";
+
 /// A split of a block loop: [begin, mid) and [mid, end).
 struct BlockSplit {
   Value mid, end;
