@@ -14,9 +14,6 @@
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -357,19 +354,7 @@ protected:
 
 TEST_P(CpuGradNumerics, MatchesFloat64Gradients) {
   const GradConfig c = GetParam();
-  DialectRegistry registry;
-  attn::registerAttnDialects(registry);
-  MLIRContext ctx(registry);
-  std::string src = buildModule(c);
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(src, &ctx);
-  ASSERT_TRUE(module) << src;
-  PassManager pm(&ctx);
-  attn::CPUPipelineOptions options;
-  options.blockM = c.blockM;
-  options.blockN = c.blockN;
-  attn::buildCPUPipeline(pm, options);
-  ASSERT_TRUE(succeeded(pm.run(*module))) << src;
-  auto engine = attn::test::createEngine(*module);
+  auto engine = attn::test::compileOnCpu(buildModule(c), c.blockM, c.blockN);
   ASSERT_TRUE(bool(engine)) << llvm::toString(engine.takeError());
   for (int run = 0; run < 2; ++run) // fresh inputs each run
     ASSERT_NO_FATAL_FAILURE(runAndCompare(**engine, c));

@@ -2,6 +2,11 @@
 
 #include "CpuJit.h"
 
+#include "attn/Pipelines/Pipelines.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/TargetParser/Host.h"
@@ -42,4 +47,23 @@ mlir::attn::test::createEngine(ModuleOp module, TargetCpu cpu) {
   // ExecutionEngine ignores its jitCodeGenOptLevel option when given a
   // TargetMachine: the level is set on the builder above.
   return ExecutionEngine::create(module, {}, std::move(*machine));
+}
+
+llvm::Expected<std::unique_ptr<ExecutionEngine>>
+mlir::attn::test::compileOnCpu(llvm::StringRef source, int64_t blockM,
+                               int64_t blockN, TargetCpu cpu) {
+  DialectRegistry registry;
+  registerAttnDialects(registry);
+  MLIRContext ctx(registry);
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &ctx);
+  if (!module)
+    return llvm::createStringError("cannot parse:\n" + source);
+  PassManager pm(&ctx);
+  CPUPipelineOptions options;
+  options.blockM = blockM;
+  options.blockN = blockN;
+  buildCPUPipeline(pm, options);
+  if (failed(pm.run(*module)))
+    return llvm::createStringError("attn-to-cpu failed on:\n" + source);
+  return createEngine(*module, cpu);
 }

@@ -28,6 +28,13 @@ enum class TargetCpu {
 llvm::Expected<std::unique_ptr<ExecutionEngine>>
 createEngine(ModuleOp module, TargetCpu cpu = TargetCpu::Baseline);
 
+/// Parses `source` (attn IR), lowers it with the attn-to-cpu pipeline at
+/// BLOCK_M x BLOCK_N and JIT-compiles it for `cpu`; the error quotes the
+/// source. Needs the attn passes registered.
+llvm::Expected<std::unique_ptr<ExecutionEngine>>
+compileOnCpu(llvm::StringRef source, int64_t blockM, int64_t blockN,
+             TargetCpu cpu = TargetCpu::Baseline);
+
 } // namespace mlir::attn::test
 
 #endif // ATTN_UNITTESTS_CPUJIT_H

@@ -19,9 +19,6 @@
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -239,19 +236,8 @@ protected:
 
 TEST_P(CpuNumerics, MatchesFloat64Reference) {
   const Config c = GetParam();
-  DialectRegistry registry;
-  attn::registerAttnDialects(registry);
-  MLIRContext ctx(registry);
-  std::string src = buildModule(c);
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(src, &ctx);
-  ASSERT_TRUE(module) << src;
-  PassManager pm(&ctx);
-  attn::CPUPipelineOptions options;
-  options.blockM = c.blockM;
-  options.blockN = c.blockN;
-  attn::buildCPUPipeline(pm, options);
-  ASSERT_TRUE(succeeded(pm.run(*module))) << src;
-  auto engine = attn::test::createEngine(*module, c.cpu);
+  auto engine =
+      attn::test::compileOnCpu(buildModule(c), c.blockM, c.blockN, c.cpu);
   ASSERT_TRUE(bool(engine)) << llvm::toString(engine.takeError());
 
   if (!c.dynamicSeq()) {
