@@ -615,6 +615,42 @@ void copyOut(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
                           ValueRange{op.getBatch(), op.getHead(), qRow, col});
 }
 
+/// Writes the warpgroup's 64 staged rows to O with one TMA store per
+/// 64-column chunk (which clips rows past Nq and columns past D), issued by
+/// its thread 0. That thread then waits until TMA has read the staging
+/// tile, which a persistent CTA's next Q overwrites; the global writes
+/// complete in the background.
+void storeOut(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
+              int64_t chunks) {
+  Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tl.thread,
+                                      cIndex(b, 0));
+  auto ifOp = scf::IfOp::create(b, first, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  Value wgRow =
+      arith::MulIOp::create(b, tl.warpgroup, cIndex(b, kWarpgroupRows));
+  Value row = arith::AddIOp::create(b, op.getQPos(), wgRow);
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
+                                     b.getIndexAttr(kWarpgroupRows),
+                                     b.getIndexAttr(64)};
+  SmallVector<OpFoldResult> ones(3, b.getIndexAttr(1));
+  SmallVector<ReassociationIndices> toBox = {{0, 1}, {2}, {3}};
+  for (int64_t c = 0; c < chunks; ++c) {
+    SmallVector<OpFoldResult> offsets = {b.getIndexAttr(c), wgRow,
+                                         b.getIndexAttr(0)};
+    Value rows = memref::SubViewOp::create(b, op.getStaging(), offsets, sizes,
+                                           ones);
+    Value box = memref::ExpandShapeOp::create(
+        b, ArrayRef<int64_t>{1, 1, kWarpgroupRows, 64}, rows, toBox);
+    nvgpu::TmaAsyncStoreOp::create(
+        b, box, op.getOMap(),
+        ValueRange{cIndex(b, c * 64), row, op.getHead(), op.getBatch()},
+        Value());
+  }
+  NVVM::CpAsyncBulkCommitGroupOp::create(b);
+  NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr());
+}
+
 /// LSE = (m + log2 l) * ln 2 (-inf where l == 0), by the quad leaders.
 void storeLse(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
               ArrayRef<Value> m, ArrayRef<Value> l, ArrayRef<Value> noKey) {
@@ -658,13 +694,21 @@ LogicalResult lowerEpilogue(EpilogueOp op) {
   Type elt = oType.getElementType();
   int64_t d = oType.getDimSize(3); // static: attn-tile requires it
   stageO(b, op, tl, o, elt);       // includes the zero padding columns
+  if (op.getOMap()) // the staged O is read by TMA (the async proxy)
+    NVVM::FenceProxyOp::create(
+        b, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
   // Warpgroup-local barrier.
   Value barrierId = arith::IndexCastOp::create(
       b, b.getI32Type(),
       arith::AddIOp::create(b, tl.warpgroup, cIndex(b, kEpilogueBarrier)));
   NVVM::BarrierOp::create(b, Type(), barrierId, cI32(b, 128),
                           NVVM::BarrierReductionAttr(), Value());
-  copyOut(b, op, tl, d, elt);
+  if (op.getOMap())
+    storeOut(b, op, tl, llvm::divideCeil(d, 64));
+  else
+    copyOut(b, op, tl, d, elt);
   if (op.getLse())
     storeLse(b, op, tl, m, l, noKey);
   op.erase();

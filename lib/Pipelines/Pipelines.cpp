@@ -82,7 +82,8 @@ void mlir::attn::buildCubinPipeline(OpPassManager &pm,
     OpPassManager &fn = pm.nest<func::FuncOp>();
     fn.addPass(createAttnAsyncPipeline(AttnAsyncPipelineOptions{
         options.stages, kProducerRegisters, /*consumerRegisters=*/0,
-        options.pingPong, options.overlap, options.persistentCtas}));
+        options.pingPong, options.overlap, options.persistentCtas,
+        options.tmaStore}));
     fn.addPass(
         createAttnLowerToWGMMA(AttnLowerToWGMMAOptions{options.maxMmaN}));
     fn.addPass(createCanonicalizerPass());

@@ -462,6 +462,7 @@ LogicalResult pipelineOptions(KernelSource &src, const BundleOptions &opts,
   pipeline.overlap = opts.overlap;
   pipeline.stages = opts.stages;
   pipeline.persistentCtas = opts.persistentCtas;
+  pipeline.tmaStore = opts.tmaStore;
   pipeline.chip = opts.chip;
   pipeline.features = opts.features;
   if (variant.empty())

@@ -123,6 +123,9 @@ nvgpu::TensorMapDescriptorType descriptorType(Type elt, int64_t rows) {
       nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
 }
 
+/// Rows of O one warpgroup stores (the box of O's descriptor).
+constexpr int64_t kWarpgroupRows = 64;
+
 /// Host side, before the CTA loop: the TMA descriptor of `tensor`.
 Value createDescriptor(OpBuilder &b, Location loc, Value tensor, int64_t rows) {
   auto type = cast<MemRefType>(tensor.getType());
@@ -585,6 +588,9 @@ struct AttnAsyncPipelinePass
       loop->moveBefore(dest, at);
     nest.epilogue->moveBefore(dest, at);
     nest.epilogue.getStagingMutable().assign(st.qTile);
+    if (tmaStore)
+      nest.epilogue.getOMapMutable().assign(createDescriptor(
+          host, loc, nest.epilogue.getO(), kWarpgroupRows));
     if (persistent) {
       // The next tile's Q may land once every consumer thread is done with
       // Q and the staged O (generic-proxy writes before TMA's).

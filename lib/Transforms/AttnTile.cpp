@@ -121,7 +121,8 @@ LogicalResult tileAttention(AttentionOp op, int64_t blockM, int64_t blockN) {
                                 blockM, blockN);
   ValueRange fin = loop.getResults();
   EpilogueOp::create(b, loc, fin[0], fin[1], fin[2], op.getO(), op.getLse(),
-                     batch, head, qPos, col, /*staging=*/Value());
+                     batch, head, qPos, col, /*staging=*/Value(),
+                     /*oMap=*/Value());
   op.erase();
   return success();
 }

@@ -427,10 +427,9 @@ static llvm::Error checkParams(const KernelEntry &kernel,
       return corrupt(at + ".params", "index out of the operand's rank");
     size_t op = static_cast<size_t>(p.operand);
     if (p.field == Field::TensorMap) {
-      if (kernel.key.path != "wgmma" || p.operand == Operand::LSE ||
-          p.operand == Operand::O)
-        return corrupt(at + ".params", "tensor maps are for q, k and v of "
-                                       "wgmma kernels");
+      if (kernel.key.path != "wgmma" || p.operand == Operand::LSE)
+        return corrupt(at + ".params", "tensor maps are for q, k, v and o "
+                                       "of wgmma kernels");
       // D box: one 128-byte swizzle span; N box <= 256; H, B boxes 1.
       if (p.box[0] != 64 || p.box[1] < 1 || p.box[1] > 256 || p.box[2] != 1 ||
           p.box[3] != 1)
@@ -467,10 +466,14 @@ static llvm::Error checkParams(const KernelEntry &kernel,
   return llvm::Error::success();
 }
 
+/// Rows of O one consumer warpgroup writes with a TMA store.
+constexpr int64_t kWarpgroupRows = 64;
+
 /// What attn-lower-to-wgmma kernels are: one producer and one to three
 /// consumer warpgroups of 64 rows each (BLOCK_M / 64), a dynamic
 /// shared-memory ring, and exactly one tensor map each for q (box rows
-/// BLOCK_M), k and v (box rows BLOCK_N).
+/// BLOCK_M), k and v (box rows BLOCK_N), and at most one for o (box rows
+/// 64, the TMA-store epilogue).
 static llvm::Error checkWgmma(const KernelEntry &kernel,
                               const llvm::Twine &at) {
   const std::array<int64_t, 3> &t = kernel.threads;
@@ -488,24 +491,28 @@ static llvm::Error checkWgmma(const KernelEntry &kernel,
     return corrupt(at + ".launch.dynamic_shared_bytes",
                    "a wgmma kernel keeps its tiles in dynamic shared memory "
                    "(must be > 0)");
-  std::array<int, 3> maps = {};
+  std::array<int, 4> maps = {};
   for (const Param &p : kernel.params) {
     if (p.field != Param::Field::TensorMap)
       continue;
     ++maps[static_cast<size_t>(p.operand)];
-    int64_t rows =
-        p.operand == Operand::Q ? kernel.key.blockM : kernel.key.blockN;
+    int64_t rows = p.operand == Operand::Q   ? kernel.key.blockM
+                   : p.operand == Operand::O ? kWarpgroupRows
+                                             : kernel.key.blockN;
+    StringRef what = p.operand == Operand::Q   ? "block_m"
+                     : p.operand == Operand::O ? "one warpgroup's rows"
+                                               : "block_n";
     if (p.box[1] != rows)
       return corrupt(at + ".params",
                      llvm::formatv("the tensor map of {0} must have {1} rows "
-                                   "(block_{2}), not {3}",
-                                   operandName(p.operand), rows,
-                                   p.operand == Operand::Q ? "m" : "n",
+                                   "({2}), not {3}",
+                                   operandName(p.operand), rows, what,
                                    p.box[1]));
   }
-  if (maps != std::array<int, 3>{1, 1, 1})
+  if (maps[0] != 1 || maps[1] != 1 || maps[2] != 1 || maps[3] > 1)
     return corrupt(at + ".params", "a wgmma kernel takes exactly one tensor "
-                                   "map each of q, k and v");
+                                   "map each of q, k and v, and at most one "
+                                   "of o");
   return llvm::Error::success();
 }
 

@@ -425,7 +425,7 @@ json::Object &tensorMap0(json::Object &top, llvm::StringRef operand) {
   return kernel0(top);
 }
 
-// Tensor maps belong to wgmma kernels, for q, k or v, with boxes the
+// Tensor maps belong to wgmma kernels, for q, k, v or o, with boxes the
 // kernels use: one 128-byte swizzle span of D, at most 256 rows.
 TEST(ManifestCorrupt, TensorMaps) {
   auto addMap = [](json::Object &top, const char *operand) {
@@ -437,12 +437,9 @@ TEST(ManifestCorrupt, TensorMaps) {
   EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
                      (*kernel0(top).getObject("key"))["path"] = "fma";
                    }),
-                   "tensor maps are for q, k and v of wgmma kernels");
-  for (const char *operand : {"lse", "o"})
-    EXPECT_ERROR_HAS(
-        errorAfter([&](json::Object &top) { addMap(top, operand); }),
-        "tensor maps are for q, k and v of wgmma kernels")
-        << operand;
+                   "tensor maps are for q, k, v and o of wgmma kernels");
+  EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) { addMap(top, "lse"); }),
+                   "tensor maps are for q, k, v and o of wgmma kernels");
   for (json::Array box :
        {json::Array{32, 128, 1, 1}, json::Array{64, 512, 1, 1},
         json::Array{64, 128, 2, 1}})
@@ -480,6 +477,23 @@ TEST(ManifestCorrupt, WgmmaKernelShape) {
                      params = std::move(kept);
                    }),
                    "no aligned_ptr or tensor_map of operand v");
+  // At most one of o (the TMA-store epilogue), whose box is one consumer
+  // warpgroup's 64 rows; the runtime encodes it like q's.
+  auto addOMap = [](json::Object &top, int64_t rows) {
+    kernel0(top).getArray("params")->push_back(
+        json::Object{{"operand", "o"},
+                     {"field", "tensor_map"},
+                     {"box", json::Array{64, rows, 1, 1}}});
+  };
+  EXPECT_EQ(errorAfter([&](json::Object &top) { addOMap(top, 64); }), "");
+  EXPECT_ERROR_HAS(
+      errorAfter([&](json::Object &top) { addOMap(top, 128); }),
+      "the tensor map of o must have 64 rows (one warpgroup's rows), not 128");
+  EXPECT_ERROR_HAS(errorAfter([&](json::Object &top) {
+                     addOMap(top, 64);
+                     addOMap(top, 64);
+                   }),
+                   "at most one of o");
   // Box rows are BLOCK_M for q, BLOCK_N for k and v.
   EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
                      tensorMap0(top, "q")["box"] = json::Array{64, 64, 1, 1};

@@ -974,6 +974,34 @@ TEST_F(FakeLaunch, TensorMapsAreEncodedPerCallAndPassedByValue) {
   EXPECT_EQ(q.strides[1], 128u * 2);
 }
 
+// The TMA-store epilogue: O reaches the kernel as a tensor map only, encoded
+// like q's (here a [B, N, H, D] view) with 64-row boxes.
+TEST_F(FakeLaunch, OTensorMapIsEncodedFromItsView) {
+  KernelEntry k = wgmmaKernel("k");
+  k.params.resize(3); // the maps of v, k, q; no memref descriptor of o
+  Param map;
+  map.operand = Operand::O;
+  map.field = Param::Field::TensorMap;
+  map.box = {64, 64, 1, 1};
+  k.params.push_back(map);
+  load({k});
+  state.paramsPerLaunch = 4;
+  attn_fwd_args args = smallArgs();
+  args.o = bnhdView(fakeAddress(3), 1, 4, 100, 128);
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  ASSERT_EQ(state.launches.size(), 1u);
+  ASSERT_EQ(state.encodes.size(), 4u);
+  const FakeState::Encode &o = state.encodes[3];
+  EXPECT_EQ(o.type, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+  EXPECT_EQ(o.swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
+  EXPECT_EQ(o.box, (std::array<cuuint32_t, 4>{64, 64, 1, 1}));
+  EXPECT_EQ(o.dims, (std::array<cuuint64_t, 4>{128, 100, 4, 1}));
+  EXPECT_EQ(o.strides[0], 4u * 128 * 2);
+  EXPECT_EQ(o.strides[1], 128u * 2);
+  EXPECT_EQ(state.launches[0].params[3],
+            static_cast<int64_t>(reinterpret_cast<uintptr_t>(fakeAddress(3))));
+}
+
 TEST_F(FakeLaunch, SizeOneStridesNeverReachTheMap) {
   load({wgmmaKernel("k")});
   attn_fwd_args args = smallArgs();

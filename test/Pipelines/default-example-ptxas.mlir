@@ -16,6 +16,28 @@
 // RUN: attn-compile --batch=dynamic --heads-q=dynamic --heads-kv=dynamic --seqlen-q=dynamic --seqlen-k=dynamic --head-dim=64 --causal --name=d64c -o %t/d64c | FileCheck %s --check-prefix=BM192
 // RUN: %ptxas -arch=sm_90a -v %t/d64c/d64c_kernel.ptx -o %t/d64c.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // BM192: wgmma BLOCK_M=192 BLOCK_N=128 | 512 threads, {{.*}} 0/0 B spilled
+// The TMA-store epilogue (--tma-store): O is a fifth tensor map (64-row
+// boxes) and no memref of O reaches the kernel; each warpgroup's thread 0
+// stores both chunks from shared memory after the async-proxy fence.
+// RUN: attn-compile %examples/llama3-8b-prefill.mlir --tma-store -o %t/ts | FileCheck %s
+// RUN: FileCheck %s --check-prefix=TS < %t/ts/llama3_8b_prefill_kernel.ptx
+// RUN: %ptxas -arch=sm_90a -v %t/ts/llama3_8b_prefill_kernel.ptx -o %t/ts.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: FileCheck %s --check-prefix=TSMAP < %t/ts/manifest.json
+// TS: fence.proxy.async.shared::cta;
+// TS: bar.sync
+// TS: cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%rd{{[0-9]+}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}], [%rd{{[0-9]+}}];
+// TS: cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group
+// TS-NEXT: cp.async.bulk.commit_group;
+// TS-NEXT: cp.async.bulk.wait_group.read 0;
+// TS-NOT: st.global.v4
+// TSMAP: "box": [
+// TSMAP-NEXT: 64,
+// TSMAP-NEXT: 64,
+// TSMAP-NEXT: 1,
+// TSMAP-NEXT: 1
+// TSMAP-NEXT: ],
+// TSMAP-NEXT: "field": "tensor_map",
+// TSMAP-NEXT: "operand": "o"
 
 // CHECK: llama3_8b_prefill_kernel: fwd bf16 D=128 causal +lse B=1 Hq=32 Hkv=8 Nq=8192 Nk=8192 scale=0.0883883{{[0-9]*}} contiguous wgmma BLOCK_M=128 BLOCK_N=128 | 384 threads, {{[1-9][0-9]*}} registers, 230400 B smem, 0 B stack, 0/0 B spilled
 // CHECK: wrote {{.*}}manifest.json (1 kernels)

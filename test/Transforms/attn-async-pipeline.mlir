@@ -8,6 +8,22 @@
 // RUN: attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=64" --attn-causal-split --attn-async-pipeline=ping-pong=true | FileCheck %s --check-prefix=PP64
 // RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline=persistent-ctas=132 | FileCheck %s --check-prefix=PERS
 // RUN: attn-opt %s --split-input-file --attn-tile="block-m=192 block-n=64" --attn-causal-split --attn-async-pipeline=ping-pong=true | FileCheck %s --check-prefix=PP192
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline=tma-store=true | FileCheck %s --check-prefix=TS
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline | FileCheck %s --check-prefix=NOTS
+
+// tma-store: O gets a host descriptor of [1, 1, 64, 64] boxes (one consumer
+// warpgroup's rows, one 64-column chunk) and the epilogue stores through it
+// from the staging tile (Q's). Without the option the epilogue has none.
+// TS-LABEL: func.func @causal
+//  TS-SAME:   %{{[a-z0-9]+}}: {{.*}}, %{{[a-z0-9]+}}: {{.*}}, %{{[a-z0-9]+}}: {{.*}}, %[[O:[a-z0-9]+]]: memref<1x4x256x64xbf16>
+//       TS:   %[[OU:.*]] = memref.cast %[[O]] : memref<1x4x256x64xbf16> to memref<*xbf16>
+//       TS:   %[[TO:.*]] = nvgpu.tma.create.descriptor %[[OU]] box[%c1{{.*}}, %c1{{.*}}, %c64{{.*}}, %c64{{.*}}] {{.*}}tensor = memref<1x1x64x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b
+//       TS:   } consumer {
+//       TS:     attn.epilogue {{.*}} to %[[O]], {{.*}} staging(%{{.*}} : memref<1x128x64xbf16{{.*}}) tma_store(%[[TO]] :
+// TS-LABEL: func.func @d128_tail
+//       TS:   nvgpu.tma.create.descriptor {{.*}}tensor = memref<1x1x64x64xf16
+//       TS:     attn.epilogue {{.*}} staging(%{{.*}} : memref<2x128x64xf16{{.*}}) tma_store(
+// NOTS-NOT: tma_store
 
 // persistent-ctas: each region loops over tiles (blockIdx.x, += gridDim.x)
 // carrying the tile's ordinal (Q barrier phases) and the K/V blocks of

@@ -125,6 +125,12 @@ static cl::opt<int64_t> persistentCtas(
              "one per SM of an H100/H200 SXM) looping over the (Q block, "
              "head, batch) tiles; 0: one CTA per tile"),
     cl::cat(codegen));
+static cl::opt<bool>
+    tmaStore("tma-store", cl::init(false),
+             cl::desc("wgmma kernels: write O with TMA bulk tensor stores "
+                      "from shared memory (FlashAttention-3's epilogue) "
+                      "instead of 16-byte stores"),
+             cl::cat(codegen));
 static cl::list<std::string> variants(
     "variant",
     cl::desc("Also compile every kernel with these attn-to-cubin options "
@@ -268,7 +274,8 @@ static bool rejectRepeatedOptions() {
                              &dtype,    &causal,    &lse,     &scale,
                              &layout,   &name,      &blockM,  &blockN,
                              &chip,     &ptxas,     &path,   &maxMmaN,
-                             &pingPong, &overlap, &stages, &persistentCtas};
+                             &pingPong, &overlap, &stages, &persistentCtas,
+                             &tmaStore};
   for (const cl::Option *opt : own)
     if (opt->getNumOccurrences() > 1) {
       fail((opt->ArgStr.size() == 1 ? "-" : "--") + opt->ArgStr +
@@ -336,6 +343,7 @@ int main(int argc, char **argv) {
   options.overlap = overlap;
   options.stages = stages;
   options.persistentCtas = persistentCtas;
+  options.tmaStore = tmaStore;
   options.variants.assign(variants.begin(), variants.end());
   options.chip = chip;
   options.ptxas = ptxas;

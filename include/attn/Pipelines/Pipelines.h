@@ -81,6 +81,10 @@ struct CubinPipelineOptions : PassPipelineOptions<CubinPipelineOptions> {
                      "of an H100/H200 SXM) looping over the tiles; 0: one "
                      "CTA per tile (wgmma path)"),
       llvm::cl::init(0)};
+  Option<bool> tmaStore{*this, "tma-store",
+                        llvm::cl::desc("Write O with TMA stores from shared "
+                                       "memory (wgmma path)"),
+                        llvm::cl::init(false)};
   Option<int64_t> maxMmaN{*this, "max-mma-n",
                           llvm::cl::desc("Widest O += P V wgmma (columns)"),
                           llvm::cl::init(256)};

@@ -71,6 +71,7 @@ struct BundleOptions {
   bool overlap = true;    // S_j issued with P_{j-1} V_{j-1} (wgmma path)
   int64_t stages = 0;     // K/V ring stages (wgmma path); 0: per D
   int64_t persistentCtas = 0; // persistent kernel of this many CTAs; 0: off
+  bool tmaStore = false; // O written by TMA stores (wgmma path)
   std::string chip = "sm_90a";
   std::string features; // empty: the chip's oldest PTX ISA
   std::string ptxas; // path to ptxas; empty: PATH, then /usr/local/cuda/bin

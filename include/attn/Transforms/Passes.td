@@ -137,7 +137,10 @@ def AttnAsyncPipeline : Pass<"attn-async-pipeline", "func::FuncOp"> {
     ```
 
     expect_tx counts whole boxes: TMA writes every byte of a box and fills
-    rows past N (and columns past D) with zeros. Causal CTAs are marked
+    rows past N (and columns past D) with zeros. With `tma-store` the
+    epilogue also gets O's descriptor ([1, 1, 64, 64] boxes: one
+    warpgroup's rows) and writes O through TMA stores, which clip rows past
+    Nq and columns past D. Causal CTAs are marked
     `attn.q_block_order = "descending"` so the lowering starts the Q blocks
     with the most K/V blocks first. With `ping-pong` and `overlap` the
     `attn.warp_specialize` carries `ping_pong` / `overlap` for
@@ -169,7 +172,11 @@ def AttnAsyncPipeline : Pass<"attn-async-pipeline", "func::FuncOp"> {
     Option<"persistentCtas", "persistent-ctas", "int64_t", "0",
            "Persistent kernel: this many CTAs (one per SM: 132 on an "
            "H100/H200 SXM) loop over the (Q block, head, batch) tiles; 0: "
-           "one CTA per tile">
+           "one CTA per tile">,
+    Option<"tmaStore", "tma-store", "bool", "false",
+           "Write O with TMA bulk tensor stores from the staging tile (an O "
+           "descriptor of [1, 1, 64, 64] boxes; FlashAttention-3's "
+           "epilogue) instead of 16-byte st.global">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",

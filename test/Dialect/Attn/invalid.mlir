@@ -1082,6 +1082,53 @@ func.func @epilogue_staging(%m: !m, %acc: !acc, %o: memref<1x2x256x128xbf16>, %i
 
 // -----
 
+// attn.epilogue's O descriptor: [1, 1, 64, 64] boxes of O's element type,
+// 128-byte swizzled (one warpgroup's rows, one chunk of D).
+!m = vector<128xf32>
+!acc = vector<128x128xf32>
+!st = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+!map = !nvgpu.tensormap.descriptor<tensor = memref<1x1x128x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = l2promo_128b, oob = zero, interleave = none>
+func.func @epilogue_map_box(%m: !m, %acc: !acc, %o: memref<1x2x256x128xbf16>, %i: index, %s: !st, %d: !map) {
+  // expected-error @+1 {{operand 'o_map' must be a 128-byte swizzled !nvgpu.tensormap.descriptor of [1, 1, 64, 64] boxes of 'bf16', but got '!nvgpu.tensormap.descriptor<tensor = memref<1x1x128x64xbf16, #gpu.address_space<workgroup>>}}
+  attn.epilogue state(%m, %m, %acc : !m, !m, !acc) to %o[%i, %i, %i, %i] staging(%s : !st) tma_store(%d : !map) : memref<1x2x256x128xbf16>
+  return
+}
+
+// -----
+
+!m = vector<128xf32>
+!acc = vector<128x128xf32>
+!map = !nvgpu.tensormap.descriptor<tensor = memref<1x1x64x64xf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = l2promo_128b, oob = zero, interleave = none>
+func.func @epilogue_map_type(%m: !m, %acc: !acc, %o: memref<1x2x256x128xbf16>, %i: index, %d: !map) {
+  // expected-error @+1 {{operand 'o_map' must be a 128-byte swizzled !nvgpu.tensormap.descriptor of [1, 1, 64, 64] boxes of 'bf16'}}
+  attn.epilogue state(%m, %m, %acc : !m, !m, !acc) to %o[%i, %i, %i, %i] tma_store(%d : !map) : memref<1x2x256x128xbf16>
+  return
+}
+
+// -----
+
+!m = vector<128xf32>
+!acc = vector<128x128xf32>
+func.func @epilogue_map_not_descriptor(%m: !m, %acc: !acc, %o: memref<1x2x256x128xbf16>, %i: index) {
+  // expected-error @+1 {{operand 'o_map' must be a 128-byte swizzled !nvgpu.tensormap.descriptor of [1, 1, 64, 64] boxes of 'bf16', but got 'index'}}
+  attn.epilogue state(%m, %m, %acc : !m, !m, !acc) to %o[%i, %i, %i, %i] tma_store(%i : index) : memref<1x2x256x128xbf16>
+  return
+}
+
+// -----
+
+// The TMA stores read the staged O: o_map needs the staging tile.
+!m = vector<128xf32>
+!acc = vector<128x128xf32>
+!map = !nvgpu.tensormap.descriptor<tensor = memref<1x1x64x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = l2promo_128b, oob = zero, interleave = none>
+func.func @epilogue_map_without_staging(%m: !m, %acc: !acc, %o: memref<1x2x256x128xbf16>, %i: index, %d: !map) {
+  // expected-error @+1 {{operand 'o_map' needs the 'staging' tile the TMA stores read}}
+  attn.epilogue state(%m, %m, %acc : !m, !m, !acc) to %o[%i, %i, %i, %i] tma_store(%d : !map) : memref<1x2x256x128xbf16>
+  return
+}
+
+// -----
+
 func.func @ws_ping_pong_one_group() {
   // expected-error @+1 {{ping_pong needs two or three consumer warpgroups, but got 1}}
   attn.warp_specialize consumers(1) registers(24, 240) ping_pong producer {

@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpImplementation.h"
@@ -453,6 +454,25 @@ LogicalResult checkSharedTile(Operation *op, Value v, StringRef name,
   return success();
 }
 
+/// O's TMA descriptor: [1, 1, 64, 64] boxes (one warpgroup's rows, one
+/// 128-byte chunk of D) of O's element type, 128-byte swizzled, used with
+/// the staging tile it is stored from.
+LogicalResult checkStoreMap(EpilogueOp op, Value map, Type elt) {
+  auto type = dyn_cast<nvgpu::TensorMapDescriptorType>(map.getType());
+  MemRefType box = type ? type.getTensor() : MemRefType();
+  if (!box || box.getShape() != ArrayRef<int64_t>{1, 1, 64, 64} ||
+      box.getElementType() != elt ||
+      type.getSwizzle() != nvgpu::TensorMapSwizzleKind::SWIZZLE_128B)
+    return op.emitOpError() << "operand 'o_map' must be a 128-byte swizzled "
+                               "!nvgpu.tensormap.descriptor of [1, 1, 64, 64] "
+                               "boxes of "
+                            << elt << ", but got " << map.getType();
+  if (!op.getStaging())
+    return op.emitOpError() << "operand 'o_map' needs the 'staging' tile the "
+                               "TMA stores read";
+  return success();
+}
+
 /// m, l: vector<BLOCK_M x f32>; acc: vector<BLOCK_M x D x f32>.
 LogicalResult checkState(Operation *op, Type m, Type l, Type acc,
                          int64_t blockM, int64_t d) {
@@ -569,8 +589,11 @@ LogicalResult EpilogueOp::verify() {
       return failure();
   }
   if (Value staging = getStaging())
-    return checkSharedTile(getOperation(), staging, "staging", blockM, d,
-                           o.getElementType());
+    if (failed(checkSharedTile(getOperation(), staging, "staging", blockM, d,
+                               o.getElementType())))
+      return failure();
+  if (Value map = getOMap())
+    return checkStoreMap(*this, map, o.getElementType());
   return success();
 }
 

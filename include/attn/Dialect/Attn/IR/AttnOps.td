@@ -253,16 +253,24 @@ def Attn_EpilogueOp : Attn_Op<"epilogue", [
     element type (the layout of `attn.online_attention_mma`'s Q operand)
     that the tensor-core lowering may overwrite to turn the accumulator's
     scattered register layout into coalesced 16-byte stores of O.
+
+    `o_map`, when given with `staging`, is O's TMA descriptor
+    (`!nvgpu.tensormap.descriptor` of [1, 1, 64, 64] boxes of O's element
+    type, 128-byte swizzled): each warpgroup then writes its 64 staged rows
+    with TMA bulk tensor stores (one per 64-column chunk), which clip rows
+    at or past Nq and columns at or past D (FlashAttention-3's O epilogue).
   }];
   let arguments = (ins AnyVectorOfNonZeroRank:$m, AnyVectorOfNonZeroRank:$l,
                        AnyVectorOfNonZeroRank:$acc, AnyMemRef:$o,
                        Optional<AnyMemRef>:$lse, Index:$batch, Index:$head,
                        Index:$q_pos, Index:$col,
-                       Optional<AnyMemRef>:$staging);
+                       Optional<AnyMemRef>:$staging,
+                       Optional<AnyType>:$o_map);
   let assemblyFormat = [{
     `state` `(` $m `,` $l `,` $acc `:` type($m) `,` type($l) `,` type($acc) `)`
     `to` $o (`,` `lse` $lse^)? `[` $batch `,` $head `,` $q_pos `,` $col `]`
     (`staging` `(` $staging^ `:` type($staging) `)`)?
+    (`tma_store` `(` $o_map^ `:` type($o_map) `)`)?
     attr-dict `:` type($o) (`,` type($lse)^)?
   }];
   let hasVerifier = 1;
