@@ -194,7 +194,7 @@ def error_vs_fa2(bundle, rows):
 
 def sanity(bundle, rows):
     """Two small launches, for compute-sanitizer's race and memory checks."""
-    for d, causal in ((64, 1), (128, 0)):
+    for d, causal in ((64, 1), (128, 0), (256, 1)):
         q, k, v = (rnd((1, 2, 200, d), DT["bf16"]) for _ in range(3))
         run(bundle, "sanity D%d%s" % (d, " causal" if causal else ""), q, k, v,
             causal, rows)
