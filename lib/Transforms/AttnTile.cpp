@@ -22,23 +22,42 @@ namespace {
 constexpr int64_t kCombineBlockM = 64;
 
 /// What the forward tilings read from attn.attention and
-/// attn.partial_attention.
+/// attn.partial_attention: the inputs, where the epilogue stores (O, LSE or
+/// the split-KV workspace) and the split count (1: no split-KV).
 struct ForwardOp {
   Operation *op;
   Value q, k, v;
   float scale;
   bool causal;
   int64_t headDim;
+  Value o, lse;
+  int64_t splits;
 };
 
 ForwardOp viewOf(AttentionOp op) {
-  return {op, op.getQ(), op.getK(), op.getV(), op.getScaleOrDefault(),
-          op.getCausal(), op.getHeadDim()};
+  return {op,
+          op.getQ(),
+          op.getK(),
+          op.getV(),
+          op.getScaleOrDefault(),
+          op.getCausal(),
+          op.getHeadDim(),
+          op.getO(),
+          op.getLse(),
+          /*splits=*/1};
 }
 
 ForwardOp viewOf(PartialAttentionOp op) {
-  return {op, op.getQ(), op.getK(), op.getV(), op.getScaleOrDefault(),
-          op.getCausal(), op.getHeadDim()};
+  return {op,
+          op.getQ(),
+          op.getK(),
+          op.getV(),
+          op.getScaleOrDefault(),
+          op.getCausal(),
+          op.getHeadDim(),
+          op.getOPartial(),
+          op.getLsePartial(),
+          op.getNumSplits()};
 }
 
 /// Sizes of one attention problem as index values (constants when static).
@@ -198,15 +217,16 @@ Value splitSlice(OpBuilder &b, Location loc, Value workspace, Value split) {
                                    sizes, strides);
 }
 
-LogicalResult checkTileable(const ForwardOp &op) {
-  if (ShapedType::isDynamic(op.headDim))
-    return op.op->emitOpError("attn-tile needs a static head dim D");
+LogicalResult checkStaticHeadDim(Operation *op, int64_t d) {
+  if (ShapedType::isDynamic(d))
+    return op->emitOpError("attn-tile needs a static head dim D");
   return success();
 }
 
-/// The FA2 loop nest of a forward op; `o`, `lse` are where the epilogue
-/// stores (with split-KV, the CTA's split of the workspace).
-void tileForward(const ForwardOp &op, TileShape t, Value o, Value lse) {
+/// The FA2 loop nest of a forward op; with split-KV the epilogue stores into
+/// the CTA's split of the workspace.
+void tileForward(const ForwardOp &op, TileShape t) {
+  Value o = op.o, lse = op.lse;
   OpBuilder b(op.op);
   Location loc = op.op->getLoc();
   ProblemSizes sz = getSizes(b, loc, op.q, op.k);
@@ -309,29 +329,20 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
 
   LogicalResult tileOne(Operation *op) {
     if (auto combine = dyn_cast<DecodeCombineOp>(op)) {
+      int64_t d = cast<MemRefType>(combine.getO().getType()).getDimSize(3);
+      if (failed(checkStaticHeadDim(op, d)))
+        return failure();
       tileCombine(combine, blockM ? int64_t(blockM) : kCombineBlockM);
       return success();
     }
-    if (auto attention = dyn_cast<AttentionOp>(op); attention &&
-                                                    attention.isFP8())
+    auto attention = dyn_cast<AttentionOp>(op);
+    ForwardOp fwd = attention ? viewOf(attention)
+                              : viewOf(cast<PartialAttentionOp>(op));
+    if (failed(checkStaticHeadDim(op, fwd.headDim)))
+      return failure();
+    if (attention && attention.isFP8())
       return op->emitOpError("FP8 inputs are not lowered yet "
                              "(attn-quantize-fp8 is a later pass)");
-    ForwardOp fwd;
-    Value o, lse;
-    int64_t splits = 1;
-    if (auto attention = dyn_cast<AttentionOp>(op)) {
-      fwd = viewOf(attention);
-      o = attention.getO();
-      lse = attention.getLse();
-    } else {
-      auto partial = cast<PartialAttentionOp>(op);
-      fwd = viewOf(partial);
-      o = partial.getOPartial();
-      lse = partial.getLsePartial();
-      splits = partial.getNumSplits();
-    }
-    if (failed(checkTileable(fwd)))
-      return failure();
     int64_t d = fwd.headDim;
     int64_t nq = cast<MemRefType>(fwd.q.getType()).getDimSize(2);
     int64_t bn = blockN ? int64_t(blockN) : tensorCoreBlockN(d);
@@ -340,8 +351,8 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
                                            ShapedType::isDynamic(nq)
                                                ? std::nullopt
                                                : std::optional(nq));
-    tileForward(fwd, TileShape{bm, bn, packFactor(fwd, packGqa), splits}, o,
-                lse);
+    tileForward(fwd,
+                TileShape{bm, bn, packFactor(fwd, packGqa), fwd.splits});
     return success();
   }
 };

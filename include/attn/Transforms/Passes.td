@@ -273,6 +273,13 @@ def AttnOnlineSoftmax : Pass<"attn-online-softmax", "func::FuncOp"> {
     Epilogue: `O = acc / l` (0 where l == 0), `LSE = (m + log2 l) * ln 2`
     (-inf where l == 0). K/V rows past Nk are never read (row index clamped
     and the score masked); Q rows past Nq read as 0 and are never stored.
+
+    Split-KV and GQA packing: `attn.combine_step` folds a split's
+    (O_s, LSE_s) into the same state (x = LSE_s * log2(e); m_new =
+    max(m, x); alpha = exp2(m - m_safe), w = exp2(x - m_safe); l = alpha * l
+    + w; acc = alpha * acc + w * O_s) and `attn.load_rows` reads LSE_s;
+    packed tiles (`gqa_pack` = G) are read and stored row by row at their
+    (head, query), and their causal mask uses the query (q_pos + t) / G.
     Source: Milakov & Gimelshein 2018; FlashAttention-2; seed 000 (exp2).
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
