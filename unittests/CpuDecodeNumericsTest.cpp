@@ -239,9 +239,9 @@ const DecodeConfig kConfigs[] = {
     {"issue_gqa_nq1_nk4096_d128_bf16", 1, 16, 8, 1, 4096, 128, Elt::bf16,
      false, 1, 32, {16, 32, 160}},
     {"issue_gqa_nq1_nk4096_f16", 1, 16, 8, 1, 4096, 32, Elt::f16, false, 1,
-     32, {16, 32, 160}},
+     32, {16, 160}},
     {"issue_gqa_nq1_nk4096_f32", 1, 16, 8, 1, 4096, 32, Elt::f32, false, 1,
-     32, {16, 32, 160}},
+     32, {16, 160}},
     // Nk not a multiple of BLOCK_N (37 = 4 * 8 + 5) nor of the split size;
     // 7 splits > 5 blocks.
     {"nk_tail_bf16", 2, 4, 2, 1, 37, 16, Elt::bf16, false, 1, 8, {2, 3, 7}},
