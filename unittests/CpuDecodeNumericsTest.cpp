@@ -231,6 +231,8 @@ TEST_P(CpuDecodeNumerics, SplitsEqualUnsplitAndFloat64) {
   }
 }
 
+// One configuration per line (clang-format would put a field per line).
+// clang-format off
 const DecodeConfig kConfigs[] = {
     // name, B, Hq, Hkv, Nq, Nk, D, type, causal, BLOCK_M, BLOCK_N, splits
     // [, pack-gqa].

@@ -48,8 +48,8 @@ void addDecomposition(OpPassManager &pm, bool grad = false) {
 void mlir::attn::buildCPUPipeline(OpPassManager &pm,
                                   const CPUPipelineOptions &options) {
   if (options.splits != 1)
-    pm.nest<func::FuncOp>().addPass(createAttnSplitKV(
-        AttnSplitKVOptions{options.splits, options.smCount}));
+    pm.nest<func::FuncOp>().addPass(
+        createAttnSplitKV(AttnSplitKVOptions{options.splits, options.smCount}));
   addTiling(pm, options.blockM, options.blockN, options.packGqa);
   addGradTiling(pm, options.blockM, options.blockN);
   addDecomposition(pm, /*grad=*/true);

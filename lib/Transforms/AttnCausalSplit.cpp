@@ -28,8 +28,8 @@ StageBounds computeBounds(OpBuilder &b, Location loc, scf::ForOp loop,
   int64_t blockM = cast<VectorType>(step.getQ().getType()).getDimSize(0);
   Value offset =
       step.getMask() == MaskKind::causal ? step.getCausalOffset() : Value();
-  BlockSplit split = keyBlockSplit(b, loc, step.getK(), step.getQPos(),
-                                   offset, loop.getUpperBound(), blockM,
+  BlockSplit split = keyBlockSplit(b, loc, step.getK(), step.getQPos(), offset,
+                                   loop.getUpperBound(), blockM,
                                    step.getBlockN(), step.getGqaPack());
   if (isConstantIntValue(loop.getLowerBound(), 0))
     return {split.mid, split.end};

@@ -246,8 +246,8 @@ struct AttnDecomposeGradPass
 void mlir::attn::populateDecomposeGradPatterns(RewritePatternSet &patterns) {
   populateLoadTilePatterns(patterns);
   populateLoadRowsPatterns(patterns);
-  patterns.add<LowerStoreRows, LowerStoreTile, LowerGradDelta,
-               LowerGradDKDV, LowerGradDQ>(patterns.getContext());
+  patterns.add<LowerStoreRows, LowerStoreTile, LowerGradDelta, LowerGradDKDV,
+               LowerGradDQ>(patterns.getContext());
 }
 
 void mlir::attn::populateLoadRowsPatterns(RewritePatternSet &patterns) {

@@ -55,8 +55,8 @@ std::pair<Value, Value> unpackRow(ImplicitLocOpBuilder &b, Value head,
 /// where its query is at or past N.
 Value loadPackedRows(ImplicitLocOpBuilder &b, LoadTileOp op, Value pad) {
   VectorType type = op.getResult().getType();
-  auto rowType = VectorType::get({1, type.getDimSize(1)},
-                                 type.getElementType());
+  auto rowType =
+      VectorType::get({1, type.getDimSize(1)}, type.getElementType());
   Value tile = arith::ConstantOp::create(b, b.getZeroAttr(type));
   for (int64_t t = 0; t < type.getDimSize(0); ++t) {
     Value row = arith::AddIOp::create(b, op.getRow(),
@@ -66,8 +66,8 @@ Value loadPackedRows(ImplicitLocOpBuilder &b, LoadTileOp op, Value pad) {
         b, rowType, op.getSource(),
         ValueRange{op.getBatch(), head, query, op.getCol()}, pad,
         ArrayRef<bool>{false, true});
-    tile = vector::InsertOp::create(b, vector::ExtractOp::create(b, r, 0),
-                                    tile, t);
+    tile = vector::InsertOp::create(b, vector::ExtractOp::create(b, r, 0), tile,
+                                    t);
   }
   return tile;
 }
@@ -197,7 +197,8 @@ void storeRows(ImplicitLocOpBuilder &b, Value value, Value dest,
   }
   Value head = indices[1], row = indices[2];
   for (int64_t t = 0; t < type.getDimSize(0); ++t) {
-    Value r = arith::AddIOp::create(b, row, arith::ConstantIndexOp::create(b, t));
+    Value r =
+        arith::AddIOp::create(b, row, arith::ConstantIndexOp::create(b, t));
     std::tie(indices[1], indices[2]) = unpackRow(b, head, r, pack);
     Value slice = vector::ExtractStridedSliceOp::create(
         b, value, ArrayRef<int64_t>{t}, ArrayRef<int64_t>{1},
@@ -258,8 +259,8 @@ struct LowerCombineStep : OpRewritePattern<CombineStepOp> {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     auto rowType = cast<VectorType>(op.getM().getType());
     int64_t d = cast<VectorType>(op.getAcc().getType()).getDimSize(1);
-    Value x = arith::MulFOp::create(b, op.getLseS(),
-                                    splat(b, rowType, M_LOG2E));
+    Value x =
+        arith::MulFOp::create(b, op.getLseS(), splat(b, rowType, M_LOG2E));
     // m_new = max(m, x); m_safe = 0 while no split saw a key: no NaN.
     Value mNew = arith::MaximumFOp::create(b, op.getM(), x);
     Value noKey = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mNew,
@@ -269,8 +270,8 @@ struct LowerCombineStep : OpRewritePattern<CombineStepOp> {
     Value alpha =
         math::Exp2Op::create(b, arith::SubFOp::create(b, op.getM(), mSafe));
     Value w = math::Exp2Op::create(b, arith::SubFOp::create(b, x, mSafe));
-    Value l = arith::AddFOp::create(
-        b, arith::MulFOp::create(b, alpha, op.getL()), w);
+    Value l =
+        arith::AddFOp::create(b, arith::MulFOp::create(b, alpha, op.getL()), w);
     Value acc = arith::AddFOp::create(
         b, arith::MulFOp::create(b, op.getAcc(), broadcastRows(b, alpha, d)),
         arith::MulFOp::create(b, op.getOS(), broadcastRows(b, w, d)));

@@ -63,8 +63,7 @@ void splitAttention(AttentionOp op, int64_t splits) {
       allocWorkspace(b, loc, ArrayRef(shape).drop_back(), op.getQ());
   PartialAttentionOp::create(b, loc, op.getQ(), op.getK(), op.getV(), oPartial,
                              lsePartial, op.getScaleAttr(), op.getCausal());
-  DecodeCombineOp::create(b, loc, oPartial, lsePartial, op.getO(),
-                          op.getLse());
+  DecodeCombineOp::create(b, loc, oPartial, lsePartial, op.getO(), op.getLse());
   memref::DeallocOp::create(b, loc, oPartial);
   memref::DeallocOp::create(b, loc, lsePartial);
   op.erase();

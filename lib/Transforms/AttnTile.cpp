@@ -213,8 +213,8 @@ Value splitSlice(OpBuilder &b, Location loc, Value workspace, Value split) {
     sizes.push_back(memref::getMixedSize(b, loc, workspace, i));
   auto sliceType = memref::SubViewOp::inferRankReducedResultType(
       type.getShape().drop_front(), type, offsets, sizes, strides);
-  return memref::SubViewOp::create(b, loc, sliceType, workspace, offsets,
-                                   sizes, strides);
+  return memref::SubViewOp::create(b, loc, sliceType, workspace, offsets, sizes,
+                                   strides);
 }
 
 LogicalResult checkStaticHeadDim(Operation *op, int64_t d) {
@@ -276,22 +276,22 @@ void tileCombine(DecodeCombineOp op, int64_t blockM) {
   Cta cta = buildGrid(b, loc, sz, TileShape{blockM, 1});
   int64_t splits = cast<MemRefType>(op.getOPartial().getType()).getDimSize(0);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  auto loop = scf::ForOp::create(
-      b, loc, zero, arith::ConstantIndexOp::create(b, loc, splits),
-      arith::ConstantIndexOp::create(b, loc, 1),
-      initialState(b, loc, blockM, d));
+  auto loop = scf::ForOp::create(b, loc, zero,
+                                 arith::ConstantIndexOp::create(b, loc, splits),
+                                 arith::ConstantIndexOp::create(b, loc, 1),
+                                 initialState(b, loc, blockM, d));
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value s = loop.getInductionVar();
-    Value oS = LoadTileOp::create(
-        b, loc, VectorType::get({blockM, d}, b.getF32Type()),
-        splitSlice(b, loc, op.getOPartial(), s), cta.batch, cta.head, cta.qPos,
-        zero);
-    Value lseS = LoadRowsOp::create(
-        b, loc, VectorType::get({blockM}, b.getF32Type()),
-        splitSlice(b, loc, op.getLsePartial(), s), cta.batch, cta.head,
-        cta.qPos);
+    Value oS =
+        LoadTileOp::create(b, loc, VectorType::get({blockM, d}, b.getF32Type()),
+                           splitSlice(b, loc, op.getOPartial(), s), cta.batch,
+                           cta.head, cta.qPos, zero);
+    Value lseS =
+        LoadRowsOp::create(b, loc, VectorType::get({blockM}, b.getF32Type()),
+                           splitSlice(b, loc, op.getLsePartial(), s), cta.batch,
+                           cta.head, cta.qPos);
     ValueRange state = loop.getRegionIterArgs();
     auto step = CombineStepOp::create(b, loc, state.getTypes(), oS, lseS,
                                       state[0], state[1], state[2]);
@@ -336,8 +336,8 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
       return success();
     }
     auto attention = dyn_cast<AttentionOp>(op);
-    ForwardOp fwd = attention ? viewOf(attention)
-                              : viewOf(cast<PartialAttentionOp>(op));
+    ForwardOp fwd =
+        attention ? viewOf(attention) : viewOf(cast<PartialAttentionOp>(op));
     if (failed(checkStaticHeadDim(op, fwd.headDim)))
       return failure();
     if (attention && attention.isFP8())
@@ -351,8 +351,7 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
                                            ShapedType::isDynamic(nq)
                                                ? std::nullopt
                                                : std::optional(nq));
-    tileForward(fwd,
-                TileShape{bm, bn, packFactor(fwd, packGqa), fwd.splits});
+    tileForward(fwd, TileShape{bm, bn, packFactor(fwd, packGqa), fwd.splits});
     return success();
   }
 };

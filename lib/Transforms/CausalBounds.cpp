@@ -42,12 +42,12 @@ attn::BlockSplit attn::keyBlockSplit(OpBuilder &b, Location loc, Value k,
     // Packed rows: the block's queries are q_pos / G .. (q_pos + BM - 1) / G.
     Value g = arith::ConstantIndexOp::create(b, loc, rowsPerQuery);
     Value first = arith::DivUIOp::create(b, loc, qPos, g);
-    Value last = arith::DivUIOp::create(b, loc,
-                                        addConst(b, loc, qPos, blockM - 1), g);
-    firstEnd = addConst(
-        b, loc, arith::AddIOp::create(b, loc, first, causalOffset), 1);
-    lastEnd = addConst(b, loc, arith::AddIOp::create(b, loc, last, causalOffset),
-                       1);
+    Value last =
+        arith::DivUIOp::create(b, loc, addConst(b, loc, qPos, blockM - 1), g);
+    firstEnd =
+        addConst(b, loc, arith::AddIOp::create(b, loc, first, causalOffset), 1);
+    lastEnd =
+        addConst(b, loc, arith::AddIOp::create(b, loc, last, causalOffset), 1);
   }
   return {arith::DivUIOp::create(b, loc, clamp(b, loc, firstEnd, nk), bn),
           arith::CeilDivUIOp::create(b, loc, clamp(b, loc, lastEnd, nk), bn)};

@@ -20,11 +20,11 @@ LogicalResult attn::checkNoHostOnlyTiles(Operation *root, StringRef pass) {
       pack = step.getGqaPack();
       if (cast<VectorType>(step.getQ().getType()).getElementType().isF32())
         return WalkResult(op->emitOpError()
-                          << pass << ": f32 attention has no GPU lowering "
-                                     "yet (it lowers to the host only: "
-                                     "--attn-to-cpu)");
-    }
-    else if (epilogue)
+                          << pass
+                          << ": f32 attention has no GPU lowering "
+                             "yet (it lowers to the host only: "
+                             "--attn-to-cpu)");
+    } else if (epilogue)
       pack = epilogue.getGqaPack();
     if (!splitKV && pack == 1)
       return WalkResult::advance();

@@ -1,8 +1,9 @@
 //===- Pipelines.h - attn pass pipelines ------------------------*- C++ -*-===//
 //
-//   attn-to-cpu   : [attn-split-kv,] attn-tile, attn-causal-split, attn-tile-grad,
-//                   attn-causal-split-grad, attn-online-softmax,
-//                   attn-decompose-grad, attn-lower-to-cpu (LLVM dialect,
+//   attn-to-cpu   : [attn-split-kv,] attn-tile, attn-causal-split,
+//                   attn-tile-grad, attn-causal-split-grad,
+//                   attn-online-softmax, attn-decompose-grad,
+//                   attn-lower-to-cpu (LLVM dialect,
 //                   run by tests; the backward lowers only here so far)
 //   attn-to-cubin : attn-tile, attn-causal-split, then
 //                   path wgmma: attn-async-pipeline, attn-lower-to-wgmma

@@ -194,18 +194,17 @@ checkQKV(Operation *op, Value qv, Value kv, Value vv, bool allowFP8) {
       failed(v = checkRank(op, vv, "v", 4, "[B, Hkv, Nk, D]")))
     return failure();
   Type qElt = q->getElementType();
-  if (!(qElt.isF32() || (allowFP8 ? isSupportedInput(qElt)
-                                  : qElt.isF16() || qElt.isBF16())))
-    return op->emitOpError()
-           << "operand 'q' element type must be f16, bf16"
-           << (allowFP8 ? ", f32 or f8E4M3FN" : " or f32") << ", but got "
-           << qElt;
+  if (!(qElt.isF32() ||
+        (allowFP8 ? isSupportedInput(qElt) : qElt.isF16() || qElt.isBF16())))
+    return op->emitOpError() << "operand 'q' element type must be f16, bf16"
+                             << (allowFP8 ? ", f32 or f8E4M3FN" : " or f32")
+                             << ", but got " << qElt;
   for (auto [name, type] : {std::pair<StringRef, MemRefType>{"k", *k},
                             std::pair<StringRef, MemRefType>{"v", *v}})
     if (type.getElementType() != qElt)
       return op->emitOpError()
-             << "operand '" << name << "' element type must match 'q' ("
-             << qElt << "), but got " << type.getElementType();
+             << "operand '" << name << "' element type must match 'q' (" << qElt
+             << "), but got " << type.getElementType();
   ArrayRef<int64_t> qs = q->getShape(), ks = k->getShape();
   if (failed(checkDim(op, *k, "k", 0, "batch B", qs[0], "q")) ||
       failed(checkDim(op, *k, "k", 3, "head dim D", qs[3], "q")))
@@ -251,9 +250,9 @@ FailureOr<int64_t> checkSplitBuffer(Operation *op, Value v, StringRef name,
   if (failed(t))
     return failure();
   if (!t->getElementType().isF32())
-    return op->emitOpError() << "operand '" << name
-                             << "' element type must be f32, but got "
-                             << t->getElementType();
+    return op->emitOpError()
+           << "operand '" << name << "' element type must be f32, but got "
+           << t->getElementType();
   int64_t splits = t->getDimSize(0);
   if (ShapedType::isDynamic(splits) || splits < 1)
     return op->emitOpError() << "operand '" << name
@@ -274,8 +273,8 @@ FailureOr<int64_t> checkSplitBuffer(Operation *op, Value v, StringRef name,
 /// fp32 [S, B, Hq, Nq] with the same S; `rows` is [B, Hq, Nq, D].
 LogicalResult checkWorkspace(Operation *op, Value oPartial, Value lsePartial,
                              ArrayRef<int64_t> rows) {
-  FailureOr<int64_t> splits = checkSplitBuffer(
-      op, oPartial, "o_partial", 5, "[S, B, Hq, Nq, D]", rows);
+  FailureOr<int64_t> splits =
+      checkSplitBuffer(op, oPartial, "o_partial", 5, "[S, B, Hq, Nq, D]", rows);
   if (failed(splits))
     return failure();
   auto lse = cast<MemRefType>(lsePartial.getType());
@@ -391,9 +390,8 @@ LogicalResult PartialAttentionOp::verify() {
   if (failed(checkNotLowered(op)))
     return failure();
   auto qk = checkQKV(op, getQ(), getK(), getV(), /*allowFP8=*/false);
-  if (failed(qk) ||
-      failed(checkWorkspace(op, getOPartial(), getLsePartial(),
-                            qk->first.getShape())))
+  if (failed(qk) || failed(checkWorkspace(op, getOPartial(), getLsePartial(),
+                                          qk->first.getShape())))
     return failure();
   return checkScaleAttr(op, getScaleAttr());
 }
