@@ -40,6 +40,9 @@ struct DecodeConfig {
   /// Split counts of the variants (1: unsplit), each compiled once.
   std::vector<int64_t> splits;
   bool packGqa = false;
+  /// Non-empty: Nq and Nk are dynamic; the modules also run at these
+  /// (Nq, Nk) after (nq, nk).
+  std::vector<std::pair<int64_t, int64_t>> moreLengths = {};
 };
 
 void PrintTo(const DecodeConfig &c, std::ostream *os) { *os << c.name; }
@@ -47,13 +50,16 @@ void PrintTo(const DecodeConfig &c, std::ostream *os) { *os << c.name; }
 constexpr int kRunsPerModule = 2;
 
 std::string buildModule(const DecodeConfig &c) {
+  bool dynamic = !c.moreLengths.empty();
+  auto len = [&](int64_t n) { return dynamic ? "?" : std::to_string(n); };
   auto type = [&](int64_t h, int64_t n) {
-    return llvm::formatv("memref<{0}x{1}x{2}x{3}x{4}>", c.b, h, n, c.d,
+    return llvm::formatv("memref<{0}x{1}x{2}x{3}x{4}>", c.b, h, len(n), c.d,
                          eltName(c.elt))
         .str();
   };
   std::string q = type(c.hq, c.nq), kv = type(c.hkv, c.nk);
-  std::string lse = llvm::formatv("memref<{0}x{1}x{2}xf32>", c.b, c.hq, c.nq);
+  std::string lse =
+      llvm::formatv("memref<{0}x{1}x{2}xf32>", c.b, c.hq, len(c.nq));
   return llvm::formatv(
              "func.func @attention(%q: {0}, %k: {1}, %v: {1}, %o: {0}, "
              "%lse: {2}) {{\n"
@@ -196,6 +202,33 @@ protected:
   static void SetUpTestSuite() { attn::registerAttnPassesAndPipelines(); }
 };
 
+/// Runs the unsplit module and every variant on the same fresh inputs and
+/// compares them with float64 and (variants) with the unsplit output.
+void compareVariants(
+    const DecodeConfig &c, ExecutionEngine &unsplit,
+    const std::vector<std::unique_ptr<ExecutionEngine>> &variants) {
+  unsigned seed = std::random_device{}();
+  SCOPED_TRACE(llvm::formatv("Nq = {0}, Nk = {1}, seed {2}", c.nq, c.nk, seed)
+                   .str());
+  std::mt19937 rng(seed);
+  Input q = randomInput(c.elt, {c.b, c.hq, c.nq, c.d}, rng);
+  Input k = randomInput(c.elt, {c.b, c.hkv, c.nk, c.d}, rng);
+  Input v = randomInput(c.elt, {c.b, c.hkv, c.nk, c.d}, rng);
+  Result ref = reference(c, q.values, k.values, v.values), base;
+  ASSERT_NO_FATAL_FAILURE(run(unsplit, c, q.buf, k.buf, v.buf, base));
+  double bound = boundFor(c.elt);
+  expectClose(c, base, ref, bound, "unsplit vs float64");
+  for (auto [s, engine] : llvm::zip_equal(c.splits, variants)) {
+    std::string what =
+        llvm::formatv("splits={0}{1}", s, c.packGqa ? " pack-gqa" : "");
+    SCOPED_TRACE(what);
+    Result got;
+    ASSERT_NO_FATAL_FAILURE(run(*engine, c, q.buf, k.buf, v.buf, got));
+    expectClose(c, got, ref, bound, "vs float64");
+    expectClose(c, got, base, bound / 2, "vs unsplit");
+  }
+}
+
 TEST_P(CpuDecodeNumerics, SplitsEqualUnsplitAndFloat64) {
   const DecodeConfig c = GetParam();
   std::string source = buildModule(c);
@@ -208,30 +241,21 @@ TEST_P(CpuDecodeNumerics, SplitsEqualUnsplitAndFloat64) {
     ASSERT_TRUE(bool(engine)) << llvm::toString(engine.takeError());
     variants.push_back(std::move(*engine));
   }
-  double bound = boundFor(c.elt);
-  for (int r = 0; r < kRunsPerModule; ++r) {
-    unsigned seed = std::random_device{}();
-    SCOPED_TRACE(llvm::formatv("seed {0}", seed).str());
-    std::mt19937 rng(seed);
-    Input q = randomInput(c.elt, {c.b, c.hq, c.nq, c.d}, rng);
-    Input k = randomInput(c.elt, {c.b, c.hkv, c.nk, c.d}, rng);
-    Input v = randomInput(c.elt, {c.b, c.hkv, c.nk, c.d}, rng);
-    Result ref = reference(c, q.values, k.values, v.values), base;
-    ASSERT_NO_FATAL_FAILURE(run(**unsplit, c, q.buf, k.buf, v.buf, base));
-    expectClose(c, base, ref, bound, "unsplit vs float64");
-    for (auto [s, engine] : llvm::zip_equal(c.splits, variants)) {
-      std::string what =
-          llvm::formatv("splits={0}{1}", s, c.packGqa ? " pack-gqa" : "");
-      SCOPED_TRACE(what);
-      Result got;
-      ASSERT_NO_FATAL_FAILURE(run(*engine, c, q.buf, k.buf, v.buf, got));
-      expectClose(c, got, ref, bound, "vs float64");
-      expectClose(c, got, base, bound / 2, "vs unsplit");
-    }
+  // Static shapes: fresh inputs per run; dynamic: also other lengths.
+  std::vector<std::pair<int64_t, int64_t>> lengths(kRunsPerModule,
+                                                   {c.nq, c.nk});
+  if (!c.moreLengths.empty())
+    lengths = {{c.nq, c.nk}};
+  llvm::append_range(lengths, c.moreLengths);
+  for (auto [nq, nk] : lengths) {
+    DecodeConfig at = c;
+    at.nq = nq;
+    at.nk = nk;
+    ASSERT_NO_FATAL_FAILURE(compareVariants(at, **unsplit, variants));
   }
 }
 
-// One configuration per line (clang-format would put a field per line).
+// clang-format would put a field per line.
 // clang-format off
 const DecodeConfig kConfigs[] = {
     // name, B, Hq, Hkv, Nq, Nk, D, type, causal, BLOCK_M, BLOCK_N, splits
@@ -274,7 +298,14 @@ const DecodeConfig kConfigs[] = {
      {1, 3}, true},
     {"pack_issue_gqa_nq1_nk4096_bf16", 1, 16, 8, 1, 4096, 32, Elt::bf16,
      false, 2, 32, {1, 32, 160}, true},
+    // Dynamic Nq and Nk (a K/V cache that grows): one module per variant,
+    // run at decode and chunked-prefill lengths, Nk < splits, Nq > Nk, Nk = 0.
+    {"dynamic_lengths_causal_bf16", 1, 4, 2, 1, 37, 16, Elt::bf16, true, 4, 8,
+     {3, 7}, false, {{1, 64}, {5, 21}, {1, 2}, {9, 4}, {3, 0}}},
+    {"dynamic_lengths_pack_f16", 1, 4, 1, 1, 29, 16, Elt::f16, true, 4, 8,
+     {1, 4}, true, {{6, 13}, {1, 1}, {7, 3}}},
 };
+// clang-format on
 
 INSTANTIATE_TEST_SUITE_P(Decode, CpuDecodeNumerics,
                          ::testing::ValuesIn(kConfigs),
