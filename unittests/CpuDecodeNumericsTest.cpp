@@ -208,8 +208,8 @@ void compareVariants(
     const DecodeConfig &c, ExecutionEngine &unsplit,
     const std::vector<std::unique_ptr<ExecutionEngine>> &variants) {
   unsigned seed = std::random_device{}();
-  SCOPED_TRACE(llvm::formatv("Nq = {0}, Nk = {1}, seed {2}", c.nq, c.nk, seed)
-                   .str());
+  SCOPED_TRACE(
+      llvm::formatv("Nq = {0}, Nk = {1}, seed {2}", c.nq, c.nk, seed).str());
   std::mt19937 rng(seed);
   Input q = randomInput(c.elt, {c.b, c.hq, c.nq, c.d}, rng);
   Input k = randomInput(c.elt, {c.b, c.hkv, c.nk, c.d}, rng);
