@@ -3,7 +3,8 @@
 // Feeds mutants of a seed corpus to the code paths attn-opt and attn-compile
 // run, in process, for a bounded time:
 //   --target=ir    .mlir: parse + verify, then attn-to-cpu, attn-to-cubin
-//                  (format=none) or a random order of the attn passes with
+//                  (format=none) or a random order of the attn passes (with
+//                  split-KV and GQA-packing options) with
 //                  --canonicalize between them, with random block sizes;
 //   --target=spec  spec JSON: parseKernelSpecs, buildKernelFunction, then
 //                  attn-to-cubin (format=none) with the spec's block sizes;
@@ -120,15 +121,27 @@ int64_t pickBlock(Mutator &m) {
                           : sizes[m.below(std::size(sizes))];
 }
 
+/// Split-KV options (attn-split-kv, attn-to-cpu): mostly few splits or the
+/// heuristic, sometimes more splits than K/V blocks or out of range.
+std::string pickSplits(Mutator &m) {
+  static const int64_t splits[] = {0, 1, 2, 3, 7, 64, -1, 257};
+  static const int64_t sms[] = {132, 1, 16, 0};
+  return llvm::formatv("splits={0} sm-count={1}",
+                       splits[m.below(std::size(splits))],
+                       sms[m.below(4) == 0 ? m.below(std::size(sms)) : 0])
+      .str();
+}
+
 /// A pipeline on the module (`attn-opt --pass-pipeline=builtin.module(...)`),
 /// and whether it lowers fully.
 std::pair<std::string, bool> pickPipeline(Mutator &m) {
   std::string blocks =
       llvm::formatv("block-m={0} block-n={1}", pickBlock(m), pickBlock(m))
           .str();
+  std::string pack = m.below(2) ? " pack-gqa=true" : "";
   switch (m.below(4)) {
   case 0:
-    return {"attn-to-cpu{" + blocks + "}", true};
+    return {"attn-to-cpu{" + blocks + pack + " " + pickSplits(m) + "}", true};
   case 1:
     return {"attn-to-cubin{" + blocks + " format=none}", true};
   default:
@@ -138,12 +151,17 @@ std::pair<std::string, bool> pickPipeline(Mutator &m) {
   static const char *const fnPasses[] = {
       "attn-tile",           "attn-causal-split",      "attn-distribute-rows",
       "attn-online-softmax", "canonicalize",           "cse",
-      "attn-tile-grad",      "attn-causal-split-grad", "attn-decompose-grad"};
+      "attn-tile-grad",      "attn-causal-split-grad", "attn-decompose-grad",
+      "attn-split-kv"};
   std::string pipeline;
   for (size_t n = 1 + m.below(6); n > 0; --n) {
     std::string pass = fnPasses[m.below(std::size(fnPasses))];
-    if (pass == "attn-tile" || pass == "attn-tile-grad")
+    if (pass == "attn-tile")
+      pass += "{" + blocks + pack + "}";
+    else if (pass == "attn-tile-grad")
       pass += "{" + blocks + "}";
+    else if (pass == "attn-split-kv")
+      pass += "{" + pickSplits(m) + "}";
     pipeline += "func.func(" + pass + "),";
   }
   bool lowers = m.below(2);

@@ -50,8 +50,8 @@ mlir::attn::test::createEngine(ModuleOp module, TargetCpu cpu) {
 }
 
 llvm::Expected<std::unique_ptr<ExecutionEngine>>
-mlir::attn::test::compileOnCpu(llvm::StringRef source, int64_t blockM,
-                               int64_t blockN, TargetCpu cpu) {
+mlir::attn::test::compileOnCpu(llvm::StringRef source,
+                               const CpuPipeline &pipeline, TargetCpu cpu) {
   DialectRegistry registry;
   registerAttnDialects(registry);
   MLIRContext ctx(registry);
@@ -60,8 +60,10 @@ mlir::attn::test::compileOnCpu(llvm::StringRef source, int64_t blockM,
     return llvm::createStringError("cannot parse:\n" + source);
   PassManager pm(&ctx);
   CPUPipelineOptions options;
-  options.blockM = blockM;
-  options.blockN = blockN;
+  options.blockM = pipeline.blockM;
+  options.blockN = pipeline.blockN;
+  options.splits = pipeline.splits;
+  options.packGqa = pipeline.packGqa;
   buildCPUPipeline(pm, options);
   if (failed(pm.run(*module)))
     return llvm::createStringError("attn-to-cpu failed on:\n" + source);

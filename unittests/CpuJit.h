@@ -28,12 +28,28 @@ enum class TargetCpu {
 llvm::Expected<std::unique_ptr<ExecutionEngine>>
 createEngine(ModuleOp module, TargetCpu cpu = TargetCpu::Baseline);
 
-/// Parses `source` (attn IR), lowers it with the attn-to-cpu pipeline at
-/// BLOCK_M x BLOCK_N and JIT-compiles it for `cpu`; the error quotes the
-/// source. Needs the attn passes registered.
+/// The attn-to-cpu options the tests vary.
+struct CpuPipeline {
+  int64_t blockM, blockN;
+  /// Split-KV splits (attn-split-kv; 1: unsplit).
+  int64_t splits = 1;
+  /// GQA packing (attn-tile pack-gqa).
+  bool packGqa = false;
+};
+
+/// Parses `source` (attn IR), lowers it with the attn-to-cpu pipeline
+/// configured by `pipeline` and JIT-compiles it for `cpu`; the error quotes
+/// the source. Needs the attn passes registered.
 llvm::Expected<std::unique_ptr<ExecutionEngine>>
-compileOnCpu(llvm::StringRef source, int64_t blockM, int64_t blockN,
+compileOnCpu(llvm::StringRef source, const CpuPipeline &pipeline,
              TargetCpu cpu = TargetCpu::Baseline);
+
+/// compileOnCpu at BLOCK_M x BLOCK_N, unsplit and unpacked.
+inline llvm::Expected<std::unique_ptr<ExecutionEngine>>
+compileOnCpu(llvm::StringRef source, int64_t blockM, int64_t blockN,
+             TargetCpu cpu = TargetCpu::Baseline) {
+  return compileOnCpu(source, CpuPipeline{blockM, blockN}, cpu);
+}
 
 } // namespace mlir::attn::test
 

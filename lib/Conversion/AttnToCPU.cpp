@@ -259,6 +259,9 @@ void addFunctionToLLVM(OpPassManager &fn) {
   fn.addPass(createConvertVectorToLLVMPass());
   fn.addPass(createConvertMathToLLVMPass());
   fn.addPass(memref::createExpandStridedMetadataPass());
+  // The offsets of subviews at a dynamic position (a split of the split-KV
+  // workspace) come out of the expansion as affine.apply.
+  fn.addPass(createLowerAffinePass());
 }
 
 /// Rewrites the tile vector ops and the half-precision conversions of `fn`

@@ -410,6 +410,10 @@ LogicalResult checkNVVMPreconditions(ModuleOp module) {
       return WalkResult(op->emitOpError(
           "has no GPU lowering yet: the backward lowers to the host only "
           "(--attn-to-cpu)"));
+    if (isa<PartialAttentionOp, DecodeCombineOp>(op))
+      return WalkResult(op->emitOpError(
+          "has no GPU lowering yet: split-KV lowers to the host only "
+          "(--attn-to-cpu)"));
     if (isa<AttentionOp>(op))
       return WalkResult(op->emitOpError(
           "attn-lower-to-nvvm needs it tiled and decomposed: run attn-tile, "

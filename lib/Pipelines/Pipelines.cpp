@@ -20,9 +20,10 @@ using namespace mlir::attn;
 
 namespace {
 /// The target-independent prefix both pipelines share.
-void addTiling(OpPassManager &pm, int64_t blockM, int64_t blockN) {
+void addTiling(OpPassManager &pm, int64_t blockM, int64_t blockN,
+               bool packGqa = false) {
   OpPassManager &fn = pm.nest<func::FuncOp>();
-  fn.addPass(createAttnTile(AttnTileOptions{blockM, blockN}));
+  fn.addPass(createAttnTile(AttnTileOptions{blockM, blockN, packGqa}));
   fn.addPass(createAttnCausalSplit());
 }
 
@@ -46,7 +47,10 @@ void addDecomposition(OpPassManager &pm, bool grad = false) {
 
 void mlir::attn::buildCPUPipeline(OpPassManager &pm,
                                   const CPUPipelineOptions &options) {
-  addTiling(pm, options.blockM, options.blockN);
+  if (options.splits != 1)
+    pm.nest<func::FuncOp>().addPass(
+        createAttnSplitKV(AttnSplitKVOptions{options.splits, options.smCount}));
+  addTiling(pm, options.blockM, options.blockN, options.packGqa);
   addGradTiling(pm, options.blockM, options.blockN);
   addDecomposition(pm, /*grad=*/true);
   pm.addPass(createAttnLowerToCPU());

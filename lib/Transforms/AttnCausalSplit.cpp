@@ -5,6 +5,7 @@
 #include "CausalBounds.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir::attn {
@@ -27,10 +28,18 @@ StageBounds computeBounds(OpBuilder &b, Location loc, scf::ForOp loop,
   int64_t blockM = cast<VectorType>(step.getQ().getType()).getDimSize(0);
   Value offset =
       step.getMask() == MaskKind::causal ? step.getCausalOffset() : Value();
-  BlockSplit split =
-      keyBlockSplit(b, loc, step.getK(), step.getQPos(), offset,
-                    loop.getUpperBound(), blockM, step.getBlockN());
-  return {split.mid, split.end};
+  BlockSplit split = keyBlockSplit(b, loc, step.getK(), step.getQPos(), offset,
+                                   loop.getUpperBound(), blockM,
+                                   step.getBlockN(), step.getGqaPack());
+  if (isConstantIntValue(loop.getLowerBound(), 0))
+    return {split.mid, split.end};
+  // A K/V range [begin, end) (a split of split-KV): keep both stages in it.
+  Value begin = loop.getLowerBound(), end = loop.getUpperBound();
+  Value mid = arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, split.mid, begin), end);
+  Value last = arith::MaxSIOp::create(
+      b, loc, arith::MinSIOp::create(b, loc, split.end, end), mid);
+  return {mid, last};
 }
 
 /// Splits `loop` into a mask-free stage [0, numFull) and a masked stage

@@ -245,6 +245,11 @@ struct AttnDecomposeGradPass
 
 void mlir::attn::populateDecomposeGradPatterns(RewritePatternSet &patterns) {
   populateLoadTilePatterns(patterns);
-  patterns.add<LowerLoadRows, LowerStoreRows, LowerStoreTile, LowerGradDelta,
-               LowerGradDKDV, LowerGradDQ>(patterns.getContext());
+  populateLoadRowsPatterns(patterns);
+  patterns.add<LowerStoreRows, LowerStoreTile, LowerGradDelta, LowerGradDKDV,
+               LowerGradDQ>(patterns.getContext());
+}
+
+void mlir::attn::populateLoadRowsPatterns(RewritePatternSet &patterns) {
+  patterns.add<LowerLoadRows>(patterns.getContext());
 }

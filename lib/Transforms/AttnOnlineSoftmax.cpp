@@ -42,6 +42,36 @@ Value sumAcrossLanes(ImplicitLocOpBuilder &b, Value s, int64_t lanes) {
   return vector::BroadcastOp::create(b, type, x);
 }
 
+/// (head, query) of packed GQA row `row` (attn.load_tile): query row / G of
+/// head `head + row % G`.
+std::pair<Value, Value> unpackRow(ImplicitLocOpBuilder &b, Value head,
+                                  Value row, int64_t pack) {
+  Value g = arith::ConstantIndexOp::create(b, pack);
+  return {arith::AddIOp::create(b, head, arith::RemUIOp::create(b, row, g)),
+          arith::DivUIOp::create(b, row, g)};
+}
+
+/// Packed GQA rows are not contiguous: each row is read alone, as zero
+/// where its query is at or past N.
+Value loadPackedRows(ImplicitLocOpBuilder &b, LoadTileOp op, Value pad) {
+  VectorType type = op.getResult().getType();
+  auto rowType =
+      VectorType::get({1, type.getDimSize(1)}, type.getElementType());
+  Value tile = arith::ConstantOp::create(b, b.getZeroAttr(type));
+  for (int64_t t = 0; t < type.getDimSize(0); ++t) {
+    Value row = arith::AddIOp::create(b, op.getRow(),
+                                      arith::ConstantIndexOp::create(b, t));
+    auto [head, query] = unpackRow(b, op.getHead(), row, op.getGqaPack());
+    Value r = vector::TransferReadOp::create(
+        b, rowType, op.getSource(),
+        ValueRange{op.getBatch(), head, query, op.getCol()}, pad,
+        ArrayRef<bool>{false, true});
+    tile = vector::InsertOp::create(b, vector::ExtractOp::create(b, r, 0), tile,
+                                    t);
+  }
+  return tile;
+}
+
 struct LowerLoadTile : OpRewritePattern<LoadTileOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(LoadTileOp op,
@@ -49,6 +79,10 @@ struct LowerLoadTile : OpRewritePattern<LoadTileOp> {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     Type elt = op.getResult().getType().getElementType();
     Value pad = arith::ConstantOp::create(b, b.getZeroAttr(elt));
+    if (op.getGqaPack() > 1) {
+      rewriter.replaceOp(op, loadPackedRows(b, op, pad));
+      return success();
+    }
     // Rows past N are padded with zeros: tails never read out of bounds.
     rewriter.replaceOpWithNewOp<vector::TransferReadOp>(
         op, op.getResult().getType(), op.getSource(),
@@ -57,6 +91,18 @@ struct LowerLoadTile : OpRewritePattern<LoadTileOp> {
     return success();
   }
 };
+
+/// The query index of each tile row: packed GQA row r is query r / G.
+Value queryIndices(ImplicitLocOpBuilder &b, Value qPos, int64_t bm,
+                   int64_t pack) {
+  Value rows = rowIndices(b, qPos, bm);
+  if (pack == 1)
+    return rows;
+  auto idxType = VectorType::get({bm}, b.getIndexType());
+  Value g = vector::BroadcastOp::create(
+      b, idxType, arith::ConstantIndexOp::create(b, pack));
+  return arith::DivUIOp::create(b, rows, g);
+}
 
 /// Masks score S_j (key k_pos + j) per the op's mask kind.
 Value maskScore(ImplicitLocOpBuilder &b, OnlineAttentionOp op, Value s,
@@ -80,7 +126,7 @@ struct LowerOnlineAttention : OpRewritePattern<OnlineAttentionOp> {
 
     // Q * scale * log2(e), once per tile (loop-invariant, hoisted by LICM).
     double c = op.getScale().convertToDouble() * M_LOG2E;
-    Value q = arith::ExtFOp::create(b, tileType, op.getQ());
+    Value q = toF32(b, op.getQ());
     q = arith::MulFOp::create(b, q, splat(b, tileType, c));
 
     bool masked = op.getMask() != MaskKind::none;
@@ -89,7 +135,7 @@ struct LowerOnlineAttention : OpRewritePattern<OnlineAttentionOp> {
         b, numKeys, arith::ConstantIndexOp::create(b, 1));
     Value rowIdx;
     if (op.getMask() == MaskKind::causal)
-      rowIdx = rowIndices(b, op.getQPos(), bm);
+      rowIdx = queryIndices(b, op.getQPos(), bm, op.getGqaPack());
 
     // S_j = rowsum(Q * K[j]), masked. Key rows past Nk are never read.
     SmallVector<Value> scores, keyRows;
@@ -137,6 +183,30 @@ struct LowerOnlineAttention : OpRewritePattern<OnlineAttentionOp> {
   }
 };
 
+/// Stores the rows of `value` ([BM, Dt] or [BM]) at `indices` (batch,
+/// head, row[, col]) of `dest`; rows at or past N are dropped. Packed GQA
+/// rows (`pack` > 1) are stored one by one at their (head, query).
+void storeRows(ImplicitLocOpBuilder &b, Value value, Value dest,
+               SmallVector<Value> indices, int64_t pack) {
+  auto type = cast<VectorType>(value.getType());
+  SmallVector<bool> inBounds(type.getRank(), true);
+  inBounds[0] = false;
+  if (pack == 1) {
+    vector::TransferWriteOp::create(b, value, dest, indices, inBounds);
+    return;
+  }
+  Value head = indices[1], row = indices[2];
+  for (int64_t t = 0; t < type.getDimSize(0); ++t) {
+    Value r =
+        arith::AddIOp::create(b, row, arith::ConstantIndexOp::create(b, t));
+    std::tie(indices[1], indices[2]) = unpackRow(b, head, r, pack);
+    Value slice = vector::ExtractStridedSliceOp::create(
+        b, value, ArrayRef<int64_t>{t}, ArrayRef<int64_t>{1},
+        ArrayRef<int64_t>{1});
+    vector::TransferWriteOp::create(b, slice, dest, indices, inBounds);
+  }
+}
+
 struct LowerEpilogue : OpRewritePattern<EpilogueOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(EpilogueOp op,
@@ -154,11 +224,11 @@ struct LowerEpilogue : OpRewritePattern<EpilogueOp> {
     Value inv = arith::DivFOp::create(b, splat(b, rowType, 1.0), lSafe);
     Value o = arith::MulFOp::create(b, op.getAcc(), broadcastRows(b, inv, d));
     Type oElt = cast<MemRefType>(op.getO().getType()).getElementType();
-    o = arith::TruncFOp::create(b, accType.clone(oElt), o);
-    vector::TransferWriteOp::create(
-        b, o, op.getO(),
-        ValueRange{op.getBatch(), op.getHead(), op.getQPos(), op.getCol()},
-        ArrayRef<bool>{false, true});
+    if (oElt != accType.getElementType())
+      o = arith::TruncFOp::create(b, accType.clone(oElt), o);
+    int64_t pack = op.getGqaPack();
+    storeRows(b, o, op.getO(),
+              {op.getBatch(), op.getHead(), op.getQPos(), op.getCol()}, pack);
 
     // LSE = (m + log2 l) * ln 2, -inf for rows that saw no key; written by
     // the tile that holds column 0.
@@ -173,11 +243,39 @@ struct LowerEpilogue : OpRewritePattern<EpilogueOp> {
       auto ifOp = scf::IfOp::create(b, firstCol, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
-      vector::TransferWriteOp::create(
-          b, lse, lseMem, ValueRange{op.getBatch(), op.getHead(), op.getQPos()},
-          ArrayRef<bool>{false});
+      storeRows(b, lse, lseMem, {op.getBatch(), op.getHead(), op.getQPos()},
+                pack);
     }
     rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// One split folded into the state (attn.combine_step), in the log2 domain.
+struct LowerCombineStep : OpRewritePattern<CombineStepOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CombineStepOp op,
+                                PatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    auto rowType = cast<VectorType>(op.getM().getType());
+    int64_t d = cast<VectorType>(op.getAcc().getType()).getDimSize(1);
+    Value x =
+        arith::MulFOp::create(b, op.getLseS(), splat(b, rowType, M_LOG2E));
+    // m_new = max(m, x); m_safe = 0 while no split saw a key: no NaN.
+    Value mNew = arith::MaximumFOp::create(b, op.getM(), x);
+    Value noKey = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mNew,
+                                        splat(b, rowType, -INFINITY));
+    Value mSafe =
+        arith::SelectOp::create(b, noKey, splat(b, rowType, 0.0), mNew);
+    Value alpha =
+        math::Exp2Op::create(b, arith::SubFOp::create(b, op.getM(), mSafe));
+    Value w = math::Exp2Op::create(b, arith::SubFOp::create(b, x, mSafe));
+    Value l =
+        arith::AddFOp::create(b, arith::MulFOp::create(b, alpha, op.getL()), w);
+    Value acc = arith::AddFOp::create(
+        b, arith::MulFOp::create(b, op.getAcc(), broadcastRows(b, alpha, d)),
+        arith::MulFOp::create(b, op.getOS(), broadcastRows(b, w, d)));
+    rewriter.replaceOp(op, {mNew, l, acc});
     return success();
   }
 };
@@ -219,5 +317,7 @@ void mlir::attn::populateLoadTilePatterns(RewritePatternSet &patterns) {
 
 void mlir::attn::populateOnlineSoftmaxPatterns(RewritePatternSet &patterns) {
   populateLoadTilePatterns(patterns);
-  patterns.add<LowerOnlineAttention, LowerEpilogue>(patterns.getContext());
+  populateLoadRowsPatterns(patterns);
+  patterns.add<LowerOnlineAttention, LowerEpilogue, LowerCombineStep>(
+      patterns.getContext());
 }

@@ -18,113 +18,290 @@ using namespace mlir::attn;
 
 namespace {
 
+/// BLOCK_M of the decode_combine grid when attn-tile picks block sizes (0).
+constexpr int64_t kCombineBlockM = 64;
+
+/// What the forward tilings read from attn.attention and
+/// attn.partial_attention: the inputs, where the epilogue stores (O, LSE or
+/// the split-KV workspace) and the split count (1: no split-KV).
+struct ForwardOp {
+  Operation *op;
+  Value q, k, v;
+  float scale;
+  bool causal;
+  int64_t headDim;
+  Value o, lse;
+  int64_t splits;
+};
+
+ForwardOp viewOf(AttentionOp op) {
+  return {op,
+          op.getQ(),
+          op.getK(),
+          op.getV(),
+          op.getScaleOrDefault(),
+          op.getCausal(),
+          op.getHeadDim(),
+          op.getO(),
+          op.getLse(),
+          /*splits=*/1};
+}
+
+ForwardOp viewOf(PartialAttentionOp op) {
+  return {op,
+          op.getQ(),
+          op.getK(),
+          op.getV(),
+          op.getScaleOrDefault(),
+          op.getCausal(),
+          op.getHeadDim(),
+          op.getOPartial(),
+          op.getLsePartial(),
+          op.getNumSplits()};
+}
+
 /// Sizes of one attention problem as index values (constants when static).
 struct ProblemSizes {
   Value batch, numHeadsQ, seqLenQ, numHeadsKV, seqLenK;
 };
 
-ProblemSizes getSizes(OpBuilder &b, Location loc, AttentionOp op) {
+ProblemSizes getSizes(OpBuilder &b, Location loc, Value q, Value k) {
   auto dim = [&](Value v, int64_t i) -> Value {
     return b.createOrFold<memref::DimOp>(loc, v, i);
   };
-  return {dim(op.getQ(), 0), dim(op.getQ(), 1), dim(op.getQ(), 2),
-          dim(op.getK(), 1), dim(op.getK(), 2)};
+  return {dim(q, 0), dim(q, 1), dim(q, 2), dim(k, 1), dim(k, 2)};
 }
 
+/// The tile shape and CTA grid of one tiling.
+struct TileShape {
+  int64_t blockM, blockN;
+  /// GQA packing: query heads per KV head packed into the tile rows (1: a
+  /// tile holds rows of one query head).
+  int64_t pack = 1;
+  /// Split-KV: CTAs per (Q block, head, batch) along the keys (1: none).
+  int64_t splits = 1;
+};
+
 /// The mask every K/V block gets before attn-causal-split refines it.
-MaskKind initialMask(AttentionOp op, int64_t blockN) {
-  if (op.getCausal())
+MaskKind initialMask(const ForwardOp &op, int64_t blockN) {
+  if (op.causal)
     return MaskKind::causal;
-  int64_t nk = cast<MemRefType>(op.getK().getType()).getDimSize(2);
+  int64_t nk = cast<MemRefType>(op.k.getType()).getDimSize(2);
   return (!ShapedType::isDynamic(nk) && nk % blockN == 0) ? MaskKind::none
                                                           : MaskKind::bounds;
 }
 
-/// Builds the K/V loop of one Q block and returns its final (m, l, acc).
-scf::ForOp buildKVLoop(OpBuilder &b, Location loc, AttentionOp op,
-                       const ProblemSizes &sz, Value qTile, Value batch,
-                       Value kvHead, Value qPos, int64_t blockM,
-                       int64_t blockN) {
-  int64_t d = op.getHeadDim();
+/// The online-softmax state a loop starts from: m = -inf, l = 0, acc = 0.
+SmallVector<Value> initialState(OpBuilder &b, Location loc, int64_t blockM,
+                                int64_t d) {
   Type f32 = b.getF32Type();
   auto rowType = VectorType::get({blockM}, f32);
   auto accType = VectorType::get({blockM, d}, f32);
-  Value m0 = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(
-                  rowType, b.getF32FloatAttr(-INFINITY).getValue()));
-  Value l0 = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(rowType, b.getF32FloatAttr(0).getValue()));
-  Value acc0 = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0).getValue()));
-
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value bn = arith::ConstantIndexOp::create(b, loc, blockN);
-  Value numKBlocks = b.createOrFold<arith::CeilDivUIOp>(loc, sz.seqLenK, bn);
-  MaskKind mask = initialMask(op, blockN);
-  Value causalOffset;
-  if (mask == MaskKind::causal)
-    causalOffset = b.createOrFold<arith::SubIOp>(loc, sz.seqLenK, sz.seqLenQ);
-
-  auto loop = scf::ForOp::create(b, loc, zero, numKBlocks, one,
-                                 ValueRange{m0, l0, acc0});
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  Value kPos = arith::MulIOp::create(b, loc, loop.getInductionVar(), bn);
-  ValueRange state = loop.getRegionIterArgs();
-  auto step = OnlineAttentionOp::create(
-      b, loc, rowType, rowType, accType, qTile, op.getK(), op.getV(), batch,
-      kvHead, kPos, /*d_offset=*/zero, qPos, causalOffset, state[0], state[1],
-      state[2], b.getF32FloatAttr(op.getScaleOrDefault()),
-      b.getI64IntegerAttr(blockN), MaskKindAttr::get(b.getContext(), mask),
-      /*row_lanes=*/b.getI64IntegerAttr(1));
-  scf::YieldOp::create(b, loc, step.getResults());
-  return loop;
+  auto splat = [&](VectorType type, float x) -> Value {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(type, b.getF32FloatAttr(x).getValue()));
+  };
+  return {splat(rowType, -INFINITY), splat(rowType, 0), splat(accType, 0)};
 }
 
-LogicalResult tileAttention(AttentionOp op, int64_t blockM, int64_t blockN) {
-  if (ShapedType::isDynamic(op.getHeadDim()))
-    return op.emitOpError("attn-tile needs a static head dim D");
-  if (op.isFP8())
-    return op.emitOpError("FP8 inputs are not lowered yet (attn-quantize-fp8 "
-                          "is a later pass)");
-  OpBuilder b(op);
-  Location loc = op.getLoc();
-  ProblemSizes sz = getSizes(b, loc, op);
-  Value bm = arith::ConstantIndexOp::create(b, loc, blockM);
-  Value numQBlocks = b.createOrFold<arith::CeilDivUIOp>(loc, sz.seqLenQ, bm);
-  Value group = b.createOrFold<arith::DivUIOp>(loc, sz.numHeadsQ, sz.numHeadsKV);
+/// Indices of one CTA of a forward grid.
+struct Cta {
+  Value batch, head, kvHead, qPos, split;
+};
 
-  // One CTA per (Q block, query head, batch): the FA2 grid. The mapping
-  // keeps canonicalization from folding unit dimensions (or the whole loop)
-  // away, so later passes always find the CTA loop.
+/// One CTA per (Q block, query head, batch): the FA2 grid. With GQA
+/// packing the y dimension walks KV heads and a CTA's rows are the packed
+/// (query, head-in-group) rows; with split-KV, x walks (Q block, split)
+/// pairs, split-minor. The mapping keeps canonicalization from folding unit
+/// dimensions (or the whole loop) away, so later passes always find it.
+Cta buildGrid(OpBuilder &b, Location loc, const ProblemSizes &sz,
+              const TileShape &t) {
+  Value rows = sz.seqLenQ;
+  if (t.pack > 1)
+    rows = arith::MulIOp::create(
+        b, loc, rows, arith::ConstantIndexOp::create(b, loc, t.pack));
+  Value bm = arith::ConstantIndexOp::create(b, loc, t.blockM);
+  Value numQBlocks = b.createOrFold<arith::CeilDivUIOp>(loc, rows, bm);
+  Value splits = arith::ConstantIndexOp::create(b, loc, t.splits);
+  Value x = t.splits > 1 ? arith::MulIOp::create(b, loc, numQBlocks, splits)
+                         : numQBlocks;
+  Value y = t.pack > 1 ? sz.numHeadsKV : sz.numHeadsQ;
+  Value group = t.pack > 1 ? Value()
+                           : b.createOrFold<arith::DivUIOp>(loc, sz.numHeadsQ,
+                                                            sz.numHeadsKV);
   MLIRContext *ctx = b.getContext();
   auto forall = scf::ForallOp::create(
-      b, loc, ArrayRef<OpFoldResult>{numQBlocks, sz.numHeadsQ, sz.batch},
-      ValueRange{},
+      b, loc, ArrayRef<OpFoldResult>{x, y, sz.batch}, ValueRange{},
       b.getArrayAttr(
           {gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimX),
            gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimY),
            gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimZ)}));
   b.setInsertionPointToStart(forall.getBody());
   ValueRange ivs = forall.getInductionVars();
-  Value qBlock = ivs[0], head = ivs[1], batch = ivs[2];
-  Value qPos = arith::MulIOp::create(b, loc, qBlock, bm);
-  Value kvHead = arith::DivUIOp::create(b, loc, head, group);
-  auto qType = cast<MemRefType>(op.getQ().getType());
+  Cta cta;
+  cta.batch = ivs[2];
+  Value qBlock = ivs[0];
+  if (t.splits > 1) {
+    cta.split = arith::RemUIOp::create(b, loc, ivs[0], splits);
+    qBlock = arith::DivUIOp::create(b, loc, ivs[0], splits);
+  }
+  cta.qPos = arith::MulIOp::create(b, loc, qBlock, bm);
+  if (t.pack > 1) {
+    cta.kvHead = ivs[1];
+    cta.head = arith::MulIOp::create(
+        b, loc, cta.kvHead, arith::ConstantIndexOp::create(b, loc, t.pack));
+  } else {
+    cta.head = ivs[1];
+    cta.kvHead = arith::DivUIOp::create(b, loc, cta.head, group);
+  }
+  return cta;
+}
+
+/// K/V blocks [begin, end) of split `split` of `splits`: ceil(numBlocks /
+/// splits) whole blocks each, as FlashAttention-2's num_splits; the splits
+/// past the last block are empty.
+std::pair<Value, Value> splitBlockRange(OpBuilder &b, Location loc,
+                                        Value numBlocks, Value split,
+                                        int64_t splits) {
+  Value perSplit = b.createOrFold<arith::CeilDivUIOp>(
+      loc, numBlocks, arith::ConstantIndexOp::create(b, loc, splits));
+  Value begin = arith::MinUIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, split, perSplit), numBlocks);
+  Value end = arith::MinUIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, begin, perSplit), numBlocks);
+  return {begin, end};
+}
+
+/// Builds the K/V loop of one CTA over blocks [begin, end) and returns it;
+/// its results are the final (m, l, acc).
+scf::ForOp buildKVLoop(OpBuilder &b, Location loc, const ForwardOp &op,
+                       const ProblemSizes &sz, const TileShape &t, Value qTile,
+                       const Cta &cta, Value begin, Value end) {
+  SmallVector<Value> init = initialState(b, loc, t.blockM, op.headDim);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value bn = arith::ConstantIndexOp::create(b, loc, t.blockN);
+  MaskKind mask = initialMask(op, t.blockN);
+  Value causalOffset;
+  if (mask == MaskKind::causal)
+    causalOffset = b.createOrFold<arith::SubIOp>(loc, sz.seqLenK, sz.seqLenQ);
+
+  auto loop = scf::ForOp::create(b, loc, begin, end, one, init);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value kPos = arith::MulIOp::create(b, loc, loop.getInductionVar(), bn);
+  ValueRange state = loop.getRegionIterArgs();
+  auto step = OnlineAttentionOp::create(
+      b, loc, init[0].getType(), init[1].getType(), init[2].getType(), qTile,
+      op.k, op.v, cta.batch, cta.kvHead, kPos, /*d_offset=*/zero, cta.qPos,
+      causalOffset, state[0], state[1], state[2], b.getF32FloatAttr(op.scale),
+      b.getI64IntegerAttr(t.blockN), MaskKindAttr::get(b.getContext(), mask),
+      /*row_lanes=*/b.getI64IntegerAttr(1), b.getI64IntegerAttr(t.pack));
+  scf::YieldOp::create(b, loc, step.getResults());
+  return loop;
+}
+
+/// Split `split` of a split-KV workspace ([S, ...] -> [...]).
+Value splitSlice(OpBuilder &b, Location loc, Value workspace, Value split) {
+  auto type = cast<MemRefType>(workspace.getType());
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1)};
+  offsets[0] = split;
+  for (int64_t i = 1; i < rank; ++i)
+    sizes.push_back(memref::getMixedSize(b, loc, workspace, i));
+  auto sliceType = memref::SubViewOp::inferRankReducedResultType(
+      type.getShape().drop_front(), type, offsets, sizes, strides);
+  return memref::SubViewOp::create(b, loc, sliceType, workspace, offsets, sizes,
+                                   strides);
+}
+
+LogicalResult checkStaticHeadDim(Operation *op, int64_t d) {
+  if (ShapedType::isDynamic(d))
+    return op->emitOpError("attn-tile needs a static head dim D");
+  return success();
+}
+
+/// The FA2 loop nest of a forward op; with split-KV the epilogue stores into
+/// the CTA's split of the workspace.
+void tileForward(const ForwardOp &op, TileShape t) {
+  Value o = op.o, lse = op.lse;
+  OpBuilder b(op.op);
+  Location loc = op.op->getLoc();
+  ProblemSizes sz = getSizes(b, loc, op.q, op.k);
+  Cta cta = buildGrid(b, loc, sz, t);
+  auto qType = cast<MemRefType>(op.q.getType());
   auto qTileType =
-      VectorType::get({blockM, op.getHeadDim()}, qType.getElementType());
+      VectorType::get({t.blockM, op.headDim}, qType.getElementType());
   Value col = arith::ConstantIndexOp::create(b, loc, 0);
-  Value qTile =
-      LoadTileOp::create(b, loc, qTileType, op.getQ(), batch, head, qPos, col);
-  scf::ForOp loop = buildKVLoop(b, loc, op, sz, qTile, batch, kvHead, qPos,
-                                blockM, blockN);
+  auto qTile = LoadTileOp::create(b, loc, qTileType, op.q, cta.batch, cta.head,
+                                  cta.qPos, col);
+  qTile.setGqaPack(t.pack);
+  Value numKBlocks = b.createOrFold<arith::CeilDivUIOp>(
+      loc, sz.seqLenK, arith::ConstantIndexOp::create(b, loc, t.blockN));
+  Value begin = arith::ConstantIndexOp::create(b, loc, 0), end = numKBlocks;
+  if (t.splits > 1) {
+    std::tie(begin, end) =
+        splitBlockRange(b, loc, numKBlocks, cta.split, t.splits);
+    o = splitSlice(b, loc, o, cta.split);
+    lse = splitSlice(b, loc, lse, cta.split);
+  }
+  scf::ForOp loop = buildKVLoop(b, loc, op, sz, t, qTile, cta, begin, end);
+  ValueRange fin = loop.getResults();
+  auto epilogue = EpilogueOp::create(b, loc, fin[0], fin[1], fin[2], o, lse,
+                                     cta.batch, cta.head, cta.qPos, col,
+                                     /*staging=*/Value(), /*oMap=*/Value());
+  epilogue.setGqaPack(t.pack);
+  op.op->erase();
+}
+
+/// GQA packing applies where the group size Hq / Hkv is static and > 1.
+int64_t packFactor(const ForwardOp &op, bool packGqa) {
+  int64_t hq = cast<MemRefType>(op.q.getType()).getDimSize(1);
+  int64_t hkv = cast<MemRefType>(op.k.getType()).getDimSize(1);
+  if (!packGqa || ShapedType::isDynamic(hq) || ShapedType::isDynamic(hkv))
+    return 1;
+  return hq / hkv;
+}
+
+/// The decode_combine grid: one CTA per (Q block, query head, batch) folds
+/// the S splits of its rows into the online-softmax state and stores O.
+void tileCombine(DecodeCombineOp op, int64_t blockM) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  auto oType = cast<MemRefType>(op.getO().getType());
+  int64_t d = oType.getDimSize(3);
+  ProblemSizes sz = getSizes(b, loc, op.getO(), op.getO());
+  Cta cta = buildGrid(b, loc, sz, TileShape{blockM, 1});
+  int64_t splits = cast<MemRefType>(op.getOPartial().getType()).getDimSize(0);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  auto loop = scf::ForOp::create(b, loc, zero,
+                                 arith::ConstantIndexOp::create(b, loc, splits),
+                                 arith::ConstantIndexOp::create(b, loc, 1),
+                                 initialState(b, loc, blockM, d));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value s = loop.getInductionVar();
+    Value oS =
+        LoadTileOp::create(b, loc, VectorType::get({blockM, d}, b.getF32Type()),
+                           splitSlice(b, loc, op.getOPartial(), s), cta.batch,
+                           cta.head, cta.qPos, zero);
+    Value lseS =
+        LoadRowsOp::create(b, loc, VectorType::get({blockM}, b.getF32Type()),
+                           splitSlice(b, loc, op.getLsePartial(), s), cta.batch,
+                           cta.head, cta.qPos);
+    ValueRange state = loop.getRegionIterArgs();
+    auto step = CombineStepOp::create(b, loc, state.getTypes(), oS, lseS,
+                                      state[0], state[1], state[2]);
+    scf::YieldOp::create(b, loc, step.getResults());
+  }
   ValueRange fin = loop.getResults();
   EpilogueOp::create(b, loc, fin[0], fin[1], fin[2], op.getO(), op.getLse(),
-                     batch, head, qPos, col, /*staging=*/Value(),
+                     cta.batch, cta.head, cta.qPos, zero, /*staging=*/Value(),
                      /*oMap=*/Value());
   op.erase();
-  return success();
 }
 
 struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
@@ -141,20 +318,42 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
           << " block-n=" << static_cast<int64_t>(blockN);
       return signalPassFailure();
     }
-    SmallVector<AttentionOp> ops;
-    getOperation().walk([&](AttentionOp op) { ops.push_back(op); });
-    for (AttentionOp op : ops) {
-      int64_t d = op.getHeadDim();
-      int64_t nq = cast<MemRefType>(op.getQ().getType()).getDimSize(2);
-      int64_t bn = blockN ? int64_t(blockN) : tensorCoreBlockN(d);
-      int64_t bm = blockM ? int64_t(blockM)
-                          : tensorCoreBlockM(d, bn,
-                                             ShapedType::isDynamic(nq)
-                                                 ? std::nullopt
-                                                 : std::optional(nq));
-      if (failed(tileAttention(op, bm, bn)))
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (isa<AttentionOp, PartialAttentionOp, DecodeCombineOp>(op))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops)
+      if (failed(tileOne(op)))
         return signalPassFailure();
+  }
+
+  LogicalResult tileOne(Operation *op) {
+    if (auto combine = dyn_cast<DecodeCombineOp>(op)) {
+      int64_t d = cast<MemRefType>(combine.getO().getType()).getDimSize(3);
+      if (failed(checkStaticHeadDim(op, d)))
+        return failure();
+      tileCombine(combine, blockM ? int64_t(blockM) : kCombineBlockM);
+      return success();
     }
+    auto attention = dyn_cast<AttentionOp>(op);
+    ForwardOp fwd =
+        attention ? viewOf(attention) : viewOf(cast<PartialAttentionOp>(op));
+    if (failed(checkStaticHeadDim(op, fwd.headDim)))
+      return failure();
+    if (attention && attention.isFP8())
+      return op->emitOpError("FP8 inputs are not lowered yet "
+                             "(attn-quantize-fp8 is a later pass)");
+    int64_t d = fwd.headDim;
+    int64_t nq = cast<MemRefType>(fwd.q.getType()).getDimSize(2);
+    int64_t bn = blockN ? int64_t(blockN) : tensorCoreBlockN(d);
+    int64_t bm = blockM ? int64_t(blockM)
+                        : tensorCoreBlockM(d, bn,
+                                           ShapedType::isDynamic(nq)
+                                               ? std::nullopt
+                                               : std::optional(nq));
+    tileForward(fwd, TileShape{bm, bn, packFactor(fwd, packGqa), fwd.splits});
+    return success();
   }
 };
 

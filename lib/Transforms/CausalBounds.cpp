@@ -24,18 +24,31 @@ Value addConst(OpBuilder &b, Location loc, Value x, int64_t c) {
 attn::BlockSplit attn::keyBlockSplit(OpBuilder &b, Location loc, Value k,
                                      Value qPos, Value causalOffset,
                                      Value numKeyBlocks, int64_t blockM,
-                                     int64_t blockN) {
+                                     int64_t blockN, int64_t rowsPerQuery) {
   Value bn = arith::ConstantIndexOp::create(b, loc, blockN);
   Value nk = b.createOrFold<memref::DimOp>(loc, k, 2);
   if (!causalOffset)
     return {b.createOrFold<arith::DivUIOp>(loc, nk, bn), numKeyBlocks};
   // Keys visible to the first row of the block: [0, q_pos + offset + 1);
   // to the last row: [0, q_pos + BLOCK_M + offset).
-  Value diag = arith::AddIOp::create(b, loc, qPos, causalOffset);
-  Value firstEnd = addConst(b, loc, diag, 1);
-  Value lastEnd = arith::AddIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, qPos, causalOffset),
-      arith::ConstantIndexOp::create(b, loc, blockM));
+  Value firstEnd, lastEnd;
+  if (rowsPerQuery == 1) {
+    Value diag = arith::AddIOp::create(b, loc, qPos, causalOffset);
+    firstEnd = addConst(b, loc, diag, 1);
+    lastEnd = arith::AddIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, qPos, causalOffset),
+        arith::ConstantIndexOp::create(b, loc, blockM));
+  } else {
+    // Packed rows: the block's queries are q_pos / G .. (q_pos + BM - 1) / G.
+    Value g = arith::ConstantIndexOp::create(b, loc, rowsPerQuery);
+    Value first = arith::DivUIOp::create(b, loc, qPos, g);
+    Value last =
+        arith::DivUIOp::create(b, loc, addConst(b, loc, qPos, blockM - 1), g);
+    firstEnd =
+        addConst(b, loc, arith::AddIOp::create(b, loc, first, causalOffset), 1);
+    lastEnd =
+        addConst(b, loc, arith::AddIOp::create(b, loc, last, causalOffset), 1);
+  }
   return {arith::DivUIOp::create(b, loc, clamp(b, loc, firstEnd, nk), bn),
           arith::CeilDivUIOp::create(b, loc, clamp(b, loc, lastEnd, nk), bn)};
 }

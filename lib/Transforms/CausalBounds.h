@@ -27,9 +27,11 @@ struct BlockSplit {
 /// `numKeyBlocks` blocks of `blockN` keys of `k`, [B, H, Nk, D]): blocks
 /// [0, mid) need no mask (below the diagonal and inside Nk), [mid, end) do,
 /// and from `end` on no row sees a key. `causalOffset` null: not causal.
+/// With GQA packing (`rowsPerQuery` = G > 1) row r of the block is query
+/// r / G.
 BlockSplit keyBlockSplit(OpBuilder &b, Location loc, Value k, Value qPos,
                          Value causalOffset, Value numKeyBlocks, int64_t blockM,
-                         int64_t blockN);
+                         int64_t blockN, int64_t rowsPerQuery = 1);
 
 /// The Q blocks of the K/V block [kPos, kPos + blockN) under the causal
 /// mask (a Q loop over `numQBlocks` blocks of `blockM` rows): blocks before

@@ -53,3 +53,25 @@ func.func @valid(%q: memref<1x2x40x16xf16>, %k: memref<1x2x40x16xf16>,
                      memref<1x2x40x16xf16>) outs(%o : memref<1x2x40x16xf16>)
   return
 }
+
+// -----
+
+// The split-KV ops need a static D as well (their tiles are vector<BM x D>).
+func.func @partial_dynamic_head_dim(%q: memref<1x2x1x?xf16>, %k: memref<1x2x8x?xf16>,
+                                    %op: memref<2x1x2x1x?xf32>, %lp: memref<2x1x2x1xf32>) {
+  // expected-error @+1 {{'attn.partial_attention' op attn-tile needs a static head dim D}}
+  attn.partial_attention ins(%q, %k, %k : memref<1x2x1x?xf16>, memref<1x2x8x?xf16>,
+                             memref<1x2x8x?xf16>)
+      outs(%op, %lp : memref<2x1x2x1x?xf32>, memref<2x1x2x1xf32>)
+  return
+}
+
+// -----
+
+func.func @combine_dynamic_head_dim(%op: memref<2x1x2x1x?xf32>, %lp: memref<2x1x2x1xf32>,
+                                    %o: memref<1x2x1x?xf16>) {
+  // expected-error @+1 {{'attn.decode_combine' op attn-tile needs a static head dim D}}
+  attn.decode_combine ins(%op, %lp : memref<2x1x2x1x?xf32>, memref<2x1x2x1xf32>)
+      outs(%o : memref<1x2x1x?xf16>)
+  return
+}

@@ -1,8 +1,9 @@
 //===- Pipelines.h - attn pass pipelines ------------------------*- C++ -*-===//
 //
-//   attn-to-cpu   : attn-tile, attn-causal-split, attn-tile-grad,
-//                   attn-causal-split-grad, attn-online-softmax,
-//                   attn-decompose-grad, attn-lower-to-cpu (LLVM dialect,
+//   attn-to-cpu   : [attn-split-kv,] attn-tile, attn-causal-split,
+//                   attn-tile-grad, attn-causal-split-grad,
+//                   attn-online-softmax, attn-decompose-grad,
+//                   attn-lower-to-cpu (LLVM dialect,
 //                   run by tests; the backward lowers only here so far)
 //   attn-to-cubin : attn-tile, attn-causal-split, then
 //                   path wgmma: attn-async-pipeline, attn-lower-to-wgmma
@@ -32,6 +33,17 @@ struct CPUPipelineOptions : PassPipelineOptions<CPUPipelineOptions> {
                          llvm::cl::init(16)};
   Option<int64_t> blockN{*this, "block-n", llvm::cl::desc("BLOCK_N"),
                          llvm::cl::init(16)};
+  Option<int64_t> splits{
+      *this, "splits",
+      llvm::cl::desc("Split-KV (attn-split-kv): K/V splits; 1: none, 0: "
+                     "chosen from the shape and sm-count"),
+      llvm::cl::init(1)};
+  Option<int64_t> smCount{*this, "sm-count",
+                          llvm::cl::desc("SMs for splits=0 (attn-split-kv)"),
+                          llvm::cl::init(132)};
+  Option<bool> packGqa{*this, "pack-gqa",
+                       llvm::cl::desc("GQA packing (attn-tile pack-gqa)"),
+                       llvm::cl::init(false)};
 };
 
 /// Which kernel the GPU pipeline builds.

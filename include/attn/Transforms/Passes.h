@@ -27,6 +27,10 @@ void populateOnlineSoftmaxPatterns(RewritePatternSet &patterns);
 /// of both decompositions.
 void populateLoadTilePatterns(RewritePatternSet &patterns);
 
+/// attn.load_rows -> vector.transfer_read (rows past N read as zero); part
+/// of both decompositions (LSE, Delta; the split-KV combine's LSE_s).
+void populateLoadRowsPatterns(RewritePatternSet &patterns);
+
 /// Patterns of attn-decompose-grad: backward tile ops -> vector/arith/math.
 void populateDecomposeGradPatterns(RewritePatternSet &patterns);
 

@@ -1,7 +1,7 @@
 //===- Passes.td - attn passes -----------------------------*- tablegen -*-===//
 //
 // The forward lowering, in pipeline order (docs/passes.md):
-//   attn-tile -> attn-causal-split -> [attn-distribute-rows] ->
+//   [attn-split-kv] -> attn-tile -> attn-causal-split -> [attn-distribute-rows] ->
 //   attn-online-softmax -> attn-lower-to-nvvm | attn-lower-to-cpu
 // The backward (attn.attention_grad):
 //   attn-tile-grad -> attn-causal-split-grad -> attn-decompose-grad ->
@@ -13,6 +13,51 @@
 #define ATTN_TRANSFORMS_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
+
+def AttnSplitKV : Pass<"attn-split-kv", "func::FuncOp"> {
+  let summary = "Split the keys of attn.attention across CTAs (flash-decoding)";
+  let description = [{
+    Rewrites an `attn.attention` into split-KV form:
+
+    ```
+    %o_part   = memref.alloc(...) : memref<S x B x Hq x Nq x D x f32>
+    %lse_part = memref.alloc(...) : memref<S x B x Hq x Nq x f32>
+    attn.partial_attention ins(%q, %k, %v) outs(%o_part, %lse_part)
+    attn.decode_combine ins(%o_part, %lse_part) outs(%o) lse(%lse)
+    memref.dealloc %o_part; memref.dealloc %lse_part
+    ```
+
+    Each split attends to a contiguous range of keys (attn-tile cuts it in
+    whole K/V blocks) and writes its normalized O and natural-log LSE to
+    the fp32 workspace; the combine merges them with the LSE weights
+    (`O = sum_s exp(LSE_s - LSE) O_s`, `LSE = logsumexp_s LSE_s`). An empty
+    split has weight zero. The workspace is an explicit buffer, as
+    attn-tile-grad's Delta: the host pipeline allocates it; a GPU pipeline
+    turns the allocations into kernel parameters the runtime supplies
+    (FlashAttention-2's `oaccum` / `softmax_lseaccum`), S * B * Hq * Nq *
+    (D + 1) * 4 bytes.
+
+    `splits` = N > 1 rewrites every attention (not FP8) into N splits;
+    `splits` = 1 leaves them alone. `splits` = 0 picks S per op (FA2's
+    idea, a simpler rule): with W = B * Hq * ceil(Nq / 64) CTAs of work,
+    S = 1 when W fills 80% of `sm-count` SMs, else
+    S = min(ceil(sm-count / W), Nk / 256 (with a static Nk: at least 256
+    keys per split), 128), and S = 1 where B, Hq or Nq is dynamic; the op is
+    rewritten when S > 1.
+    Errors: `splits` outside [0, 256], `sm-count` < 1.
+    Source: flash-decoding (Dao, Haziza, Massa, Sizov 2023);
+    FlashAttention-2's split-KV forward and `num_splits_heuristic`.
+  }];
+  let options = [
+    Option<"splits", "splits", "int64_t", "0",
+           "K/V splits per (batch, head, Q block): 0 picks them from the "
+           "shape and sm-count, 1 leaves the op unsplit">,
+    Option<"smCount", "sm-count", "int64_t", "132",
+           "SMs of the target GPU for splits=0 (132: H100/H200 SXM)">
+  ];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
 
 def AttnTile : Pass<"attn-tile", "func::FuncOp"> {
   let summary = "Tile attn.attention into the FlashAttention-2 loop nest";
@@ -36,8 +81,29 @@ def AttnTile : Pass<"attn-tile", "func::FuncOp"> {
     static multiple of BLOCK_N, `causal` for causal attention); blocks that
     need none are found by `attn-causal-split`. GQA: query head h reads KV
     head h / (Hq / Hkv). Shapes may be dynamic except D.
+
+    Split-KV (`attn.partial_attention` with S splits, from attn-split-kv):
+    the grid's x walks (Q block, split) pairs, split-minor; split s walks
+    the K/V blocks `[min(s * P, NB), min((s + 1) * P, NB))` with
+    NB = ceil(Nk / BLOCK_N) and P = ceil(NB / S), and its epilogue stores
+    into `memref.subview`s of the workspace at s (an empty split stores
+    O = 0, LSE = -inf). `attn.decode_combine` becomes its own grid over
+    (Q block, query head, batch) folding the S splits with
+    `attn.combine_step` and finishing with `attn.epilogue`.
+
+    GQA packing (`pack-gqa`, where Hq / Hkv = G is static and > 1): the
+    grid's y walks KV heads, and a tile's BLOCK_M rows are packed rows of
+    the group's G query heads, query-major (row r: query r / G of head
+    `kv_head * G + r % G`; `gqa_pack = G` on the tile ops), so a K/V block
+    is read once per group instead of once per query head. The causal mask
+    uses each row's query index. An option of attn-tile rather than a pass
+    of its own: it changes only the grid and the rows' mapping of the nest
+    attn-tile builds.
+
     Errors: dynamic head dim D; FP8 inputs (FP8 lowering not implemented).
-    Source: FlashAttention-2 (Dao 2023) Algorithm 1; seed 000, forward kernel.
+    Source: FlashAttention-2 (Dao 2023) Algorithm 1; seed 000, forward
+    kernel; split-KV: flash-decoding, FlashAttention-2's `num_splits`; GQA
+    packing: FlashAttention-3's `pack_gqa`.
   }];
   let options = [
     Option<"blockM", "block-m", "int64_t", "64",
@@ -45,7 +111,10 @@ def AttnTile : Pass<"attn-tile", "func::FuncOp"> {
            "the tensor-core default)">,
     Option<"blockN", "block-n", "int64_t", "64",
            "Keys per K/V block (BLOCK_N; 0: 128 for D <= 128, else 64, the "
-           "tensor-core default)">
+           "tensor-core default)">,
+    Option<"packGqa", "pack-gqa", "bool", "false",
+           "Pack the query heads of a KV group into the rows of one tile "
+           "(where Hq / Hkv is static and > 1)">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
@@ -71,7 +140,11 @@ def AttnCausalSplit : Pass<"attn-causal-split", "func::FuncOp"> {
     `num_full = clamp(q_pos + offset + 1, 0, Nk) floordiv BLOCK_N`,
     `num_end  = ceildiv(clamp(q_pos + BLOCK_M + offset, 0, Nk), BLOCK_N)`;
     without causal, `num_full = Nk floordiv BLOCK_N`. Handles BLOCK_N !=
-    BLOCK_M and Nq != Nk. Source: seed 000, causal STAGE split.
+    BLOCK_M and Nq != Nk. A loop over a K/V range [begin, end) (a split of
+    split-KV) keeps its range: both bounds are clamped into it. With GQA
+    packing (`gqa_pack` = G) the Q block's first and last queries are
+    `q_pos / G` and `(q_pos + BLOCK_M - 1) / G`.
+    Source: seed 000, causal STAGE split.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect"];
@@ -207,6 +280,13 @@ def AttnOnlineSoftmax : Pass<"attn-online-softmax", "func::FuncOp"> {
     Epilogue: `O = acc / l` (0 where l == 0), `LSE = (m + log2 l) * ln 2`
     (-inf where l == 0). K/V rows past Nk are never read (row index clamped
     and the score masked); Q rows past Nq read as 0 and are never stored.
+
+    Split-KV and GQA packing: `attn.combine_step` folds a split's
+    (O_s, LSE_s) into the same state (x = LSE_s * log2(e); m_new =
+    max(m, x); alpha = exp2(m - m_safe), w = exp2(x - m_safe); l = alpha * l
+    + w; acc = alpha * acc + w * O_s) and `attn.load_rows` reads LSE_s;
+    packed tiles (`gqa_pack` = G) are read and stored row by row at their
+    (head, query), and their causal mask uses the query (q_pos + t) / G.
     Source: Milakov & Gimelshein 2018; FlashAttention-2; seed 000 (exp2).
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",

@@ -51,11 +51,11 @@ func.func @o_rank(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64xf16>,
 // attn.attention: element types
 //===----------------------------------------------------------------------===//
 
-func.func @q_f32(%q: memref<1x8x128x64xf32>, %k: memref<1x8x128x64xf32>,
-                 %v: memref<1x8x128x64xf32>, %o: memref<1x8x128x64xf32>) {
-  // expected-error @+1 {{operand 'q' element type must be f16, bf16 or f8E4M3FN, but got 'f32'}}
-  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf32>, memref<1x8x128x64xf32>,
-                     memref<1x8x128x64xf32>) outs(%o : memref<1x8x128x64xf32>)
+func.func @q_f64(%q: memref<1x8x128x64xf64>, %k: memref<1x8x128x64xf64>,
+                 %v: memref<1x8x128x64xf64>, %o: memref<1x8x128x64xf64>) {
+  // expected-error @+1 {{operand 'q' element type must be f16, bf16, f32 or f8E4M3FN, but got 'f64'}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf64>, memref<1x8x128x64xf64>,
+                     memref<1x8x128x64xf64>) outs(%o : memref<1x8x128x64xf64>)
   return
 }
 
@@ -875,12 +875,12 @@ func.func @load_tile_i8(%q: memref<1x4x64x64xi8>, %i: index) -> vector<16x64xi8>
 
 // -----
 
-func.func @online_f32(%q: vector<64x64xf32>, %k: memref<1x8x128x64xf32>,
+func.func @online_f64(%q: vector<64x64xf64>, %k: memref<1x8x128x64xf64>,
                       %i: index, %m: vector<64xf32>, %l: vector<64xf32>,
                       %acc: vector<64x64xf32>) {
-  // expected-error @+1 {{operand 'q' element type must be f16, bf16 or f8E4M3FN, but got 'f32'}}
-  %m1, %l1, %a1 = attn.online_attention q(%q : vector<64x64xf32>)
-      kv(%k, %k : memref<1x8x128x64xf32>, memref<1x8x128x64xf32>)
+  // expected-error @+1 {{operand 'q' element type must be f16, bf16, f32 or f8E4M3FN, but got 'f64'}}
+  %m1, %l1, %a1 = attn.online_attention q(%q : vector<64x64xf64>)
+      kv(%k, %k : memref<1x8x128x64xf64>, memref<1x8x128x64xf64>)
       at[%i, %i, %i, %i] rows(%i)
       state(%m, %l, %acc : vector<64xf32>, vector<64xf32>, vector<64x64xf32>)
       {block_n = 64 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
@@ -891,7 +891,7 @@ func.func @online_f32(%q: vector<64x64xf32>, %k: memref<1x8x128x64xf32>,
 
 func.func @epilogue_i8(%m: vector<64xf32>, %l: vector<64xf32>, %acc: vector<64x64xf32>,
                        %o: memref<1x8x128x64xi8>, %i: index) {
-  // expected-error @+1 {{operand 'o' element type must be f16 or bf16, but got 'i8'}}
+  // expected-error @+1 {{operand 'o' element type must be f16, bf16 or f32, but got 'i8'}}
   attn.epilogue state(%m, %l, %acc : vector<64xf32>, vector<64xf32>, vector<64x64xf32>)
       to %o[%i, %i, %i, %i] : memref<1x8x128x64xi8>
   return

@@ -422,3 +422,48 @@ func.func @grad_tiles(%qm: memref<1x4x40x16xf16>, %km: memref<1x2x24x16xf16>,
   attn.store_tile %dv1, %km[%i, %i, %i] : vector<4x16xf32>, memref<1x2x24x16xf16>
   return
 }
+
+// -----
+
+// Split-KV (attn-split-kv): the partial attention over S = 3 splits writes
+// the fp32 workspace; the combine merges it into O and LSE. f32 attention.
+// CHECK-LABEL: func.func @split_kv
+func.func @split_kv(%q: memref<1x4x1x16xf32>, %k: memref<1x2x37x16xf32>,
+                    %op: memref<3x1x4x1x16xf32>, %lp: memref<3x1x4x1xf32>,
+                    %o: memref<1x4x1x16xf32>, %lse: memref<1x4x1xf32>) {
+  // CHECK: attn.partial_attention ins(%{{.*}}, %{{.*}}, %{{.*}} : memref<1x4x1x16xf32>, memref<1x2x37x16xf32>, memref<1x2x37x16xf32>) outs(%{{.*}}, %{{.*}} : memref<3x1x4x1x16xf32>, memref<3x1x4x1xf32>) {causal, scale = 2.500000e-01 : f32}
+  attn.partial_attention ins(%q, %k, %k : memref<1x4x1x16xf32>, memref<1x2x37x16xf32>,
+                             memref<1x2x37x16xf32>)
+      outs(%op, %lp : memref<3x1x4x1x16xf32>, memref<3x1x4x1xf32>) {causal, scale = 0.25 : f32}
+  // CHECK: attn.decode_combine ins(%{{.*}}, %{{.*}} : memref<3x1x4x1x16xf32>, memref<3x1x4x1xf32>) outs(%{{.*}} : memref<1x4x1x16xf32>) lse(%{{.*}} : memref<1x4x1xf32>)
+  attn.decode_combine ins(%op, %lp : memref<3x1x4x1x16xf32>, memref<3x1x4x1xf32>)
+      outs(%o : memref<1x4x1x16xf32>) lse(%lse : memref<1x4x1xf32>)
+  // CHECK: attn.attention ins(%{{.*}}, %{{.*}}, %{{.*}} : memref<1x4x1x16xf32>, memref<1x2x37x16xf32>, memref<1x2x37x16xf32>) outs(%{{.*}} : memref<1x4x1x16xf32>)
+  attn.attention ins(%q, %k, %k : memref<1x4x1x16xf32>, memref<1x2x37x16xf32>,
+                     memref<1x2x37x16xf32>) outs(%o : memref<1x4x1x16xf32>)
+  return
+}
+
+// -----
+
+// The combine's step and GQA packing (gqa_pack = 2: rows are (query, head
+// in group) pairs) on the tile ops.
+// CHECK-LABEL: func.func @combine_step_and_packing
+func.func @combine_step_and_packing(%os: vector<4x16xf32>, %r: vector<4xf32>,
+    %q: memref<1x4x1x16xbf16>, %k: memref<1x2x37x16xbf16>, %i: index) {
+  // CHECK: attn.combine_step partial(%{{.*}}, %{{.*}} : vector<4x16xf32>, vector<4xf32>) state(%{{.*}}, %{{.*}}, %{{.*}} : vector<4xf32>, vector<4xf32>, vector<4x16xf32>)
+  %m, %l, %acc = attn.combine_step partial(%os, %r : vector<4x16xf32>, vector<4xf32>)
+      state(%r, %r, %os : vector<4xf32>, vector<4xf32>, vector<4x16xf32>)
+  // CHECK: attn.load_tile %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] {gqa_pack = 2 : i64}
+  %t = attn.load_tile %q[%i, %i, %i, %i] {gqa_pack = 2 : i64} : memref<1x4x1x16xbf16> -> vector<4x16xbf16>
+  // CHECK: attn.online_attention {{.*}} gqa_pack = 2 : i64
+  %m1, %l1, %a1 = attn.online_attention q(%t : vector<4x16xbf16>)
+      kv(%k, %k : memref<1x2x37x16xbf16>, memref<1x2x37x16xbf16>)
+      at[%i, %i, %i, %i] rows(%i, causal_offset %i)
+      state(%m, %l, %acc : vector<4xf32>, vector<4xf32>, vector<4x16xf32>)
+      {block_n = 8 : i64, mask = #attn.mask<causal>, scale = 0.25 : f32, gqa_pack = 2 : i64}
+  // CHECK: attn.epilogue {{.*}} {gqa_pack = 2 : i64}
+  attn.epilogue state(%m1, %l1, %a1 : vector<4xf32>, vector<4xf32>, vector<4x16xf32>)
+      to %q[%i, %i, %i, %i] {gqa_pack = 2 : i64} : memref<1x4x1x16xbf16>
+  return
+}

@@ -183,63 +183,135 @@ bool AttentionOp::isFP8() {
   return ::isFP8(cast<MemRefType>(getQ().getType()).getElementType());
 }
 
-LogicalResult AttentionOp::verify() {
-  Operation *op = getOperation();
-  if (failed(checkNotLowered(op)))
+namespace {
+/// Q, K and V of a forward op (`attn.attention`, `attn.partial_attention`):
+/// ranks, element types (FP8 only where `allowFP8`), batch, D, V = K's
+/// shape, GQA head counts and D's range. Returns the types of Q and K.
+FailureOr<std::pair<MemRefType, MemRefType>>
+checkQKV(Operation *op, Value qv, Value kv, Value vv, bool allowFP8) {
+  FailureOr<MemRefType> q, k, v;
+  if (failed(q = checkRank(op, qv, "q", 4, "[B, Hq, Nq, D]")) ||
+      failed(k = checkRank(op, kv, "k", 4, "[B, Hkv, Nk, D]")) ||
+      failed(v = checkRank(op, vv, "v", 4, "[B, Hkv, Nk, D]")))
     return failure();
-  FailureOr<MemRefType> q, k, v, o;
-  if (failed(q = checkRank(op, getQ(), "q", 4, "[B, Hq, Nq, D]")) ||
-      failed(k = checkRank(op, getK(), "k", 4, "[B, Hkv, Nk, D]")) ||
-      failed(v = checkRank(op, getV(), "v", 4, "[B, Hkv, Nk, D]")) ||
-      failed(o = checkRank(op, getO(), "o", 4, "[B, Hq, Nq, D]")))
-    return failure();
-
-  // Element types.
   Type qElt = q->getElementType();
-  if (!isSupportedInput(qElt))
-    return emitOpError() << "operand 'q' element type must be f16, bf16 or "
-                            "f8E4M3FN, but got "
-                         << qElt;
+  if (!(qElt.isF32() ||
+        (allowFP8 ? isSupportedInput(qElt) : qElt.isF16() || qElt.isBF16())))
+    return op->emitOpError() << "operand 'q' element type must be f16, bf16"
+                             << (allowFP8 ? ", f32 or f8E4M3FN" : " or f32")
+                             << ", but got " << qElt;
   for (auto [name, type] : {std::pair<StringRef, MemRefType>{"k", *k},
                             std::pair<StringRef, MemRefType>{"v", *v}})
     if (type.getElementType() != qElt)
-      return emitOpError() << "operand '" << name
-                           << "' element type must match 'q' (" << qElt
-                           << "), but got " << type.getElementType();
-  Type oElt = ::isFP8(qElt) ? Type(BFloat16Type::get(getContext())) : qElt;
-  if (o->getElementType() != oElt)
-    return emitOpError() << "operand 'o' element type must be " << oElt
-                         << (::isFP8(qElt) ? " for FP8 inputs"
-                                           : " (the element type of 'q')")
-                         << ", but got " << o->getElementType();
-
-  // Shapes.
+      return op->emitOpError()
+             << "operand '" << name << "' element type must match 'q' (" << qElt
+             << "), but got " << type.getElementType();
   ArrayRef<int64_t> qs = q->getShape(), ks = k->getShape();
   if (failed(checkDim(op, *k, "k", 0, "batch B", qs[0], "q")) ||
       failed(checkDim(op, *k, "k", 3, "head dim D", qs[3], "q")))
     return failure();
   for (unsigned i = 0; i < 4; ++i)
     if (dimsDiffer(v->getDimSize(i), ks[i]))
-      return emitOpError() << "operand 'v' shape must equal 'k' shape "
-                           << shapeStr(ks) << ", but got "
-                           << shapeStr(v->getShape());
+      return op->emitOpError()
+             << "operand 'v' shape must equal 'k' shape " << shapeStr(ks)
+             << ", but got " << shapeStr(v->getShape());
+  int64_t hq = qs[1], hkv = ks[1];
+  if (hkv == 0 || (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) &&
+                   hq % hkv != 0))
+    return op->emitOpError() << "operand 'q' head count Hq (" << dimStr(hq)
+                             << ") must be a positive multiple of operand 'k' "
+                                "head count Hkv ("
+                             << dimStr(hkv) << ") for GQA/MQA";
+  int64_t d = qs[3];
+  if (!ShapedType::isDynamic(d) && (d <= 0 || d > 256 || d % 8 != 0))
+    return op->emitOpError() << "operand 'q' head dim D must be a multiple of "
+                                "8 in [8, 256], but got "
+                             << d;
+  return std::make_pair(*q, *k);
+}
+
+LogicalResult checkScaleAttr(Operation *op, FloatAttr scale) {
+  if (!scale)
+    return success();
+  double s = scale.getValueAsDouble();
+  if (!(s > 0.0) || !std::isfinite(s))
+    return op->emitOpError() << "attribute 'scale' must be a positive finite "
+                                "number, but got "
+                             << s;
+  return success();
+}
+
+/// An fp32 memref of `rank` (`layout` names its dimensions) whose shape
+/// after the leading split dimension S (static, >= 1) is `rows` where
+/// static. Returns S.
+FailureOr<int64_t> checkSplitBuffer(Operation *op, Value v, StringRef name,
+                                    int64_t rank, StringRef layout,
+                                    ArrayRef<int64_t> rows) {
+  FailureOr<MemRefType> t = checkRank(op, v, name, rank, layout);
+  if (failed(t))
+    return failure();
+  if (!t->getElementType().isF32())
+    return op->emitOpError()
+           << "operand '" << name << "' element type must be f32, but got "
+           << t->getElementType();
+  int64_t splits = t->getDimSize(0);
+  if (ShapedType::isDynamic(splits) || splits < 1)
+    return op->emitOpError() << "operand '" << name
+                             << "' split count S (dimension 0) must be static "
+                                "and at least 1, but got "
+                             << dimStr(splits);
+  SmallVector<int64_t> expected = {splits};
+  llvm::append_range(expected, rows);
+  for (auto [got, want] : llvm::zip_equal(t->getShape(), expected))
+    if (dimsDiffer(got, want))
+      return op->emitOpError()
+             << "operand '" << name << "' shape must be " << layout << " = "
+             << shapeStr(expected) << ", but got " << shapeStr(t->getShape());
+  return splits;
+}
+
+/// The split-KV workspace: o_partial fp32 [S, B, Hq, Nq, D] and lse_partial
+/// fp32 [S, B, Hq, Nq] with the same S; `rows` is [B, Hq, Nq, D].
+LogicalResult checkWorkspace(Operation *op, Value oPartial, Value lsePartial,
+                             ArrayRef<int64_t> rows) {
+  FailureOr<int64_t> splits =
+      checkSplitBuffer(op, oPartial, "o_partial", 5, "[S, B, Hq, Nq, D]", rows);
+  if (failed(splits))
+    return failure();
+  auto lse = cast<MemRefType>(lsePartial.getType());
+  if (lse.getRank() == 4 && dimsDiffer(lse.getDimSize(0), *splits))
+    return op->emitOpError()
+           << "operand 'lse_partial' split count S must equal 'o_partial''s ("
+           << *splits << "), but got " << dimStr(lse.getDimSize(0));
+  return checkSplitBuffer(op, lsePartial, "lse_partial", 4, "[S, B, Hq, Nq]",
+                          rows.drop_back());
+}
+} // namespace
+
+LogicalResult AttentionOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkNotLowered(op)))
+    return failure();
+  auto qk = checkQKV(op, getQ(), getK(), getV(), /*allowFP8=*/true);
+  if (failed(qk))
+    return failure();
+  FailureOr<MemRefType> o = checkRank(op, getO(), "o", 4, "[B, Hq, Nq, D]");
+  if (failed(o))
+    return failure();
+  Type qElt = qk->first.getElementType();
+  ArrayRef<int64_t> qs = qk->first.getShape();
+  int64_t hkv = qk->second.getDimSize(1);
+  Type oElt = ::isFP8(qElt) ? Type(BFloat16Type::get(getContext())) : qElt;
+  if (o->getElementType() != oElt)
+    return emitOpError() << "operand 'o' element type must be " << oElt
+                         << (::isFP8(qElt) ? " for FP8 inputs"
+                                           : " (the element type of 'q')")
+                         << ", but got " << o->getElementType();
   for (unsigned i = 0; i < 4; ++i)
     if (dimsDiffer(o->getDimSize(i), qs[i]))
       return emitOpError() << "operand 'o' shape must equal 'q' shape "
                            << shapeStr(qs) << ", but got "
                            << shapeStr(o->getShape());
-  int64_t hq = qs[1], hkv = ks[1];
-  if (hkv == 0 || (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) &&
-                   hq % hkv != 0))
-    return emitOpError() << "operand 'q' head count Hq (" << dimStr(hq)
-                         << ") must be a positive multiple of operand 'k' "
-                            "head count Hkv ("
-                         << dimStr(hkv) << ") for GQA/MQA";
-  int64_t d = qs[3];
-  if (!ShapedType::isDynamic(d) && (d <= 0 || d > 256 || d % 8 != 0))
-    return emitOpError() << "operand 'q' head dim D must be a multiple of 8 "
-                            "in [8, 256], but got "
-                         << d;
 
   // LSE.
   if (Value lse = getLse()) {
@@ -257,14 +329,8 @@ LogicalResult AttentionOp::verify() {
                              << shapeStr(lt->getShape());
   }
 
-  // Scale.
-  if (auto scale = getScaleAttr()) {
-    double s = scale.getValueAsDouble();
-    if (!(s > 0.0) || !std::isfinite(s))
-      return emitOpError() << "attribute 'scale' must be a positive finite "
-                              "number, but got "
-                           << s;
-  }
+  if (failed(checkScaleAttr(op, getScaleAttr())))
+    return failure();
 
   // FP8 descales.
   bool hasDescale = getQDescale() || getKDescale() || getVDescale();
@@ -299,6 +365,67 @@ LogicalResult AttentionOp::verify() {
                << ", but got " << shapeStr(t->getShape());
     }
   }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Split-KV: PartialAttentionOp, DecodeCombineOp
+//===----------------------------------------------------------------------===//
+
+int64_t PartialAttentionOp::getHeadDim() {
+  return cast<MemRefType>(getQ().getType()).getDimSize(3);
+}
+
+float PartialAttentionOp::getScaleOrDefault() {
+  if (auto scale = getScaleAttr())
+    return scale.getValueAsDouble();
+  return 1.0f / std::sqrt(static_cast<float>(getHeadDim()));
+}
+
+int64_t PartialAttentionOp::getNumSplits() {
+  return cast<MemRefType>(getOPartial().getType()).getDimSize(0);
+}
+
+LogicalResult PartialAttentionOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkNotLowered(op)))
+    return failure();
+  auto qk = checkQKV(op, getQ(), getK(), getV(), /*allowFP8=*/false);
+  if (failed(qk) || failed(checkWorkspace(op, getOPartial(), getLsePartial(),
+                                          qk->first.getShape())))
+    return failure();
+  return checkScaleAttr(op, getScaleAttr());
+}
+
+LogicalResult DecodeCombineOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkNotLowered(op)))
+    return failure();
+  FailureOr<MemRefType> o = checkRank(op, getO(), "o", 4, "[B, Hq, Nq, D]");
+  if (failed(o))
+    return failure();
+  Type oElt = o->getElementType();
+  if (!oElt.isF16() && !oElt.isBF16() && !oElt.isF32())
+    return emitOpError() << "operand 'o' element type must be f16, bf16 or "
+                            "f32, but got "
+                         << oElt;
+  ArrayRef<int64_t> os = o->getShape();
+  if (failed(checkWorkspace(op, getOPartial(), getLsePartial(), os)))
+    return failure();
+  Value lse = getLse();
+  if (!lse)
+    return success();
+  FailureOr<MemRefType> lt = checkRank(op, lse, "lse", 3, "[B, Hq, Nq]");
+  if (failed(lt))
+    return failure();
+  if (!lt->getElementType().isF32())
+    return emitOpError() << "operand 'lse' element type must be f32, but got "
+                         << lt->getElementType();
+  for (unsigned i = 0; i < 3; ++i)
+    if (dimsDiffer(lt->getDimSize(i), os[i]))
+      return emitOpError() << "operand 'lse' shape must be [B, Hq, Nq] = "
+                           << shapeStr(os.drop_back()) << ", but got "
+                           << shapeStr(lt->getShape());
   return success();
 }
 
@@ -482,10 +609,20 @@ LogicalResult checkState(Operation *op, Type m, Type l, Type acc,
     return failure();
   return success();
 }
+
+/// GQA packing: G >= 1 query heads per packed row group.
+LogicalResult checkGqaPack(Operation *op, int64_t pack) {
+  if (pack < 1)
+    return op->emitOpError()
+           << "attribute 'gqa_pack' must be at least 1, but got " << pack;
+  return success();
+}
 } // namespace
 
 LogicalResult LoadTileOp::verify() {
   if (failed(checkNotLowered(*this)))
+    return failure();
+  if (failed(checkGqaPack(*this, getGqaPack())))
     return failure();
   auto src = cast<MemRefType>(getSource().getType());
   auto res = cast<VectorType>(getResult().getType());
@@ -517,9 +654,9 @@ LogicalResult OnlineAttentionOp::verify() {
                          << q;
   int64_t blockM = q.getDimSize(0), d = q.getDimSize(1);
   // The decomposition widens Q, K and V to f32 (arith.extf).
-  if (!isSupportedInput(q.getElementType()))
-    return emitOpError() << "operand 'q' element type must be f16, bf16 or "
-                            "f8E4M3FN, but got "
+  if (!isSupportedInput(q.getElementType()) && !q.getElementType().isF32())
+    return emitOpError() << "operand 'q' element type must be f16, bf16, f32 "
+                            "or f8E4M3FN, but got "
                          << q.getElementType();
   for (auto [name, val] : {std::pair<StringRef, Value>{"k", getK()},
                            std::pair<StringRef, Value>{"v", getV()}}) {
@@ -554,12 +691,15 @@ LogicalResult OnlineAttentionOp::verify() {
   if (causal != static_cast<bool>(getCausalOffset()))
     return emitOpError() << "operand 'causal_offset' must be present exactly "
                             "when mask is causal";
+  if (failed(checkGqaPack(*this, getGqaPack())))
+    return failure();
   return checkState(getOperation(), getM().getType(), getL().getType(),
                     getAcc().getType(), blockM, d);
 }
 
 LogicalResult EpilogueOp::verify() {
-  if (failed(checkNotLowered(*this)))
+  if (failed(checkNotLowered(*this)) ||
+      failed(checkGqaPack(*this, getGqaPack())))
     return failure();
   auto acc = dyn_cast<VectorType>(getAcc().getType());
   if (!acc || acc.getRank() != 2)
@@ -574,10 +714,12 @@ LogicalResult EpilogueOp::verify() {
                          << "] memref, but got " << o;
   if (failed(checkMemRef(*this, o, "o")))
     return failure();
-  // O is the f32 accumulator narrowed (arith.truncf).
-  if (!o.getElementType().isF16() && !o.getElementType().isBF16())
-    return emitOpError() << "operand 'o' element type must be f16 or bf16, "
-                            "but got "
+  // O is the f32 accumulator, narrowed (arith.truncf) unless f32 (the
+  // split-KV workspace).
+  Type oElt = o.getElementType();
+  if (!oElt.isF16() && !oElt.isBF16() && !oElt.isF32())
+    return emitOpError() << "operand 'o' element type must be f16, bf16 or "
+                            "f32, but got "
                          << o.getElementType();
   if (Value lse = getLse()) {
     auto lt = cast<MemRefType>(lse.getType());
@@ -588,13 +730,32 @@ LogicalResult EpilogueOp::verify() {
     if (failed(checkMemRef(*this, lt, "lse")))
       return failure();
   }
-  if (Value staging = getStaging())
+  if (Value staging = getStaging()) {
+    if (oElt.isF32())
+      return emitOpError() << "operand 'staging' needs an f16 or bf16 'o', "
+                              "but 'o' is f32";
     if (failed(checkSharedTile(getOperation(), staging, "staging", blockM, d,
                                o.getElementType())))
       return failure();
+  }
   if (Value map = getOMap())
     return checkStoreMap(*this, map, o.getElementType());
   return success();
+}
+
+LogicalResult CombineStepOp::verify() {
+  if (failed(checkNotLowered(*this)))
+    return failure();
+  auto o = cast<VectorType>(getOS().getType());
+  if (o.getRank() != 2 || !o.getElementType().isF32())
+    return emitOpError() << "operand 'o_s' must be a [BLOCK_M, D] f32 tile, "
+                            "but got "
+                         << o;
+  int64_t blockM = o.getDimSize(0), d = o.getDimSize(1);
+  if (failed(checkF32Vector(*this, getLseS().getType(), "lse_s", {blockM})))
+    return failure();
+  return checkState(getOperation(), getM().getType(), getL().getType(),
+                    getAcc().getType(), blockM, d);
 }
 
 //===----------------------------------------------------------------------===//

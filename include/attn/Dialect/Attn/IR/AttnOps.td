@@ -50,7 +50,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [AttrSizedOperandSegments]> {
     * `causal`: bottom-right aligned as in FlashAttention >= 2.1: query i
       sees key j iff `j <= i + Nk - Nq`.
 
-    Element types: Q, K, V all f16 or all bf16, O of the same type; or all
+    Element types: Q, K, V all f16, all bf16 or all f32 (f32: host lowering
+    only so far), O of the same type; or all
     f8E4M3FN with `descale` operands (fp32 [B, Hkv], the factors that undo
     the per-head quantization scales, as in FlashAttention-3) and a bf16 O.
     Accumulation is fp32. A row that sees no key yields O = 0, LSE = -inf.
@@ -161,6 +162,95 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Split-KV decode (produced by attn-split-kv)
+//===----------------------------------------------------------------------===//
+
+def Attn_PartialAttentionOp : Attn_Op<"partial_attention"> {
+  let summary = "split-KV attention: one partial O and LSE per K/V split";
+  let description = [{
+    The first kernel of split-KV (flash-decoding): the keys of each
+    (batch, KV head) are cut into S contiguous splits, S being the leading
+    dimension of the workspace operands, and every split is attended to
+    independently, as `attn.attention` would over its keys alone:
+
+    ```
+    O_partial[s]   = softmax(Q K_s^T * scale + mask) V_s      // fp32
+    LSE_partial[s] = log(sum_{j in split s} exp(S_ij))        // natural log
+    ```
+
+    A split whose rows see no key (an empty split, or causal) writes
+    O_s = 0 and LSE_s = -inf: it carries weight zero in
+    `attn.decode_combine`. Causal masking is the full problem's
+    (bottom-right: query i sees key j iff `j <= i + Nk - Nq`, with j the
+    key's index in K). The splits are contiguous, in order, and cover every
+    key once; the cut is the tiling's (attn-tile: whole K/V blocks,
+    `ceil(ceil(Nk / BLOCK_N) / S)` blocks per split, as FlashAttention-2's
+    `num_splits`), and the combined result does not depend on it.
+
+    Shapes (any strides; D must have unit stride at run time):
+    * `q`: [B, Hq, Nq, D], `k` and `v`: [B, Hkv, Nk, D] (f16, bf16 or f32,
+      GQA as `attn.attention`);
+    * `o_partial`: fp32 [S, B, Hq, Nq, D]; `lse_partial`: fp32
+      [S, B, Hq, Nq], S static and >= 1 (the workspace, written whole).
+
+    Attributes: `scale` (default `1/sqrt(D)`) and `causal`, as
+    `attn.attention`. Source: flash-decoding (Dao, Haziza, Massa, Sizov
+    2023); FlashAttention-2's split-KV forward (`num_splits`).
+  }];
+  let arguments = (ins AnyMemRef:$q, AnyMemRef:$k, AnyMemRef:$v,
+                       AnyMemRef:$o_partial, AnyMemRef:$lse_partial,
+                       OptionalAttr<F32Attr>:$scale, UnitAttr:$causal);
+  let assemblyFormat = [{
+    `ins` `(` $q `,` $k `,` $v `:` type($q) `,` type($k) `,` type($v) `)`
+    `outs` `(` $o_partial `,` $lse_partial `:` type($o_partial) `,`
+        type($lse_partial) `)`
+    attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The softmax scale: the `scale` attribute or 1/sqrt(D).
+    float getScaleOrDefault();
+    /// Static head dimension D (ShapedType::kDynamic if dynamic).
+    int64_t getHeadDim();
+    /// The number of splits S (the workspace's leading dimension).
+    int64_t getNumSplits();
+  }];
+}
+
+def Attn_DecodeCombineOp : Attn_Op<"decode_combine"> {
+  let summary = "merge split-KV partial results with their LSE weights";
+  let description = [{
+    The second kernel of split-KV (`decode_combine`): for every row,
+
+    ```
+    LSE = log(sum_s exp(LSE_partial[s]))                      // logsumexp
+    O   = sum_s exp(LSE_partial[s] - LSE) * O_partial[s]
+    ```
+
+    rounded to O's element type once. Splits with LSE_s = -inf carry weight
+    zero; a row whose every split is -inf saw no key: O = 0, LSE = -inf,
+    never NaN. This is the online softmax's rescaling applied to whole
+    splits (`attn.combine_step`).
+
+    Shapes: `o_partial` fp32 [S, B, Hq, Nq, D], `lse_partial` fp32
+    [S, B, Hq, Nq] (as `attn.partial_attention` wrote them); `o`
+    [B, Hq, Nq, D] of f16, bf16 or f32; optional `lse` fp32 [B, Hq, Nq].
+    Source: flash-decoding's reduction step; FlashAttention-2's
+    `combine_attn_seqk_parallel`.
+  }];
+  let arguments = (ins AnyMemRef:$o_partial, AnyMemRef:$lse_partial,
+                       AnyMemRef:$o, Optional<AnyMemRef>:$lse);
+  let assemblyFormat = [{
+    `ins` `(` $o_partial `,` $lse_partial `:` type($o_partial) `,`
+        type($lse_partial) `)`
+    `outs` `(` $o `:` type($o) `)`
+    (`lse` `(` $lse^ `:` type($lse) `)`)?
+    attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Tile ops (produced by attn-tile)
 //===----------------------------------------------------------------------===//
 
@@ -174,9 +264,16 @@ def Attn_LoadTileOp : Attn_Op<"load_tile", [
     never reads out of bounds. The result is the resident Q tile of one CTA
     (Dt = D) or of one thread after `attn-distribute-rows` (one row, a
     slice of D).
+
+    GQA packing (`gqa_pack` = G > 1, attn-tile pack-gqa): the rows are
+    those of the packed sequence of G * N rows of the G query heads
+    `head .. head + G - 1` of one KV group, query-major: packed row r is
+    query `r / G` of head `head + r % G`. Rows whose query is at or past N
+    read as zero.
   }];
   let arguments = (ins AnyMemRef:$source, Index:$batch, Index:$head,
-                       Index:$row, Index:$col);
+                       Index:$row, Index:$col,
+                       DefaultValuedAttr<I64Attr, "1">:$gqa_pack);
   let results = (outs AnyVectorOfNonZeroRank:$result);
   let assemblyFormat = [{
     $source `[` $batch `,` $head `,` $row `,` $col `]` attr-dict `:`
@@ -212,6 +309,9 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
     of D only. Then `row_lanes` (a power of two, at most 32) consecutive GPU
     lanes hold the slices of one row, and the partial dot products of S are
     summed across them with `gpu.shuffle xor` (requires BLOCK_M = 1).
+    GQA packing (`gqa_pack` = G > 1): `q_pos` counts packed rows (see
+    `attn.load_tile`), and the causal mask uses tile row t's query index
+    `(q_pos + t) / G`, not the packed row.
     Source: online softmax (Milakov & Gimelshein 2018), FlashAttention-2
     Algorithm 1; seed 000, sections on the forward kernel and exp2.
   }];
@@ -223,7 +323,8 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
                        AnyVectorOfNonZeroRank:$acc,
                        F32Attr:$scale, I64Attr:$block_n,
                        Attn_MaskKindAttr:$mask,
-                       DefaultValuedAttr<I64Attr, "1">:$row_lanes);
+                       DefaultValuedAttr<I64Attr, "1">:$row_lanes,
+                       DefaultValuedAttr<I64Attr, "1">:$gqa_pack);
   let results = (outs AnyVectorOfNonZeroRank:$new_m,
                       AnyVectorOfNonZeroRank:$new_l,
                       AnyVectorOfNonZeroRank:$new_acc);
@@ -259,19 +360,62 @@ def Attn_EpilogueOp : Attn_Op<"epilogue", [
     type, 128-byte swizzled): each warpgroup then writes its 64 staged rows
     with TMA bulk tensor stores (one per 64-column chunk), which clip rows
     at or past Nq and columns at or past D (FlashAttention-3's O epilogue).
+
+    O may be fp32 (the split-KV workspace of `attn.partial_attention`).
+    GQA packing (`gqa_pack` = G > 1): `q_pos` counts packed rows, stored
+    as `attn.load_tile` reads them (row r: query r / G of head
+    `head + r % G`); rows whose query is at or past Nq are not stored.
   }];
   let arguments = (ins AnyVectorOfNonZeroRank:$m, AnyVectorOfNonZeroRank:$l,
                        AnyVectorOfNonZeroRank:$acc, AnyMemRef:$o,
                        Optional<AnyMemRef>:$lse, Index:$batch, Index:$head,
                        Index:$q_pos, Index:$col,
                        Optional<AnyMemRef>:$staging,
-                       Optional<AnyType>:$o_map);
+                       Optional<AnyType>:$o_map,
+                       DefaultValuedAttr<I64Attr, "1">:$gqa_pack);
   let assemblyFormat = [{
     `state` `(` $m `,` $l `,` $acc `:` type($m) `,` type($l) `,` type($acc) `)`
     `to` $o (`,` `lse` $lse^)? `[` $batch `,` $head `,` $q_pos `,` $col `]`
     (`staging` `(` $staging^ `:` type($staging) `)`)?
     (`tma_store` `(` $o_map^ `:` type($o_map) `)`)?
     attr-dict `:` type($o) (`,` type($lse)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_CombineStepOp : Attn_Op<"combine_step", [
+    Pure, AllTypesMatch<["m", "new_m"]>, AllTypesMatch<["l", "new_l"]>,
+    AllTypesMatch<["acc", "new_acc"]>]> {
+  let summary = "fold one split's (O_s, LSE_s) into the online-softmax state";
+  let description = [{
+    The step of the `decode_combine` loop (attn-tile) over the splits, in the
+    state of `attn.online_attention` (log2 domain), so that `attn.epilogue`
+    finishes it: with `o_s` ([BLOCK_M, D] fp32, a split's normalized O) and
+    `lse_s` (vector<BLOCK_M x f32>, its natural-log LSE),
+
+    ```
+    x    = LSE_s * log2(e)
+    m'   = max(m, x)                     // m' = -inf: no split saw a key
+    w    = exp2(x - m'), alpha = exp2(m - m')   (m' taken as 0 when -inf)
+    l'   = alpha * l + w
+    acc' = alpha * acc + w * O_s
+    ```
+
+    so O = acc / l and LSE = (m + log2 l) * ln 2 at the end. Source:
+    flash-decoding's reduction; the online softmax (Milakov & Gimelshein
+    2018) applied to whole splits.
+  }];
+  let arguments = (ins AnyVectorOfNonZeroRank:$o_s,
+                       AnyVectorOfNonZeroRank:$lse_s,
+                       AnyVectorOfNonZeroRank:$m, AnyVectorOfNonZeroRank:$l,
+                       AnyVectorOfNonZeroRank:$acc);
+  let results = (outs AnyVectorOfNonZeroRank:$new_m,
+                      AnyVectorOfNonZeroRank:$new_l,
+                      AnyVectorOfNonZeroRank:$new_acc);
+  let assemblyFormat = [{
+    `partial` `(` $o_s `,` $lse_s `:` type($o_s) `,` type($lse_s) `)`
+    `state` `(` $m `,` $l `,` $acc `:` type($m) `,` type($l) `,` type($acc) `)`
+    attr-dict
   }];
   let hasVerifier = 1;
 }

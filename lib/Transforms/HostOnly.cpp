@@ -1,0 +1,37 @@
+//===- HostOnly.cpp - tile ops with a host lowering only ------------------===//
+
+#include "HostOnly.h"
+
+#include "attn/Dialect/Attn/IR/Attn.h"
+
+using namespace mlir;
+
+LogicalResult attn::checkNoHostOnlyTiles(Operation *root, StringRef pass) {
+  WalkResult res = root->walk([&](Operation *op) {
+    auto epilogue = dyn_cast<EpilogueOp>(op);
+    bool splitKV =
+        isa<CombineStepOp>(op) ||
+        (epilogue &&
+         cast<MemRefType>(epilogue.getO().getType()).getElementType().isF32());
+    int64_t pack = 1;
+    if (auto load = dyn_cast<LoadTileOp>(op))
+      pack = load.getGqaPack();
+    else if (auto step = dyn_cast<OnlineAttentionOp>(op)) {
+      pack = step.getGqaPack();
+      if (cast<VectorType>(step.getQ().getType()).getElementType().isF32())
+        return WalkResult(op->emitOpError()
+                          << pass
+                          << ": f32 attention has no GPU lowering "
+                             "yet (it lowers to the host only: "
+                             "--attn-to-cpu)");
+    } else if (epilogue)
+      pack = epilogue.getGqaPack();
+    if (!splitKV && pack == 1)
+      return WalkResult::advance();
+    return WalkResult(op->emitOpError()
+                      << pass << ": " << (splitKV ? "split-KV" : "GQA packing")
+                      << " has no GPU lowering yet (it lowers to the host "
+                         "only: --attn-to-cpu)");
+  });
+  return failure(res.wasInterrupted());
+}

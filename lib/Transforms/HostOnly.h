@@ -1,0 +1,23 @@
+//===- HostOnly.h - tile ops with a host lowering only ----------*- C++ -*-===//
+//
+// f32 attention, split-KV (attn-split-kv: attn.combine_step, an fp32
+// attn.epilogue into the workspace) and GQA packing (gqa_pack > 1) lower to
+// the host so far; the GPU passes after attn-tile refuse them with this
+// check.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_TRANSFORMS_HOSTONLY_H
+#define ATTN_LIB_TRANSFORMS_HOSTONLY_H
+
+#include "mlir/IR/Operation.h"
+
+namespace mlir::attn {
+
+/// Fails with an error naming `pass` on the first f32, split-KV or
+/// GQA-packed tile op under `root`.
+LogicalResult checkNoHostOnlyTiles(Operation *root, StringRef pass);
+
+} // namespace mlir::attn
+
+#endif // ATTN_LIB_TRANSFORMS_HOSTONLY_H

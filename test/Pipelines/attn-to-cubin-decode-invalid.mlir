@@ -1,0 +1,54 @@
+// The GPU path has no split-KV, GQA packing or f32 attention yet (issue 13:
+// host first); attn-to-cubin, its passes and attn-compile refuse them with a
+// clear error instead of lowering them wrong.
+// RUN: not attn-opt %s --split-input-file --attn-to-cubin="format=none" 2>&1 | FileCheck %s --check-prefix=WGMMA
+// RUN: not attn-opt %s --split-input-file --attn-to-cubin="format=none path=fma" 2>&1 | FileCheck %s --check-prefix=FMA
+// RUN: not attn-opt %s --split-input-file --attn-lower-to-nvvm 2>&1 | FileCheck %s --check-prefix=NVVM
+// RUN: not attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=64 pack-gqa=true" --attn-async-pipeline 2>&1 | FileCheck %s --check-prefix=PACK
+// RUN: not attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=64 pack-gqa=true" --attn-distribute-rows 2>&1 | FileCheck %s --check-prefix=PACKFMA
+// RUN: rm -rf %t && not attn-compile %s -o %t 2>&1 | FileCheck %s --check-prefix=COMPILE
+
+// WGMMA: error: 'attn.epilogue' op attn-async-pipeline: split-KV has no GPU lowering yet (it lowers to the host only: --attn-to-cpu)
+// FMA: error: 'attn.epilogue' op attn-distribute-rows: split-KV has no GPU lowering yet (it lowers to the host only: --attn-to-cpu)
+// NVVM: error: 'attn.partial_attention' op has no GPU lowering yet: split-KV lowers to the host only (--attn-to-cpu)
+func.func @partial(%q: memref<1x4x1x64xbf16>, %k: memref<1x2x256x64xbf16>,
+                   %op: memref<2x1x4x1x64xf32>, %lp: memref<2x1x4x1xf32>) {
+  attn.partial_attention ins(%q, %k, %k : memref<1x4x1x64xbf16>, memref<1x2x256x64xbf16>,
+                             memref<1x2x256x64xbf16>)
+      outs(%op, %lp : memref<2x1x4x1x64xf32>, memref<2x1x4x1xf32>)
+  return
+}
+
+// -----
+
+// WGMMA: error: 'attn.combine_step' op attn-async-pipeline: split-KV has no GPU lowering yet
+// NVVM: error: 'attn.decode_combine' op has no GPU lowering yet: split-KV lowers to the host only (--attn-to-cpu)
+func.func @combine(%op: memref<2x1x4x1x64xf32>, %lp: memref<2x1x4x1xf32>,
+                   %o: memref<1x4x1x64xbf16>) {
+  attn.decode_combine ins(%op, %lp : memref<2x1x4x1x64xf32>, memref<2x1x4x1xf32>)
+      outs(%o : memref<1x4x1x64xbf16>)
+  return
+}
+
+// -----
+
+// WGMMA: error: 'attn.online_attention' op attn-async-pipeline: f32 attention has no GPU lowering yet (it lowers to the host only: --attn-to-cpu)
+// FMA: error: 'attn.online_attention' op attn-distribute-rows: f32 attention has no GPU lowering yet
+// COMPILE: error: 'attn.attention' op bundle kernels take f16 or bf16 operands
+func.func @f32(%q: memref<1x4x64x64xf32>, %k: memref<1x4x64x64xf32>,
+               %v: memref<1x4x64x64xf32>, %o: memref<1x4x64x64xf32>) {
+  attn.attention ins(%q, %k, %v : memref<1x4x64x64xf32>, memref<1x4x64x64xf32>,
+                     memref<1x4x64x64xf32>) outs(%o : memref<1x4x64x64xf32>)
+  return
+}
+
+// -----
+
+// PACK: error: 'attn.load_tile' op attn-async-pipeline: GQA packing has no GPU lowering yet (it lowers to the host only: --attn-to-cpu)
+// PACKFMA: error: 'attn.load_tile' op attn-distribute-rows: GQA packing has no GPU lowering yet
+func.func @gqa(%q: memref<1x8x64x64xbf16>, %k: memref<1x2x64x64xbf16>,
+               %o: memref<1x8x64x64xbf16>) {
+  attn.attention ins(%q, %k, %k : memref<1x8x64x64xbf16>, memref<1x2x64x64xbf16>,
+                     memref<1x2x64x64xbf16>) outs(%o : memref<1x8x64x64xbf16>)
+  return
+}

@@ -1,0 +1,124 @@
+// RUN: attn-opt %s --split-input-file --attn-split-kv=splits=4 | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-split-kv=splits=1 | FileCheck %s --check-prefix=ONE
+// RUN: attn-opt %s --split-input-file --attn-split-kv | FileCheck %s --check-prefix=AUTO
+// RUN: attn-opt %s --split-input-file --attn-split-kv="splits=0 sm-count=16" | FileCheck %s --check-prefix=SM16
+// RUN: not attn-opt %s --attn-split-kv=splits=-1 2>&1 | FileCheck %s --check-prefix=NEG
+// RUN: not attn-opt %s --attn-split-kv=splits=257 2>&1 | FileCheck %s --check-prefix=BIG
+// RUN: not attn-opt %s --attn-split-kv=sm-count=0 2>&1 | FileCheck %s --check-prefix=SM0
+
+// attn-split-kv: attn.attention -> split-KV (flash-decoding)
+//   o_part   = memref.alloc : [S, B, Hq, Nq, D] f32      the workspace
+//   lse_part = memref.alloc : [S, B, Hq, Nq] f32
+//   attn.partial_attention Q, K, V -> (o_part, lse_part)  per split s:
+//       O_s = softmax(Q K_s^T) V_s, LSE_s (-inf for a split without keys)
+//   attn.decode_combine (o_part, lse_part) -> O, LSE      LSE = logsumexp_s LSE_s,
+//       O = sum_s exp(LSE_s - LSE) O_s
+//   memref.dealloc o_part, lse_part
+
+// NEG: error: attn-split-kv: splits must be in [0, 256] (0: chosen per shape) and sm-count at least 1, but got splits=-1 sm-count=132
+// BIG: error: attn-split-kv: splits must be in [0, 256] (0: chosen per shape) and sm-count at least 1, but got splits=257 sm-count=132
+// SM0: error: attn-split-kv: splits must be in [0, 256] (0: chosen per shape) and sm-count at least 1, but got splits=0 sm-count=0
+
+// Decode with GQA, B1 Hq16 Hkv8 Nq1 Nk4096: W = B * Hq * ceil(Nq / 64) = 16
+// CTAs of work; splits=0 takes S = min(ceil(132 / 16), 4096 / 256, 128) = 9;
+// with 16 SMs, 16 CTAs fill them: unsplit.
+// CHECK-LABEL: func.func @decode
+//  CHECK-SAME:   (%[[Q:.*]]: memref<1x16x1x128xbf16>, %[[K:.*]]: memref<1x8x4096x128xbf16>, %[[V:.*]]: memref<1x8x4096x128xbf16>, %[[O:.*]]: memref<1x16x1x128xbf16>, %[[LSE:.*]]: memref<1x16x1xf32>)
+//       CHECK:   %[[OP:.*]] = memref.alloc() : memref<4x1x16x1x128xf32>
+//       CHECK:   %[[LP:.*]] = memref.alloc() : memref<4x1x16x1xf32>
+//       CHECK:   attn.partial_attention ins(%[[Q]], %[[K]], %[[V]] : memref<1x16x1x128xbf16>, memref<1x8x4096x128xbf16>, memref<1x8x4096x128xbf16>)
+//  CHECK-SAME:       outs(%[[OP]], %[[LP]] : memref<4x1x16x1x128xf32>, memref<4x1x16x1xf32>) {causal, scale = 1.250000e-01 : f32}
+//       CHECK:   attn.decode_combine ins(%[[OP]], %[[LP]] : memref<4x1x16x1x128xf32>, memref<4x1x16x1xf32>) outs(%[[O]] : memref<1x16x1x128xbf16>) lse(%[[LSE]] : memref<1x16x1xf32>)
+//       CHECK:   memref.dealloc %[[OP]] : memref<4x1x16x1x128xf32>
+//       CHECK:   memref.dealloc %[[LP]] : memref<4x1x16x1xf32>
+//   CHECK-NOT:   attn.attention
+// ONE-LABEL: func.func @decode
+//       ONE:   attn.attention
+//   ONE-NOT:   attn.partial_attention
+// AUTO-LABEL: func.func @decode
+//       AUTO:   memref.alloc() : memref<9x1x16x1x128xf32>
+//       AUTO:   attn.partial_attention
+// SM16-LABEL: func.func @decode
+//       SM16:   attn.attention
+func.func @decode(%q: memref<1x16x1x128xbf16>, %k: memref<1x8x4096x128xbf16>,
+                  %v: memref<1x8x4096x128xbf16>, %o: memref<1x16x1x128xbf16>,
+                  %lse: memref<1x16x1xf32>) {
+  attn.attention ins(%q, %k, %v : memref<1x16x1x128xbf16>, memref<1x8x4096x128xbf16>,
+                     memref<1x8x4096x128xbf16>) outs(%o : memref<1x16x1x128xbf16>)
+                 lse(%lse : memref<1x16x1xf32>) {causal, scale = 0.125 : f32}
+  return
+}
+
+// -----
+
+// Dynamic Nq and Nk, no LSE: the workspace is sized from Q's dimensions;
+// splits=0 keeps a dynamic Nq unsplit.
+// CHECK-LABEL: func.func @dynamic
+//  CHECK-SAME:   (%[[Q:[a-z0-9]+]]: memref<2x4x?x64xf16>
+//       CHECK:   %[[NQ:.*]] = memref.dim %[[Q]], %{{.*}} : memref<2x4x?x64xf16>
+//       CHECK:   %[[OP:.*]] = memref.alloc(%[[NQ]]) : memref<4x2x4x?x64xf32>
+//       CHECK:   %[[NQ2:.*]] = memref.dim %[[Q]], %{{.*}} : memref<2x4x?x64xf16>
+//       CHECK:   %[[LP:.*]] = memref.alloc(%[[NQ2]]) : memref<4x2x4x?xf32>
+//       CHECK:   attn.partial_attention
+//  CHECK-SAME:       outs(%[[OP]], %[[LP]] : memref<4x2x4x?x64xf32>, memref<4x2x4x?xf32>)
+//   CHECK-NOT:   causal
+//       CHECK:   attn.decode_combine ins(%[[OP]], %[[LP]] : memref<4x2x4x?x64xf32>, memref<4x2x4x?xf32>) outs(%{{.*}} : memref<2x4x?x64xf16>)
+//   CHECK-NOT:   lse(
+// AUTO-LABEL: func.func @dynamic
+//       AUTO:   attn.attention
+func.func @dynamic(%q: memref<2x4x?x64xf16>, %k: memref<2x2x?x64xf16>,
+                   %v: memref<2x2x?x64xf16>, %o: memref<2x4x?x64xf16>) {
+  attn.attention ins(%q, %k, %v : memref<2x4x?x64xf16>, memref<2x2x?x64xf16>,
+                     memref<2x2x?x64xf16>) outs(%o : memref<2x4x?x64xf16>)
+  return
+}
+
+// -----
+
+// A short cache (Nk = 512): at least 256 keys per split, so splits=0 takes
+// S = min(ceil(132 / 4), 512 / 256) = 2. A dynamic Nk bounds nothing.
+// AUTO-LABEL: func.func @short_cache
+//       AUTO:   memref.alloc() : memref<2x1x4x1x64xf32>
+// AUTO-LABEL: func.func @dynamic_cache
+//       AUTO:   memref.alloc() : memref<66x1x2x1x64xf32>
+func.func @short_cache(%q: memref<1x4x1x64xf16>, %k: memref<1x4x512x64xf16>,
+                       %v: memref<1x4x512x64xf16>, %o: memref<1x4x1x64xf16>) {
+  attn.attention ins(%q, %k, %v : memref<1x4x1x64xf16>, memref<1x4x512x64xf16>,
+                     memref<1x4x512x64xf16>) outs(%o : memref<1x4x1x64xf16>)
+  return
+}
+func.func @dynamic_cache(%q: memref<1x2x1x64xf16>, %k: memref<1x2x?x64xf16>,
+                         %v: memref<1x2x?x64xf16>, %o: memref<1x2x1x64xf16>) {
+  attn.attention ins(%q, %k, %v : memref<1x2x1x64xf16>, memref<1x2x?x64xf16>,
+                     memref<1x2x?x64xf16>) outs(%o : memref<1x2x1x64xf16>)
+  return
+}
+
+// -----
+
+// Prefill, B1 Hq32 Nq8192: 4096 CTAs fill the GPU; splits=0 leaves it.
+// AUTO-LABEL: func.func @prefill
+//       AUTO:   attn.attention
+//   AUTO-NOT:   attn.partial_attention
+func.func @prefill(%q: memref<1x32x8192x128xbf16>, %k: memref<1x8x8192x128xbf16>,
+                   %v: memref<1x8x8192x128xbf16>, %o: memref<1x32x8192x128xbf16>) {
+  attn.attention ins(%q, %k, %v : memref<1x32x8192x128xbf16>, memref<1x8x8192x128xbf16>,
+                     memref<1x8x8192x128xbf16>) outs(%o : memref<1x32x8192x128xbf16>) {causal}
+  return
+}
+
+// -----
+
+// FP8 has no split-KV form (nor a lowering yet): left alone.
+// CHECK-LABEL: func.func @fp8
+//       CHECK:   attn.attention
+//   CHECK-NOT:   attn.partial_attention
+func.func @fp8(%q: memref<1x2x1x16xf8E4M3FN>, %k: memref<1x2x64x16xf8E4M3FN>,
+               %v: memref<1x2x64x16xf8E4M3FN>, %o: memref<1x2x1x16xbf16>,
+               %qd: memref<1x2xf32>, %kd: memref<1x2xf32>, %vd: memref<1x2xf32>) {
+  attn.attention ins(%q, %k, %v : memref<1x2x1x16xf8E4M3FN>,
+                     memref<1x2x64x16xf8E4M3FN>, memref<1x2x64x16xf8E4M3FN>)
+      outs(%o : memref<1x2x1x16xbf16>)
+      descale(%qd, %kd, %vd : memref<1x2xf32>, memref<1x2xf32>, memref<1x2xf32>)
+  return
+}
