@@ -10,6 +10,8 @@
 
 #include "attn/Transforms/Passes.h"
 
+#include "TileBuilders.h"
+
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -639,6 +641,8 @@ struct AttnAsyncPipelinePass
   }
 
   void runOnOperation() override {
+    if (failed(rejectFP8Tiles(getOperation(), "attn-async-pipeline")))
+      return signalPassFailure();
     SmallVector<std::pair<scf::ForallOp, LoadTileOp>> ctas;
     getOperation().walk([&](LoadTileOp load) {
       if (auto cta = dyn_cast<scf::ForallOp>(load->getParentOp()))

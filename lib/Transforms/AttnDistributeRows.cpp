@@ -2,6 +2,8 @@
 
 #include "attn/Transforms/Passes.h"
 
+#include "TileBuilders.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/MathExtras.h"
@@ -168,6 +170,8 @@ struct AttnDistributeRowsPass
     : attn::impl::AttnDistributeRowsBase<AttnDistributeRowsPass> {
   using AttnDistributeRowsBase::AttnDistributeRowsBase;
   void runOnOperation() override {
+    if (failed(rejectFP8Tiles(getOperation(), "attn-distribute-rows")))
+      return signalPassFailure();
     SmallVector<std::pair<scf::ForallOp, RowLayout>> ctas;
     WalkResult outside = getOperation().walk([&](LoadTileOp load) {
       auto cta = dyn_cast<scf::ForallOp>(load->getParentOp());

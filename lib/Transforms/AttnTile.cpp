@@ -40,11 +40,29 @@ MaskKind initialMask(AttentionOp op, int64_t blockN) {
                                                           : MaskKind::bounds;
 }
 
+/// FP8 descale factors of one (batch, KV head), f32 scalars: q_descale *
+/// k_descale (for the scores) and v_descale (for O); null for f16/bf16.
+struct Descales {
+  Value qk, v;
+};
+
+Descales loadDescales(OpBuilder &b, Location loc, AttentionOp op, Value batch,
+                      Value kvHead) {
+  if (!op.isFP8())
+    return {};
+  auto load = [&](Value mem) {
+    return memref::LoadOp::create(b, loc, mem, ValueRange{batch, kvHead});
+  };
+  Value qk = arith::MulFOp::create(b, loc, load(op.getQDescale()),
+                                   load(op.getKDescale()));
+  return {qk, load(op.getVDescale())};
+}
+
 /// Builds the K/V loop of one Q block and returns its final (m, l, acc).
 scf::ForOp buildKVLoop(OpBuilder &b, Location loc, AttentionOp op,
                        const ProblemSizes &sz, Value qTile, Value batch,
-                       Value kvHead, Value qPos, int64_t blockM,
-                       int64_t blockN) {
+                       Value kvHead, Value qPos, Value qkDescale,
+                       int64_t blockM, int64_t blockN) {
   int64_t d = op.getHeadDim();
   Type f32 = b.getF32Type();
   auto rowType = VectorType::get({blockM}, f32);
@@ -75,7 +93,7 @@ scf::ForOp buildKVLoop(OpBuilder &b, Location loc, AttentionOp op,
   auto step = OnlineAttentionOp::create(
       b, loc, rowType, rowType, accType, qTile, op.getK(), op.getV(), batch,
       kvHead, kPos, /*d_offset=*/zero, qPos, causalOffset, state[0], state[1],
-      state[2], b.getF32FloatAttr(op.getScaleOrDefault()),
+      state[2], qkDescale, b.getF32FloatAttr(op.getScaleOrDefault()),
       b.getI64IntegerAttr(blockN), MaskKindAttr::get(b.getContext(), mask),
       /*row_lanes=*/b.getI64IntegerAttr(1));
   scf::YieldOp::create(b, loc, step.getResults());
@@ -85,9 +103,6 @@ scf::ForOp buildKVLoop(OpBuilder &b, Location loc, AttentionOp op,
 LogicalResult tileAttention(AttentionOp op, int64_t blockM, int64_t blockN) {
   if (ShapedType::isDynamic(op.getHeadDim()))
     return op.emitOpError("attn-tile needs a static head dim D");
-  if (op.isFP8())
-    return op.emitOpError("FP8 inputs are not lowered yet (attn-quantize-fp8 "
-                          "is a later pass)");
   OpBuilder b(op);
   Location loc = op.getLoc();
   ProblemSizes sz = getSizes(b, loc, op);
@@ -117,12 +132,13 @@ LogicalResult tileAttention(AttentionOp op, int64_t blockM, int64_t blockN) {
   Value col = arith::ConstantIndexOp::create(b, loc, 0);
   Value qTile =
       LoadTileOp::create(b, loc, qTileType, op.getQ(), batch, head, qPos, col);
+  Descales descale = loadDescales(b, loc, op, batch, kvHead);
   scf::ForOp loop = buildKVLoop(b, loc, op, sz, qTile, batch, kvHead, qPos,
-                                blockM, blockN);
+                                descale.qk, blockM, blockN);
   ValueRange fin = loop.getResults();
   EpilogueOp::create(b, loc, fin[0], fin[1], fin[2], op.getO(), op.getLse(),
                      batch, head, qPos, col, /*staging=*/Value(),
-                     /*oMap=*/Value());
+                     /*oMap=*/Value(), descale.v);
   op.erase();
   return success();
 }

@@ -554,6 +554,10 @@ LogicalResult OnlineAttentionOp::verify() {
   if (causal != static_cast<bool>(getCausalOffset()))
     return emitOpError() << "operand 'causal_offset' must be present exactly "
                             "when mask is causal";
+  if (getQkDescale() && !isFP8(q.getElementType()))
+    return emitOpError() << "operand 'qk_descale' is only valid for an "
+                            "f8E4M3FN tile, but 'q' is "
+                         << q.getElementType();
   return checkState(getOperation(), getM().getType(), getL().getType(),
                     getAcc().getType(), blockM, d);
 }
