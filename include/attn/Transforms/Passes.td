@@ -36,7 +36,10 @@ def AttnTile : Pass<"attn-tile", "func::FuncOp"> {
     static multiple of BLOCK_N, `causal` for causal attention); blocks that
     need none are found by `attn-causal-split`. GQA: query head h reads KV
     head h / (Hq / Hkv). Shapes may be dynamic except D.
-    Errors: dynamic head dim D; FP8 inputs (FP8 lowering not implemented).
+    FP8 (f8E4M3FN with fp32 [B, Hkv] descales): each CTA loads the descales
+    of its (batch, KV head) and passes `q_descale * k_descale` to
+    `attn.online_attention` and `v_descale` to `attn.epilogue`.
+    Errors: dynamic head dim D.
     Source: FlashAttention-2 (Dao 2023) Algorithm 1; seed 000, forward kernel.
   }];
   let options = [
@@ -207,6 +210,10 @@ def AttnOnlineSoftmax : Pass<"attn-online-softmax", "func::FuncOp"> {
     Epilogue: `O = acc / l` (0 where l == 0), `LSE = (m + log2 l) * ln 2`
     (-inf where l == 0). K/V rows past Nk are never read (row index clamped
     and the score masked); Q rows past Nq read as 0 and are never stored.
+    FP8 tiles: c is multiplied by the tile's `q_descale * k_descale` (the
+    descaling folded into the exp2 argument, FlashAttention-3 section 3.3)
+    and O by `v_descale`; P stays fp32 (the GPU's quantization of P to e4m3
+    is not emulated).
     Source: Milakov & Gimelshein 2018; FlashAttention-2; seed 000 (exp2).
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
