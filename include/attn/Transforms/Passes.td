@@ -57,6 +57,44 @@ def AttnTile : Pass<"attn-tile", "func::FuncOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def AttnQuantizeFP8 : Pass<"attn-quantize-fp8", "func::FuncOp"> {
+  let summary = "Quantize a bf16 attn.attention to the FP8 one with descales";
+  let description = [{
+    Rewrites each bf16 `attn.attention` into a quantize step and the FP8
+    (f8E4M3FN) `attn.attention` with fp32 [B, Hkv] descales, writing the same
+    O (bf16) and LSE. The quantize step allocates f8E4M3FN copies of Q, K, V
+    ([B, H, N, D], freed after the call) and, per (batch, KV head):
+
+    ```
+    amax       = max |x| over the slice (Q: its Hq / Hkv query heads)
+    descale    = amax > 0 ? amax / 448 : 1        // 448: largest e4m3 value
+    x_fp8      = satfinite_rne(x / descale)
+    ```
+
+    `hadamard=true` first rotates the rows of Q and K along D by
+    R = H S / sqrt(D) (H the Sylvester-Hadamard matrix, S a fixed
+    pseudo-random diagonal of signs): R R^T = I, so (Q R)(K R)^T = Q K^T in
+    exact arithmetic, and outliers are spread across D before quantization
+    (FlashAttention-3's incoherent processing, arXiv 2407.08608 section
+    3.3). V is not rotated.
+
+    The quantize step is host-style scalar loops (scf/memref/arith), lowered
+    by attn-to-cpu; per-block (BLOCK_M rows / BLOCK_N keys) and per-tensor
+    scales, f16 inputs and a GPU quantize kernel are not implemented.
+    Errors: f16 inputs; dynamic shapes; hadamard=true with D not a power of
+    two.
+  }];
+  let options = [
+    Option<"hadamard", "hadamard", "bool", "false",
+           "Rotate Q and K along D by a random-sign Hadamard transform first">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def AttnCausalSplit : Pass<"attn-causal-split", "func::FuncOp"> {
   let summary = "Split the K/V loop into mask-free and masked blocks";
   let description = [{
