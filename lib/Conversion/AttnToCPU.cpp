@@ -156,6 +156,87 @@ struct ExpandF16TruncF : OpRewritePattern<arith::TruncFOp> {
   }
 };
 
+bool isE4M3(Value v) {
+  return isa<Float8E4M3FNType>(getElementTypeOrSelf(v));
+}
+
+/// f8E4M3FN -> f32, exact. E4M3FN has bias 7, no infinity and one NaN
+/// pattern per sign (S.1111.111). Normal numbers rebias the exponent;
+/// subnormals (m * 2^-9) are 2^-6 * (1 + m / 8) - 2^-6, an exact f32
+/// subtraction; NaN becomes the f32 quiet NaN.
+struct ExpandE4M3ExtF : OpRewritePattern<arith::ExtFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::ExtFOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!isE4M3(op.getIn()) || !getElementTypeOrSelf(op.getType()).isF32())
+      return rewriter.notifyMatchFailure(op, "not f8E4M3FN -> f32");
+    ShapedBuilder b(op, rewriter, op.getType());
+    Value h = arith::ExtUIOp::create(b, b.like(b.getI32Type()),
+                                     b.bitcast(b.getI8Type(), op.getIn()));
+    Value sign = b.shl(b.bitAnd(h, 0x80), 24);
+    Value magnitudeBits = b.bitAnd(h, 0x7f);
+    Value bits = b.shl(magnitudeBits, 20); // exponent, mantissa
+    Value normal = b.add(bits, (127 - 7) << 23);
+    Value subnormal = b.bitcast(
+        b.getI32Type(),
+        arith::SubFOp::create(
+            b, b.bitcast(b.getF32Type(), b.add(bits, (127 - 6) << 23)),
+            b.f32(0x1p-6f)));
+    Value magnitude = b.select(
+        b.cmp(arith::CmpIPredicate::eq, magnitudeBits, b.i32(0x7f)),
+        b.i32(0x7fc00000),
+        b.select(b.cmp(arith::CmpIPredicate::eq, b.bitAnd(h, 0x78), b.i32(0)),
+                 subnormal, normal));
+    rewriter.replaceOp(op, b.bitcast(b.getF32Type(),
+                                     arith::OrIOp::create(b, magnitude, sign)));
+    return success();
+  }
+};
+
+/// f32 -> f8E4M3FN, round to nearest even with satfinite saturation: NaN
+/// stays NaN, and every other value beyond the largest finite one (448,
+/// Inf included) becomes +-448, as PTX cvt.rn.satfinite.e4m3x2.f32 does
+/// (E4M3FN has no infinity; its only non-finite pattern is NaN). Subnormal
+/// results are rounded by an f32 addition of 2^14, whose ulp is 2^-9.
+struct ExpandE4M3TruncF : OpRewritePattern<arith::TruncFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::TruncFOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!getElementTypeOrSelf(op.getIn()).isF32() || !isE4M3(op.getResult()))
+      return rewriter.notifyMatchFailure(op, "not f32 -> f8E4M3FN");
+    if (op.getRoundingmodeAttr())
+      return rewriter.notifyMatchFailure(op, "not the default rounding");
+    ShapedBuilder b(op, rewriter, op.getType());
+    Value f = b.bitcast(b.getI32Type(), op.getIn());
+    Value sign = b.shr(b.bitAnd(f, 0x80000000), 24);
+    Value abs = b.bitAnd(f, 0x7fffffff);
+    Value special =
+        b.select(b.cmp(arith::CmpIPredicate::ugt, abs, b.i32(0x7f800000)),
+                 b.i32(0x7f), b.i32(0x7e));
+    Value big = b.i32(141 << 23); // 2^14
+    Value subnormal = arith::SubIOp::create(
+        b,
+        b.bitcast(b.getI32Type(),
+                  arith::AddFOp::create(b, b.bitcast(b.getF32Type(), abs),
+                                        b.bitcast(b.getF32Type(), big))),
+        big);
+    // Rebias by (7 - 127) << 23 (0xC4000000 mod 2^32) and round the 20
+    // dropped bits to nearest even.
+    Value odd = b.bitAnd(b.shr(abs, 20), 1);
+    Value normal = b.shr(
+        arith::AddIOp::create(b, b.add(abs, 0xC4000000u + 0x7ffff), odd), 20);
+    Value magnitude = b.select(
+        b.cmp(arith::CmpIPredicate::uge, abs, b.i32(0x43e00000)), // 448
+        special,
+        b.select(b.cmp(arith::CmpIPredicate::ult, abs, b.i32(121 << 23)),
+                 subnormal, normal)); // 2^-6, the smallest normal
+    Value bits = arith::TruncIOp::create(
+        b, b.like(b.getI8Type()), arith::OrIOp::create(b, magnitude, sign));
+    rewriter.replaceOp(op, b.bitcast(getElementTypeOrSelf(op.getType()), bits));
+    return success();
+  }
+};
+
 /// transpose(broadcast(v : vector<M>) : vector<NxM>) = broadcast(v as
 /// vector<Mx1>) : vector<MxN>: row i is a splat of v[i]. The online softmax
 /// scales the accumulator rows this way; the element-wise transpose lowering
@@ -201,32 +282,34 @@ bool needsHalfSupport(Operation *op) {
          llvm::any_of(op->getResults(), narrow);
 }
 
-/// Moves f16 and bf16 data as i16 in the LLVM dialect: x86-64 code generation
-/// without AVX-512 BF16 widens even a bf16 phi, select or masked load to f32
-/// and narrows it back through __truncsfbf2. Arithmetic on them was expanded
+/// Moves f16 and bf16 data as i16, and f8E4M3FN data as i8, in the LLVM
+/// dialect: x86-64 code generation without AVX-512 BF16 widens even a bf16
+/// phi, select or masked load to f32 and narrows it back through
+/// __truncsfbf2, and LLVM has no FP8 type. Arithmetic on them was expanded
 /// before, so only bit-preserving loads, stores and moves remain; the
 /// verifier rejects anything else. (Kernels take memrefs: their C interface
 /// does not change.)
-LogicalResult moveHalvesAsI16(ModuleOp module) {
-  auto isHalf = [](Type t) {
+LogicalResult moveNarrowFloatsAsIntegers(ModuleOp module) {
+  auto asInteger = [](Type t) -> std::optional<Type> {
     auto f = dyn_cast<FloatType>(t);
-    return f && f.getWidth() == 16;
-  };
-  Type i16 = IntegerType::get(module.getContext(), 16);
-  AttrTypeReplacer replacer;
-  replacer.addReplacement([&](FloatType t) -> std::optional<Type> {
-    return isHalf(t) ? std::optional<Type>(i16) : std::nullopt;
-  });
-  replacer.addReplacement([&](FloatAttr a) -> std::optional<Attribute> {
-    if (!isHalf(a.getType()))
+    if (!f || (f.getWidth() != 16 && f.getWidth() != 8))
       return std::nullopt;
-    return IntegerAttr::get(i16, a.getValue().bitcastToAPInt());
+    return IntegerType::get(t.getContext(), f.getWidth());
+  };
+  AttrTypeReplacer replacer;
+  replacer.addReplacement([&](FloatType t) { return asInteger(t); });
+  replacer.addReplacement([&](FloatAttr a) -> std::optional<Attribute> {
+    std::optional<Type> i = asInteger(a.getType());
+    if (!i)
+      return std::nullopt;
+    return IntegerAttr::get(*i, a.getValue().bitcastToAPInt());
   });
   replacer.addReplacement(
       [&](DenseFPElementsAttr a) -> std::optional<Attribute> {
-        if (!isHalf(a.getElementType()))
+        std::optional<Type> i = asInteger(a.getElementType());
+        if (!i)
           return std::nullopt;
-        return a.bitcast(i16);
+        return a.bitcast(*i);
       });
   replacer.recursivelyReplaceElementsIn(module, /*replaceAttrs=*/true,
                                         /*replaceLocs=*/false,
@@ -302,7 +385,8 @@ struct AttnLowerToCPUPass : attn::impl::AttnLowerToCPUBase<AttnLowerToCPUPass> {
     // needs no CPU feature and no library symbol (__truncsfbf2 is missing
     // from Debian 12's libgcc).
     arith::populateExpandBFloat16Patterns(set);
-    set.add<ExpandF16ExtF, ExpandF16TruncF>(context);
+    set.add<ExpandF16ExtF, ExpandF16TruncF, ExpandE4M3ExtF, ExpandE4M3TruncF>(
+        context);
     set.add<TransposeOfBroadcastToStretch>(context, /*benefit=*/2);
     patterns = FrozenRewritePatternSet(std::move(set));
     return success();
@@ -327,7 +411,7 @@ struct AttnLowerToCPUPass : attn::impl::AttnLowerToCPUBase<AttnLowerToCPUPass> {
     };
     if (failed(runPipeline(sequentialLoops, module)) ||
         failed(failableParallelForEach(&getContext(), fns, lowerVectors)) ||
-        failed(runPipeline(toLLVM, module)) || failed(moveHalvesAsI16(module)) ||
+        failed(runPipeline(toLLVM, module)) || failed(moveNarrowFloatsAsIntegers(module)) ||
         failed(checkFullyLowered(module)))
       return signalPassFailure();
   }

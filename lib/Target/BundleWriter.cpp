@@ -164,7 +164,8 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
     return failure();
   AttentionOp op = *maybeOp;
   if (op.isFP8())
-    return op.emitOpError("FP8 kernels are not lowered yet");
+    return op.emitOpError("FP8 kernels have no GPU lowering yet (only "
+                          "attn-to-cpu lowers FP8, on the host)");
   KernelSource src;
   src.func = func;
   SmallVector<std::pair<Value, Operand>> operands = {{op.getQ(), Operand::Q},

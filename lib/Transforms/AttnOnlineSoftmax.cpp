@@ -124,10 +124,14 @@ struct LowerOnlineAttention : OpRewritePattern<OnlineAttentionOp> {
     auto rowType = VectorType::get({bm}, b.getF32Type());
     auto tileType = VectorType::get({bm, d}, b.getF32Type());
 
-    // Q * scale * log2(e), once per tile (loop-invariant, hoisted by LICM).
+    // Q * scale * log2(e) (* qk_descale for FP8), once per tile
+    // (loop-invariant, hoisted by LICM).
     double c = op.getScale().convertToDouble() * M_LOG2E;
     Value q = toF32(b, op.getQ());
     q = arith::MulFOp::create(b, q, splat(b, tileType, c));
+    if (Value descale = op.getQkDescale())
+      q = arith::MulFOp::create(
+          b, q, vector::BroadcastOp::create(b, tileType, descale));
 
     bool masked = op.getMask() != MaskKind::none;
     Value numKeys = memref::DimOp::create(b, op.getK(), 2);
@@ -222,6 +226,10 @@ struct LowerEpilogue : OpRewritePattern<EpilogueOp> {
     Value lSafe = arith::SelectOp::create(b, noKey, splat(b, rowType, 1.0),
                                           op.getL());
     Value inv = arith::DivFOp::create(b, splat(b, rowType, 1.0), lSafe);
+    // FP8: O = acc * v_descale / l.
+    if (Value descale = op.getVDescale())
+      inv = arith::MulFOp::create(
+          b, inv, vector::BroadcastOp::create(b, rowType, descale));
     Value o = arith::MulFOp::create(b, op.getAcc(), broadcastRows(b, inv, d));
     Type oElt = cast<MemRefType>(op.getO().getType()).getElementType();
     if (oElt != accType.getElementType())

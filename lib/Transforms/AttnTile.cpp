@@ -32,6 +32,8 @@ struct ForwardOp {
   int64_t headDim;
   Value o, lse;
   int64_t splits;
+  /// FP8: the [B, Hkv] f32 descale factors (null for f16/bf16).
+  Value qDescale, kDescale, vDescale;
 };
 
 ForwardOp viewOf(AttentionOp op) {
@@ -44,7 +46,10 @@ ForwardOp viewOf(AttentionOp op) {
           op.getHeadDim(),
           op.getO(),
           op.getLse(),
-          /*splits=*/1};
+          /*splits=*/1,
+          op.getQDescale(),
+          op.getKDescale(),
+          op.getVDescale()};
 }
 
 ForwardOp viewOf(PartialAttentionOp op) {
@@ -57,7 +62,10 @@ ForwardOp viewOf(PartialAttentionOp op) {
           op.getHeadDim(),
           op.getOPartial(),
           op.getLsePartial(),
-          op.getNumSplits()};
+          op.getNumSplits(),
+          /*qDescale=*/Value(),
+          /*kDescale=*/Value(),
+          /*vDescale=*/Value()};
 }
 
 /// Sizes of one attention problem as index values (constants when static).
@@ -108,6 +116,25 @@ SmallVector<Value> initialState(OpBuilder &b, Location loc, int64_t blockM,
 struct Cta {
   Value batch, head, kvHead, qPos, split;
 };
+
+/// FP8 descale factors of one (batch, KV head), f32 scalars: q_descale *
+/// k_descale (for the scores) and v_descale (for O); null for f16/bf16.
+struct Descales {
+  Value qk, v;
+};
+
+Descales loadDescales(OpBuilder &b, Location loc, const ForwardOp &op,
+                      const Cta &cta) {
+  if (!op.qDescale)
+    return {};
+  auto load = [&](Value mem) {
+    return memref::LoadOp::create(b, loc, mem,
+                                  ValueRange{cta.batch, cta.kvHead});
+  };
+  Value qk = arith::MulFOp::create(b, loc, load(op.qDescale),
+                                   load(op.kDescale));
+  return {qk, load(op.vDescale)};
+}
 
 /// One CTA per (Q block, query head, batch): the FA2 grid. With GQA
 /// packing the y dimension walks KV heads and a CTA's rows are the packed
@@ -176,7 +203,8 @@ std::pair<Value, Value> splitBlockRange(OpBuilder &b, Location loc,
 /// its results are the final (m, l, acc).
 scf::ForOp buildKVLoop(OpBuilder &b, Location loc, const ForwardOp &op,
                        const ProblemSizes &sz, const TileShape &t, Value qTile,
-                       const Cta &cta, Value begin, Value end) {
+                       const Cta &cta, Value qkDescale, Value begin,
+                       Value end) {
   SmallVector<Value> init = initialState(b, loc, t.blockM, op.headDim);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
@@ -194,7 +222,8 @@ scf::ForOp buildKVLoop(OpBuilder &b, Location loc, const ForwardOp &op,
   auto step = OnlineAttentionOp::create(
       b, loc, init[0].getType(), init[1].getType(), init[2].getType(), qTile,
       op.k, op.v, cta.batch, cta.kvHead, kPos, /*d_offset=*/zero, cta.qPos,
-      causalOffset, state[0], state[1], state[2], b.getF32FloatAttr(op.scale),
+      causalOffset, state[0], state[1], state[2], qkDescale,
+      b.getF32FloatAttr(op.scale),
       b.getI64IntegerAttr(t.blockN), MaskKindAttr::get(b.getContext(), mask),
       /*row_lanes=*/b.getI64IntegerAttr(1), b.getI64IntegerAttr(t.pack));
   scf::YieldOp::create(b, loc, step.getResults());
@@ -247,11 +276,14 @@ void tileForward(const ForwardOp &op, TileShape t) {
     o = splitSlice(b, loc, o, cta.split);
     lse = splitSlice(b, loc, lse, cta.split);
   }
-  scf::ForOp loop = buildKVLoop(b, loc, op, sz, t, qTile, cta, begin, end);
+  Descales descale = loadDescales(b, loc, op, cta);
+  scf::ForOp loop =
+      buildKVLoop(b, loc, op, sz, t, qTile, cta, descale.qk, begin, end);
   ValueRange fin = loop.getResults();
   auto epilogue = EpilogueOp::create(b, loc, fin[0], fin[1], fin[2], o, lse,
                                      cta.batch, cta.head, cta.qPos, col,
-                                     /*staging=*/Value(), /*oMap=*/Value());
+                                     /*staging=*/Value(), /*oMap=*/Value(),
+                                     descale.v);
   epilogue.setGqaPack(t.pack);
   op.op->erase();
 }
@@ -300,7 +332,7 @@ void tileCombine(DecodeCombineOp op, int64_t blockM) {
   ValueRange fin = loop.getResults();
   EpilogueOp::create(b, loc, fin[0], fin[1], fin[2], op.getO(), op.getLse(),
                      cta.batch, cta.head, cta.qPos, zero, /*staging=*/Value(),
-                     /*oMap=*/Value());
+                     /*oMap=*/Value(), /*vDescale=*/Value());
   op.erase();
 }
 
@@ -341,9 +373,6 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
         attention ? viewOf(attention) : viewOf(cast<PartialAttentionOp>(op));
     if (failed(checkStaticHeadDim(op, fwd.headDim)))
       return failure();
-    if (attention && attention.isFP8())
-      return op->emitOpError("FP8 inputs are not lowered yet "
-                             "(attn-quantize-fp8 is a later pass)");
     int64_t d = fwd.headDim;
     int64_t nq = cast<MemRefType>(fwd.q.getType()).getDimSize(2);
     int64_t bn = blockN ? int64_t(blockN) : tensorCoreBlockN(d);

@@ -2,6 +2,7 @@
 
 #include "TileBuilders.h"
 
+#include "attn/Dialect/Attn/IR/Attn.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -91,4 +92,16 @@ Value attn::visibleKeys(ImplicitLocOpBuilder &b, int64_t bm, Value keyIdx,
   Value visible =
       arith::CmpIOp::create(b, arith::CmpIPredicate::sle, key, limit);
   return valid ? arith::AndIOp::create(b, valid, visible) : visible;
+}
+
+LogicalResult attn::rejectFP8Tiles(Operation *root, StringRef pass) {
+  WalkResult res = root->walk([&](LoadTileOp load) {
+    if (!isa<Float8E4M3FNType>(load.getResult().getType().getElementType()))
+      return WalkResult::advance();
+    load.emitOpError() << "loads an FP8 (f8E4M3FN) tile, but " << pass
+                       << " has no FP8 lowering yet: FP8 attention runs on "
+                          "the host only (attn-to-cpu)";
+    return WalkResult::interrupt();
+  });
+  return failure(res.wasInterrupted());
 }

@@ -212,3 +212,33 @@ func.func @dynamic_nk_bounds(%q: memref<2x2x40x16xf16>, %k: memref<2x2x?x16xf16>
                      memref<2x2x?x16xf16>) outs(%o : memref<2x2x40x16xf16>)
   return
 }
+
+// -----
+
+// FP8, GQA (Hq = 4, Hkv = 2): the descales of (b, kv_head) are loaded once
+// per CTA; qk = q_descale * k_descale scales the scores (online_attention's
+// descale), v_descale scales O (epilogue's descale). O is bf16.
+// CHECK-LABEL: func.func @fp8_gqa
+//  CHECK-SAME:   %[[QD:[a-z0-9]+]]: memref<2x2xf32>, %[[KD:[a-z0-9]+]]: memref<2x2xf32>, %[[VD:[a-z0-9]+]]: memref<2x2xf32>
+//       CHECK:   scf.forall (%{{.*}}, %[[H:.*]], %[[B:.*]]) in (3, 4, 2) {
+//       CHECK:     %[[KVH:.*]] = arith.divui %[[H]], %{{.*}} : index
+//       CHECK:     %[[QT:.*]] = attn.load_tile {{.*}} -> vector<16x16xf8E4M3FN>
+//   CHECK-DAG:     %[[QDS:.*]] = memref.load %[[QD]][%[[B]], %[[KVH]]] : memref<2x2xf32>
+//   CHECK-DAG:     %[[KDS:.*]] = memref.load %[[KD]][%[[B]], %[[KVH]]] : memref<2x2xf32>
+//   CHECK-DAG:     %[[QK:.*]] = arith.mulf %[[QDS]], %[[KDS]] : f32
+//   CHECK-DAG:     %[[VDS:.*]] = memref.load %[[VD]][%[[B]], %[[KVH]]] : memref<2x2xf32>
+//       CHECK:     scf.for
+//       CHECK:       attn.online_attention q(%[[QT]] : vector<16x16xf8E4M3FN>)
+//  CHECK-SAME:         descale(%[[QK]])
+//       CHECK:     attn.epilogue
+//  CHECK-SAME:       descale(%[[VDS]]) : memref<2x4x40x16xbf16>{{$}}
+func.func @fp8_gqa(%q: memref<2x4x40x16xf8E4M3FN>, %k: memref<2x2x48x16xf8E4M3FN>,
+                   %v: memref<2x2x48x16xf8E4M3FN>, %o: memref<2x4x40x16xbf16>,
+                   %qd: memref<2x2xf32>, %kd: memref<2x2xf32>, %vd: memref<2x2xf32>) {
+  attn.attention ins(%q, %k, %v : memref<2x4x40x16xf8E4M3FN>,
+                     memref<2x2x48x16xf8E4M3FN>, memref<2x2x48x16xf8E4M3FN>)
+                 outs(%o : memref<2x4x40x16xbf16>)
+                 descale(%qd, %kd, %vd : memref<2x2xf32>, memref<2x2xf32>,
+                         memref<2x2xf32>)
+  return
+}

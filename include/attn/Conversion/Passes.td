@@ -99,8 +99,11 @@ def AttnLowerToCPU : Pass<"attn-lower-to-cpu", "ModuleOp"> {
     (`exp2f`, `log2f`): f16/bf16 <-> f32 conversions become integer
     arithmetic (round to nearest even) and 16-bit floats are moved as `i16`,
     since x86-64 code generation without F16C / AVX-512 BF16 calls libgcc
-    for them (`__truncsfbf2` is missing from Debian 12's libgcc). Other
-    arithmetic on a type narrower than f32 is an error.
+    for them (`__truncsfbf2` is missing from Debian 12's libgcc). Likewise
+    f8E4M3FN <-> f32 (exact extension; truncation rounds to nearest even
+    and saturates to +-448, NaN kept, as PTX `cvt.rn.satfinite`), with FP8
+    moved as `i8` (LLVM has no FP8 type). Other arithmetic on a type
+    narrower than f32 is an error.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }

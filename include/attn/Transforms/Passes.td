@@ -100,7 +100,11 @@ def AttnTile : Pass<"attn-tile", "func::FuncOp"> {
     of its own: it changes only the grid and the rows' mapping of the nest
     attn-tile builds.
 
-    Errors: dynamic head dim D; FP8 inputs (FP8 lowering not implemented).
+    FP8 (f8E4M3FN with fp32 [B, Hkv] descales): each CTA loads the descales
+    of its (batch, KV head) and passes `q_descale * k_descale` to
+    `attn.online_attention` and `v_descale` to `attn.epilogue`.
+
+    Errors: dynamic head dim D.
     Source: FlashAttention-2 (Dao 2023) Algorithm 1; seed 000, forward
     kernel; split-KV: flash-decoding, FlashAttention-2's `num_splits`; GQA
     packing: FlashAttention-3's `pack_gqa`.
@@ -119,6 +123,44 @@ def AttnTile : Pass<"attn-tile", "func::FuncOp"> {
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def AttnQuantizeFP8 : Pass<"attn-quantize-fp8", "func::FuncOp"> {
+  let summary = "Quantize a bf16 attn.attention to the FP8 one with descales";
+  let description = [{
+    Rewrites each bf16 `attn.attention` into a quantize step and the FP8
+    (f8E4M3FN) `attn.attention` with fp32 [B, Hkv] descales, writing the same
+    O (bf16) and LSE. The quantize step allocates f8E4M3FN copies of Q, K, V
+    ([B, H, N, D], freed after the call) and, per (batch, KV head):
+
+    ```
+    amax       = max |x| over the slice (Q: its Hq / Hkv query heads)
+    descale    = amax > 0 ? amax / 448 : 1        // 448: largest e4m3 value
+    x_fp8      = satfinite_rne(x / descale)
+    ```
+
+    `hadamard=true` first rotates the rows of Q and K along D by
+    R = H S / sqrt(D) (H the Sylvester-Hadamard matrix, S a fixed
+    pseudo-random diagonal of signs): R R^T = I, so (Q R)(K R)^T = Q K^T in
+    exact arithmetic, and outliers are spread across D before quantization
+    (FlashAttention-3's incoherent processing, arXiv 2407.08608 section
+    3.3). V is not rotated.
+
+    The quantize step is host-style scalar loops (scf/memref/arith), lowered
+    by attn-to-cpu; per-block (BLOCK_M rows / BLOCK_N keys) and per-tensor
+    scales, f16 inputs and a GPU quantize kernel are not implemented.
+    Errors: f16 inputs; dynamic shapes; hadamard=true with D not a power of
+    two.
+  }];
+  let options = [
+    Option<"hadamard", "hadamard", "bool", "false",
+           "Rotate Q and K along D by a random-sign Hadamard transform first">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::vector::VectorDialect"];
 }
@@ -287,6 +329,11 @@ def AttnOnlineSoftmax : Pass<"attn-online-softmax", "func::FuncOp"> {
     + w; acc = alpha * acc + w * O_s) and `attn.load_rows` reads LSE_s;
     packed tiles (`gqa_pack` = G) are read and stored row by row at their
     (head, query), and their causal mask uses the query (q_pos + t) / G.
+
+    FP8 tiles: c is multiplied by the tile's `q_descale * k_descale` (the
+    descaling folded into the exp2 argument, FlashAttention-3 section 3.3)
+    and O by `v_descale`; P stays fp32 (the GPU's quantization of P to e4m3
+    is not emulated).
     Source: Milakov & Gimelshein 2018; FlashAttention-2; seed 000 (exp2).
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",

@@ -563,6 +563,22 @@ func.func @online_row_lanes_too_many(%q: vector<1x32xbf16>,
 
 // -----
 
+// qk_descale (q_descale * k_descale) belongs to FP8 tiles only.
+func.func @online_descale_not_fp8(%q: vector<4x32xbf16>,
+                                  %k: memref<1x8x128x32xbf16>, %i: index,
+                                  %m: vector<4xf32>, %l: vector<4xf32>,
+                                  %acc: vector<4x32xf32>, %d: f32) {
+  // expected-error @+1 {{operand 'qk_descale' is only valid for an f8E4M3FN tile, but 'q' is 'bf16'}}
+  %m1, %l1, %a1 = attn.online_attention q(%q : vector<4x32xbf16>)
+      kv(%k, %k : memref<1x8x128x32xbf16>, memref<1x8x128x32xbf16>)
+      at[%i, %i, %i, %i] rows(%i)
+      state(%m, %l, %acc : vector<4xf32>, vector<4xf32>, vector<4x32xf32>)
+      descale(%d) {block_n = 16 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
+  return
+}
+
+// -----
+
 func.func @online_row_lanes_multi_row(%q: vector<4x32xbf16>,
                                       %k: memref<1x8x128x128xbf16>, %i: index,
                                       %m: vector<4xf32>, %l: vector<4xf32>,
@@ -659,7 +675,7 @@ func.func @online_result_type(%q: vector<64x64xbf16>, %k: memref<1x8x128x64xbf16
   // expected-error @+1 {{failed to verify that all of {m, new_m} have same type}}
   %r:3 = "attn.online_attention"(%q, %k, %k, %i, %i, %i, %i, %i, %m, %l, %acc)
       <{block_n = 64 : i64, mask = #attn.mask<none>, scale = 0.125 : f32,
-        operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1>}>
+        operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 0>}>
       : (vector<64x64xbf16>, memref<1x8x128x64xbf16>, memref<1x8x128x64xbf16>,
          index, index, index, index, index, vector<64xf32>, vector<64xf32>,
          vector<64x64xf32>) -> (vector<32xf32>, vector<64xf32>, vector<64x64xf32>)

@@ -467,3 +467,26 @@ func.func @combine_step_and_packing(%os: vector<4x16xf32>, %r: vector<4xf32>,
       to %q[%i, %i, %i, %i] {gqa_pack = 2 : i64} : memref<1x4x1x16xbf16>
   return
 }
+
+// -----
+
+// FP8 tile ops: q_descale * k_descale scales S (online_attention's descale),
+// v_descale scales O (epilogue's descale).
+// CHECK-LABEL: func.func @fp8_tile_ops
+//       CHECK:   attn.online_attention q(%{{.*}} : vector<64x128xf8E4M3FN>) kv(%{{.*}}, %{{.*}} : memref<1x8x256x128xf8E4M3FN>, memref<1x8x256x128xf8E4M3FN>) at[%{{.*}}] rows(%{{.*}}) state(%{{.*}} : vector<64xf32>, vector<64xf32>, vector<64x128xf32>) descale(%[[QK:[a-z0-9]+]]) {block_n = 64 : i64
+//       CHECK:   attn.epilogue state({{.*}}) to %{{.*}}[%{{.*}}] descale(%[[VD:[a-z0-9]+]]) : memref<1x32x256x128xbf16>{{$}}
+func.func @fp8_tile_ops(%qt: vector<64x128xf8E4M3FN>,
+                        %k: memref<1x8x256x128xf8E4M3FN>,
+                        %v: memref<1x8x256x128xf8E4M3FN>,
+                        %o: memref<1x32x256x128xbf16>, %i: index,
+                        %m: vector<64xf32>, %l: vector<64xf32>,
+                        %acc: vector<64x128xf32>, %qk: f32, %vd: f32) {
+  %m1, %l1, %a1 = attn.online_attention q(%qt : vector<64x128xf8E4M3FN>)
+      kv(%k, %v : memref<1x8x256x128xf8E4M3FN>, memref<1x8x256x128xf8E4M3FN>)
+      at[%i, %i, %i, %i] rows(%i)
+      state(%m, %l, %acc : vector<64xf32>, vector<64xf32>, vector<64x128xf32>)
+      descale(%qk) {block_n = 64 : i64, mask = #attn.mask<none>, scale = 0.0883883461 : f32}
+  attn.epilogue state(%m1, %l1, %a1 : vector<64xf32>, vector<64xf32>, vector<64x128xf32>)
+      to %o[%i, %i, %i, %i] descale(%vd) : memref<1x32x256x128xbf16>
+  return
+}

@@ -693,6 +693,10 @@ LogicalResult OnlineAttentionOp::verify() {
                             "when mask is causal";
   if (failed(checkGqaPack(*this, getGqaPack())))
     return failure();
+  if (getQkDescale() && !isFP8(q.getElementType()))
+    return emitOpError() << "operand 'qk_descale' is only valid for an "
+                            "f8E4M3FN tile, but 'q' is "
+                         << q.getElementType();
   return checkState(getOperation(), getM().getType(), getL().getType(),
                     getAcc().getType(), blockM, d);
 }

@@ -284,7 +284,7 @@ def Attn_LoadTileOp : Attn_Op<"load_tile", [
 }
 
 def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
-    MemoryEffects<[MemRead]>,
+    AttrSizedOperandSegments, MemoryEffects<[MemRead]>,
     AllTypesMatch<["m", "new_m"]>, AllTypesMatch<["l", "new_l"]>,
     AllTypesMatch<["acc", "new_acc"]>]> {
   let summary = "one FlashAttention-2 step: fold a K/V block into (m, l, acc)";
@@ -312,6 +312,12 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
     GQA packing (`gqa_pack` = G > 1): `q_pos` counts packed rows (see
     `attn.load_tile`), and the causal mask uses tile row t's query index
     `(q_pos + t) / G`, not the packed row.
+
+    FP8: for an f8E4M3FN tile, `qk_descale` (f32, the product
+    `q_descale * k_descale` of the KV head) multiplies S together with
+    `scale * log2(e)`, so the descaling is folded into the exp2 argument and
+    the softmax stays fp32 (FlashAttention-3, arXiv 2407.08608, section 3.3).
+    Absent, it is 1; it is rejected for f16/bf16 tiles.
     Source: online softmax (Milakov & Gimelshein 2018), FlashAttention-2
     Algorithm 1; seed 000, sections on the forward kernel and exp2.
   }];
@@ -321,6 +327,7 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
                        Index:$q_pos, Optional<Index>:$causal_offset,
                        AnyVectorOfNonZeroRank:$m, AnyVectorOfNonZeroRank:$l,
                        AnyVectorOfNonZeroRank:$acc,
+                       Optional<F32>:$qk_descale,
                        F32Attr:$scale, I64Attr:$block_n,
                        Attn_MaskKindAttr:$mask,
                        DefaultValuedAttr<I64Attr, "1">:$row_lanes,
@@ -334,6 +341,7 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
     `at` `[` $batch `,` $kv_head `,` $k_pos `,` $d_offset `]`
     `rows` `(` $q_pos (`,` `causal_offset` $causal_offset^)? `)`
     `state` `(` $m `,` $l `,` $acc `:` type($m) `,` type($l) `,` type($acc) `)`
+    (`descale` `(` $qk_descale^ `)`)?
     attr-dict
   }];
   let hasVerifier = 1;
@@ -349,6 +357,10 @@ def Attn_EpilogueOp : Attn_Op<"epilogue", [
     the tile holding column 0,
     and, if `lse` is given, `LSE = (m + log2(l)) * ln(2)` (m is in the
     log2 domain). A row with l == 0 saw no key: O = 0 and LSE = -inf.
+
+    `v_descale` (f32), when given, multiplies O: `O = acc * v_descale / l`,
+    the `v_descale` of an FP8 attention's KV head (P V is linear in V, so
+    the factor is applied once per row here rather than per key).
 
     `staging`, when given, is a workgroup-memory tile [C, BLOCK_M, 64] of O's
     element type (the layout of `attn.online_attention_mma`'s Q operand)
@@ -371,13 +383,14 @@ def Attn_EpilogueOp : Attn_Op<"epilogue", [
                        Optional<AnyMemRef>:$lse, Index:$batch, Index:$head,
                        Index:$q_pos, Index:$col,
                        Optional<AnyMemRef>:$staging,
-                       Optional<AnyType>:$o_map,
+                       Optional<AnyType>:$o_map, Optional<F32>:$v_descale,
                        DefaultValuedAttr<I64Attr, "1">:$gqa_pack);
   let assemblyFormat = [{
     `state` `(` $m `,` $l `,` $acc `:` type($m) `,` type($l) `,` type($acc) `)`
     `to` $o (`,` `lse` $lse^)? `[` $batch `,` $head `,` $q_pos `,` $col `]`
     (`staging` `(` $staging^ `:` type($staging) `)`)?
     (`tma_store` `(` $o_map^ `:` type($o_map) `)`)?
+    (`descale` `(` $v_descale^ `)`)?
     attr-dict `:` type($o) (`,` type($lse)^)?
   }];
   let hasVerifier = 1;

@@ -1,0 +1,30 @@
+// RUN: attn-opt %s --split-input-file --attn-quantize-fp8=hadamard=true -verify-diagnostics
+
+// Errors of attn-quantize-fp8 (lib/Transforms/AttnQuantizeFP8.cpp).
+
+// The FP8 attention writes a bf16 O: f16 would need a conversion of O.
+func.func @f16(%q: memref<1x2x8x16xf16>, %o: memref<1x2x8x16xf16>) {
+  // expected-error @+1 {{'attn.attention' op attn-quantize-fp8 takes bf16 inputs (the FP8 attention writes a bf16 O), but got 'f16'}}
+  attn.attention ins(%q, %q, %q : memref<1x2x8x16xf16>, memref<1x2x8x16xf16>,
+                     memref<1x2x8x16xf16>) outs(%o : memref<1x2x8x16xf16>)
+  return
+}
+
+// -----
+
+func.func @dynamic(%q: memref<1x2x?x16xbf16>, %o: memref<1x2x?x16xbf16>) {
+  // expected-error @+1 {{'attn.attention' op attn-quantize-fp8 needs static shapes}}
+  attn.attention ins(%q, %q, %q : memref<1x2x?x16xbf16>, memref<1x2x?x16xbf16>,
+                     memref<1x2x?x16xbf16>) outs(%o : memref<1x2x?x16xbf16>)
+  return
+}
+
+// -----
+
+// The Sylvester-Hadamard matrix exists for powers of two only.
+func.func @hadamard_d24(%q: memref<1x2x8x24xbf16>, %o: memref<1x2x8x24xbf16>) {
+  // expected-error @+1 {{'attn.attention' op attn-quantize-fp8 hadamard=true needs a power-of-two head dim D, but got 24}}
+  attn.attention ins(%q, %q, %q : memref<1x2x8x24xbf16>, memref<1x2x8x24xbf16>,
+                     memref<1x2x8x24xbf16>) outs(%o : memref<1x2x8x24xbf16>)
+  return
+}
