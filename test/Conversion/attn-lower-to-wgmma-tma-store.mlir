@@ -1,4 +1,5 @@
 // RUN: attn-opt %s --attn-lower-to-wgmma | FileCheck %s
+// RUN: attn-opt %S/../Transforms/attn-async-pipeline.mlir --split-input-file --attn-tile="block-m=192 block-n=64" --attn-causal-split --attn-async-pipeline="persistent-ctas=132 tma-store=true ping-pong=true" --attn-lower-to-wgmma | FileCheck %s --check-prefix=PERS
 
 // The TMA-store epilogue (attn.epilogue with O's descriptor), D = 128 (two
 // 64-column chunks), BLOCK_M = 128 (two consumer warpgroups).
@@ -54,3 +55,16 @@ func.func @epilogue(%qt: !q, %o: memref<1x4x200x128xbf16>, %lse: memref<1x4x200x
 //    CHECK-NOT:       vector.store %{{.*}}, %[[O]]
 //        CHECK:       memref.store %{{.*}}, %{{.*}} : memref<1x4x200xf32>
 //        CHECK:   } {attn.threads = 384 : i64, mapping
+
+// Persistent CTAs with three consumer warpgroups: the staged O is read by TMA
+// before the thread that issued the stores arrives on Q-empty (the next
+// tile's Q lands in the staging tile), and every thread fences its staging
+// writes before the stores.
+// PERS-LABEL: func.func @causal
+//       PERS:   nvgpu.mbarrier.init %[[QEMPTY:[0-9]+]][%{{.*}}], %c384
+//       PERS:   scf.for
+//       PERS:         nvgpu.tma.async.store
+//       PERS:         nvvm.cp.async.bulk.commit.group
+//  PERS-NEXT:         nvvm.cp.async.bulk.wait_group 0 {read}
+//       PERS:       nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+//  PERS-NEXT:       nvgpu.mbarrier.arrive %[[QEMPTY]]

@@ -1098,6 +1098,30 @@ func.func @epilogue_staging(%m: !m, %acc: !acc, %o: memref<1x2x256x128xbf16>, %i
 
 // -----
 
+// The tensor-core epilogue (staging) has no GQA packing and no FP8 descale
+// (their lowerings are host-only): refused rather than ignored.
+!m = vector<128xf32>
+!acc = vector<128x128xf32>
+!st = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+func.func @epilogue_staging_packed(%m: !m, %acc: !acc, %o: memref<1x2x256x128xbf16>, %i: index, %s: !st) {
+  // expected-error @+1 {{operand 'staging' (the tensor-core epilogue) takes neither gqa_pack > 1 nor a v_descale}}
+  attn.epilogue state(%m, %m, %acc : !m, !m, !acc) to %o[%i, %i, %i, %i] staging(%s : !st) {gqa_pack = 2 : i64} : memref<1x2x256x128xbf16>
+  return
+}
+
+// -----
+
+!m = vector<128xf32>
+!acc = vector<128x128xf32>
+!st = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+func.func @epilogue_staging_descale(%m: !m, %acc: !acc, %o: memref<1x2x256x128xbf16>, %i: index, %s: !st, %vd: f32) {
+  // expected-error @+1 {{operand 'staging' (the tensor-core epilogue) takes neither gqa_pack > 1 nor a v_descale}}
+  attn.epilogue state(%m, %m, %acc : !m, !m, !acc) to %o[%i, %i, %i, %i] staging(%s : !st) descale(%vd) : memref<1x2x256x128xbf16>
+  return
+}
+
+// -----
+
 // attn.epilogue's O descriptor: [1, 1, 64, 64] boxes of O's element type,
 // 128-byte swizzled (one warpgroup's rows, one chunk of D).
 !m = vector<128xf32>

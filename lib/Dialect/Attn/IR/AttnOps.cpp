@@ -738,6 +738,10 @@ LogicalResult EpilogueOp::verify() {
     if (oElt.isF32())
       return emitOpError() << "operand 'staging' needs an f16 or bf16 'o', "
                               "but 'o' is f32";
+    // The tensor-core epilogue stores unpacked rows and has no descale.
+    if (getGqaPack() != 1 || getVDescale())
+      return emitOpError() << "operand 'staging' (the tensor-core epilogue) "
+                              "takes neither gqa_pack > 1 nor a v_descale";
     if (failed(checkSharedTile(getOperation(), staging, "staging", blockM, d,
                                o.getElementType())))
       return failure();
