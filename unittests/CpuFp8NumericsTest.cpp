@@ -43,6 +43,9 @@ struct Config {
   int64_t b, hq, hkv, nq, nk, d;
   bool causal;
   int64_t blockM = 8, blockN = 4;
+  /// attn-tile pack-gqa: the group's query heads share a tile (and its
+  /// descales are loaded once per (batch, KV head)).
+  bool packGqa = false;
 };
 
 void PrintTo(const Config &c, std::ostream *os) { *os << c.name; }
@@ -260,7 +263,9 @@ protected:
 
 TEST_P(CpuFp8Numerics, MatchesFloat64OnDequantizedInputs) {
   const Config c = GetParam();
-  auto engine = attn::test::compileOnCpu(buildModule(c), c.blockM, c.blockN);
+  auto engine = attn::test::compileOnCpu(
+      buildModule(c), attn::test::CpuPipeline{c.blockM, c.blockN,
+                                              /*splits=*/1, c.packGqa});
   ASSERT_TRUE(bool(engine)) << llvm::toString(engine.takeError());
   for (int run = 0; run < 2; ++run) {
     unsigned seed = std::random_device{}();
@@ -325,6 +330,9 @@ const Config kConfigs[] = {
     {"gqa_causal", 1, 6, 2, 17, 23, 32, true, 4, 8},
     {"mqa_causal_rows_without_keys", 2, 2, 1, 11, 7, 16, true},
     {"mha_d128", 1, 2, 2, 5, 10, 128, false, 4, 4},
+    // GQA packing: rows are (query, head in group); causal uses the query.
+    {"gqa_packed_causal", 2, 8, 2, 5, 23, 32, true, 8, 4, true},
+    {"decode_packed", 1, 8, 2, 1, 37, 64, false, 4, 8, true},
 };
 
 auto configName = [](const auto &info) { return std::string(info.param.name); };
