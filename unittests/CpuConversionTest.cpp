@@ -9,14 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CpuJit.h"
-#include "attn/Pipelines/Pipelines.h"
+#include "ConversionKernels.h"
 
-#include "attn/Conversion/Passes.h"
-#include "mlir/ExecutionEngine/CRunnerUtils.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -28,7 +22,7 @@
 #include <random>
 
 using namespace mlir;
-using mlir::attn::test::TargetCpu;
+using namespace mlir::attn::test;
 
 namespace {
 
@@ -37,72 +31,6 @@ struct Case {
   bool bf16;
   TargetCpu cpu;
 };
-
-/// @extend and @truncate convert a memref<?xHALF> elementwise, in vectors of
-/// 8 (the length is a multiple of 8); @extend_scalar and @truncate_scalar one
-/// element at a time.
-constexpr const char *kModule = R"mlir(
-func.func @extend(%in: memref<?xHALF>, %out: memref<?xf32>) {
-  %c0 = arith.constant 0 : index
-  %c8 = arith.constant 8 : index
-  %n = memref.dim %in, %c0 : memref<?xHALF>
-  scf.for %i = %c0 to %n step %c8 {
-    %x = vector.load %in[%i] : memref<?xHALF>, vector<8xHALF>
-    %y = arith.extf %x : vector<8xHALF> to vector<8xf32>
-    vector.store %y, %out[%i] : memref<?xf32>, vector<8xf32>
-  }
-  return
-}
-func.func @truncate(%in: memref<?xf32>, %out: memref<?xHALF>) {
-  %c0 = arith.constant 0 : index
-  %c8 = arith.constant 8 : index
-  %n = memref.dim %in, %c0 : memref<?xf32>
-  scf.for %i = %c0 to %n step %c8 {
-    %x = vector.load %in[%i] : memref<?xf32>, vector<8xf32>
-    %y = arith.truncf %x : vector<8xf32> to vector<8xHALF>
-    vector.store %y, %out[%i] : memref<?xHALF>, vector<8xHALF>
-  }
-  return
-}
-func.func @extend_scalar(%in: memref<?xHALF>, %out: memref<?xf32>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %n = memref.dim %in, %c0 : memref<?xHALF>
-  scf.for %i = %c0 to %n step %c1 {
-    %x = memref.load %in[%i] : memref<?xHALF>
-    %y = arith.extf %x : HALF to f32
-    memref.store %y, %out[%i] : memref<?xf32>
-  }
-  return
-}
-func.func @truncate_scalar(%in: memref<?xf32>, %out: memref<?xHALF>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %n = memref.dim %in, %c0 : memref<?xf32>
-  scf.for %i = %c0 to %n step %c1 {
-    %x = memref.load %in[%i] : memref<?xf32>
-    %y = arith.truncf %x : f32 to HALF
-    memref.store %y, %out[%i] : memref<?xHALF>
-  }
-  return
-}
-)mlir";
-
-template <typename T> StridedMemRefType<T, 1> view(std::vector<T> &v) {
-  return {v.data(), v.data(), 0, {int64_t(v.size())}, {1}};
-}
-
-uint32_t bitsOf(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
-float fromBits(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
 
 /// Every value of the 16-bit type, the midpoints between neighbours (ties),
 /// the f32 values next to them, special values and random f32 patterns.
@@ -152,17 +80,8 @@ void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
 class CpuConversion : public ::testing::TestWithParam<Case> {
 protected:
   void SetUp() override {
-    attn::registerAttnDialects(registry);
-    ctx = std::make_unique<MLIRContext>(registry);
-    std::string src = kModule;
-    for (size_t at; (at = src.find("HALF")) != std::string::npos;)
-      src.replace(at, 4, GetParam().bf16 ? "bf16" : "f16");
-    module = parseSourceString<ModuleOp>(src, ctx.get());
-    ASSERT_TRUE(module) << src;
-    PassManager pm(ctx.get());
-    pm.addPass(attn::createAttnLowerToCPU());
-    ASSERT_TRUE(succeeded(pm.run(*module)));
-    auto created = attn::test::createEngine(*module, GetParam().cpu);
+    auto created = compileConversions(GetParam().bf16 ? "bf16" : "f16",
+                                      GetParam().cpu);
     ASSERT_TRUE(bool(created)) << llvm::toString(created.takeError());
     engine = std::move(*created);
   }
@@ -172,9 +91,6 @@ protected:
                            : llvm::APFloat::IEEEhalf();
   }
 
-  DialectRegistry registry;
-  std::unique_ptr<MLIRContext> ctx;
-  OwningOpRef<ModuleOp> module;
   std::unique_ptr<ExecutionEngine> engine;
 };
 
@@ -184,11 +100,7 @@ TEST_P(CpuConversion, ExtendsEveryValueExactly) {
     in[h] = h;
   for (const char *fn : {"extend", "extend_scalar"}) {
     std::vector<float> out(in.size(), 0.0f);
-    auto inDesc = view(in);
-    auto outDesc = view(out);
-    auto *ip = &inDesc;
-    auto *op = &outDesc;
-    llvm::Error err = engine->invoke(fn, ip, op);
+    llvm::Error err = invokeConversion(*engine, fn, in, out);
     ASSERT_FALSE(bool(err)) << llvm::toString(std::move(err));
     int mismatches = 0;
     for (uint32_t h = 0; h < in.size() && mismatches < 8; ++h) {
@@ -207,11 +119,7 @@ TEST_P(CpuConversion, TruncatesToNearestEven) {
   std::vector<float> in = truncationInputs(sem());
   for (const char *fn : {"truncate", "truncate_scalar"}) {
     std::vector<uint16_t> out(in.size(), 0);
-    auto inDesc = view(in);
-    auto outDesc = view(out);
-    auto *ip = &inDesc;
-    auto *op = &outDesc;
-    llvm::Error err = engine->invoke(fn, ip, op);
+    llvm::Error err = invokeConversion(*engine, fn, in, out);
     ASSERT_FALSE(bool(err)) << llvm::toString(std::move(err));
     int mismatches = 0;
     for (size_t i = 0; i < in.size() && mismatches < 8; ++i) {

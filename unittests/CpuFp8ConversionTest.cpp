@@ -9,15 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CpuJit.h"
+#include "ConversionKernels.h"
 #include "Fp8.h"
-#include "attn/Pipelines/Pipelines.h"
 
-#include "attn/Conversion/Passes.h"
-#include "mlir/ExecutionEngine/CRunnerUtils.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -29,74 +23,9 @@
 #include <random>
 
 using namespace mlir;
-using mlir::attn::test::toE4M3;
+using namespace mlir::attn::test;
 
 namespace {
-
-/// Vector (8 lanes) and scalar conversions of a memref<?x...>; the length is
-/// a multiple of 8.
-constexpr const char *kModule = R"mlir(
-func.func @extend(%in: memref<?xf8E4M3FN>, %out: memref<?xf32>) {
-  %c0 = arith.constant 0 : index
-  %c8 = arith.constant 8 : index
-  %n = memref.dim %in, %c0 : memref<?xf8E4M3FN>
-  scf.for %i = %c0 to %n step %c8 {
-    %x = vector.load %in[%i] : memref<?xf8E4M3FN>, vector<8xf8E4M3FN>
-    %y = arith.extf %x : vector<8xf8E4M3FN> to vector<8xf32>
-    vector.store %y, %out[%i] : memref<?xf32>, vector<8xf32>
-  }
-  return
-}
-func.func @truncate(%in: memref<?xf32>, %out: memref<?xf8E4M3FN>) {
-  %c0 = arith.constant 0 : index
-  %c8 = arith.constant 8 : index
-  %n = memref.dim %in, %c0 : memref<?xf32>
-  scf.for %i = %c0 to %n step %c8 {
-    %x = vector.load %in[%i] : memref<?xf32>, vector<8xf32>
-    %y = arith.truncf %x : vector<8xf32> to vector<8xf8E4M3FN>
-    vector.store %y, %out[%i] : memref<?xf8E4M3FN>, vector<8xf8E4M3FN>
-  }
-  return
-}
-func.func @extend_scalar(%in: memref<?xf8E4M3FN>, %out: memref<?xf32>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %n = memref.dim %in, %c0 : memref<?xf8E4M3FN>
-  scf.for %i = %c0 to %n step %c1 {
-    %x = memref.load %in[%i] : memref<?xf8E4M3FN>
-    %y = arith.extf %x : f8E4M3FN to f32
-    memref.store %y, %out[%i] : memref<?xf32>
-  }
-  return
-}
-func.func @truncate_scalar(%in: memref<?xf32>, %out: memref<?xf8E4M3FN>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %n = memref.dim %in, %c0 : memref<?xf32>
-  scf.for %i = %c0 to %n step %c1 {
-    %x = memref.load %in[%i] : memref<?xf32>
-    %y = arith.truncf %x : f32 to f8E4M3FN
-    memref.store %y, %out[%i] : memref<?xf8E4M3FN>
-  }
-  return
-}
-)mlir";
-
-template <typename T> StridedMemRefType<T, 1> view(std::vector<T> &v) {
-  return {v.data(), v.data(), 0, {int64_t(v.size())}, {1}};
-}
-
-uint32_t bitsOf(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
-float fromBits(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
 
 float valueOf(uint8_t bits) { return attn::test::fromE4M3(bits); }
 
@@ -137,31 +66,17 @@ std::vector<float> truncationInputs() {
 class CpuFp8Conversion : public ::testing::Test {
 protected:
   void SetUp() override {
-    attn::registerAttnDialects(registry);
-    ctx = std::make_unique<MLIRContext>(registry);
-    module = parseSourceString<ModuleOp>(kModule, ctx.get());
-    ASSERT_TRUE(module);
-    PassManager pm(ctx.get());
-    pm.addPass(attn::createAttnLowerToCPU());
-    ASSERT_TRUE(succeeded(pm.run(*module)));
-    auto created = attn::test::createEngine(*module);
+    auto created = compileConversions("f8E4M3FN");
     ASSERT_TRUE(bool(created)) << llvm::toString(created.takeError());
     engine = std::move(*created);
   }
 
   template <typename In, typename Out>
   void run(const char *fn, std::vector<In> &in, std::vector<Out> &out) {
-    auto inDesc = view(in);
-    auto outDesc = view(out);
-    auto *ip = &inDesc;
-    auto *op = &outDesc;
-    llvm::Error err = engine->invoke(fn, ip, op);
+    llvm::Error err = invokeConversion(*engine, fn, in, out);
     ASSERT_FALSE(bool(err)) << llvm::toString(std::move(err));
   }
 
-  DialectRegistry registry;
-  std::unique_ptr<MLIRContext> ctx;
-  OwningOpRef<ModuleOp> module;
   std::unique_ptr<ExecutionEngine> engine;
 };
 
