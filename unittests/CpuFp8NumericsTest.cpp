@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuJit.h"
+#include "TypedBuffer.h"
 #include "Fp8.h"
 #include "attn/Pipelines/Pipelines.h"
 
@@ -55,24 +56,8 @@ double fromBF16(uint16_t x) {
       .convertToDouble();
 }
 
-template <typename T, int N> struct Buffer {
-  std::vector<T> data;
-  StridedMemRefType<T, N> desc;
-  Buffer(std::array<int64_t, N> shape, T fill) {
-    int64_t n = 1;
-    for (int64_t s : shape)
-      n *= s;
-    data.assign(std::max<int64_t>(n, 1), fill);
-    desc.basePtr = desc.data = data.data();
-    desc.offset = 0;
-    int64_t stride = 1;
-    for (int i = N - 1; i >= 0; --i) {
-      desc.sizes[i] = shape[i];
-      desc.strides[i] = stride;
-      stride *= shape[i];
-    }
-  }
-};
+template <typename T, int N>
+using Buffer = attn::test::RowMajorBuffer<T, N>;
 
 std::string buildModule(const Config &c) {
   auto mem = [](int64_t h, int64_t n, int64_t d, int64_t b, StringRef elt) {

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuJit.h"
+#include "TypedBuffer.h"
 #include "attn/Pipelines/Pipelines.h"
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
@@ -70,25 +71,8 @@ double fromHalf(uint16_t x, bool bf16) {
   return f.convertToDouble();
 }
 
-/// A [d0, d1, d2, d3] row-major buffer seen as a StridedMemRefType.
-template <typename T, int N> struct Buffer {
-  std::vector<T> data;
-  StridedMemRefType<T, N> desc;
-  explicit Buffer(std::array<int64_t, N> shape, T fill) {
-    int64_t n = 1;
-    for (int64_t s : shape)
-      n *= s;
-    data.assign(std::max<int64_t>(n, 1), fill);
-    desc.basePtr = desc.data = data.data();
-    desc.offset = 0;
-    int64_t stride = 1;
-    for (int i = N - 1; i >= 0; --i) {
-      desc.sizes[i] = shape[i];
-      desc.strides[i] = stride;
-      stride *= shape[i];
-    }
-  }
-};
+template <typename T, int N>
+using Buffer = attn::test::RowMajorBuffer<T, N>;
 
 std::string memrefType(std::array<int64_t, 4> s, bool dynSeq, StringRef elt) {
   auto dim = [&](int64_t v) { return std::to_string(v); };

@@ -11,12 +11,34 @@
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "llvm/ADT/APFloat.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <string>
 #include <vector>
 
 namespace mlir::attn::test {
+
+/// A row-major buffer of raw `T` (element bits or f32) seen as a
+/// StridedMemRefType, every element `fill`.
+template <typename T, int N> struct RowMajorBuffer {
+  std::vector<T> data;
+  StridedMemRefType<T, N> desc;
+  RowMajorBuffer(std::array<int64_t, N> shape, T fill) {
+    int64_t n = 1;
+    for (int64_t s : shape)
+      n *= s;
+    data.assign(std::max<int64_t>(n, 1), fill);
+    desc.basePtr = desc.data = data.data();
+    desc.offset = 0;
+    int64_t stride = 1;
+    for (int i = N - 1; i >= 0; --i) {
+      desc.sizes[i] = shape[i];
+      desc.strides[i] = stride;
+      stride *= shape[i];
+    }
+  }
+};
 
 enum class Elt { f32, f16, bf16 };
 
