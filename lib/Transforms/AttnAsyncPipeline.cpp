@@ -11,7 +11,6 @@
 #include "attn/Transforms/Passes.h"
 
 #include "HostOnly.h"
-#include "TileBuilders.h"
 
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -642,8 +641,7 @@ struct AttnAsyncPipelinePass
   }
 
   void runOnOperation() override {
-    if (failed(checkNoHostOnlyTiles(getOperation(), "attn-async-pipeline")) ||
-        failed(rejectFP8Tiles(getOperation(), "attn-async-pipeline")))
+    if (failed(checkNoHostOnlyTiles(getOperation(), "attn-async-pipeline")))
       return signalPassFailure();
     SmallVector<std::pair<scf::ForallOp, LoadTileOp>> ctas;
     getOperation().walk([&](LoadTileOp load) {

@@ -3,7 +3,6 @@
 #include "attn/Transforms/Passes.h"
 
 #include "HostOnly.h"
-#include "TileBuilders.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
@@ -171,8 +170,7 @@ struct AttnDistributeRowsPass
     : attn::impl::AttnDistributeRowsBase<AttnDistributeRowsPass> {
   using AttnDistributeRowsBase::AttnDistributeRowsBase;
   void runOnOperation() override {
-    if (failed(checkNoHostOnlyTiles(getOperation(), "attn-distribute-rows")) ||
-        failed(rejectFP8Tiles(getOperation(), "attn-distribute-rows")))
+    if (failed(checkNoHostOnlyTiles(getOperation(), "attn-distribute-rows")))
       return signalPassFailure();
     SmallVector<std::pair<scf::ForallOp, RowLayout>> ctas;
     WalkResult outside = getOperation().walk([&](LoadTileOp load) {

@@ -5,9 +5,27 @@
 #include "attn/Dialect/Attn/IR/Attn.h"
 
 using namespace mlir;
+using namespace mlir::attn;
+
+/// FP8 tiles: an f8E4M3FN Q tile, or a descale on a step or an epilogue.
+static bool isFP8Tile(Operation *op) {
+  if (auto load = dyn_cast<LoadTileOp>(op))
+    return isa<Float8E4M3FNType>(load.getResult().getType().getElementType());
+  if (auto step = dyn_cast<OnlineAttentionOp>(op))
+    return bool(step.getQkDescale());
+  if (auto epilogue = dyn_cast<EpilogueOp>(op))
+    return bool(epilogue.getVDescale());
+  return false;
+}
 
 LogicalResult attn::checkNoHostOnlyTiles(Operation *root, StringRef pass) {
   WalkResult res = root->walk([&](Operation *op) {
+    if (isFP8Tile(op))
+      return WalkResult(op->emitOpError()
+                        << "is FP8 (an f8E4M3FN tile or its descale), but "
+                        << pass
+                        << " has no FP8 lowering yet: FP8 attention runs on "
+                           "the host only (attn-to-cpu)");
     auto epilogue = dyn_cast<EpilogueOp>(op);
     bool splitKV =
         isa<CombineStepOp>(op) ||

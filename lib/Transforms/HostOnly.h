@@ -1,6 +1,7 @@
 //===- HostOnly.h - tile ops with a host lowering only ----------*- C++ -*-===//
 //
-// f32 attention, split-KV (attn-split-kv: attn.combine_step, an fp32
+// FP8 attention (f8E4M3FN tiles, descales on the step and epilogue), f32
+// attention, split-KV (attn-split-kv: attn.combine_step, an fp32
 // attn.epilogue into the workspace) and GQA packing (gqa_pack > 1) lower to
 // the host so far; the GPU passes after attn-tile refuse them with this
 // check.
@@ -14,7 +15,7 @@
 
 namespace mlir::attn {
 
-/// Fails with an error naming `pass` on the first f32, split-KV or
+/// Fails with an error naming `pass` on the first FP8, f32, split-KV or
 /// GQA-packed tile op under `root`.
 LogicalResult checkNoHostOnlyTiles(Operation *root, StringRef pass);
 

@@ -93,15 +93,3 @@ Value attn::visibleKeys(ImplicitLocOpBuilder &b, int64_t bm, Value keyIdx,
       arith::CmpIOp::create(b, arith::CmpIPredicate::sle, key, limit);
   return valid ? arith::AndIOp::create(b, valid, visible) : visible;
 }
-
-LogicalResult attn::rejectFP8Tiles(Operation *root, StringRef pass) {
-  WalkResult res = root->walk([&](LoadTileOp load) {
-    if (!isa<Float8E4M3FNType>(load.getResult().getType().getElementType()))
-      return WalkResult::advance();
-    load.emitOpError() << "loads an FP8 (f8E4M3FN) tile, but " << pass
-                       << " has no FP8 lowering yet: FP8 attention runs on "
-                          "the host only (attn-to-cpu)";
-    return WalkResult::interrupt();
-  });
-  return failure(res.wasInterrupted());
-}

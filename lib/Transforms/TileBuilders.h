@@ -48,10 +48,6 @@ Value rowIndices(ImplicitLocOpBuilder &b, Value qPos, int64_t bm);
 Value visibleKeys(ImplicitLocOpBuilder &b, int64_t bm, Value keyIdx,
                   Value numKeys, Value rowIdx, Value causalOffset);
 
-/// FP8 (f8E4M3FN) Q tiles have a host lowering only so far (issue 11): the
-/// GPU passes call this first and fail with a message naming `pass`.
-LogicalResult rejectFP8Tiles(Operation *root, StringRef pass);
-
 } // namespace mlir::attn
 
 #endif // ATTN_LIB_TRANSFORMS_TILEBUILDERS_H

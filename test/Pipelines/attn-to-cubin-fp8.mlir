@@ -6,8 +6,8 @@
 // RUN: not attn-opt %s --attn-to-cubin="chip=sm_90a path=fma format=none" 2>&1 | FileCheck %s --check-prefix=FMA
 // RUN: attn-opt %s --attn-to-cpu | FileCheck %s --check-prefix=CPU
 
-// WGMMA: attn-to-cubin-fp8.mlir:[[# @LINE + 9]]:3: error: 'attn.load_tile' op loads an FP8 (f8E4M3FN) tile, but attn-async-pipeline has no FP8 lowering yet: FP8 attention runs on the host only (attn-to-cpu)
-// FMA: attn-to-cubin-fp8.mlir:[[# @LINE + 8]]:3: error: 'attn.load_tile' op loads an FP8 (f8E4M3FN) tile, but attn-distribute-rows has no FP8 lowering yet: FP8 attention runs on the host only (attn-to-cpu)
+// WGMMA: attn-to-cubin-fp8.mlir:[[# @LINE + 9]]:3: error: 'attn.load_tile' op is FP8 (an f8E4M3FN tile or its descale), but attn-async-pipeline has no FP8 lowering yet: FP8 attention runs on the host only (attn-to-cpu)
+// FMA: attn-to-cubin-fp8.mlir:[[# @LINE + 8]]:3: error: 'attn.load_tile' op is FP8 (an f8E4M3FN tile or its descale), but attn-distribute-rows has no FP8 lowering yet: FP8 attention runs on the host only (attn-to-cpu)
 // FP8 data is moved as i8 on the host.
 // CPU: llvm.func @fp8
 // CPU: llvm.load {{.*}} -> vector<64xi8>
