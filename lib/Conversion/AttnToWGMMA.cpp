@@ -14,7 +14,11 @@
 //
 // The accumulator layout and the building blocks are in WarpgroupMMA.h; the
 // bf16/f16 A operand of the next wgmma has the accumulator's pattern, so P
-// goes from S's registers to A's with no data movement.
+// goes from S's registers to A's with no data movement. FP8 (e4m3, k32;
+// FlashAttention-3 section 3.3) needs four consecutive keys per A register:
+// P is quantized in registers and exchanged within each quad (packP8), V is
+// V^T in shared memory (K-major), the descales scale the exp2 argument and
+// O, and P carries a 2^8 factor so that small probabilities survive e4m3.
 //
 //===----------------------------------------------------------------------===//
 
@@ -97,14 +101,21 @@ struct Turns {
   }
 };
 
-/// bf16 or f16: the element type of the Q, K and V tiles.
+/// bf16, f16 or f8E4M3FN: the element type of the Q, K and V tiles.
 Type elementType(OnlineAttentionMmaOp op) {
   return cast<MemRefType>(op.getQ().getType()).getElementType();
 }
 
-/// Shared-memory descriptors of S = Q K^T per k16 step: A is the
-/// warpgroup's 64 rows of Q, B is K, both K-major (chunk kk / 4, 32 bytes
-/// per step inside the 128-byte row).
+/// FP8's P is quantized as P * 2^kFP8PScaleLog2 (folded into the exp2
+/// argument; l carries the same factor, so O = acc / l is unchanged and
+/// LSE subtracts it): probabilities down to 2^-17 stay above e4m3's
+/// smallest subnormal (2^-9) instead of flushing to zero beside a large
+/// one (an attention sink). 2^8 keeps P <= 256, below e4m3's 448.
+constexpr double kFP8PScaleLog2 = 8;
+
+/// Shared-memory descriptors of S = Q K^T per k-step (32 bytes of the
+/// 128-byte row: k16 for f16/bf16, k32 for e4m3): A is the warpgroup's 64
+/// rows of Q, B is K, both K-major (chunk kk / 4).
 struct ScoreDescriptors {
   SmallVector<Value> a, b;
   Value zero; // the accumulator's input, created before the fence (C7513)
@@ -123,7 +134,8 @@ ScoreDescriptors scoreDescriptors(ImplicitLocOpBuilder &b,
   Value kAddr = sharedAddress(b, op.getK());
   ScoreDescriptors d;
   d.zero = LLVM::ZeroOp::create(b, accStruct(b.getContext(), bn / 2));
-  int64_t kSteps = llvm::divideCeil(op.getHeadDim(), 16);
+  int64_t kSteps =
+      llvm::divideCeil(op.getHeadDim(), wgmmaK(elementType(op)));
   for (int64_t kk = 0; kk < kSteps; ++kk) {
     int64_t inRow = (kk % 4) * 32;
     d.a.push_back(
@@ -135,7 +147,7 @@ ScoreDescriptors scoreDescriptors(ImplicitLocOpBuilder &b,
 }
 
 /// Issues S = Q K^T (between a fence and a commit): one wgmma
-/// m64nBLOCK_Nk16 per k-step, the first overwriting the accumulator.
+/// m64nBLOCK_NkK per k-step, the first overwriting the accumulator.
 /// Returns the accumulator struct (BLOCK_N / 2 f32), valid after the wait.
 Value issueScores(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
                   const ScoreDescriptors &d) {
@@ -146,7 +158,7 @@ Value issueScores(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
   for (auto [kk, descA, descB] : llvm::enumerate(d.a, d.b)) {
     acc = NVVM::WgmmaMmaAsyncOp::create(
         b, acc.getType(), acc, descA, descB,
-        NVVM::MMAShapeAttr::get(ctx, 64, bn, 16),
+        NVVM::MMAShapeAttr::get(ctx, 64, bn, wgmmaK(elt)),
         NVVM::WGMMATypesAttr::get(ctx, wgmmaType(elt)),
         NVVM::WGMMATypesAttr::get(ctx, wgmmaType(elt)),
         NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
@@ -195,9 +207,9 @@ void maskScores(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
 }
 
 /// The online-softmax update on the S registers (exp2 domain):
-///   m' = max(m, rowmax(S) * c),  c = scale * log2(e)
+///   m' = max(m, rowmax(S) * c),  c = scale * log2(e) [* qk_descale]
 ///   m_safe = m' == -inf ? 0 : m'  (rows that saw no key yet)
-///   alpha = exp2(m - m_safe),  P = exp2(S * c - m_safe)
+///   alpha = exp2(m - m_safe),  P = exp2(S * c - m_safe [+ kFP8PScaleLog2])
 ///   l' = alpha * l + rowsum(P)   (this thread's part; summed in the epilogue)
 /// Overwrites `s` with P and returns alpha per half.
 std::array<Value, 2> softmax(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
@@ -205,6 +217,9 @@ std::array<Value, 2> softmax(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
                              SmallVector<Value> &l) {
   double c = op.getScale().convertToDouble() * M_LOG2E;
   Value scale = cF32(b, c);
+  if (Value descale = op.getQkDescale())
+    scale = arith::MulFOp::create(b, scale, descale);
+  double pOffset = op.isFP8() ? kFP8PScaleLog2 : 0;
   std::array<Value, 2> alpha;
   for (int h = 0; h < 2; ++h) {
     Value rowMax;
@@ -218,7 +233,9 @@ std::array<Value, 2> softmax(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
                                         cF32(b, -INFINITY));
     Value mSafe = arith::SelectOp::create(b, noKey, cF32(b, 0), mNew);
     alpha[h] = exp2(b, arith::SubFOp::create(b, m[h], mSafe));
-    Value negSafe = arith::NegFOp::create(b, mSafe);
+    Value negSafe = pOffset ? Value(arith::SubFOp::create(b, cF32(b, pOffset),
+                                                          mSafe))
+                            : Value(arith::NegFOp::create(b, mSafe));
     Value sum = arith::MulFOp::create(b, l[h], alpha[h]);
     for (auto [i, score] : llvm::enumerate(s)) {
       if (halfOf(i) != h)
@@ -232,11 +249,69 @@ std::array<Value, 2> softmax(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
   return alpha;
 }
 
+/// FP8 P (BLOCK_N / 2 f32 registers) -> the e4m3 A operands of O += P V:
+/// BLOCK_N / 8 32-bit registers, four per k32 step. Register r of a step
+/// holds row half r % 2 and keys 16 (r / 2) + 4q .. + 3 of the step, four
+/// consecutive bytes; the accumulator gives this thread keys 2q, 2q + 1,
+/// 8 + 2q, 9 + 2q of each 16 (HOPPER.md). Each thread packs its four keys
+/// of a (16 keys, half) as one word, and the quad exchanges words: thread q
+/// takes keys 4q .. 4q + 3 as two byte pairs from threads 2q % 4 and
+/// (2q + 1) % 4, the low pairs of their words for q < 2, else the high
+/// pairs.
+SmallVector<Value> packP8(ImplicitLocOpBuilder &b, const ThreadLayout &tl,
+                          ArrayRef<Value> p) {
+  MLIRContext *ctx = b.getContext();
+  auto toE4M3 = [&](Value hi, Value lo) {
+    Value pair = NVVM::ConvertF32x2ToF8x2Op::create(
+        b, b.getI16Type(), hi, lo, NVVM::FPRoundingMode::RN,
+        NVVM::SaturationMode::SATFINITE, /*relu=*/false,
+        Float8E4M3FNType::get(ctx));
+    return arith::ExtUIOp::create(b, b.getI32Type(), pair);
+  };
+  // Sources of the exchange and the byte selector (prmt: bytes 0-3 from
+  // the first word, 4-7 from the second).
+  Value lane = arith::RemUIOp::create(b, tl.thread, cIndex(b, 32));
+  Value quadBase = arith::SubIOp::create(
+      b, lane, arith::RemUIOp::create(b, lane, cIndex(b, 4)));
+  Value twoQ = arith::RemUIOp::create(b, tl.twoQ, cIndex(b, 4));
+  auto laneI32 = [&](Value offset) {
+    return arith::IndexCastOp::create(
+        b, b.getI32Type(), arith::AddIOp::create(b, quadBase, offset));
+  };
+  Value srcX = laneI32(twoQ);
+  Value srcY = laneI32(arith::AddIOp::create(b, twoQ, cIndex(b, 1)));
+  Value lowPairs = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                         tl.twoQ, cIndex(b, 4));
+  Value selector = arith::SelectOp::create(b, lowPairs, cI32(b, 0x5410),
+                                           cI32(b, 0x7632));
+  auto shuffle = [&](Value word, Value src) {
+    return gpu::ShuffleOp::create(b, word, src, cI32(b, 32),
+                                  gpu::ShuffleMode::IDX)
+        .getShuffleResult();
+  };
+  SmallVector<Value> regs;
+  for (int64_t g = 0; 8 * g < int64_t(p.size()); ++g) { // 16 keys
+    for (int64_t h = 0; h < 2; ++h) {
+      int64_t i = 8 * g + 2 * h; // keys 2q, 2q + 1 of the first 8
+      Value low = toE4M3(p[i + 1], p[i]);
+      Value high = toE4M3(p[i + 5], p[i + 4]);
+      Value word = arith::OrIOp::create(
+          b, low, arith::ShLIOp::create(b, high, cI32(b, 16)));
+      regs.push_back(NVVM::PermuteOp::create(
+          b, b.getI32Type(), shuffle(word, srcX), shuffle(word, srcY),
+          selector, NVVM::PermuteMode::DEFAULT));
+    }
+  }
+  return regs;
+}
+
 /// P (BLOCK_N / 2 f32 registers) -> the A operands of O += P V: BLOCK_N / 4
 /// 32-bit registers, four per k-step kk; register 4 kk + r packs
-/// P[8 kk + 2 r] (low half) and P[8 kk + 2 r + 1].
-SmallVector<Value> packP(ImplicitLocOpBuilder &b, ArrayRef<Value> p,
-                         Type elt) {
+/// P[8 kk + 2 r] (low half) and P[8 kk + 2 r + 1]. FP8: packP8.
+SmallVector<Value> packP(ImplicitLocOpBuilder &b, const ThreadLayout &tl,
+                         ArrayRef<Value> p, Type elt) {
+  if (isa<Float8E4M3FNType>(elt))
+    return packP8(b, tl, p);
   SmallVector<Value> regs;
   for (int64_t i = 0; i + 1 < int64_t(p.size()); i += 2) {
     Value pair = vector::FromElementsOp::create(
@@ -251,14 +326,16 @@ SmallVector<Value> packP(ImplicitLocOpBuilder &b, ArrayRef<Value> p,
   return regs;
 }
 
-/// The operands of O += P V: BLOCK_N / 16 k-steps of packed P and, per
+/// The operands of O += P V: BLOCK_N / K k-steps of packed P and, per
 /// k-step, the descriptors of V's column blocks of at most `maxN`
-/// columns. V is [keys, D] row-major at byte address `vAddr` (MN-major for
-/// the MMA, transpose flag set): 16 keys = 2048 bytes per k-step, 1024
-/// bytes per 8 keys (stride byte offset), BLOCK_N * 128 bytes between
-/// 64-column chunks (leading byte offset).
+/// columns. f16/bf16: V is [keys, D] row-major at byte address `vAddr`
+/// (MN-major for the MMA, transpose flag set): 16 keys = 2048 bytes per
+/// k-step, 1024 bytes per 8 keys (stride byte offset), BLOCK_N * 128 bytes
+/// between 64-column chunks (leading byte offset). FP8: V^T, [BLOCK_N /
+/// 128, D, 128] (K-major): 32 bytes per k-step inside a row, D * 128 bytes
+/// per 128 keys, 128 bytes per column of O, 1024 per 8.
 struct ValuesGemm {
-  int64_t blockN, n, maxN;
+  int64_t blockN, n, maxN, k;
   Type elt;
   SmallVector<Value> a;                  // packed P
   SmallVector<SmallVector<Value>> descV; // [k-step][column block]
@@ -266,20 +343,25 @@ struct ValuesGemm {
   ValuesGemm(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op, Value vAddr,
              ArrayRef<Value> packedP, int64_t maxN)
       : blockN(op.getBlockN()), n(paddedN(op.getHeadDim())), maxN(maxN),
-        elt(elementType(op)), a(packedP) {
-    int64_t chunkBytes = blockN * kChunkBytes;
-    for (int64_t kk = 0; kk < blockN / 16; ++kk) {
+        k(wgmmaK(elementType(op))), elt(elementType(op)), a(packedP) {
+    bool fp8 = op.isFP8();
+    int64_t chunkBytes = (fp8 ? op.getHeadDim() : blockN) * kChunkBytes;
+    for (int64_t kk = 0; kk < blockN / k; ++kk) {
       descV.emplace_back();
-      for (int64_t col = 0; col < n; col += maxN)
-        descV.back().push_back(descriptor(
-            b, vAddr, kk * 2048 + (col / 64) * chunkBytes, chunkBytes, 1024));
+      for (int64_t col = 0; col < n; col += maxN) {
+        int64_t offset =
+            fp8 ? (kk / 4) * chunkBytes + (kk % 4) * 32 + col * kChunkBytes
+                : kk * 2048 + (col / 64) * chunkBytes;
+        descV.back().push_back(
+            descriptor(b, vAddr, offset, fp8 ? 16 : chunkBytes, 1024));
+      }
     }
   }
 
   /// Issues the register-A wgmmas (between a fence and a commit) and
   /// updates `o` to their results, valid after the wait.
   void issue(ImplicitLocOpBuilder &b, MutableArrayRef<Value> o) const {
-    for (int64_t kk = 0; kk < blockN / 16; ++kk) {
+    for (int64_t kk = 0; kk < blockN / k; ++kk) {
       for (int64_t col = 0; col < n; col += maxN) {
         int64_t width = std::min(maxN, n - col);
         MutableArrayRef<Value> part = o.slice(col / 2, width / 2);
@@ -346,7 +428,7 @@ void lowerStep(OnlineAttentionMmaOp op, int64_t maxN, const Turns *turns) {
   SmallVector<Value> o = unpack(b, op.getAcc());
   rescale(b, o, alpha);
   ValuesGemm pv(b, op, sharedAddress(b, op.getV()),
-                packP(b, p, elementType(op)), maxN);
+                packP(b, tl, p, elementType(op)), maxN);
   NVVM::WgmmaFenceAlignedOp::create(b);
   pv.issue(b, o);
   NVVM::WgmmaGroupSyncAlignedOp::create(b);
@@ -402,7 +484,7 @@ Pending firstBlock(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
   ThreadLayout tl = threadLayout(b);
   SmallVector<Value> p;
   rescale(b, o, scoresAndSoftmax(b, op, tl, turns, p, m, l));
-  return {packP(b, p, elementType(op)), sharedAddress(b, op.getV()), {}};
+  return {packP(b, tl, p, elementType(op)), sharedAddress(b, op.getV()), {}};
 }
 
 /// Block j: S_j and the pending P_{j-1} V_{j-1} are issued as two groups;
@@ -426,7 +508,8 @@ Pending nextBlock(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
   SmallVector<Value> s = waitForScores(b, 1, acc, op.getBlockN() / 2);
   maskScores(b, op, tl, s);
   std::array<Value, 2> alpha = softmax(b, op, s, m, l);
-  Pending next{packP(b, s, elementType(op)), sharedAddress(b, op.getV()), {}};
+  Pending next{packP(b, tl, s, elementType(op)), sharedAddress(b, op.getV()),
+               {}};
   // P_{j-1} stays in its registers until P V is done: the new P must not
   // be given them while the wgmmas read them (C7513 serializes otherwise).
   SmallVector<Value> inFlight(o);
@@ -651,13 +734,17 @@ void storeOut(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
   NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr());
 }
 
-/// LSE = (m + log2 l) * ln 2 (-inf where l == 0), by the quad leaders.
+/// LSE = (m + log2 l - FP8's P scale) * ln 2 (-inf where l == 0), by the
+/// quad leaders.
 void storeLse(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
               ArrayRef<Value> m, ArrayRef<Value> l, ArrayRef<Value> noKey) {
   Value numRows = memref::DimOp::create(b, op.getLse(), 2);
+  double pOffset = op.getVDescale() ? kFP8PScaleLog2 : 0;
   for (int h = 0; h < 2; ++h) {
-    Value lse = arith::MulFOp::create(
-        b, arith::AddFOp::create(b, m[h], log2(b, l[h])), cF32(b, M_LN2));
+    Value log2Sum = arith::AddFOp::create(b, m[h], log2(b, l[h]));
+    if (pOffset)
+      log2Sum = arith::SubFOp::create(b, log2Sum, cF32(b, pOffset));
+    Value lse = arith::MulFOp::create(b, log2Sum, cF32(b, M_LN2));
     lse = arith::SelectOp::create(b, noKey[h], cF32(b, -INFINITY), lse);
     Value qRow = arith::AddIOp::create(b, op.getQPos(), tl.row[h]);
     Value write = arith::AndIOp::create(
@@ -687,6 +774,9 @@ LogicalResult lowerEpilogue(EpilogueOp op) {
     inv[h] = arith::SelectOp::create(
         b, noKey[h], cF32(b, 0), arith::DivFOp::create(b, cF32(b, 1), l[h]));
   }
+  if (Value descale = op.getVDescale()) // FP8: P V is linear in V
+    for (Value &x : inv)
+      x = arith::MulFOp::create(b, x, descale);
   SmallVector<Value> o = unpack(b, op.getAcc());
   for (auto [j, x] : llvm::enumerate(o))
     x = arith::MulFOp::create(b, x, inv[halfOf(j)]);

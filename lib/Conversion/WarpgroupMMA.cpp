@@ -116,8 +116,12 @@ Value descriptor(ImplicitLocOpBuilder &b, Value addr, int64_t offset,
 }
 
 NVVM::WGMMATypes wgmmaType(Type elt) {
+  if (isa<Float8E4M3FNType>(elt))
+    return NVVM::WGMMATypes::e4m3;
   return elt.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
 }
+
+int64_t wgmmaK(Type elt) { return 256 / elt.getIntOrFloatBitWidth(); }
 
 /// MLIR 22 has no op for the register-A form (llvm/llvm-project#133733) and
 /// nvvm.inline_ptx mis-orders read-write operands, so this is
@@ -134,12 +138,15 @@ SmallVector<Value> wgmmaRegisterA(ImplicitLocOpBuilder &b, ArrayRef<Value> acc,
   for (int64_t i = 0; i < regs; ++i)
     constraints += llvm::formatv("{0},", i).str();
   constraints += "r,r,r,r,l";
-  StringRef type = elt.isBF16() ? "bf16" : "f16";
+  bool fp8 = isa<Float8E4M3FNType>(elt);
+  StringRef type = fp8 ? "e4m3" : elt.isBF16() ? "bf16" : "f16";
+  // scale-d, imm-scale-a, imm-scale-b[, imm-trans-b: f16/bf16 only].
+  StringRef immediates = fp8 ? "1, 1, 1" : "1, 1, 1, 1";
   std::string asmText = llvm::formatv(
-      "wgmma.mma_async.sync.aligned.m64n{0}k16.f32.{1}.{1} {{{2}}, "
-      "{{${3}, ${4}, ${5}, ${6}}, ${7}, 1, 1, 1, 1;",
+      "wgmma.mma_async.sync.aligned.m64n{0}k{9}.f32.{1}.{1} {{{2}}, "
+      "{{${3}, ${4}, ${5}, ${6}}, ${7}, {8};",
       n, type, accList, 2 * regs, 2 * regs + 1, 2 * regs + 2, 2 * regs + 3,
-      2 * regs + 4);
+      2 * regs + 4, immediates, wgmmaK(elt));
   SmallVector<Value> operands(acc);
   llvm::append_range(operands, a);
   operands.push_back(descB);

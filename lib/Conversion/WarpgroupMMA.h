@@ -101,8 +101,12 @@ Value descriptor(ImplicitLocOpBuilder &b, Value addr, int64_t offset,
 
 NVVM::WGMMATypes wgmmaType(Type elt);
 
-/// One register-A wgmma, m64nNk16: acc (N / 2 f32) += A (4 x b32) * B, B
-/// MN-major (transposed) from the descriptor.
+/// K of one wgmma: 16 for f16/bf16, 32 for e4m3 (32 bytes of a row).
+int64_t wgmmaK(Type elt);
+
+/// One register-A wgmma, m64nNk16 (f16/bf16: B MN-major, transposed) or
+/// m64nNk32 (e4m3: B K-major): acc (N / 2 f32) += A (4 x b32) * B, B from
+/// the descriptor.
 SmallVector<Value> wgmmaRegisterA(ImplicitLocOpBuilder &b, ArrayRef<Value> acc,
                                   ArrayRef<Value> a, Value descB, int64_t n,
                                   Type elt);

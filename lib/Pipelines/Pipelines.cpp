@@ -64,10 +64,11 @@ KernelPath mlir::attn::resolvePath(KernelPath path, StringRef chip) {
 
 std::pair<int64_t, int64_t>
 mlir::attn::defaultBlockSizes(KernelPath path, int64_t headDim,
-                              std::optional<int64_t> seqLenQ, int64_t blockN) {
+                              std::optional<int64_t> seqLenQ, int64_t blockN,
+                              bool fp8) {
   if (path == KernelPath::fma)
     return {64, blockN ? blockN : 16};
-  int64_t bn = blockN ? blockN : tensorCoreBlockN(headDim);
+  int64_t bn = blockN ? blockN : tensorCoreBlockN(headDim, fp8);
   return {tensorCoreBlockM(headDim, bn, seqLenQ), bn};
 }
 

@@ -230,7 +230,8 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
     return failure();
   src.requestedBlockM = *blockM;
   src.requestedBlockN = *blockN;
-  auto [bm, bn] = defaultBlockSizes(path, key.headDim, key.seqLenQ, *blockN);
+  auto [bm, bn] = defaultBlockSizes(path, key.headDim, key.seqLenQ, *blockN,
+                                    key.dtype == "e4m3");
   key.blockM = *blockM ? *blockM : bm;
   key.blockN = bn;
   return src;
@@ -485,7 +486,7 @@ LogicalResult pipelineOptions(KernelSource &src, const BundleOptions &opts,
            << variant << "\": block-m must be in [1, " << kMaxBlockM
            << "] and block-n in [1, " << kMaxBlockN << "]";
   auto [bm, bn] = defaultBlockSizes(path, src.key.headDim, src.key.seqLenQ,
-                                    pipeline.blockN);
+                                    pipeline.blockN, src.key.dtype == "e4m3");
   src.key.path = path == KernelPath::wgmma ? "wgmma" : "fma";
   src.key.blockM = pipeline.blockM ? pipeline.blockM : bm;
   src.key.blockN = bn;

@@ -33,8 +33,10 @@ namespace {
 
 /// Bytes of shared memory a kernel may use on sm_90 (227 KiB).
 constexpr int64_t kMaxSharedBytes = 227 * 1024;
-/// Columns of one 128-byte swizzled chunk (16-bit elements).
-constexpr int64_t kChunkCols = 64;
+/// Bytes of one row of a 128-byte swizzled chunk.
+constexpr int64_t kChunkBytes = 128;
+/// Keys per row chunk of an FP8 V^T tile.
+constexpr int64_t kFP8KeyChunk = 128;
 /// The largest grid x of a launch.
 constexpr int64_t kMaxGridX = (int64_t{1} << 31) - 1;
 /// Suspend-time hint of mbarrier.try_wait (ns); the wait loops until done.
@@ -49,14 +51,31 @@ struct CtaNest {
   OnlineAttentionOp step; // the first step, for operands shared by all
 };
 
-/// Sizes of the pipeline of one CTA.
+/// Columns of `elt` in one 128-byte chunk row (64 f16/bf16, 128 e4m3).
+int64_t chunkCols(Type elt) {
+  return kChunkBytes * 8 / elt.getIntOrFloatBitWidth();
+}
+
+/// Sizes of the pipeline of one CTA. Q and K are [C, rows, chunkCols]
+/// tiles; V is too, except for FP8: V^T, [BLOCK_N / 128, D, 128], since
+/// the FP8 MMA reads B K-major only. FP8 stages O (bf16) in a buffer of its
+/// own; f16/bf16 stage it in Q's tile.
 struct PipelineShape {
   int64_t blockM, blockN, headDim, chunks, stages;
   Type elt;
-  int64_t qBytes() const { return chunks * blockM * kChunkCols * 2; }
-  int64_t tileBytes() const { return chunks * blockN * kChunkCols * 2; }
-  int64_t ringBytes() const { return stages * tileBytes(); }
-  int64_t sharedBytes() const { return qBytes() + 2 * ringBytes(); }
+  bool fp8() const { return isa<Float8E4M3FNType>(elt); }
+  int64_t qBytes() const { return chunks * blockM * kChunkBytes; }
+  int64_t kBytes() const { return chunks * blockN * kChunkBytes; }
+  int64_t vBytes() const {
+    return fp8() ? blockN / kFP8KeyChunk * headDim * kChunkBytes : kBytes();
+  }
+  int64_t ringBytes() const { return stages * (kBytes() + vBytes()); }
+  int64_t stagingBytes() const {
+    return fp8() ? llvm::divideCeil(headDim, 64) * blockM * kChunkBytes : 0;
+  }
+  int64_t sharedBytes() const {
+    return qBytes() + stagingBytes() + ringBytes();
+  }
 };
 
 OnlineAttentionOp stepOf(scf::ForOp loop) {
@@ -111,12 +130,13 @@ FailureOr<CtaNest> matchNest(scf::ForallOp cta, LoadTileOp loadQ) {
   return nest;
 }
 
-/// !nvgpu.tensormap.descriptor of a [1, 1, rows, 64] box of a [B, H, N, D]
-/// tensor, 128-byte swizzled, out-of-bounds elements read as zero.
+/// !nvgpu.tensormap.descriptor of a [1, 1, rows, 128 bytes] box of a
+/// [B, H, N, D] tensor (or V^T's [B, H, D, N]), 128-byte swizzled,
+/// out-of-bounds elements read as zero.
 nvgpu::TensorMapDescriptorType descriptorType(Type elt, int64_t rows) {
   MLIRContext *ctx = elt.getContext();
   auto box = MemRefType::get(
-      {1, 1, rows, kChunkCols}, elt, MemRefLayoutAttrInterface(),
+      {1, 1, rows, chunkCols(elt)}, elt, MemRefLayoutAttrInterface(),
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
   return nvgpu::TensorMapDescriptorType::get(
       ctx, box, nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
@@ -134,10 +154,28 @@ Value createDescriptor(OpBuilder &b, Location loc, Value tensor, int64_t rows) {
   Value unranked = memref::CastOp::create(
       b, loc, UnrankedMemRefType::get(type.getElementType(), 0), tensor);
   SmallVector<Value> box;
-  for (int64_t extent : {int64_t(1), int64_t(1), rows, kChunkCols})
+  for (int64_t extent : {int64_t(1), int64_t(1), rows,
+                         chunkCols(type.getElementType())})
     box.push_back(arith::ConstantIndexOp::create(b, loc, extent));
   return nvgpu::TmaCreateDescriptorOp::create(
       b, loc, descriptorType(type.getElementType(), rows), unranked, box);
+}
+
+/// Host side: the TMA descriptor of an FP8 V stored as V^T (unit stride
+/// along N), read through its [B, H, D, N] view in [1, 1, D, 128] boxes.
+Value createTransposedDescriptor(OpBuilder &b, Location loc, Value v,
+                                 int64_t headDim) {
+  MLIRContext *ctx = b.getContext();
+  auto perm = AffineMapAttr::get(AffineMap::getPermutationMap(
+      ArrayRef<unsigned>{0, 1, 3, 2}, ctx));
+  Value vt = memref::TransposeOp::create(b, loc, v, perm);
+  return createDescriptor(b, loc, vt, headDim);
+}
+
+/// Whether `v` (FP8) is stored as V^T: unit stride along N.
+bool isTransposedV(Value v) {
+  auto [strides, offset] = cast<MemRefType>(v.getType()).getStridesAndOffset();
+  return strides[2] == 1;
 }
 
 MemRefType sharedType(ArrayRef<int64_t> shape, Type elt) {
@@ -148,9 +186,10 @@ MemRefType sharedType(ArrayRef<int64_t> shape, Type elt) {
 
 /// The CTA's shared memory and barriers.
 struct SharedState {
-  Value q;      // [1, C, BLOCK_M, 64]
-  Value k, v;   // [stages, C, BLOCK_N, 64]
-  Value qTile;  // [C, BLOCK_M, 64]: the consumer's view of q
+  Value q;       // [1, C, BLOCK_M, chunk columns]
+  Value k, v;    // [stages, C, BLOCK_N, chunk columns] (FP8 v: V^T tiles)
+  Value qTile;   // [C, BLOCK_M, chunk columns]: the consumer's view of q
+  Value staging; // where the epilogue stages O: qTile, or FP8's own buffer
   Value qBar;   // Q landed (one barrier)
   Value qEmpty; // persistent: the consumers are done with Q (and staging)
   Value full;   // per stage: K/V block landed (TMA bytes)
@@ -158,35 +197,46 @@ struct SharedState {
   Value leader; // thread 0 of the CTA (the producer's TMA thread)
 };
 
-/// Carves Q and the K/V rings out of dynamic shared memory (Q first, each
-/// buffer a multiple of 1024 bytes, as 128-byte swizzled tiles need).
-SharedState allocateShared(OpBuilder &b, Location loc, const PipelineShape &s) {
+/// Carves Q, the K/V rings and FP8's staging tile out of dynamic shared
+/// memory (each buffer a multiple of 1024 bytes, as 128-byte swizzled tiles
+/// need).
+SharedState allocateShared(OpBuilder &b, Location loc, const PipelineShape &s,
+                           Type oElt) {
   MLIRContext *ctx = b.getContext();
   Value smem = gpu::DynamicSharedMemoryOp::create(
       b, loc,
       MemRefType::get(
           {ShapedType::kDynamic}, b.getI8Type(), MemRefLayoutAttrInterface(),
           gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)));
-  auto view = [&](int64_t offset, ArrayRef<int64_t> shape) -> Value {
+  int64_t offset = 0;
+  auto view = [&](ArrayRef<int64_t> shape, Type elt) -> Value {
     Value at = arith::ConstantIndexOp::create(b, loc, offset);
-    return memref::ViewOp::create(b, loc, sharedType(shape, s.elt), smem, at,
+    offset += ShapedType::getNumElements(shape) *
+              elt.getIntOrFloatBitWidth() / 8;
+    return memref::ViewOp::create(b, loc, sharedType(shape, elt), smem, at,
                                   ValueRange{});
   };
+  int64_t cols = chunkCols(s.elt);
   SharedState st;
-  st.q = view(0, {1, s.chunks, s.blockM, kChunkCols});
-  st.k = view(s.qBytes(), {s.stages, s.chunks, s.blockN, kChunkCols});
-  st.v = view(s.qBytes() + s.ringBytes(),
-              {s.stages, s.chunks, s.blockN, kChunkCols});
+  st.q = view({1, s.chunks, s.blockM, cols}, s.elt);
+  st.k = view({s.stages, s.chunks, s.blockN, cols}, s.elt);
+  st.v = s.fp8() ? view({s.stages, s.blockN / kFP8KeyChunk, s.headDim, cols},
+                        s.elt)
+                 : view({s.stages, s.chunks, s.blockN, cols}, s.elt);
   SmallVector<OpFoldResult> zeros(4, b.getIndexAttr(0));
   SmallVector<OpFoldResult> sizes = {
       b.getIndexAttr(1), b.getIndexAttr(s.chunks), b.getIndexAttr(s.blockM),
-      b.getIndexAttr(kChunkCols)};
+      b.getIndexAttr(cols)};
   SmallVector<OpFoldResult> ones(4, b.getIndexAttr(1));
   auto tileType = memref::SubViewOp::inferRankReducedResultType(
-      {s.chunks, s.blockM, kChunkCols}, cast<MemRefType>(st.q.getType()), zeros,
+      {s.chunks, s.blockM, cols}, cast<MemRefType>(st.q.getType()), zeros,
       sizes, ones);
   st.qTile =
       memref::SubViewOp::create(b, loc, tileType, st.q, zeros, sizes, ones);
+  st.staging = s.fp8() ? view({llvm::divideCeil(s.headDim, 64), s.blockM,
+                               chunkCols(oElt)},
+                              oElt)
+                       : st.qTile;
   return st;
 }
 
@@ -246,7 +296,7 @@ Value boxView(OpBuilder &b, Location loc, Value buffer, Value slot,
                                        b.getIndexAttr(0), b.getIndexAttr(0)};
   SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
                                      b.getIndexAttr(type.getDimSize(2)),
-                                     b.getIndexAttr(kChunkCols)};
+                                     b.getIndexAttr(type.getDimSize(3))};
   SmallVector<OpFoldResult> ones(4, b.getIndexAttr(1));
   return memref::SubViewOp::create(b, loc, buffer, offsets, sizes, ones);
 }
@@ -256,11 +306,28 @@ Value boxView(OpBuilder &b, Location loc, Value buffer, Value slot,
 void copyTile(OpBuilder &b, Location loc, Value desc, Value buffer, Value slot,
               Value bars, Value barId, Value row, Value head, Value batch,
               int64_t chunks) {
+  int64_t cols = cast<MemRefType>(buffer.getType()).getDimSize(3);
   for (int64_t c = 0; c < chunks; ++c) {
-    Value col = arith::ConstantIndexOp::create(b, loc, c * kChunkCols);
+    Value col = arith::ConstantIndexOp::create(b, loc, c * cols);
     nvgpu::TmaAsyncLoadOp::create(b, loc, boxView(b, loc, buffer, slot, c),
                                   bars, desc, ValueRange{col, row, head, batch},
                                   barId, Value(), Value());
+  }
+}
+
+/// TMA copies of keys [key, key + BLOCK_N) of an FP8 V^T (all D rows) into
+/// stage `slot` of `buffer`, 128 keys per copy.
+void copyTransposedTile(OpBuilder &b, Location loc, Value desc, Value buffer,
+                        Value slot, Value bars, Value key, Value head,
+                        Value batch) {
+  Value d0 = arith::ConstantIndexOp::create(b, loc, 0);
+  int64_t keyChunks = cast<MemRefType>(buffer.getType()).getDimSize(1);
+  for (int64_t c = 0; c < keyChunks; ++c) {
+    Value at = arith::AddIOp::create(
+        b, loc, key, arith::ConstantIndexOp::create(b, loc, c * kFP8KeyChunk));
+    nvgpu::TmaAsyncLoadOp::create(b, loc, boxView(b, loc, buffer, slot, c),
+                                  bars, desc, ValueRange{at, d0, head, batch},
+                                  slot, Value(), Value());
   }
 }
 
@@ -328,28 +395,33 @@ void buildProducer(OpBuilder &b, Location loc, CtaNest nest,
   // Nk as zeros.
   nvgpu::MBarrierArriveExpectTxOp::create(
       b, loc, st.full,
-      arith::ConstantIndexOp::create(b, loc, 2 * s.tileBytes()), slot, Value());
+      arith::ConstantIndexOp::create(b, loc, s.kBytes() + s.vBytes()), slot,
+      Value());
   Value row = arith::MulIOp::create(
       b, loc, kb, arith::ConstantIndexOp::create(b, loc, s.blockN));
   OnlineAttentionOp step = nest.step;
   copyTile(b, loc, desc[1], st.k, slot, st.full, slot, row, step.getKvHead(),
            step.getBatch(), s.chunks);
-  copyTile(b, loc, desc[2], st.v, slot, st.full, slot, row, step.getKvHead(),
-           step.getBatch(), s.chunks);
+  if (s.fp8())
+    copyTransposedTile(b, loc, desc[2], st.v, slot, st.full, row,
+                       step.getKvHead(), step.getBatch());
+  else
+    copyTile(b, loc, desc[2], st.v, slot, st.full, slot, row, step.getKvHead(),
+             step.getBatch(), s.chunks);
 }
 
-/// [C, BLOCK_N, 64] view of stage `slot` of a K/V ring.
+/// The tile of stage `slot` of a K/V ring (the ring without its first
+/// dimension).
 Value stageTile(OpBuilder &b, Location loc, Value ring, Value slot) {
   auto type = cast<MemRefType>(ring.getType());
   SmallVector<OpFoldResult> offsets = {slot, b.getIndexAttr(0),
                                        b.getIndexAttr(0), b.getIndexAttr(0)};
   SmallVector<OpFoldResult> sizes = {
       b.getIndexAttr(1), b.getIndexAttr(type.getDimSize(1)),
-      b.getIndexAttr(type.getDimSize(2)), b.getIndexAttr(kChunkCols)};
+      b.getIndexAttr(type.getDimSize(2)), b.getIndexAttr(type.getDimSize(3))};
   SmallVector<OpFoldResult> ones(4, b.getIndexAttr(1));
   auto tileType = memref::SubViewOp::inferRankReducedResultType(
-      {type.getDimSize(1), type.getDimSize(2), kChunkCols}, type, offsets,
-      sizes, ones);
+      type.getShape().drop_front(), type, offsets, sizes, ones);
   return memref::SubViewOp::create(b, loc, tileType, ring, offsets, sizes,
                                    ones);
 }
@@ -371,7 +443,8 @@ void rewriteConsumerLoop(scf::ForOp loop, const PipelineShape &s,
       b, loc, step.getM().getType(), step.getL().getType(),
       step.getAcc().getType(), st.qTile, stageTile(b, loc, st.k, slot),
       stageTile(b, loc, st.v, slot), step.getKPos(), numKeys, step.getQPos(),
-      step.getCausalOffset(), step.getM(), step.getL(), step.getAcc(),
+      step.getCausalOffset(), step.getQkDescale(), step.getM(), step.getL(),
+      step.getAcc(),
       step.getScaleAttr(), b.getI64IntegerAttr(s.headDim), step.getMaskAttr());
   step.replaceAllUsesWith(mma.getResults());
   step.erase();
@@ -454,7 +527,9 @@ LogicalResult bindTile(scf::ForallOp cta, scf::ForOp loop,
       getUsedValuesDefinedAbove(region, used);
     if (llvm::none_of(used, [&](Value v) { return dependent.contains(v); }))
       continue;
-    if (!isMemoryEffectFree(&op)) // re-running it per tile would repeat it
+    // Re-running it per tile would repeat its effect; reading an input
+    // (FP8's descales) again is harmless.
+    if (!isMemoryEffectFree(&op) && !isa<memref::LoadOp>(op))
       return op.emitOpError("attn-async-pipeline: persistent-ctas re-creates "
                             "the per-tile values of the CTA body, which must "
                             "be free of side effects");
@@ -471,6 +546,44 @@ LogicalResult bindTile(scf::ForallOp cta, scf::ForOp loop,
   return success();
 }
 
+/// FP8 markers agree: f8E4M3FN tiles exactly when every step has a
+/// qk_descale and the epilogue a v_descale (the lowering scales P, O and
+/// LSE by them).
+LogicalResult checkDescales(CtaNest nest, const PipelineShape &s) {
+  bool agree = s.fp8() == bool(nest.epilogue.getVDescale());
+  for (scf::ForOp loop : nest.loops)
+    agree &= s.fp8() == bool(stepOf(loop).getQkDescale());
+  if (agree)
+    return success();
+  return nest.cta.emitOpError("attn-async-pipeline: the steps' qk_descale "
+                              "and the epilogue's v_descale must be given "
+                              "exactly when the tiles are f8E4M3FN, but the "
+                              "tiles are ")
+         << s.elt;
+}
+
+/// What the FP8 tensor-core step needs: V stored as V^T (the MMA reads FP8
+/// B operands K-major only) and whole 128-key rows of it per K/V block.
+/// BLOCK_N 256 (two rows of V^T) hung on the H200 and is refused until it
+/// is understood.
+LogicalResult checkFP8(CtaNest nest, const PipelineShape &s) {
+  if (!isTransposedV(nest.step.getV()))
+    return nest.cta.emitOpError(
+               "attn-async-pipeline: FP8 on tensor cores reads V as V^T: "
+               "operand 'v' needs unit stride along Nk (stored [B, Hkv, D, "
+               "Nk]), but got ")
+           << nest.step.getV().getType();
+  if (s.blockN != kFP8KeyChunk)
+    return nest.cta.emitOpError("attn-async-pipeline: FP8 needs BLOCK_N = "
+                                "128 (one row of V^T per block), but got ")
+           << s.blockN;
+  if (s.headDim % 16 != 0)
+    return nest.cta.emitOpError("attn-async-pipeline: FP8 needs D a multiple "
+                                "of 16, but got ")
+           << s.headDim;
+  return success();
+}
+
 /// Stages that fit shared memory: at most `requested` (0: up to 4 for
 /// D <= 64, else 3), at least 2.
 FailureOr<int64_t> chooseStages(PipelineShape s, int64_t requested,
@@ -480,7 +593,8 @@ FailureOr<int64_t> chooseStages(PipelineShape s, int64_t requested,
                            "per D) or at least 2, but got ")
            << requested;
   int64_t want = requested > 0 ? requested : (s.chunks == 1 ? 4 : 3);
-  int64_t fit = (kMaxSharedBytes - s.qBytes()) / (2 * s.tileBytes());
+  int64_t fit = (kMaxSharedBytes - s.qBytes() - s.stagingBytes()) /
+                (s.kBytes() + s.vBytes());
   if (fit >= 2)
     return std::min(want, fit);
   s.stages = 2;
@@ -497,16 +611,20 @@ struct AttnAsyncPipelinePass
     OnlineAttentionOp step = nest.step;
     auto qType = cast<VectorType>(nest.loadQ.getResult().getType());
     int64_t d = qType.getDimSize(1);
+    Type elt = qType.getElementType();
     PipelineShape s{qType.getDimSize(0),
                     static_cast<int64_t>(step.getBlockN()),
                     d,
-                    static_cast<int64_t>(llvm::divideCeil(d, kChunkCols)),
+                    llvm::divideCeil(d, chunkCols(elt)),
                     0,
-                    qType.getElementType()};
-    if (!s.elt.isF16() && !s.elt.isBF16())
+                    elt};
+    if (!s.elt.isF16() && !s.elt.isBF16() && !s.fp8())
       return nest.cta.emitOpError("attn-async-pipeline: tensor cores take "
-                                  "f16 or bf16 here, not ")
+                                  "f16, bf16 or f8E4M3FN here, not ")
              << s.elt;
+    if (failed(checkDescales(nest, s)) ||
+        (s.fp8() && failed(checkFP8(nest, s))))
+      return failure();
     if (s.blockM % 64 != 0 || s.blockM / 64 > kMaxConsumerWarpgroups)
       return nest.cta.emitOpError("attn-async-pipeline: BLOCK_M must be 64, "
                                   "128 or 192 (one to three consumer "
@@ -542,11 +660,14 @@ struct AttnAsyncPipelinePass
     SmallVector<Value> desc = {
         createDescriptor(host, loc, nest.loadQ.getSource(), s.blockM),
         createDescriptor(host, loc, step.getK(), s.blockN),
-        createDescriptor(host, loc, step.getV(), s.blockN)};
+        s.fp8() ? createTransposedDescriptor(host, loc, step.getV(), d)
+                : createDescriptor(host, loc, step.getV(), s.blockN)};
 
     // CTA prologue: shared memory, barriers.
     OpBuilder b(nest.loops.front());
-    SharedState st = allocateShared(b, loc, s);
+    SharedState st = allocateShared(
+        b, loc, s,
+        cast<MemRefType>(nest.epilogue.getO().getType()).getElementType());
     bool persistent = persistentCtas > 0;
     createBarriers(b, loc, s, 128 * groups, persistent, st);
     Value numTiles;
@@ -589,7 +710,7 @@ struct AttnAsyncPipelinePass
     for (scf::ForOp loop : nest.loops)
       loop->moveBefore(dest, at);
     nest.epilogue->moveBefore(dest, at);
-    nest.epilogue.getStagingMutable().assign(st.qTile);
+    nest.epilogue.getStagingMutable().assign(st.staging);
     if (tmaStore)
       nest.epilogue.getOMapMutable().assign(createDescriptor(
           host, loc, nest.epilogue.getO(), kWarpgroupRows));
@@ -641,7 +762,8 @@ struct AttnAsyncPipelinePass
   }
 
   void runOnOperation() override {
-    if (failed(checkNoHostOnlyTiles(getOperation(), "attn-async-pipeline")))
+    if (failed(checkNoHostOnlyTiles(getOperation(), "attn-async-pipeline",
+                                    /*allowFP8=*/true)))
       return signalPassFailure();
     SmallVector<std::pair<scf::ForallOp, LoadTileOp>> ctas;
     getOperation().walk([&](LoadTileOp load) {

@@ -375,7 +375,11 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
       return failure();
     int64_t d = fwd.headDim;
     int64_t nq = cast<MemRefType>(fwd.q.getType()).getDimSize(2);
-    int64_t bn = blockN ? int64_t(blockN) : tensorCoreBlockN(d);
+    int64_t bn =
+        blockN ? int64_t(blockN)
+               : tensorCoreBlockN(d, isa<Float8E4M3FNType>(
+                                         cast<MemRefType>(fwd.q.getType())
+                                             .getElementType()));
     int64_t bm = blockM ? int64_t(blockM)
                         : tensorCoreBlockM(d, bn,
                                            ShapedType::isDynamic(nq)

@@ -18,14 +18,16 @@ static bool isFP8Tile(Operation *op) {
   return false;
 }
 
-LogicalResult attn::checkNoHostOnlyTiles(Operation *root, StringRef pass) {
+LogicalResult attn::checkNoHostOnlyTiles(Operation *root, StringRef pass,
+                                         bool allowFP8) {
   WalkResult res = root->walk([&](Operation *op) {
-    if (isFP8Tile(op))
+    if (!allowFP8 && isFP8Tile(op))
       return WalkResult(op->emitOpError()
                         << "is FP8 (an f8E4M3FN tile or its descale), but "
                         << pass
-                        << " has no FP8 lowering yet: FP8 attention runs on "
-                           "the host only (attn-to-cpu)");
+                        << " has no FP8 lowering: FP8 attention runs on "
+                           "the host (attn-to-cpu) and the tensor-core path "
+                           "(attn-async-pipeline)");
     auto epilogue = dyn_cast<EpilogueOp>(op);
     bool splitKV =
         isa<CombineStepOp>(op) ||

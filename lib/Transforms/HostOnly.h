@@ -1,10 +1,10 @@
 //===- HostOnly.h - tile ops with a host lowering only ----------*- C++ -*-===//
 //
-// FP8 attention (f8E4M3FN tiles, descales on the step and epilogue), f32
-// attention, split-KV (attn-split-kv: attn.combine_step, an fp32
+// f32 attention, split-KV (attn-split-kv: attn.combine_step, an fp32
 // attn.epilogue into the workspace) and GQA packing (gqa_pack > 1) lower to
-// the host so far; the GPU passes after attn-tile refuse them with this
-// check.
+// the host so far, and FP8 attention (f8E4M3FN tiles, descales on the step
+// and epilogue) to the host and the tensor-core path; the GPU passes after
+// attn-tile refuse what they cannot lower with this check.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,9 +15,10 @@
 
 namespace mlir::attn {
 
-/// Fails with an error naming `pass` on the first FP8, f32, split-KV or
-/// GQA-packed tile op under `root`.
-LogicalResult checkNoHostOnlyTiles(Operation *root, StringRef pass);
+/// Fails with an error naming `pass` on the first f32, split-KV or
+/// GQA-packed tile op under `root`, and on FP8 ones unless `allowFP8`.
+LogicalResult checkNoHostOnlyTiles(Operation *root, StringRef pass,
+                                   bool allowFP8 = false);
 
 } // namespace mlir::attn
 

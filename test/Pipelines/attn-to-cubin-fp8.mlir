@@ -1,23 +1,29 @@
-// attn-to-cubin has no FP8 lowering yet (issue 11: e4m3 WGMMA is later work):
-// an FP8 attn.attention is refused with an error on both kernel paths, never
-// a crash and never a kernel silently computed in another precision. The
-// host pipeline (attn-to-cpu) lowers it.
-// RUN: not attn-opt %s --attn-to-cubin="chip=sm_90a format=none" 2>&1 | FileCheck %s --check-prefix=WGMMA
+// FP8 (e4m3) on sm_90a takes the tensor-core path (FlashAttention-3 section
+// 3.3): both GEMMs are e4m3 wgmma k32 (QK^T from shared memory, P V with P
+// in registers), P is converted with cvt.rn.satfinite.e4m3x2 and moved
+// into the A layout with quad shuffles and byte permutes. An FP8 call is
+// never silently computed in another precision: the CUDA-core path refuses
+// it. The host pipeline lowers it too.
+// RUN: attn-opt %s --attn-to-cubin="chip=sm_90a format=isa" | FileCheck %s --check-prefix=PTX
 // RUN: not attn-opt %s --attn-to-cubin="chip=sm_90a path=fma format=none" 2>&1 | FileCheck %s --check-prefix=FMA
 // RUN: attn-opt %s --attn-to-cpu | FileCheck %s --check-prefix=CPU
 
-// WGMMA: attn-to-cubin-fp8.mlir:[[# @LINE + 9]]:3: error: 'attn.load_tile' op is FP8 (an f8E4M3FN tile or its descale), but attn-async-pipeline has no FP8 lowering yet: FP8 attention runs on the host only (attn-to-cpu)
-// FMA: attn-to-cubin-fp8.mlir:[[# @LINE + 8]]:3: error: 'attn.load_tile' op is FP8 (an f8E4M3FN tile or its descale), but attn-distribute-rows has no FP8 lowering yet: FP8 attention runs on the host only (attn-to-cpu)
+// PTX: wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {{.*}}, %rd{{[0-9]+}}, %rd{{[0-9]+}}, p, 1, 1;
+// PTX: cvt.rn.satfinite.e4m3x2.f32
+// PTX: shfl.sync.idx.b32
+// PTX: prmt.b32
+// PTX: wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {{.*}}, {{{.*}}}, %rd{{[0-9]+}}, 1, 1, 1;
+// PTX-NOT: .bf16.bf16
+// FMA: error: 'attn.load_tile' op is FP8 (an f8E4M3FN tile or its descale), but attn-distribute-rows has no FP8 lowering
 // FP8 data is moved as i8 on the host.
 // CPU: llvm.func @fp8
-// CPU: llvm.load {{.*}} -> vector<64xi8>
 // CPU-NOT: f8E4M3FN
-func.func @fp8(%q: memref<1x4x64x64xf8E4M3FN>, %k: memref<1x2x64x64xf8E4M3FN>,
-               %v: memref<1x2x64x64xf8E4M3FN>, %o: memref<1x4x64x64xbf16>,
+!q = memref<1x4x256x128xf8E4M3FN>
+!v = memref<1x2x256x128xf8E4M3FN, strided<[65536, 32768, 1, 256]>>
+func.func @fp8(%q: !q, %k: memref<1x2x256x128xf8E4M3FN>, %v: !v, %o: memref<1x4x256x128xbf16>,
                %qd: memref<1x2xf32>, %kd: memref<1x2xf32>, %vd: memref<1x2xf32>) {
-  attn.attention ins(%q, %k, %v : memref<1x4x64x64xf8E4M3FN>,
-                     memref<1x2x64x64xf8E4M3FN>, memref<1x2x64x64xf8E4M3FN>)
-                 outs(%o : memref<1x4x64x64xbf16>)
+  attn.attention ins(%q, %k, %v : !q, memref<1x2x256x128xf8E4M3FN>, !v)
+                 outs(%o : memref<1x4x256x128xbf16>)
                  descale(%qd, %kd, %vd : memref<1x2xf32>, memref<1x2xf32>,
                          memref<1x2xf32>) {causal}
   return

@@ -57,3 +57,31 @@ func.func @side(%q: memref<1x4x256x64xbf16>, %k: memref<1x2x256x64xbf16>,
                  outs(%o : memref<1x4x256x64xbf16>) lse(%lse : memref<1x4x256xf32>) {causal}
   return
 }
+
+// -----
+
+// FP8 reads V as V^T (unit stride along Nk): a row-major V is refused, as
+// is any BLOCK_N but 128 (256 hung on the H200; not yet understood).
+// RUN: not attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=128" --attn-causal-split --attn-async-pipeline 2>&1 | FileCheck %s --check-prefix=FP8V
+// RUN: not attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=256" --attn-causal-split --attn-async-pipeline 2>&1 | FileCheck %s --check-prefix=FP8BN
+// FP8V: error: 'scf.forall' op attn-async-pipeline: FP8 on tensor cores reads V as V^T: operand 'v' needs unit stride along Nk (stored [B, Hkv, D, Nk]), but got 'memref<1x2x256x128xf8E4M3FN>'
+// FP8BN: error: 'scf.forall' op attn-async-pipeline: FP8 needs BLOCK_N = 128 (one row of V^T per block), but got 256
+func.func @fp8_row_major_v(%q: memref<1x2x256x128xf8E4M3FN>, %k: memref<1x2x256x128xf8E4M3FN>,
+                           %v: memref<1x2x256x128xf8E4M3FN>, %o: memref<1x2x256x128xbf16>,
+                           %d: memref<1x2xf32>) {
+  attn.attention ins(%q, %k, %v : memref<1x2x256x128xf8E4M3FN>, memref<1x2x256x128xf8E4M3FN>, memref<1x2x256x128xf8E4M3FN>)
+                 outs(%o : memref<1x2x256x128xbf16>)
+                 descale(%d, %d, %d : memref<1x2xf32>, memref<1x2xf32>, memref<1x2xf32>)
+  return
+}
+
+// -----
+
+!vt = memref<1x2x256x128xf8E4M3FN, strided<[65536, 32768, 1, 256]>>
+func.func @fp8_block_n(%q: memref<1x2x256x128xf8E4M3FN>, %k: memref<1x2x256x128xf8E4M3FN>,
+                       %v: !vt, %o: memref<1x2x256x128xbf16>, %d: memref<1x2xf32>) {
+  attn.attention ins(%q, %k, %v : memref<1x2x256x128xf8E4M3FN>, memref<1x2x256x128xf8E4M3FN>, !vt)
+                 outs(%o : memref<1x2x256x128xbf16>)
+                 descale(%d, %d, %d : memref<1x2xf32>, memref<1x2xf32>, memref<1x2xf32>)
+  return
+}

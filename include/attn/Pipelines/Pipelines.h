@@ -127,13 +127,14 @@ struct CubinPipelineOptions : PassPipelineOptions<CubinPipelineOptions> {
 KernelPath resolvePath(KernelPath path, llvm::StringRef chip);
 
 /// Block sizes a path uses where none are given (0): BLOCK_N = `blockN`
-/// when given, else 128 for D <= 128 and 64 above on wgmma; BLOCK_M = 192
+/// when given, else 128 for D <= 128 or `fp8`, and 64 above on wgmma; BLOCK_M = 192
 /// (three consumer warpgroups) for D <= 64 and BLOCK_N <= 128 unless a
 /// static Nq pads badly, else 128 (two) (Attn.h, tensorCoreBlockM/N); fma
 /// 64 x 16.
 std::pair<int64_t, int64_t>
 defaultBlockSizes(KernelPath path, int64_t headDim,
-                  std::optional<int64_t> seqLenQ, int64_t blockN = 0);
+                  std::optional<int64_t> seqLenQ, int64_t blockN = 0,
+                  bool fp8 = false);
 
 void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
 void buildCubinPipeline(OpPassManager &pm, const CubinPipelineOptions &options);

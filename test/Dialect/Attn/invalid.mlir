@@ -973,7 +973,7 @@ func.func @mma_head_dim(%q: !qs, %k: !kvs, %i: index, %m: !m, %acc: !acc) {
 !m = vector<128xf32>
 !acc = vector<128x128xf32>
 func.func @mma_dtype(%q: !qs, %k: !kvs, %i: index, %m: !m, %acc: !acc) {
-  // expected-error @+1 {{operand 'q' element type must be f16 or bf16, but got 'f32'}}
+  // expected-error @+1 {{operand 'q' element type must be f16, bf16 or f8E4M3FN, but got 'f32'}}
   %a, %b, %c = attn.online_attention_mma q(%q : !qs) kv(%k, %k : !kvs, !kvs) keys(%i, %i) rows(%i)
       state(%m, %m, %acc : !m, !m, !acc) {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 1.0 : f32}
   return
@@ -986,7 +986,7 @@ func.func @mma_dtype(%q: !qs, %k: !kvs, %i: index, %m: !m, %acc: !acc) {
 !m = vector<100xf32>
 !acc = vector<100x128xf32>
 func.func @mma_block_m(%q: !qs, %k: !kvs, %i: index, %m: !m, %acc: !acc) {
-  // expected-error @+1 {{operand 'q' must be a [C, BLOCK_M, 64] tile with BLOCK_M a multiple of 64}}
+  // expected-error @+1 {{operand 'q' must be a [C, BLOCK_M, 128 bytes] tile with BLOCK_M a multiple of 64}}
   %a, %b, %c = attn.online_attention_mma q(%q : !qs) kv(%k, %k : !kvs, !kvs) keys(%i, %i) rows(%i)
       state(%m, %m, %acc : !m, !m, !acc) {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 1.0 : f32}
   return
@@ -999,7 +999,7 @@ func.func @mma_block_m(%q: !qs, %k: !kvs, %i: index, %m: !m, %acc: !acc) {
 !m = vector<128xf32>
 !acc = vector<128x128xf32>
 func.func @mma_q_chunks(%q: !qs, %k: !kvs, %i: index, %m: !m, %acc: !acc) {
-  // expected-error @+1 {{operand 'q' must be a workgroup-memory tile [2, 128, 64] of 'bf16' (D = 128 in 64-column chunks), but got 'memref<1x128x64xbf16, #gpu.address_space<workgroup>>'}}
+  // expected-error @+1 {{operand 'q' must be a workgroup-memory tile [2, 128, 64] of 'bf16' (128 columns in 64-column chunks), but got 'memref<1x128x64xbf16, #gpu.address_space<workgroup>>'}}
   %a, %b, %c = attn.online_attention_mma q(%q : !qs) kv(%k, %k : !kvs, !kvs) keys(%i, %i) rows(%i)
       state(%m, %m, %acc : !m, !m, !acc) {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 1.0 : f32}
   return
@@ -1012,7 +1012,7 @@ func.func @mma_q_chunks(%q: !qs, %k: !kvs, %i: index, %m: !m, %acc: !acc) {
 !m = vector<128xf32>
 !acc = vector<128x128xf32>
 func.func @mma_kv_global(%q: !qs, %k: !kvs, %i: index, %m: !m, %acc: !acc) {
-  // expected-error @+1 {{operand 'k' must be a workgroup-memory tile [2, 64, 64] of 'bf16' (D = 128 in 64-column chunks), but got 'memref<2x64x64xbf16>'}}
+  // expected-error @+1 {{operand 'k' must be a workgroup-memory tile [2, 64, 64] of 'bf16' (128 columns in 64-column chunks), but got 'memref<2x64x64xbf16>'}}
   %a, %b, %c = attn.online_attention_mma q(%q : !qs) kv(%k, %k : !kvs, !kvs) keys(%i, %i) rows(%i)
       state(%m, %m, %acc : !m, !m, !acc) {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 1.0 : f32}
   return
@@ -1025,8 +1025,63 @@ func.func @mma_kv_global(%q: !qs, %k: !kvs, %i: index, %m: !m, %acc: !acc) {
 !m = vector<128xf32>
 !acc = vector<128x128xf32>
 func.func @mma_block_n(%q: !qs, %k: !kvs, %i: index, %m: !m, %acc: !acc) {
-  // expected-error @+1 {{operand 'k' must be a [C, BLOCK_N, 64] tile with BLOCK_N a multiple of 16 in [16, 256]}}
+  // expected-error @+1 {{operand 'k' must be a [C, BLOCK_N, 128 bytes] tile with BLOCK_N a multiple of 16 in [16, 256]}}
   %a, %b, %c = attn.online_attention_mma q(%q : !qs) kv(%k, %k : !kvs, !kvs) keys(%i, %i) rows(%i)
+      state(%m, %m, %acc : !m, !m, !acc) {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 1.0 : f32}
+  return
+}
+
+// -----
+
+// FP8 tiles: 128-column chunks, BLOCK_N a multiple of 128, V^T in 'v', and
+// qk_descale exactly with f8E4M3FN.
+!qs = memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+!ks = memref<1x64x128xf8E4M3FN, #gpu.address_space<workgroup>>
+!m = vector<128xf32>
+!acc = vector<128x128xf32>
+func.func @mma_fp8_block_n(%q: !qs, %k: !ks, %i: index, %d: f32, %m: !m, %acc: !acc) {
+  // expected-error @+1 {{operand 'k' must be a [C, BLOCK_N, 128 bytes] tile with BLOCK_N a multiple of 128 in [128, 256], but got 'memref<1x64x128xf8E4M3FN, #gpu.address_space<workgroup>>'}}
+  %a, %b, %c = attn.online_attention_mma q(%q : !qs) kv(%k, %k : !ks, !ks) keys(%i, %i) rows(%i) descale(%d)
+      state(%m, %m, %acc : !m, !m, !acc) {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 1.0 : f32}
+  return
+}
+
+// -----
+
+!qs = memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+!ks = memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+!vs = memref<1x64x128xf8E4M3FN, #gpu.address_space<workgroup>>
+!m = vector<128xf32>
+!acc = vector<128x64xf32>
+func.func @mma_fp8_v_not_transposed(%q: !qs, %k: !ks, %v: !vs, %i: index, %d: f32, %m: !m, %acc: !acc) {
+  // expected-error @+1 {{operand 'v' must be a workgroup-memory tile [1, 64, 128] of 'f8E4M3FN' (128 columns in 128-column chunks), but got 'memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>'}}
+  %a, %b, %c = attn.online_attention_mma q(%q : !qs) kv(%k, %k : !ks, !ks) keys(%i, %i) rows(%i) descale(%d)
+      state(%m, %m, %acc : !m, !m, !acc) {head_dim = 64 : i64, mask = #attn.mask<none>, scale = 1.0 : f32}
+  return
+}
+
+// -----
+
+!qs = memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+!ks = memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+!m = vector<128xf32>
+!acc = vector<128x128xf32>
+func.func @mma_fp8_no_descale(%q: !qs, %k: !ks, %i: index, %m: !m, %acc: !acc) {
+  // expected-error @+1 {{operand 'qk_descale' must be present exactly when the tiles are f8E4M3FN}}
+  %a, %b, %c = attn.online_attention_mma q(%q : !qs) kv(%k, %k : !ks, !ks) keys(%i, %i) rows(%i)
+      state(%m, %m, %acc : !m, !m, !acc) {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 1.0 : f32}
+  return
+}
+
+// -----
+
+!qs = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+!kvs = memref<2x64x64xbf16, #gpu.address_space<workgroup>>
+!m = vector<128xf32>
+!acc = vector<128x128xf32>
+func.func @mma_bf16_descale(%q: !qs, %k: !kvs, %i: index, %d: f32, %m: !m, %acc: !acc) {
+  // expected-error @+1 {{operand 'qk_descale' must be present exactly when the tiles are f8E4M3FN}}
+  %a, %b, %c = attn.online_attention_mma q(%q : !qs) kv(%k, %k : !kvs, !kvs) keys(%i, %i) rows(%i) descale(%d)
       state(%m, %m, %acc : !m, !m, !acc) {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 1.0 : f32}
   return
 }
@@ -1098,25 +1153,15 @@ func.func @epilogue_staging(%m: !m, %acc: !acc, %o: memref<1x2x256x128xbf16>, %i
 
 // -----
 
-// The tensor-core epilogue (staging) has no GQA packing and no FP8 descale
-// (their lowerings are host-only): refused rather than ignored.
+// The tensor-core epilogue (staging) has no GQA packing (its lowering is
+// host-only): refused rather than ignored. (A v_descale is FP8's, which the
+// tensor-core path lowers: ops.mlir.)
 !m = vector<128xf32>
 !acc = vector<128x128xf32>
 !st = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
 func.func @epilogue_staging_packed(%m: !m, %acc: !acc, %o: memref<1x2x256x128xbf16>, %i: index, %s: !st) {
-  // expected-error @+1 {{operand 'staging' (the tensor-core epilogue) takes neither gqa_pack > 1 nor a v_descale}}
+  // expected-error @+1 {{operand 'staging' (the tensor-core epilogue) does not take gqa_pack > 1}}
   attn.epilogue state(%m, %m, %acc : !m, !m, !acc) to %o[%i, %i, %i, %i] staging(%s : !st) {gqa_pack = 2 : i64} : memref<1x2x256x128xbf16>
-  return
-}
-
-// -----
-
-!m = vector<128xf32>
-!acc = vector<128x128xf32>
-!st = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
-func.func @epilogue_staging_descale(%m: !m, %acc: !acc, %o: memref<1x2x256x128xbf16>, %i: index, %s: !st, %vd: f32) {
-  // expected-error @+1 {{operand 'staging' (the tensor-core epilogue) takes neither gqa_pack > 1 nor a v_descale}}
-  attn.epilogue state(%m, %m, %acc : !m, !m, !acc) to %o[%i, %i, %i, %i] staging(%s : !st) descale(%vd) : memref<1x2x256x128xbf16>
   return
 }
 

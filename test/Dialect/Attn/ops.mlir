@@ -352,6 +352,31 @@ func.func @hopper(%q: !qs, %k: !kvs, %v: !kvs, %kpos: index, %nk: index,
 
 // -----
 
+// The FP8 Hopper forms: 128-column chunks, V^T in 'v' ([BLOCK_N / 128, D,
+// 128]), the step's qk_descale, and the epilogue's v_descale with a bf16
+// staging tile of its own.
+!qs = memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+!ks = memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+!vts = memref<1x64x128xf8E4M3FN, #gpu.address_space<workgroup>>
+!st = memref<1x128x64xbf16, #gpu.address_space<workgroup>>
+// CHECK-LABEL: func.func @hopper_fp8
+func.func @hopper_fp8(%q: !qs, %k: !ks, %v: !vts, %kpos: index, %nk: index,
+                      %qpos: index, %qk: f32, %vd: f32, %m: vector<128xf32>,
+                      %acc: vector<128x64xf32>, %s: !st,
+                      %o: memref<1x2x256x64xbf16>, %b: index) {
+  // CHECK: attn.online_attention_mma {{.*}} keys(%{{.*}}, %{{.*}}) rows(%{{.*}}) descale(%{{.*}}) state(
+  %m1, %l1, %a1 = attn.online_attention_mma q(%q : !qs) kv(%k, %v : !ks, !vts)
+      keys(%kpos, %nk) rows(%qpos) descale(%qk)
+      state(%m, %m, %acc : vector<128xf32>, vector<128xf32>, vector<128x64xf32>)
+      {head_dim = 64 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
+  // CHECK: attn.epilogue {{.*}} staging(%{{.*}} : memref<1x128x64xbf16, #gpu.address_space<workgroup>>) descale(%{{.*}})
+  attn.epilogue state(%m1, %l1, %a1 : vector<128xf32>, vector<128xf32>, vector<128x64xf32>)
+      to %o[%b, %b, %qpos, %b] staging(%s : !st) descale(%vd) : memref<1x2x256x64xbf16>
+  return
+}
+
+// -----
+
 // The backward: GQA 4/2, causal, explicit scale, FlashAttention's
 // [B, N, H, D] layout seen as [B, H, N, D] (strided views, unit D stride).
 !qg = memref<2x4x96x64xbf16, strided<[24576, 64, 256, 1], offset: ?>>

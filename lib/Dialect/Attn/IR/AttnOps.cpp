@@ -72,8 +72,10 @@ constexpr int64_t kMaxLength = INT32_MAX;
 
 /// What every memref of the attn ops must be: a strided view (MLIR's memref
 /// descriptor: offset, sizes, strides) of global memory, with unit stride
-/// along D (the last dimension of a rank-4 operand) where it is static.
-LogicalResult checkMemRef(Operation *op, MemRefType type, StringRef name) {
+/// along D (the last dimension of a rank-4 operand) where it is static, or,
+/// with `allowUnitN` (an FP8 V stored as V^T), unit stride along N.
+LogicalResult checkMemRef(Operation *op, MemRefType type, StringRef name,
+                          bool allowUnitN = false) {
   if (Attribute space = type.getMemorySpace())
     return op->emitOpError()
            << "operand '" << name
@@ -88,13 +90,21 @@ LogicalResult checkMemRef(Operation *op, MemRefType type, StringRef name) {
            << "' must have a strided layout (identity or strided<[...]>), "
               "but got "
            << type.getLayout();
-  if (type.getRank() == 4 && !ShapedType::isDynamic(strides[3]) &&
-      strides[3] != 1)
+  if (type.getRank() != 4 || ShapedType::isDynamic(strides[3]) ||
+      strides[3] == 1)
+    return success();
+  if (!allowUnitN)
     return op->emitOpError() << "operand '" << name
                              << "' must have unit stride along D, but got "
                                 "stride "
                              << strides[3];
-  return success();
+  if (ShapedType::isDynamic(strides[2]) || strides[2] == 1)
+    return success();
+  return op->emitOpError() << "operand '" << name
+                           << "' must have unit stride along D (or, for FP8, "
+                              "along Nk: V^T storage), but got strides "
+                           << strides[2] << " (Nk) and " << strides[3]
+                           << " (D)";
 }
 
 /// Static lengths a launch can cover, and a static size in bytes that 64-bit
@@ -125,13 +135,14 @@ LogicalResult checkExtent(Operation *op, MemRefType type, StringRef name) {
 /// Checks the rank, layout, memory space and static extent of a memref
 /// operand and returns its type.
 FailureOr<MemRefType> checkRank(Operation *op, Value v, StringRef name,
-                                int64_t rank, StringRef layout) {
+                                int64_t rank, StringRef layout,
+                                bool allowUnitN = false) {
   auto type = cast<MemRefType>(v.getType());
   if (type.getRank() != rank)
     return op->emitOpError()
            << "operand '" << name << "' must be a rank-" << rank << " memref "
            << layout << ", but got rank " << type.getRank();
-  if (failed(checkMemRef(op, type, name)) ||
+  if (failed(checkMemRef(op, type, name, allowUnitN)) ||
       failed(checkExtent(op, type, name)))
     return failure();
   return type;
@@ -192,7 +203,9 @@ checkQKV(Operation *op, Value qv, Value kv, Value vv, bool allowFP8) {
   FailureOr<MemRefType> q, k, v;
   if (failed(q = checkRank(op, qv, "q", 4, "[B, Hq, Nq, D]")) ||
       failed(k = checkRank(op, kv, "k", 4, "[B, Hkv, Nk, D]")) ||
-      failed(v = checkRank(op, vv, "v", 4, "[B, Hkv, Nk, D]")))
+      failed(v = checkRank(op, vv, "v", 4, "[B, Hkv, Nk, D]",
+                           allowFP8 && isFP8(cast<MemRefType>(vv.getType())
+                                                 .getElementType()))))
     return failure();
   Type qElt = q->getElementType();
   if (!(qElt.isF32() ||
@@ -566,18 +579,22 @@ LogicalResult checkF32Vector(Operation *op, Type t, StringRef name,
 
 /// A workgroup-memory tile [ceil(D / 64), rows, 64] of `elt`: the chunked
 /// layout TMA writes and the tensor cores read.
+/// Checks that `v` is a workgroup-memory tile [C, rows, 128 bytes] of
+/// `elt`: `cols` (D, or the keys of V^T) in C chunks of 128-byte rows.
 LogicalResult checkSharedTile(Operation *op, Value v, StringRef name,
-                              int64_t rows, int64_t d, Type elt) {
+                              int64_t rows, int64_t cols, Type elt) {
   auto t = cast<MemRefType>(v.getType());
-  int64_t chunks = llvm::divideCeil(d, 64);
+  int64_t chunkCols = 1024 / elt.getIntOrFloatBitWidth();
+  int64_t chunks = llvm::divideCeil(cols, chunkCols);
   auto space = dyn_cast_if_present<gpu::AddressSpaceAttr>(t.getMemorySpace());
   bool shared = space && space.getValue() == gpu::AddressSpace::Workgroup;
   if (!shared || t.getRank() != 3 || t.getElementType() != elt ||
-      t.getShape() != ArrayRef<int64_t>{chunks, rows, 64})
+      t.getShape() != ArrayRef<int64_t>{chunks, rows, chunkCols})
     return op->emitOpError()
            << "operand '" << name << "' must be a workgroup-memory tile ["
-           << chunks << ", " << rows << ", 64] of " << elt << " (D = " << d
-           << " in 64-column chunks), but got " << t;
+           << chunks << ", " << rows << ", " << chunkCols << "] of " << elt
+           << " (" << cols << " columns in " << chunkCols
+           << "-column chunks), but got " << t;
   return success();
 }
 
@@ -667,7 +684,9 @@ LogicalResult OnlineAttentionOp::verify() {
                            << "' must be a [B, Hkv, Nk, D >= " << d
                            << "] memref of " << q.getElementType()
                            << ", but got " << t;
-    if (failed(checkMemRef(*this, t, name)))
+    if (failed(checkMemRef(*this, t, name,
+                           /*allowUnitN=*/name == "v" &&
+                               isFP8(t.getElementType()))))
       return failure();
   }
   if (!isValidBlockN(getBlockN()))
@@ -738,10 +757,10 @@ LogicalResult EpilogueOp::verify() {
     if (oElt.isF32())
       return emitOpError() << "operand 'staging' needs an f16 or bf16 'o', "
                               "but 'o' is f32";
-    // The tensor-core epilogue stores unpacked rows and has no descale.
-    if (getGqaPack() != 1 || getVDescale())
+    // The tensor-core epilogue stores unpacked rows.
+    if (getGqaPack() != 1)
       return emitOpError() << "operand 'staging' (the tensor-core epilogue) "
-                              "takes neither gqa_pack > 1 nor a v_descale";
+                              "does not take gqa_pack > 1";
     if (failed(checkSharedTile(getOperation(), staging, "staging", blockM, d,
                                o.getElementType())))
       return failure();
@@ -980,6 +999,10 @@ int64_t OnlineAttentionMmaOp::getBlockN() {
   return cast<MemRefType>(getK().getType()).getDimSize(1);
 }
 
+bool OnlineAttentionMmaOp::isFP8() {
+  return ::isFP8(cast<MemRefType>(getQ().getType()).getElementType());
+}
+
 LogicalResult OnlineAttentionMmaOp::verify() {
   int64_t d = getHeadDim();
   if (d <= 0 || d > 256 || d % 8 != 0)
@@ -988,28 +1011,38 @@ LogicalResult OnlineAttentionMmaOp::verify() {
                          << d;
   auto q = cast<MemRefType>(getQ().getType());
   Type elt = q.getElementType();
-  if (!elt.isF16() && !elt.isBF16())
-    return emitOpError() << "operand 'q' element type must be f16 or bf16, "
-                            "but got "
+  bool fp8 = ::isFP8(elt);
+  if (!elt.isF16() && !elt.isBF16() && !fp8)
+    return emitOpError() << "operand 'q' element type must be f16, bf16 or "
+                            "f8E4M3FN, but got "
                          << elt;
   if (q.getRank() != 3 || ShapedType::isDynamic(q.getDimSize(1)) ||
       q.getDimSize(1) % 64 != 0)
-    return emitOpError() << "operand 'q' must be a [C, BLOCK_M, 64] tile "
-                            "with BLOCK_M a multiple of 64, but got "
+    return emitOpError() << "operand 'q' must be a [C, BLOCK_M, 128 bytes] "
+                            "tile with BLOCK_M a multiple of 64, but got "
                          << q;
   int64_t blockM = getBlockM();
   if (failed(checkSharedTile(getOperation(), getQ(), "q", blockM, d, elt)))
     return failure();
   auto k = cast<MemRefType>(getK().getType());
   int64_t blockN = k.getRank() == 3 ? k.getDimSize(1) : 0;
-  if (ShapedType::isDynamic(blockN) || blockN <= 0 || blockN % 16 != 0 ||
-      blockN > 256)
-    return emitOpError() << "operand 'k' must be a [C, BLOCK_N, 64] tile with "
-                            "BLOCK_N a multiple of 16 in [16, 256], but got "
-                         << k;
-  if (failed(checkSharedTile(getOperation(), getK(), "k", blockN, d, elt)) ||
-      failed(checkSharedTile(getOperation(), getV(), "v", blockN, d, elt)))
+  int64_t blockNStep = fp8 ? 128 : 16; // FP8: whole 128-key rows of V^T
+  if (ShapedType::isDynamic(blockN) || blockN <= 0 ||
+      blockN % blockNStep != 0 || blockN > 256)
+    return emitOpError() << "operand 'k' must be a [C, BLOCK_N, 128 bytes] "
+                            "tile with BLOCK_N a multiple of "
+                         << blockNStep << " in [" << blockNStep
+                         << ", 256], but got " << k;
+  if (failed(checkSharedTile(getOperation(), getK(), "k", blockN, d, elt)))
     return failure();
+  if (fp8 ? failed(checkSharedTile(getOperation(), getV(), "v", d, blockN,
+                                   elt))
+          : failed(checkSharedTile(getOperation(), getV(), "v", blockN, d,
+                                   elt)))
+    return failure();
+  if (fp8 != static_cast<bool>(getQkDescale()))
+    return emitOpError() << "operand 'qk_descale' must be present exactly "
+                            "when the tiles are f8E4M3FN";
   double scale = getScale().convertToDouble();
   if (!(scale > 0.0) || !std::isfinite(scale))
     return emitOpError() << "attribute 'scale' must be a positive finite "

@@ -81,8 +81,9 @@ inline int64_t tensorCoreBlockM(int64_t headDim, int64_t blockN,
   auto padded = [&](int64_t bm) { return (*seqLenQ + bm - 1) / bm * bm; };
   return padded(192) * 20 <= padded(128) * 21 ? 192 : 128;
 }
-inline int64_t tensorCoreBlockN(int64_t headDim) {
-  return headDim <= 128 ? 128 : 64;
+/// FP8 reads whole 128-key rows of V^T per block.
+inline int64_t tensorCoreBlockN(int64_t headDim, bool fp8 = false) {
+  return headDim <= 128 || fp8 ? 128 : 64;
 }
 } // namespace mlir::attn
 

@@ -647,17 +647,27 @@ def Attn_WarpSpecializeOp : Attn_Op<"warp_specialize", [
 }
 
 def Attn_OnlineAttentionMmaOp : Attn_Op<"online_attention_mma", [
-    MemoryEffects<[MemRead]>,
+    MemoryEffects<[MemRead]>, AttrSizedOperandSegments,
     AllTypesMatch<["m", "new_m"]>, AllTypesMatch<["l", "new_l"]>,
     AllTypesMatch<["acc", "new_acc"]>]> {
   let summary = "one FlashAttention step on tensor cores, tiles in shared memory";
   let description = [{
     The step of `attn.online_attention` (same state, same exp2-domain math)
     with its operands where Hopper's tensor cores read them: `q` is the
-    resident Q tile and `k`, `v` one K/V block, each in workgroup memory as
-    C = ceil(D / 64) chunks of 64 columns (128 bytes per row, written by TMA
-    with the 128-byte swizzle): q is [C, BLOCK_M, 64], k and v
-    [C, BLOCK_N, 64]. Columns at or past `head_dim` are zero.
+    resident Q tile and `k`, `v` one K/V block, each in workgroup memory in
+    chunks of 128-byte rows (written by TMA with the 128-byte swizzle). For
+    f16/bf16, C = ceil(D / 64) chunks of 64 columns: q is [C, BLOCK_M, 64],
+    k and v [C, BLOCK_N, 64]. Columns at or past `head_dim` are zero.
+
+    FP8 (f8E4M3FN, FlashAttention-3 section 3.3): C = ceil(D / 128) chunks
+    of 128 columns, q [C, BLOCK_M, 128] and k [C, BLOCK_N, 128]; v is V^T
+    (the MMA reads FP8 B operands K-major only): [BLOCK_N / 128, D, 128],
+    128 keys per row chunk, so BLOCK_N is a multiple of 128. `qk_descale`
+    (f32, required) is q_descale * k_descale of the KV head: it multiplies S
+    inside the exp2 argument, so the softmax stays fp32. P is quantized to
+    e4m3 for P V, scaled by 2^8 (exact: O and l carry the same factor) so
+    that probabilities down to 2^-17 stay representable next to an
+    attention sink.
 
     The block holds keys `k_pos .. k_pos + BLOCK_N - 1` of `num_keys` (Nk);
     `mask` works as in `attn.online_attention` (`bounds`: keys >= Nk are
@@ -674,6 +684,7 @@ def Attn_OnlineAttentionMmaOp : Attn_Op<"online_attention_mma", [
   let arguments = (ins AnyMemRef:$q, AnyMemRef:$k, AnyMemRef:$v,
                        Index:$k_pos, Index:$num_keys, Index:$q_pos,
                        Optional<Index>:$causal_offset,
+                       Optional<F32>:$qk_descale,
                        AnyVectorOfNonZeroRank:$m, AnyVectorOfNonZeroRank:$l,
                        AnyVectorOfNonZeroRank:$acc,
                        F32Attr:$scale, I64Attr:$head_dim,
@@ -686,6 +697,7 @@ def Attn_OnlineAttentionMmaOp : Attn_Op<"online_attention_mma", [
     `kv` `(` $k `,` $v `:` type($k) `,` type($v) `)`
     `keys` `(` $k_pos `,` $num_keys `)`
     `rows` `(` $q_pos (`,` `causal_offset` $causal_offset^)? `)`
+    (`descale` `(` $qk_descale^ `)`)?
     `state` `(` $m `,` $l `,` $acc `:` type($m) `,` type($l) `,` type($acc) `)`
     attr-dict
   }];
@@ -693,6 +705,8 @@ def Attn_OnlineAttentionMmaOp : Attn_Op<"online_attention_mma", [
   let extraClassDeclaration = [{
     int64_t getBlockM();
     int64_t getBlockN();
+    /// f8E4M3FN tiles (V^T in `v`).
+    bool isFP8();
   }];
 }
 

@@ -1,0 +1,44 @@
+// RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline | FileCheck %s
+
+// FP8 (FlashAttention-3 section 3.3) through the TMA + mbarrier pipeline,
+// D = 128, default tile 128 x 128. An e4m3 row of D is one 128-byte chunk,
+// so Q and K are [1, rows, 128] tiles; the FP8 MMA reads B K-major only, so
+// V arrives stored as V^T (unit stride along Nk) and is read through its
+// transposed [B, H, D, Nk] view in [1, 1, D, 128] boxes: the ring holds
+// [1, D, 128] V^T tiles. O (bf16) is staged in a tile of its own (Q's is
+// half its size). The descales ride on the step and the epilogue.
+// CHECK-LABEL: func.func @fp8
+//  CHECK-SAME:   %[[Q:[a-z0-9]+]]: memref<1x4x?x128xf8E4M3FN{{.*}}>, %[[K:[a-z0-9]+]]: memref<1x2x?x128xf8E4M3FN{{.*}}>, %[[V:[a-z0-9]+]]: memref<1x2x?x128xf8E4M3FN, strided<[?, ?, 1, ?], offset: ?>>
+//       CHECK:   nvgpu.tma.create.descriptor %{{.*}} box[%{{.*}}, %{{.*}}, %c128{{.*}}, %c128{{.*}}] : memref<*xf8E4M3FN> -> <tensor = memref<1x1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>, swizzle = swizzle_128b
+//       CHECK:   nvgpu.tma.create.descriptor %{{.*}} box[%{{.*}}, %{{.*}}, %c128{{.*}}, %c128{{.*}}] : memref<*xf8E4M3FN> -> <tensor = memref<1x1x128x128xf8E4M3FN
+//       CHECK:   %[[VT:.*]] = memref.transpose %[[V]] (d0, d1, d2, d3) -> (d0, d1, d3, d2) : memref<1x2x?x128xf8E4M3FN, strided<[?, ?, 1, ?], offset: ?>> to memref<1x2x128x?xf8E4M3FN, strided<[?, ?, ?, 1], offset: ?>>
+//       CHECK:   %[[VTU:.*]] = memref.cast %[[VT]]
+//       CHECK:   %[[VMAP:.*]] = nvgpu.tma.create.descriptor %[[VTU]] box[%{{.*}}, %{{.*}}, %c128{{.*}}, %c128{{.*}}] : memref<*xf8E4M3FN> -> <tensor = memref<1x1x128x128xf8E4M3FN
+//       CHECK:   scf.forall
+// Q 16 KiB, four stages of K and V^T (16 KiB each), then O's staging.
+//       CHECK:     memref.view %{{.*}}[%c0{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<1x1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+//       CHECK:     memref.view %{{.*}}[%c16384{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<4x1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+//       CHECK:     %[[VRING:.*]] = memref.view %{{.*}}[%c81920{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<4x1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+//       CHECK:     %[[STAGING:.*]] = memref.view %{{.*}}[%c147456{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+//       CHECK:     attn.warp_specialize
+// The producer: one expect_tx for K and V^T (32 KiB), K by rows, V^T by
+// keys (coordinates innermost first: key, 0, head, batch).
+//       CHECK:       nvgpu.mbarrier.arrive.expect_tx %{{.*}}[%{{.*}}], %c32768
+//       CHECK:       %[[KEY:.*]] = arith.muli %{{.*}}, %c128
+//       CHECK:       nvgpu.tma.async.load %{{.*}}[%c0{{.*}}, %[[KEY]], %{{.*}}, %{{.*}}]
+//       CHECK:       %[[KEY0:.*]] = arith.addi %[[KEY]], %c0
+//       CHECK:       %[[VBOX:.*]] = memref.subview %[[VRING]]
+//       CHECK:       nvgpu.tma.async.load %[[VMAP]][%[[KEY0]], %c0{{.*}}, %{{.*}}, %{{.*}}], %{{.*}} to %[[VBOX]]
+//       CHECK:     } consumer {
+//       CHECK:       attn.online_attention_mma q(%{{.*}} : memref<1x128x128xf8E4M3FN{{.*}}>) kv(%{{.*}}, %{{.*}} : memref<1x128x128xf8E4M3FN{{.*}}>, memref<1x128x128xf8E4M3FN{{.*}}>) {{.*}} descale(%{{.*}})
+//       CHECK:       attn.epilogue {{.*}} staging(%[[STAGING]] : memref<2x128x64xbf16, #gpu.address_space<workgroup>>) descale(%{{.*}})
+!q = memref<1x4x?x128xf8E4M3FN, strided<[?, ?, ?, 1], offset: ?>>
+!k = memref<1x2x?x128xf8E4M3FN, strided<[?, ?, ?, 1], offset: ?>>
+!v = memref<1x2x?x128xf8E4M3FN, strided<[?, ?, 1, ?], offset: ?>>
+!o = memref<1x4x?x128xbf16, strided<[?, ?, ?, 1], offset: ?>>
+!d = memref<1x2xf32>
+func.func @fp8(%q: !q, %k: !k, %v: !v, %o: !o, %qd: !d, %kd: !d, %vd: !d) {
+  attn.attention ins(%q, %k, %v : !q, !k, !v) outs(%o : !o)
+                 descale(%qd, %kd, %vd : !d, !d, !d) {causal}
+  return
+}
