@@ -72,8 +72,10 @@ constexpr int64_t kMaxLength = INT32_MAX;
 
 /// What every memref of the attn ops must be: a strided view (MLIR's memref
 /// descriptor: offset, sizes, strides) of global memory, with unit stride
-/// along D (the last dimension of a rank-4 operand) where it is static.
-LogicalResult checkMemRef(Operation *op, MemRefType type, StringRef name) {
+/// along D (the last dimension of a rank-4 operand) where it is static, or
+/// with `vt` (an FP8 V, stored V^T) along D or Nk.
+LogicalResult checkMemRef(Operation *op, MemRefType type, StringRef name,
+                          bool vt = false) {
   if (Attribute space = type.getMemorySpace())
     return op->emitOpError()
            << "operand '" << name
@@ -88,8 +90,14 @@ LogicalResult checkMemRef(Operation *op, MemRefType type, StringRef name) {
            << "' must have a strided layout (identity or strided<[...]>), "
               "but got "
            << type.getLayout();
-  if (type.getRank() == 4 && !ShapedType::isDynamic(strides[3]) &&
-      strides[3] != 1)
+  auto notUnit = [](int64_t s) { return !ShapedType::isDynamic(s) && s != 1; };
+  if (type.getRank() == 4 && vt && notUnit(strides[3]) && notUnit(strides[2]))
+    return op->emitOpError() << "operand '" << name
+                             << "' must have unit stride along D (or, for "
+                                "FP8, along Nk: V^T storage), but got "
+                                "strides ["
+                             << strides[2] << ", " << strides[3] << "]";
+  if (type.getRank() == 4 && !vt && notUnit(strides[3]))
     return op->emitOpError() << "operand '" << name
                              << "' must have unit stride along D, but got "
                                 "stride "
@@ -125,13 +133,14 @@ LogicalResult checkExtent(Operation *op, MemRefType type, StringRef name) {
 /// Checks the rank, layout, memory space and static extent of a memref
 /// operand and returns its type.
 FailureOr<MemRefType> checkRank(Operation *op, Value v, StringRef name,
-                                int64_t rank, StringRef layout) {
+                                int64_t rank, StringRef layout,
+                                bool vt = false) {
   auto type = cast<MemRefType>(v.getType());
   if (type.getRank() != rank)
     return op->emitOpError()
            << "operand '" << name << "' must be a rank-" << rank << " memref "
            << layout << ", but got rank " << type.getRank();
-  if (failed(checkMemRef(op, type, name)) ||
+  if (failed(checkMemRef(op, type, name, vt)) ||
       failed(checkExtent(op, type, name)))
     return failure();
   return type;
@@ -192,7 +201,9 @@ checkQKV(Operation *op, Value qv, Value kv, Value vv, bool allowFP8) {
   FailureOr<MemRefType> q, k, v;
   if (failed(q = checkRank(op, qv, "q", 4, "[B, Hq, Nq, D]")) ||
       failed(k = checkRank(op, kv, "k", 4, "[B, Hkv, Nk, D]")) ||
-      failed(v = checkRank(op, vv, "v", 4, "[B, Hkv, Nk, D]")))
+      failed(v = checkRank(op, vv, "v", 4, "[B, Hkv, Nk, D]",
+                           allowFP8 && isFP8(cast<MemRefType>(vv.getType())
+                                                 .getElementType()))))
     return failure();
   Type qElt = q->getElementType();
   if (!(qElt.isF32() ||
