@@ -116,6 +116,8 @@ typedef struct attn_fwd_args {
   attn_tensor q, k, v, o, lse;
   int32_t causal;
   float softmax_scale;
+  /* Appended for FP8: code compiled against an attn/runtime.h without them
+   * passes a shorter struct and must be rebuilt. */
   attn_tensor q_descale, k_descale, v_descale;
 } attn_fwd_args;
 
