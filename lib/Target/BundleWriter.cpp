@@ -342,6 +342,10 @@ FailureOr<bundle::Param> tensorMapParam(Value arg, const KernelSource &src,
            << AffineMapAttr::get(transpose.getPermutation())
            << "; only (d0, d1, d2, d3) -> (d0, d1, d3, d2) (V^T storage) has "
               "a manifest form";
+  if (transpose && param.operand != Operand::V)
+    return launch.emitOpError("the TMA descriptor of operand '")
+           << bundle::operandName(param.operand)
+           << "' is built from a transposed view; only v (V^T storage) may be";
   param.transposed = static_cast<bool>(transpose);
   ArrayRef<int64_t> box = desc.getTensorMap().getType().getTensor().getShape();
   if (box.size() != 4)
