@@ -8,7 +8,9 @@ import os
 
 SUCCESS, INVALID_ARGUMENT, NO_MATCHING_KERNEL = 0, 1, 2
 BUNDLE_NOT_FOUND, BUNDLE_CORRUPT, CUDA_ERROR = 3, 4, 5
-DTYPES = {"f16": 0, "bf16": 1, "f32": 2}
+DTYPES = {"f16": 0, "bf16": 1, "f32": 2, "e4m3": 3}
+TORCH_DTYPES = {"torch.float16": 0, "torch.bfloat16": 1, "torch.float32": 2,
+                "torch.float8_e4m3fn": 3}
 
 
 class Tensor(ctypes.Structure):
@@ -20,7 +22,10 @@ class Tensor(ctypes.Structure):
 class FwdArgs(ctypes.Structure):
     _fields_ = [("q", Tensor), ("k", Tensor), ("v", Tensor), ("o", Tensor),
                 ("lse", Tensor), ("causal", ctypes.c_int32),
-                ("softmax_scale", ctypes.c_float)]
+                ("softmax_scale", ctypes.c_float),
+                # FP8 (e4m3) calls only; zero (rank 0, NULL) otherwise.
+                ("q_descale", Tensor), ("k_descale", Tensor),
+                ("v_descale", Tensor)]
 
 
 def load_library(path):
@@ -39,6 +44,8 @@ def load_library(path):
                              ctypes.c_void_p]
     lib.attn_tune.argtypes = [ctypes.c_void_p, ctypes.POINTER(FwdArgs),
                               ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64)]
+    lib.attn_bundle_set_check_values.argtypes = [ctypes.c_void_p,
+                                                 ctypes.c_int]
     lib.attn_last_error.restype = ctypes.c_char_p
     lib.attn_status_name.argtypes = [ctypes.c_int]
     lib.attn_status_name.restype = ctypes.c_char_p
@@ -51,8 +58,7 @@ def tensor(t, dtype=None):
     if t is None:
         return out
     out.data = t.data_ptr()
-    out.dtype = DTYPES[dtype] if dtype else {
-        "torch.float16": 0, "torch.bfloat16": 1, "torch.float32": 2}[str(t.dtype)]
+    out.dtype = DTYPES[dtype] if dtype else TORCH_DTYPES[str(t.dtype)]
     out.rank = t.dim()
     for i in range(t.dim()):
         out.sizes[i] = t.shape[i]
@@ -90,6 +96,13 @@ class Bundle:
                                     ctypes.byref(index))
         return status, index.value, self.lib.attn_last_error().decode()
 
+    def set_check_values(self, enabled):
+        """attn_bundle_set_check_values: FP8 descale value checks (one
+        stream synchronization per FP8 call; on by default)."""
+        status = self.lib.attn_bundle_set_check_values(self.handle,
+                                                       int(enabled))
+        return status, self.lib.attn_last_error().decode()
+
     def fwd(self, args, stream):
         status = self.lib.attn_fwd(self.handle, ctypes.byref(args), stream)
         return status, self.lib.attn_last_error().decode()
@@ -101,4 +114,21 @@ def fwd_args(q, k, v, o, lse, causal, scale=0.0):
     args.lse = tensor(lse)
     args.causal = int(causal)
     args.softmax_scale = scale
+    return args
+
+
+def fp8_fwd_args(q, k, vt, o, lse, q_descale, k_descale, v_descale, causal,
+                 scale=0.0):
+    """An FP8 (e4m3) call. q [B, Hq, Nq, D] and k [B, Hkv, Nk, D] are
+    torch.float8_e4m3fn with unit stride on D; `vt` is V stored transposed,
+    a float8_e4m3fn [B, Hkv, D, Nk] tensor with unit stride on Nk (pad Nk to
+    a multiple of 16 in memory and slice: strides must be 16-byte
+    multiples); o is bf16 [B, Hq, Nq, D]; the descales are float32 [B, Hkv]
+    (any strides), the factors that undo the quantization of each (batch,
+    KV head)."""
+    args = fwd_args(q, k, None, o, lse, causal, scale)
+    args.v = tensor(vt.transpose(2, 3))  # the [B, Hkv, Nk, D] view of V^T
+    args.q_descale = tensor(q_descale)
+    args.k_descale = tensor(k_descale)
+    args.v_descale = tensor(v_descale)
     return args

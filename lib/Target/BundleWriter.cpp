@@ -50,57 +50,73 @@ struct KernelSource {
   int64_t requestedBlockM = 0, requestedBlockN = 0;
 };
 
+/// The dimension of a rank-4 operand with unit stride: D, except Nk for the
+/// V of an FP8 kernel (V^T storage: the FP8 wgmma reads V K-major).
+int64_t unitDim(Operand role, bool fp8) {
+  return fp8 && role == Operand::V ? 2 : 3;
+}
+
 /// True for memref<...> with fully dynamic offset and strides, except a unit
-/// stride on D for rank 4.
-bool hasDynamicStrides(MemRefType type) {
+/// stride on `unit` for rank 4.
+bool hasDynamicStrides(MemRefType type, int64_t unit) {
   auto layout = dyn_cast<StridedLayoutAttr>(type.getLayout());
   if (!layout || !ShapedType::isDynamic(layout.getOffset()))
     return false;
   ArrayRef<int64_t> strides = layout.getStrides();
   for (auto [i, s] : llvm::enumerate(strides)) {
-    bool unitD = type.getRank() == 4 && i == 3;
-    if (unitD ? s != 1 : !ShapedType::isDynamic(s))
+    bool isUnit = type.getRank() == 4 && static_cast<int64_t>(i) == unit;
+    if (isUnit ? s != 1 : !ShapedType::isDynamic(s))
       return false;
   }
   return true;
 }
 
 /// The layout form a bundle kernel takes `rank`-dimensional operands in.
-std::string stridedForm(int64_t rank) {
-  return rank == 4 ? "strided<[?, ?, ?, 1], offset: ?>"
-                   : "strided<[?, ?, ?], offset: ?>";
+std::string stridedForm(int64_t rank, int64_t unit) {
+  if (rank == 4)
+    return unit == 2 ? "strided<[?, ?, 1, ?], offset: ?>"
+                     : "strided<[?, ?, ?, 1], offset: ?>";
+  return rank == 3 ? "strided<[?, ?, ?], offset: ?>"
+                   : "strided<[?, ?], offset: ?>";
 }
 
 /// Decides the layout key: all operands identity (contiguous) or all with
-/// dynamic strides; q's layout sets the expectation for the others.
+/// dynamic strides; q's layout sets the expectation for the others. FP8
+/// kernels are strided only (their V is V^T storage).
 FailureOr<bool> layoutKey(AttentionOp op,
                           ArrayRef<std::pair<Value, Operand>> operands) {
-  auto form = [](Value v) -> std::optional<bool> {
+  bool fp8 = op.isFP8();
+  auto form = [&](Value v, Operand role) -> std::optional<bool> {
     auto type = cast<MemRefType>(v.getType());
-    if (hasDynamicStrides(type))
+    if (hasDynamicStrides(type, unitDim(role, fp8)))
       return true;
-    if (type.getLayout().isIdentity())
+    if (type.getLayout().isIdentity() && !fp8)
       return false;
     return std::nullopt;
   };
-  std::optional<bool> strided = form(operands.front().first);
+  std::optional<bool> strided = form(operands.front().first, Operand::Q);
   for (auto [value, role] : operands) {
-    std::optional<bool> f = form(value);
+    std::optional<bool> f = form(value, role);
     if (f && f == strided)
       continue;
     int64_t rank = cast<MemRefType>(value.getType()).getRank();
+    std::string expected = stridedForm(rank, unitDim(role, fp8));
     InFlightDiagnostic diag = op.emitOpError("operand '")
                               << bundle::operandName(role) << "' has type "
                               << value.getType() << ", but ";
+    if (fp8)
+      return diag << "an FP8 bundle kernel takes every operand with dynamic "
+                     "offset and strides (here "
+                  << expected << "; no contiguous layout)";
     if (!strided)
       return diag << "a bundle kernel needs every operand either with the "
                      "identity layout (contiguous) or with dynamic offset and "
                      "strides ("
-                  << stridedForm(rank) << ")";
+                  << expected << ")";
     if (*strided)
       return diag << "q is strided, so every operand needs dynamic offset "
                      "and strides ("
-                  << stridedForm(rank) << ")";
+                  << expected << ")";
     return diag << "q is contiguous, so every operand needs the identity "
                    "layout";
   }
@@ -163,9 +179,6 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
   if (failed(maybeOp))
     return failure();
   AttentionOp op = *maybeOp;
-  if (op.isFP8())
-    return op.emitOpError("FP8 kernels have no GPU lowering yet (only "
-                          "attn-to-cpu lowers FP8, on the host)");
   KernelSource src;
   src.func = func;
   SmallVector<std::pair<Value, Operand>> operands = {{op.getQ(), Operand::Q},
@@ -174,6 +187,10 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
                                                      {op.getO(), Operand::O}};
   if (op.getLse())
     operands.push_back({op.getLse(), Operand::LSE});
+  if (op.isFP8()) // the verifier made sure all three are there
+    operands.append({{op.getQDescale(), Operand::QDescale},
+                     {op.getKDescale(), Operand::KDescale},
+                     {op.getVDescale(), Operand::VDescale}});
   for (auto [value, role] : operands) {
     // kernelOp() left no op that could define it: it is an argument.
     auto arg = cast<BlockArgument>(value);
@@ -197,9 +214,13 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
 
   bundle::FwdKey &key = src.key;
   Type elt = cast<MemRefType>(op.getQ().getType()).getElementType();
-  key.dtype = elt.isF16() ? "f16" : elt.isBF16() ? "bf16" : "";
+  key.dtype = elt.isF16()    ? "f16"
+              : elt.isBF16() ? "bf16"
+              : op.isFP8()   ? "e4m3"
+                             : "";
   if (key.dtype.empty())
-    return op.emitOpError("bundle kernels take f16 or bf16 operands");
+    return op.emitOpError("bundle kernels take f16, bf16 or f8E4M3FN "
+                          "operands");
   key.headDim = op.getHeadDim();
   key.causal = op.getCausal();
   key.hasLse = static_cast<bool>(op.getLse());
@@ -222,6 +243,9 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
            << func->getAttr("attn.path");
   }
   key.path = path == KernelPath::wgmma ? "wgmma" : "fma";
+  if (op.isFP8() && path != KernelPath::wgmma)
+    return func.emitError("FP8 (e4m3) kernels take the wgmma path (Hopper "
+                          "tensor cores); the fma path has no FP8 lowering");
   FailureOr<int64_t> blockM =
       blockSize(func, "attn.block_m", opts.blockM, kMaxBlockM);
   FailureOr<int64_t> blockN =
@@ -276,9 +300,22 @@ FailureOr<bundle::GridDim> gridDim(Value v, const KernelSource &src,
   return dim;
 }
 
+/// True for memref.transpose (d0, d1, d2, d3) -> (d0, d1, d3, d2): the
+/// [B, H, D, N] view of a V^T operand.
+bool swapsInnerDims(memref::TransposeOp transpose) {
+  AffineMap perm = transpose.getPermutation();
+  return perm.isPermutation() && perm.getNumResults() == 4 &&
+         perm == AffineMap::getPermutationMap(ArrayRef<unsigned>{0, 1, 3, 2},
+                                              perm.getContext());
+}
+
 /// The operand a tensor-map kernel argument describes, and its box
 /// (innermost first): the argument is
-/// unrealized_conversion_cast(nvgpu.tma.create.descriptor(cast(operand))).
+/// unrealized_conversion_cast(nvgpu.tma.create.descriptor(cast(operand))),
+/// or for an FP8 V^T operand
+/// unrealized_conversion_cast(nvgpu.tma.create.descriptor(cast(
+///     memref.transpose(operand) (d0, d1, d2, d3) -> (d0, d1, d3, d2)))),
+/// recorded as a transposed map (dims N, D, H, B innermost first).
 FailureOr<bundle::Param> tensorMapParam(Value arg, const KernelSource &src,
                                         gpu::LaunchFuncOp launch) {
   auto cast = arg.getDefiningOp<UnrealizedConversionCastOp>();
@@ -287,13 +324,30 @@ FailureOr<bundle::Param> tensorMapParam(Value arg, const KernelSource &src,
            : nullptr;
   auto ranked =
       desc ? desc.getTensor().getDefiningOp<memref::CastOp>() : nullptr;
-  auto operand = ranked ? dyn_cast<BlockArgument>(ranked.getSource()) : nullptr;
+  Value source = ranked ? ranked.getSource() : Value();
+  auto transpose =
+      source ? source.getDefiningOp<memref::TransposeOp>() : nullptr;
+  if (transpose)
+    source = transpose.getIn();
+  auto operand = dyn_cast_or_null<BlockArgument>(source);
   if (!operand || !src.roles.count(operand.getArgNumber()))
     return launch.emitOpError("kernel argument is neither an operand of "
                               "attn.attention nor its TMA descriptor");
   bundle::Param param;
   param.operand = src.roles.lookup(operand.getArgNumber());
   param.field = bundle::Param::Field::TensorMap;
+  if (transpose && !swapsInnerDims(transpose))
+    return launch.emitOpError("the TMA descriptor of operand '")
+           << bundle::operandName(param.operand)
+           << "' is built from memref.transpose "
+           << AffineMapAttr::get(transpose.getPermutation())
+           << "; only (d0, d1, d2, d3) -> (d0, d1, d3, d2) (V^T storage) has "
+              "a manifest form";
+  if (transpose && param.operand != Operand::V)
+    return launch.emitOpError("the TMA descriptor of operand '")
+           << bundle::operandName(param.operand)
+           << "' is built from a transposed view; only v (V^T storage) may be";
+  param.transposed = static_cast<bool>(transpose);
   ArrayRef<int64_t> box = desc.getTensorMap().getType().getTensor().getShape();
   if (box.size() != 4)
     return launch.emitOpError("TMA boxes are rank 4 [B, H, N, D]");

@@ -130,9 +130,10 @@ mlir::attn::parseKernelSpecs(llvm::StringRef text) {
 }
 
 /// memref<d0 x ... x elt> with either the identity layout or fully dynamic
-/// strides (unit innermost stride for rank 4) and offset.
+/// strides and offset, except a unit stride on dimension `unitDim` for rank
+/// 4 (D = 3; Nk = 2 for an FP8 V, stored V^T).
 static MemRefType memrefType(ArrayRef<std::optional<int64_t>> dims,
-                             Type element, bool strided) {
+                             Type element, bool strided, int unitDim = 3) {
   SmallVector<int64_t> shape;
   for (const auto &d : dims)
     shape.push_back(d ? *d : ShapedType::kDynamic);
@@ -140,7 +141,7 @@ static MemRefType memrefType(ArrayRef<std::optional<int64_t>> dims,
     return MemRefType::get(shape, element);
   SmallVector<int64_t> strides(shape.size(), ShapedType::kDynamic);
   if (shape.size() == 4)
-    strides.back() = 1;
+    strides[unitDim] = 1;
   auto layout = StridedLayoutAttr::get(element.getContext(),
                                        ShapedType::kDynamic, strides);
   return MemRefType::get(shape, element, layout);
@@ -156,9 +157,18 @@ static LogicalResult verifySpec(const KernelSpec &spec, Location loc) {
   if (!spec.name.empty() && !isKernelName(spec.name))
     return emitError(loc) << "name '" << spec.name
                           << "' must be an identifier ([A-Za-z_][A-Za-z0-9_]*)";
-  if (spec.dtype != "f16" && spec.dtype != "bf16")
-    return emitError(loc) << "dtype must be f16 or bf16, got '" << spec.dtype
-                          << "'";
+  if (spec.dtype != "f16" && spec.dtype != "bf16" && spec.dtype != "e4m3")
+    return emitError(loc) << "dtype must be f16, bf16 or e4m3, got '"
+                          << spec.dtype << "'";
+  if (spec.dtype == "e4m3" && !spec.strided)
+    return emitError(loc) << "dtype e4m3 takes only the strided layout (V is "
+                             "read as V^T storage, unit stride along Nk); "
+                             "leave out layout or set it to \"strided\"";
+  if (spec.dtype == "e4m3" &&
+      (spec.headDim < 16 || spec.headDim > 256 || spec.headDim % 16 != 0))
+    return emitError(loc) << "head_dim must be a multiple of 16 in [16, 256] "
+                             "for e4m3, got "
+                          << spec.headDim;
   for (const auto &len : {spec.batch, spec.numHeadsQ, spec.numHeadsKV,
                           spec.seqLenQ, spec.seqLenK})
     if (len && *len <= 0)
@@ -183,16 +193,28 @@ LogicalResult mlir::attn::buildKernelFunction(ModuleOp module,
   if (module.lookupSymbol(name))
     return emitError(loc) << "two kernels are named '" << name << "'";
   Builder b(ctx);
-  Type elt = spec.dtype == "f16" ? Type(b.getF16Type()) : b.getBF16Type();
+  bool fp8 = spec.dtype == "e4m3";
+  Type elt = spec.dtype == "f16" ? Type(b.getF16Type())
+             : fp8              ? Type(b.getType<Float8E4M3FNType>())
+                                : b.getBF16Type();
   std::optional<int64_t> d = spec.headDim;
-  Type q = memrefType({spec.batch, spec.numHeadsQ, spec.seqLenQ, d}, elt,
-                      spec.strided);
-  Type kv = memrefType({spec.batch, spec.numHeadsKV, spec.seqLenK, d}, elt,
-                       spec.strided);
-  SmallVector<Type> args = {q, kv, kv, q};
+  SmallVector<std::optional<int64_t>> qShape = {spec.batch, spec.numHeadsQ,
+                                                spec.seqLenQ, d};
+  SmallVector<std::optional<int64_t>> kvShape = {spec.batch, spec.numHeadsKV,
+                                                 spec.seqLenK, d};
+  Type q = memrefType(qShape, elt, spec.strided);
+  Type k = memrefType(kvShape, elt, spec.strided);
+  // FP8: V^T storage (the FP8 wgmma reads V K-major) and a bf16 O.
+  Type v = memrefType(kvShape, elt, spec.strided, fp8 ? 2 : 3);
+  Type o = memrefType(qShape, fp8 ? b.getBF16Type() : elt, spec.strided);
+  SmallVector<Type> args = {q, k, v, o};
   if (spec.lse)
     args.push_back(memrefType({spec.batch, spec.numHeadsQ, spec.seqLenQ},
                               b.getF32Type(), spec.strided));
+  // FP8: q_descale, k_descale, v_descale [B, Hkv], after every other operand.
+  if (fp8)
+    args.append(3, memrefType({spec.batch, spec.numHeadsKV}, b.getF32Type(),
+                              spec.strided));
 
   OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
   auto func = func::FuncOp::create(builder, loc, name,
@@ -208,9 +230,13 @@ LogicalResult mlir::attn::buildKernelFunction(ModuleOp module,
   ValueRange a = body->getArguments();
   FloatAttr scale =
       spec.scale != 0 ? builder.getF32FloatAttr(spec.scale) : FloatAttr();
+  Value descales[3] = {};
+  if (fp8)
+    for (int i = 0; i < 3; ++i)
+      descales[i] = a[a.size() - 3 + i];
   auto op = AttentionOp::create(builder, loc, a[0], a[1], a[2], a[3],
-                                spec.lse ? a[4] : Value(), Value(), Value(),
-                                Value(), scale, spec.causal);
+                                spec.lse ? a[4] : Value(), descales[0],
+                                descales[1], descales[2], scale, spec.causal);
   func::ReturnOp::create(builder, loc);
   return verify(op);
 }

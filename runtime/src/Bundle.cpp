@@ -59,8 +59,14 @@ static const char *dtypeName(int dtype) {
     return "bf16";
   case ATTN_DTYPE_F32:
     return "f32";
+  case ATTN_DTYPE_E4M3:
+    return "e4m3";
   }
   return nullptr;
+}
+
+static uint64_t elementBytes(int dtype) {
+  return dtype == ATTN_DTYPE_F32 ? 4 : dtype == ATTN_DTYPE_E4M3 ? 1 : 2;
 }
 
 static std::string dtypeText(int dtype) {
@@ -114,10 +120,30 @@ static const attn_tensor &operandTensor(const attn_fwd_args &args,
   case Operand::O:
     return args.o;
   case Operand::LSE:
-    break;
+    return args.lse;
+  case Operand::QDescale:
+    return args.q_descale;
+  case Operand::KDescale:
+    return args.k_descale;
+  case Operand::VDescale:
+    return args.v_descale;
   }
   return args.lse;
 }
+
+/// The operands a call passes: q, k, v, o, lse if requested, the descales
+/// if FP8.
+static bool isPresent(const FwdCall &call, Operand op) {
+  if (op == Operand::LSE)
+    return call.hasLse;
+  return !bundle::isDescale(op) || call.fp8;
+}
+
+static constexpr Operand kAllOperands[] = {
+    Operand::Q,        Operand::K,        Operand::V,
+    Operand::O,        Operand::LSE,      Operand::QDescale,
+    Operand::KDescale, Operand::VDescale};
+static_assert(std::size(kAllOperands) == bundle::kNumOperands);
 
 static bool isEmpty(const attn_tensor &t) {
   for (int32_t i = 0; i < t.rank; ++i)
@@ -146,16 +172,25 @@ static Status checkShape(const attn_tensor &t, StringRef name, int32_t rank,
   return Status::success();
 }
 
-/// Unit stride on D, strides of 16 bytes, 16-byte aligned data (docs/ir.md).
-static Status checkLayout(const attn_tensor &t, StringRef name) {
-  if (t.strides[3] != 1)
+/// Unit stride on D (or, for `vt`, on Nk: FP8 V^T storage), the other
+/// strides multiples of 16 bytes, 16-byte aligned data (docs/ir.md).
+static Status checkLayout(const attn_tensor &t, StringRef name,
+                          bool vt = false) {
+  int unitDim = vt ? 2 : 3;
+  if (t.sizes[unitDim] > 1 && t.strides[unitDim] != 1)
     return invalid(
-        formatv("{0}: stride along D must be 1, got {1}", name, t.strides[3]));
-  for (int i = 0; i < 3; ++i)
-    if (t.sizes[i] > 1 && t.strides[i] % 8 != 0)
-      return invalid(formatv("{0}: stride[{1}] = {2} must be a multiple of 8 "
+        vt ? formatv("{0}: stride along Nk must be 1 (FP8 V is stored as "
+                     "V^T: a [B, Hkv, D, Nk] buffer viewed as [B, Hkv, Nk, "
+                     "D]), got {1}",
+                     name, t.strides[2])
+           : formatv("{0}: stride along D must be 1, got {1}", name,
+                     t.strides[3]));
+  int64_t multiple = 16 / static_cast<int64_t>(elementBytes(dtypeOf(t)));
+  for (int i = 0; i < 4; ++i)
+    if (i != unitDim && t.sizes[i] > 1 && t.strides[i] % multiple != 0)
+      return invalid(formatv("{0}: stride[{1}] = {2} must be a multiple of {3} "
                              "elements (16 bytes)",
-                             name, i, t.strides[i]));
+                             name, i, t.strides[i], multiple));
   if (reinterpret_cast<uintptr_t>(t.data) % 16 != 0)
     return invalid(formatv("{0}: data pointer {1} is not 16-byte aligned", name,
                            pointerText(t.data)));
@@ -176,9 +211,8 @@ static bool viewBytes(const attn_tensor &t, uint64_t &bytes) {
         __builtin_add_overflow(last, term, &last))
       return false;
   }
-  uint64_t elementBytes = dtypeOf(t) == ATTN_DTYPE_F32 ? 4 : 2;
   return !__builtin_add_overflow(last, 1, &last) &&
-         !__builtin_mul_overflow(last, elementBytes, &bytes) &&
+         !__builtin_mul_overflow(last, elementBytes(dtypeOf(t)), &bytes) &&
          bytes <= static_cast<uint64_t>(INT64_MAX);
 }
 
@@ -214,11 +248,52 @@ static Status checkLse(const attn_tensor &lse, const attn_tensor &q) {
   return Status::success();
 }
 
+/// A descale slot in use: anything but the zero-initialized tensor.
+static bool isGiven(const attn_tensor &t) { return t.rank != 0 || t.data; }
+
+/// FP8 calls: f32 [B, Hkv] descales, any strides; other calls: none.
+static Status checkDescales(const attn_fwd_args &args, bool fp8) {
+  const std::pair<StringRef, const attn_tensor *> descales[] = {
+      {"q_descale", &args.q_descale},
+      {"k_descale", &args.k_descale},
+      {"v_descale", &args.v_descale}};
+  int64_t expected[2] = {args.q.sizes[0], args.k.sizes[1]};
+  for (const auto &[name, t] : descales) {
+    if (!fp8) {
+      if (isGiven(*t))
+        return invalid(formatv("{0}: only FP8 (e4m3) calls take descales; a "
+                               "{1} call leaves it zero-initialized (rank 0, "
+                               "data NULL), got rank {2} and data {3}",
+                               name, dtypeText(dtypeOf(args.q)), t->rank,
+                               pointerText(t->data)));
+      continue;
+    }
+    if (!isGiven(*t))
+      return invalid(formatv("{0}: an FP8 (e4m3) call needs it: f32 [B, "
+                             "Hkv] = {1}",
+                             name, listText(expected, 2)));
+    if (dtypeOf(*t) != ATTN_DTYPE_F32)
+      return invalid(name + ": dtype must be f32, got " +
+                     dtypeText(dtypeOf(*t)));
+    if (Status s = checkShape(*t, name, 2, "[B, Hkv]"); !s.ok())
+      return s;
+    if (!std::equal(t->sizes, t->sizes + 2, expected))
+      return invalid(formatv("{0}: sizes must be [B, Hkv] = {1}, got {2}",
+                             name, listText(expected, 2), sizesText(*t)));
+    if (reinterpret_cast<uintptr_t>(t->data) % 4 != 0)
+      return invalid(formatv("{0}: data pointer {1} is not 4-byte aligned",
+                             name, pointerText(t->data)));
+  }
+  return Status::success();
+}
+
 static Status checkOperands(const attn_fwd_args &args) {
   const attn_tensor &q = args.q, &k = args.k, &v = args.v, &o = args.o;
   int dtype = dtypeOf(q);
-  if (dtype != ATTN_DTYPE_F16 && dtype != ATTN_DTYPE_BF16)
-    return invalid("q: dtype must be f16 or bf16, got " + dtypeText(dtype));
+  bool fp8 = dtype == ATTN_DTYPE_E4M3;
+  if (dtype != ATTN_DTYPE_F16 && dtype != ATTN_DTYPE_BF16 && !fp8)
+    return invalid("q: dtype must be f16, bf16 or e4m3, got " +
+                   dtypeText(dtype));
   const std::pair<StringRef, const attn_tensor *> operands[] = {
       {"q", &q}, {"k", &k}, {"v", &v}, {"o", &o}};
   for (const auto &[name, t] : operands) {
@@ -227,7 +302,10 @@ static Status checkOperands(const attn_fwd_args &args) {
             checkShape(*t, name, 4, kv ? "[B, Hkv, Nk, D]" : "[B, Hq, Nq, D]");
         !s.ok())
       return s;
-    if (dtypeOf(*t) != dtype)
+    if (fp8 && t == &o && dtypeOf(o) != ATTN_DTYPE_BF16)
+      return invalid("o: dtype must be bf16 for an e4m3 call, got " +
+                     dtypeText(dtypeOf(o)));
+    if (dtypeOf(*t) != dtype && !(fp8 && t == &o))
       return invalid(formatv("{0}: dtype {1} does not match q's {2}", name,
                              dtypeText(dtypeOf(*t)), dtypeText(dtype)));
   }
@@ -243,16 +321,21 @@ static Status checkOperands(const attn_fwd_args &args) {
   int64_t hq = q.sizes[1], hkv = k.sizes[1], d = q.sizes[3];
   if (hkv == 0 ? hq != 0 : hq % hkv != 0)
     return invalid(formatv("Hq = {0} is not a multiple of Hkv = {1}", hq, hkv));
+  if (fp8 && (d % 16 != 0 || d < 16 || d > 256))
+    return invalid(formatv("q: head dim D = {0} must be a multiple of 16 in "
+                           "[16, 256] for e4m3",
+                           d));
   if (d % 8 != 0 || d < 8 || d > 256)
     return invalid(formatv("q: head dim D = {0} must be a multiple of 8 in "
                            "[8, 256]",
                            d));
   for (const auto &[name, t] : operands)
-    if (Status s = checkLayout(*t, name); !s.ok())
+    if (Status s = checkLayout(*t, name, fp8 && t == &v); !s.ok())
       return s;
   if (args.lse.data)
-    return checkLse(args.lse, q);
-  return Status::success();
+    if (Status s = checkLse(args.lse, q); !s.ok())
+      return s;
+  return checkDescales(args, fp8);
 }
 
 /// O and LSE must not share a byte with any other operand: other CTAs read
@@ -265,8 +348,7 @@ static Status checkOutputsDoNotAlias(const attn_fwd_args &args,
                           start + call.extentBytes[static_cast<size_t>(op)]);
   };
   for (Operand out : {Operand::O, Operand::LSE})
-    for (Operand in :
-         {Operand::Q, Operand::K, Operand::V, Operand::O, Operand::LSE}) {
+    for (Operand in : kAllOperands) {
       auto [a0, a1] = range(out);
       auto [b0, b1] = range(in);
       if (in == out || a0 == a1 || b0 == b1 || a1 <= b0 || b1 <= a0)
@@ -291,17 +373,18 @@ Status validateFwd(const attn_fwd_args &args, FwdCall &call) {
                            "for 1/sqrt(D)), got {0}",
                            scaleText(scale)));
   call.hasLse = args.lse.data != nullptr;
+  call.fp8 = dtypeOf(args.q) == ATTN_DTYPE_E4M3;
   call.contiguous = true;
-  for (Operand op :
-       {Operand::Q, Operand::K, Operand::V, Operand::O, Operand::LSE}) {
-    if (op == Operand::LSE && !call.hasLse)
-      break;
+  for (Operand op : kAllOperands) {
+    if (!isPresent(call, op))
+      continue;
     const attn_tensor &t = operandTensor(args, op);
     uint64_t &bytes = call.extentBytes[static_cast<size_t>(op)];
     if (!viewBytes(t, bytes))
       return invalid(bundle::operandName(op) +
                      ": the view spans more than 2^63 bytes");
-    call.contiguous &= isContiguous(t);
+    if (!bundle::isDescale(op)) // any strides: no layout key of their own
+      call.contiguous &= isContiguous(t);
   }
   if (Status s = checkOutputsDoNotAlias(args, call); !s.ok())
     return s;
@@ -648,11 +731,12 @@ struct alignas(64) TensorMap {
   CUtensorMap map;
 };
 
-/// Encodes `t` as the rank-4 tensor (D, N, H, B) in boxes of `param.box`
-/// (128-byte swizzle, out-of-bounds elements zero). A dimension of size 1
-/// has no meaningful stride: it gets the packed one, so that any stride a
-/// caller left there is never put into the map. Empty dimensions encode as
-/// 1: the kernel never copies from them.
+/// Encodes `t` as the rank-4 tensor (D, N, H, B), or (N, D, H, B) for a
+/// transposed map (FP8 V^T storage), in boxes of `param.box` (128-byte
+/// swizzle, out-of-bounds elements zero). e4m3 maps are UINT8: TMA copies
+/// bytes. A dimension of size 1 has no meaningful stride: it gets the
+/// packed one, so that any stride a caller left there is never put into the
+/// map. Empty dimensions encode as 1: the kernel never copies from them.
 static Status encodeTensorMap(const DriverApi &driver, const Param &param,
                               const attn_fwd_args &args, TensorMap &out) {
   StringRef name = bundle::operandName(param.operand);
@@ -660,13 +744,16 @@ static Status encodeTensorMap(const DriverApi &driver, const Param &param,
     return makeError(ATTN_ERROR_CUDA, "the CUDA driver lacks "
                                       "cuTensorMapEncodeTiled (needs CUDA 12)");
   const attn_tensor &t = operandTensor(args, param.operand);
-  int64_t elt = 2;
+  auto elt = static_cast<int64_t>(elementBytes(dtypeOf(t)));
+  // The memref dimension of each TMA dimension, innermost first.
+  const int order[4] = {param.transposed ? 2 : 3, param.transposed ? 3 : 2, 1,
+                        0};
   cuuint64_t dims[4], strides[3];
   for (int i = 0; i < 4; ++i)
-    dims[i] = static_cast<cuuint64_t>(std::max<int64_t>(t.sizes[3 - i], 1));
+    dims[i] = static_cast<cuuint64_t>(std::max<int64_t>(t.sizes[order[i]], 1));
   uint64_t packed = dims[0] * elt;
   for (int i = 0; i < 3; ++i) {
-    int d = 2 - i; // memref dimension of TMA dimension i + 1
+    int d = order[i + 1]; // memref dimension of TMA dimension i + 1
     strides[i] =
         t.sizes[d] > 1 ? static_cast<cuuint64_t>(t.strides[d] * elt) : packed;
     packed = strides[i] * dims[i + 1];
@@ -682,6 +769,8 @@ static Status encodeTensorMap(const DriverApi &driver, const Param &param,
     box[i] = static_cast<cuuint32_t>(param.box[i]);
   CUtensorMapDataType type = dtypeOf(t) == ATTN_DTYPE_BF16
                                  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                             : dtypeOf(t) == ATTN_DTYPE_E4M3
+                                 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
                                  : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   CUresult r = driver.tensorMapEncodeTiled(
       &out.map, type, 4, t.data, dims, strides, box, ones,
@@ -792,6 +881,51 @@ static CUresult enqueue(const DriverApi &driver, const KernelEntry &kernel,
   return driver.launchKernelEx(&config, function, pointers.data(), nullptr);
 }
 
+/// An FP8 call's descales, read back on `stream` (after the work queued
+/// before the call, which may compute them) and waited for: every factor
+/// must be finite and > 0, or the kernel would write NaN, Inf or garbage.
+static Status checkDescaleValues(const DriverApi &driver,
+                                 const attn_fwd_args &args,
+                                 const FwdCall &call, CUstream stream) {
+  if (!driver.memcpyDtoHAsync || !driver.streamSynchronize)
+    return makeError(ATTN_ERROR_CUDA,
+                     "checking the descale values needs cuMemcpyDtoHAsync "
+                     "and cuStreamSynchronize, which the CUDA driver lacks "
+                     "(attn_bundle_set_check_values(bundle, 0) skips the "
+                     "check)");
+  constexpr Operand descales[] = {Operand::QDescale, Operand::KDescale,
+                                  Operand::VDescale};
+  // The span of each view (B * Hkv factors, possibly strided).
+  std::array<std::vector<float>, 3> host;
+  for (size_t i = 0; i < 3; ++i) {
+    uint64_t bytes = call.extentBytes[static_cast<size_t>(descales[i])];
+    if (bytes == 0)
+      continue;
+    host[i].resize(bytes / sizeof(float));
+    auto src = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(
+        operandTensor(args, descales[i]).data));
+    if (CUresult r =
+            driver.memcpyDtoHAsync(host[i].data(), src, bytes, stream);
+        r != CUDA_SUCCESS)
+      return cudaError(driver, r, "cuMemcpyDtoHAsync");
+  }
+  if (CUresult r = driver.streamSynchronize(stream); r != CUDA_SUCCESS)
+    return cudaError(driver, r, "cuStreamSynchronize");
+  for (size_t i = 0; i < 3; ++i) {
+    const attn_tensor &t = operandTensor(args, descales[i]);
+    for (int64_t b = 0; b < t.sizes[0]; ++b)
+      for (int64_t h = 0; h < t.sizes[1]; ++h) {
+        float value = host[i][b * t.strides[0] + h * t.strides[1]];
+        if (!std::isfinite(value) || !(value > 0))
+          return invalid(formatv(
+              "{0}[{1}, {2}] = {3} must be finite and > 0 (the factor that "
+              "undoes the quantization of batch {1}, KV head {2})",
+              bundle::operandName(descales[i]), b, h, scaleText(value)));
+      }
+  }
+  return Status::success();
+}
+
 Status Bundle::prepare(const attn_fwd_args &args, FwdCall &call, int64_t &index,
                        const DriverApi *&driver, CUdevice &device) const {
   if (Status s = validateFwd(args, call); !s.ok())
@@ -811,10 +945,9 @@ Status Bundle::prepare(const attn_fwd_args &args, FwdCall &call, int64_t &index,
     return makeError(ATTN_ERROR_CUDA, "no current CUDA context on this thread");
   if (CUresult r = driver->ctxGetDevice(&device); r != CUDA_SUCCESS)
     return cudaError(*driver, r, "cuCtxGetDevice");
-  for (Operand op :
-       {Operand::Q, Operand::K, Operand::V, Operand::O, Operand::LSE}) {
+  for (Operand op : kAllOperands) {
     uint64_t bytes = call.extentBytes[static_cast<size_t>(op)];
-    if (bytes == 0) // empty view, or no LSE
+    if (bytes == 0) // empty view, no LSE, or no descales
       continue;
     if (Status s = checkPointer(*driver, operandTensor(args, op),
                                 bundle::operandName(op), bytes, device);
@@ -851,6 +984,9 @@ Status Bundle::launch(const attn_fwd_args &args, CUstream stream) {
   if (Status s = prepare(args, call, index, driver, device);
       !s.ok() || call.empty())
     return s;
+  if (call.fp8 && checkValues)
+    if (Status s = checkDescaleValues(*driver, args, call, stream); !s.ok())
+      return s;
   if (autoTune && variantsOf(call, index).size() > 1 &&
       !tuning.lookup(call.describe()))
     return tuneVariants(call, args, stream, *driver, device, index);
@@ -910,6 +1046,9 @@ Status Bundle::tune(const attn_fwd_args &args, CUstream stream,
   if (Status s = prepare(args, call, index, driver, device);
       !s.ok() || call.empty())
     return s;
+  if (call.fp8 && checkValues)
+    if (Status s = checkDescaleValues(*driver, args, call, stream); !s.ok())
+      return s;
   Status s = tuneVariants(call, args, stream, *driver, device, index);
   // The fastest ran unless a launch failed (an unwritable cache does not
   // undo the choice).

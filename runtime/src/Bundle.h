@@ -41,14 +41,18 @@ Status makeError(attn_status code, const llvm::Twine &message);
 /// A forward call that passed the host checks: its dispatch key and the
 /// bytes each operand's view spans.
 struct FwdCall {
-  std::string dtype; // "f16" or "bf16"
+  std::string dtype; // "f16", "bf16" or "e4m3"
   int64_t headDim = 0, batch = 0, numHeadsQ = 0, numHeadsKV = 0, seqLenQ = 0,
           seqLenK = 0;
   bool causal = false, hasLse = false;
+  /// An e4m3 call: bf16 O, V^T storage, descales.
+  bool fp8 = false;
   /// q, k, v, o (and lse, if given) are contiguous row-major.
   bool contiguous = false;
   double scale = 0;                         // softmax_scale, or 1/sqrt(D) for 0
-  std::array<uint64_t, 5> extentBytes = {}; // by bundle::Operand; 0: empty
+  /// By bundle::Operand; 0: empty or absent (no LSE, descales of a non-FP8
+  /// call).
+  std::array<uint64_t, bundle::kNumOperands> extentBytes = {};
 
   /// Nothing to compute: no query row.
   bool empty() const { return seqLenQ == 0 || batch == 0 || numHeadsQ == 0; }
@@ -88,6 +92,9 @@ public:
   /// it once more, so O and LSE hold its result. `chosen` is its index.
   Status tune(const attn_fwd_args &args, CUstream stream, int64_t &chosen);
   void setAutoTune(bool on) { autoTune = on; }
+  /// Whether launch() and tune() read an FP8 call's descales back and
+  /// check them (one stream synchronization per call).
+  void setCheckValues(bool on) { checkValues = on; }
 
   static constexpr int kTuningLaunches = 5;
 
@@ -130,6 +137,7 @@ private:
   std::vector<std::unique_ptr<Loaded>> loaded;
   TuningTable tuning;
   std::atomic<bool> autoTune{false};
+  std::atomic<bool> checkValues{true};
 };
 
 } // namespace attn::runtime

@@ -132,6 +132,13 @@ attn_status attn_bundle_set_auto_tune(attn_bundle *bundle, int enabled) {
   return finish(Status::success());
 }
 
+attn_status attn_bundle_set_check_values(attn_bundle *bundle, int enabled) {
+  if (!bundle)
+    return finish(nullArgument("bundle"));
+  bundle->impl->setCheckValues(enabled != 0);
+  return finish(Status::success());
+}
+
 const char *attn_last_error(void) { return lastError.c_str(); }
 
 const char *attn_status_name(attn_status status) {

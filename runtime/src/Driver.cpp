@@ -62,6 +62,8 @@ static void loadRealDriver(RealDriver &driver) {
   lookup(lib, "cuEventDestroy_v2", api.eventDestroy, optional);
   lookup(lib, "cuDeviceGetName", api.deviceGetName, optional);
   lookup(lib, "cuDeviceGetAttribute", api.deviceGetAttribute, optional);
+  lookup(lib, "cuMemcpyDtoHAsync_v2", api.memcpyDtoHAsync, optional);
+  lookup(lib, "cuStreamSynchronize", api.streamSynchronize, optional);
   if (!missing.empty()) {
     driver.error = "CUDA driver unavailable: libcuda.so.1 lacks " + missing +
                    " (the runtime needs a CUDA 12 or newer driver)";

@@ -60,6 +60,10 @@ struct DriverApi {
   /// Caps the grid of persistent kernels at the SM count.
   CUresult (*deviceGetAttribute)(int *value, CUdevice_attribute attribute,
                                  CUdevice device);
+  /// Read an FP8 call's descales back to check their values.
+  CUresult (*memcpyDtoHAsync)(void *dst, CUdeviceptr src, size_t bytes,
+                              CUstream stream);
+  CUresult (*streamSynchronize)(CUstream stream);
 };
 
 /// The driver: the testing override if one is set, otherwise libcuda.so.1,

@@ -30,6 +30,12 @@ StringRef operandName(Operand operand) {
     return "o";
   case Operand::LSE:
     return "lse";
+  case Operand::QDescale:
+    return "q_descale";
+  case Operand::KDescale:
+    return "k_descale";
+  case Operand::VDescale:
+    return "v_descale";
   }
   return "?";
 }
@@ -41,10 +47,20 @@ std::optional<Operand> parseOperand(StringRef name) {
       .Case("v", Operand::V)
       .Case("o", Operand::O)
       .Case("lse", Operand::LSE)
+      .Case("q_descale", Operand::QDescale)
+      .Case("k_descale", Operand::KDescale)
+      .Case("v_descale", Operand::VDescale)
       .Default(std::nullopt);
 }
 
-int64_t operandRank(Operand operand) { return operand == Operand::LSE ? 3 : 4; }
+bool isDescale(Operand operand) {
+  return operand == Operand::QDescale || operand == Operand::KDescale ||
+         operand == Operand::VDescale;
+}
+
+int64_t operandRank(Operand operand) {
+  return operand == Operand::LSE ? 3 : isDescale(operand) ? 2 : 4;
+}
 
 StringRef fieldName(Param::Field field) {
   switch (field) {
@@ -112,6 +128,8 @@ static json::Value toJSON(const Param &param) {
     obj["index"] = param.index;
   if (param.field == Param::Field::TensorMap)
     obj["box"] = json::Array(param.box);
+  if (param.transposed)
+    obj["transposed"] = true;
   return obj;
 }
 
@@ -181,7 +199,8 @@ static bool fromJSON(const json::Value &value, Operand &out, json::Path path) {
     out = *op;
     return true;
   }
-  path.report("expected one of q, k, v, o, lse");
+  path.report("expected one of q, k, v, o, lse, q_descale, k_descale, "
+              "v_descale");
   return false;
 }
 
@@ -252,12 +271,20 @@ static bool fromJSON(const json::Value &value, Param &param, json::Path path) {
   }
   param.field = *parsed;
   param.index = 0;
+  param.transposed = false;
+  if (*parsed != Param::Field::TensorMap &&
+      value.getAsObject()->get("transposed")) {
+    path.field("transposed").report("only a tensor_map may be transposed");
+    return false;
+  }
   if (*parsed == Param::Field::TensorMap) {
     std::vector<int64_t> box;
-    if (!o.map("box", box))
+    if (!o.map("box", box) || !o.mapOptional("transposed", param.transposed))
       return false;
     if (box.size() != 4) {
-      path.field("box").report("expected 4 extents (D, N, H, B)");
+      path.field("box").report(param.transposed
+                                   ? "expected 4 extents (N, D, H, B)"
+                                   : "expected 4 extents (D, N, H, B)");
       return false;
     }
     std::copy(box.begin(), box.end(), param.box.begin());
@@ -328,11 +355,21 @@ static llvm::Error corrupt(const llvm::Twine &where, const llvm::Twine &what) {
 }
 
 static llvm::Error checkKey(const FwdKey &key, const llvm::Twine &at) {
-  if (key.dtype != "f16" && key.dtype != "bf16")
-    return corrupt(at + ".key.dtype",
-                   "expected \"f16\" or \"bf16\", got \"" + key.dtype + "\"");
+  if (key.dtype != "f16" && key.dtype != "bf16" && key.dtype != "e4m3")
+    return corrupt(at + ".key.dtype", "expected \"f16\", \"bf16\" or "
+                                      "\"e4m3\", got \"" +
+                                          key.dtype + "\"");
+  bool fp8 = key.dtype == "e4m3";
+  if (fp8 && (key.headDim < 16 || key.headDim > 256 || key.headDim % 16 != 0))
+    return corrupt(at + ".key.head_dim",
+                   "must be a multiple of 16 in [16, 256] for e4m3");
   if (key.headDim <= 0 || key.headDim > 256 || key.headDim % 8 != 0)
     return corrupt(at + ".key.head_dim", "must be a multiple of 8 in [8, 256]");
+  if (fp8 && !key.strided)
+    return corrupt(at + ".key.layout",
+                   "e4m3 kernels are \"strided\" (V is stored as V^T)");
+  if (fp8 && key.path != "wgmma")
+    return corrupt(at + ".key.path", "e4m3 kernels are \"wgmma\" kernels");
   if (key.blockM <= 0 || key.blockN <= 0)
     return corrupt(at + ".key", "block_m and block_n must be > 0");
   if (!std::isfinite(key.scale) || key.scale <= 0)
@@ -408,33 +445,69 @@ static llvm::Error checkResources(const Resources &r, const llvm::Twine &at) {
   return llvm::Error::success();
 }
 
+/// A tensor map of a wgmma kernel: q, k, v or o; a box of one 128-byte
+/// swizzle span innermost (64 f16/bf16 or 128 e4m3 elements), at most 256
+/// rows, 1 head, 1 batch; transposed exactly for the V of an e4m3 kernel
+/// (V^T storage: the span runs along Nk).
+static llvm::Error checkTensorMap(const KernelEntry &kernel, const Param &p,
+                                  const llvm::Twine &at) {
+  if (kernel.key.path != "wgmma" || p.operand == Operand::LSE ||
+      isDescale(p.operand))
+    return corrupt(at + ".params", "tensor maps are for q, k, v and o "
+                                   "of wgmma kernels");
+  bool fp8 = kernel.key.dtype == "e4m3";
+  StringRef name = operandName(p.operand);
+  if (p.transposed && p.operand != Operand::V)
+    return corrupt(at + ".params",
+                   "the tensor map of " + name +
+                       " is transposed; only v's may be (e4m3 V^T storage)");
+  if (p.operand == Operand::V && p.transposed != fp8)
+    return corrupt(at + ".params",
+                   fp8 ? "the tensor map of v in an e4m3 kernel must be "
+                         "transposed (V^T storage, unit stride along Nk)"
+                       : "the tensor map of v is transposed, but only e4m3 "
+                         "kernels take V^T storage");
+  // O is bf16 in an e4m3 kernel.
+  int64_t elementBytes = fp8 && p.operand != Operand::O ? 1 : 2;
+  int64_t span = 128 / elementBytes;
+  if (p.box[0] != span || p.box[1] < 1 || p.box[1] > 256 || p.box[2] != 1 ||
+      p.box[3] != 1)
+    return corrupt(at + ".params",
+                   llvm::formatv("tensor map box must be [{0}, 1..256, 1, 1] "
+                                 "for {1} ({0} elements: one 128-byte swizzle "
+                                 "span{2}), got [{3}, {4}, {5}, {6}]",
+                                 span, name,
+                                 p.transposed ? " of Nk" : "", p.box[0],
+                                 p.box[1], p.box[2], p.box[3]));
+  return llvm::Error::success();
+}
+
 /// Every parameter names an operand the kernel has; a tensor map has a box
 /// the kernels use; an operand passed as a memref descriptor passes all of
-/// it (pointers, offset, every size and stride); q, k, v, o (and lse) reach
-/// the kernel.
+/// it (pointers, offset, every size and stride); q, k, v, o (and lse, and
+/// for e4m3 the three descales) reach the kernel.
 static llvm::Error checkParams(const KernelEntry &kernel,
                                const llvm::Twine &at) {
   using Field = Param::Field;
+  bool fp8 = kernel.key.dtype == "e4m3";
   // Per operand: which descriptor fields appear (3 + 2 * rank bits).
-  std::array<llvm::SmallBitVector, 5> seen;
-  std::array<bool, 5> hasPointer = {};
+  std::array<llvm::SmallBitVector, kNumOperands> seen;
+  std::array<bool, kNumOperands> hasPointer = {};
   for (const Param &p : kernel.params) {
     if (p.operand == Operand::LSE && !kernel.key.hasLse)
       return corrupt(at + ".params", "an lse parameter in a kernel without "
                                      "LSE");
+    if (isDescale(p.operand) && !fp8)
+      return corrupt(at + ".params",
+                     "a " + operandName(p.operand) +
+                         " parameter in a kernel that is not e4m3");
     int64_t rank = operandRank(p.operand);
     if (p.index < 0 || p.index >= rank)
       return corrupt(at + ".params", "index out of the operand's rank");
     size_t op = static_cast<size_t>(p.operand);
     if (p.field == Field::TensorMap) {
-      if (kernel.key.path != "wgmma" || p.operand == Operand::LSE)
-        return corrupt(at + ".params", "tensor maps are for q, k, v and o "
-                                       "of wgmma kernels");
-      // D box: one 128-byte swizzle span; N box <= 256; H, B boxes 1.
-      if (p.box[0] != 64 || p.box[1] < 1 || p.box[1] > 256 || p.box[2] != 1 ||
-          p.box[3] != 1)
-        return corrupt(at + ".params",
-                       "tensor map box must be [64, 1..256, 1, 1]");
+      if (llvm::Error err = checkTensorMap(kernel, p, at))
+        return err;
       hasPointer[op] = true;
       continue;
     }
@@ -463,6 +536,13 @@ static llvm::Error checkParams(const KernelEntry &kernel,
                                          operandName(op));
   if (kernel.key.hasLse && !hasPointer[static_cast<size_t>(Operand::LSE)])
     return corrupt(at + ".params", "no aligned_ptr of operand lse");
+  if (fp8)
+    for (Operand op :
+         {Operand::QDescale, Operand::KDescale, Operand::VDescale})
+      if (!hasPointer[static_cast<size_t>(op)])
+        return corrupt(at + ".params", "no aligned_ptr of operand " +
+                                           operandName(op) +
+                                           " in an e4m3 kernel");
   return llvm::Error::success();
 }
 
@@ -496,6 +576,15 @@ static llvm::Error checkWgmma(const KernelEntry &kernel,
     if (p.field != Param::Field::TensorMap)
       continue;
     ++maps[static_cast<size_t>(p.operand)];
+    // V^T boxes: 128 keys of all D rows (checkTensorMap checked the keys).
+    if (p.transposed) {
+      if (p.box[1] != kernel.key.headDim)
+        return corrupt(at + ".params",
+                       llvm::formatv("the transposed tensor map of v must "
+                                     "have head_dim = {0} rows, not {1}",
+                                     kernel.key.headDim, p.box[1]));
+      continue;
+    }
     int64_t rows = p.operand == Operand::Q   ? kernel.key.blockM
                    : p.operand == Operand::O ? kWarpgroupRows
                                              : kernel.key.blockN;

@@ -28,17 +28,22 @@ namespace attn::bundle {
 /// products of terms, parameters may be tensor maps).
 constexpr int64_t kManifestVersion = 2;
 
-/// The operands of a forward kernel, in attn.attention order.
-enum class Operand { Q, K, V, O, LSE };
+/// The operands of a forward kernel, in attn.attention order: the FP8
+/// (e4m3) descales [B, Hkv] come last.
+enum class Operand { Q, K, V, O, LSE, QDescale, KDescale, VDescale };
+/// Number of Operand values (for arrays indexed by operand).
+constexpr size_t kNumOperands = 8;
 llvm::StringRef operandName(Operand operand);
 std::optional<Operand> parseOperand(llvm::StringRef name);
-/// The rank of each operand: 4, except 3 for LSE.
+/// The rank of each operand: 4, except 3 for LSE and 2 for the descales.
 int64_t operandRank(Operand operand);
+/// True for q_descale, k_descale and v_descale.
+bool isDescale(Operand operand);
 
 /// Specialization key of a forward kernel. A length that is nullopt is
 /// dynamic: the kernel reads it from the call.
 struct FwdKey {
-  std::string dtype; // "f16" or "bf16"
+  std::string dtype; // "f16", "bf16" or "e4m3" (FP8: bf16 O, descales)
   int64_t headDim = 0;
   bool causal = false;
   bool hasLse = false;
@@ -77,7 +82,8 @@ struct GridDim {
 /// runtime encodes per call: the operand viewed as the rank-4 tensor
 /// [B, H, N, D] (innermost first: D, N, H, B), copied in boxes of `box`
 /// elements (innermost first), 128-byte swizzled, out-of-bounds elements
-/// zero.
+/// zero. A `transposed` map (FP8 V, stored V^T with unit stride along Nk)
+/// views the operand as (Nk, D, H, B) instead, innermost first.
 struct Param {
   enum class Field {
     AllocatedPtr,
@@ -91,6 +97,7 @@ struct Param {
   Field field = Field::AlignedPtr;
   int64_t index = 0;                         // dimension, for Size and Stride
   std::array<int64_t, 4> box = {0, 0, 0, 0}; // for TensorMap
+  bool transposed = false; // for TensorMap: dims (N, D, H, B)
 };
 llvm::StringRef fieldName(Param::Field field);
 

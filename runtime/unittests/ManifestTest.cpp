@@ -71,6 +71,7 @@ void expectSameKernel(const KernelEntry &x, const KernelEntry &y) {
     EXPECT_EQ(x.params[i].field, y.params[i].field) << "param " << i;
     EXPECT_EQ(x.params[i].index, y.params[i].index) << "param " << i;
     EXPECT_EQ(x.params[i].box, y.params[i].box) << "param " << i;
+    EXPECT_EQ(x.params[i].transposed, y.params[i].transposed) << "param " << i;
   }
   EXPECT_EQ(x.resources.registers, y.resources.registers);
   EXPECT_EQ(x.resources.sharedBytes, y.resources.sharedBytes);
@@ -619,6 +620,151 @@ TEST(ManifestCorrupt, DeepNestingIsRejectedNotRecursedInto) {
   // Brackets inside strings do not count.
   EXPECT_TRUE(
       bool(parseJSON("{\"a\": \"" + std::string(1000, '[') + "\\\"\"}")));
+}
+
+
+//===----------------------------------------------------------------------===//
+// FP8 (e4m3) kernels
+//===----------------------------------------------------------------------===//
+
+/// Parses a manifest holding fp8Kernel("f8") after `edit` changed its JSON;
+/// the error message, "" when it parsed.
+template <typename Edit> std::string fp8ErrorAfter(Edit edit) {
+  json::Value value = toJSON(manifestOf({fp8Kernel("f8")}));
+  edit(*value.getAsObject());
+  llvm::Expected<Manifest> parsed =
+      parseManifest(llvm::formatv("{0}", value).str());
+  return parsed ? std::string() : llvm::toString(parsed.takeError());
+}
+
+TEST(ManifestFp8, RoundTripsDescalesAndTheTransposedMap) {
+  Manifest m = manifestOf({fp8Kernel("f8")});
+  std::string text = manifestText(m);
+  EXPECT_NE(text.find("\"transposed\": true"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"q_descale\""), std::string::npos);
+  EXPECT_EQ(text.find("\"transposed\": false"), std::string::npos);
+  llvm::Expected<Manifest> parsed = parseManifest(text);
+  ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+  expectSameKernel(parsed->kernels[0], m.kernels[0]);
+  const Param &v = parsed->kernels[0].params[0];
+  EXPECT_EQ(v.operand, Operand::V);
+  EXPECT_TRUE(v.transposed);
+  EXPECT_EQ(v.box, (std::array<int64_t, 4>{128, 128, 1, 1}));
+  EXPECT_EQ(parsed->kernels[0].params.back().operand, Operand::VDescale);
+  EXPECT_EQ(operandRank(Operand::KDescale), 2);
+  EXPECT_EQ(parseOperand("v_descale"), Operand::VDescale);
+}
+
+TEST(ManifestFp8, TransposedMapsAreFp8VOnly) {
+  EXPECT_ERROR_HAS(fp8ErrorAfter([](json::Object &top) {
+                     tensorMap0(top, "k")["transposed"] = true;
+                   }),
+                   "the tensor map of k is transposed; only v's may be");
+  EXPECT_ERROR_HAS(fp8ErrorAfter([](json::Object &top) {
+                     tensorMap0(top, "v").erase("transposed");
+                   }),
+                   "the tensor map of v in an e4m3 kernel must be transposed");
+  // A bf16 kernel reads V with unit stride on D.
+  EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
+                     tensorMap0(top, "v")["transposed"] = true;
+                   }),
+                   "only e4m3 kernels take V^T storage");
+  // Only tensor maps have a transposed form.
+  EXPECT_ERROR_HAS(fp8ErrorAfter([](json::Object &top) {
+                     json::Array &params = *kernel0(top).getArray("params");
+                     (*params.back().getAsObject())["transposed"] = true;
+                   }),
+                   "only a tensor_map may be transposed");
+  EXPECT_ERROR_HAS(fp8ErrorAfter([](json::Object &top) {
+                     tensorMap0(top, "v")["transposed"] = 1;
+                   }),
+                   "transposed");
+}
+
+TEST(ManifestFp8, BoxesSpan128Bytes) {
+  // 64 e4m3 columns are half a swizzle span.
+  EXPECT_ERROR_HAS(fp8ErrorAfter([](json::Object &top) {
+                     tensorMap0(top, "q")["box"] = json::Array{64, 128, 1, 1};
+                   }),
+                   "tensor map box must be [128, 1..256, 1, 1] for q");
+  EXPECT_ERROR_HAS(fp8ErrorAfter([](json::Object &top) {
+                     tensorMap0(top, "v")["box"] = json::Array{64, 128, 1, 1};
+                   }),
+                   "tensor map box must be [128, 1..256, 1, 1] for v (128 "
+                   "elements: one 128-byte swizzle span of Nk), got [64, 128, "
+                   "1, 1]");
+  // The V^T box holds all of D.
+  EXPECT_ERROR_HAS(fp8ErrorAfter([](json::Object &top) {
+                     tensorMap0(top, "v")["box"] = json::Array{128, 64, 1, 1};
+                   }),
+                   "the transposed tensor map of v must have head_dim = 128 "
+                   "rows, not 64");
+  // O stays bf16: 64 columns.
+  EXPECT_EQ(fp8ErrorAfter([](json::Object &top) {
+              kernel0(top).getArray("params")->push_back(
+                  json::Object{{"operand", "o"},
+                               {"field", "tensor_map"},
+                               {"box", json::Array{64, 64, 1, 1}}});
+            }),
+            "");
+}
+
+TEST(ManifestFp8, DescalesBelongToFp8Kernels) {
+  EXPECT_ERROR_HAS(fp8ErrorAfter([](json::Object &top) {
+                     json::Array &params = *kernel0(top).getArray("params");
+                     json::Array kept;
+                     for (json::Value &p : params)
+                       if (*p.getAsObject()->getString("operand") !=
+                           "k_descale")
+                         kept.push_back(std::move(p));
+                     params = std::move(kept);
+                   }),
+                   "no aligned_ptr of operand k_descale in an e4m3 kernel");
+  EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
+                     kernel0(top).getArray("params")->push_back(json::Object{
+                         {"operand", "q_descale"}, {"field", "aligned_ptr"}});
+                   }),
+                   "a q_descale parameter in a kernel that is not e4m3");
+  EXPECT_ERROR_HAS(fp8ErrorAfter([](json::Object &top) {
+                     kernel0(top).getArray("params")->push_back(
+                         json::Object{{"operand", "q_descale"},
+                                      {"field", "stride"},
+                                      {"index", 2}});
+                   }),
+                   "index out of the operand's rank");
+  EXPECT_ERROR_HAS(fp8ErrorAfter([](json::Object &top) {
+                     kernel0(top).getArray("params")->push_back(
+                         json::Object{{"operand", "v_descale"},
+                                      {"field", "tensor_map"},
+                                      {"box", json::Array{128, 128, 1, 1}}});
+                   }),
+                   "tensor maps are for q, k, v and o of wgmma kernels");
+  EXPECT_ERROR_HAS(fp8ErrorAfter([](json::Object &top) {
+                     kernel0(top).getArray("params")->push_back(json::Object{
+                         {"operand", "s_descale"}, {"field", "offset"}});
+                   }),
+                   "expected one of q, k, v, o, lse, q_descale, k_descale, "
+                   "v_descale");
+}
+
+TEST(ManifestFp8, KeyIsStridedWgmmaWithD16) {
+  EXPECT_ERROR_HAS(fp8ErrorAfter([](json::Object &top) {
+                     (*kernel0(top).getObject("key"))["layout"] = "contiguous";
+                   }),
+                   "kernels[0].key.layout: e4m3 kernels are \"strided\"");
+  EXPECT_ERROR_HAS(fp8ErrorAfter([](json::Object &top) {
+                     (*kernel0(top).getObject("key"))["path"] = "fma";
+                   }),
+                   "kernels[0].key.path: e4m3 kernels are \"wgmma\" kernels");
+  EXPECT_ERROR_HAS(fp8ErrorAfter([](json::Object &top) {
+                     (*kernel0(top).getObject("key"))["head_dim"] = 72;
+                   }),
+                   "kernels[0].key.head_dim: must be a multiple of 16 in [16, "
+                   "256] for e4m3");
+  EXPECT_ERROR_HAS(fp8ErrorAfter([](json::Object &top) {
+                     (*kernel0(top).getObject("key"))["dtype"] = "e5m2";
+                   }),
+                   "expected \"f16\", \"bf16\" or \"e4m3\", got \"e5m2\"");
 }
 
 } // namespace

@@ -52,6 +52,24 @@ attn_fwd_args makeArgs(int64_t b, int64_t hq, int64_t hkv, int64_t nq,
   return args;
 }
 
+/// An FP8 call: e4m3 q and k, e4m3 v stored as V^T (a [B, Hkv, D, Nk']
+/// buffer, Nk' = Nk padded to a multiple of 16, viewed as [B, Hkv, Nk, D]),
+/// bf16 o, contiguous f32 [B, Hkv] descales at fakeAddress(5), (6), (7).
+attn_fwd_args makeFp8Args(int64_t b, int64_t hq, int64_t hkv, int64_t nq,
+                          int64_t nk, int64_t d = 128) {
+  attn_fwd_args args = {};
+  int64_t nkPadded = (nk + 15) / 16 * 16;
+  args.q = attn::makeTensor(fakeAddress(0), ATTN_DTYPE_E4M3, {b, hq, nq, d});
+  args.k = attn::makeTensor(fakeAddress(1), ATTN_DTYPE_E4M3, {b, hkv, nk, d});
+  args.v = attn::makeTensor(fakeAddress(2), ATTN_DTYPE_E4M3, {b, hkv, nk, d},
+                            {hkv * d * nkPadded, d * nkPadded, 1, nkPadded});
+  args.o = attn::makeTensor(fakeAddress(3), ATTN_DTYPE_BF16, {b, hq, nq, d});
+  args.q_descale = attn::makeTensor(fakeAddress(5), ATTN_DTYPE_F32, {b, hkv});
+  args.k_descale = attn::makeTensor(fakeAddress(6), ATTN_DTYPE_F32, {b, hkv});
+  args.v_descale = attn::makeTensor(fakeAddress(7), ATTN_DTYPE_F32, {b, hkv});
+  return args;
+}
+
 /// The FlashAttention layout: a contiguous [B, N, H, D] buffer seen as
 /// [B, H, N, D].
 attn_tensor bnhdView(void *data, int64_t b, int64_t h, int64_t n, int64_t d) {
@@ -396,9 +414,10 @@ TEST_F(Validation, Dtypes) {
   EXPECT_STATUS(select(args), kInvalid, "o: dtype f32 does not match q's bf16");
   args = makeArgs(1, 8, 8, 128, 128, 128, false, ATTN_DTYPE_F32);
   EXPECT_STATUS(select(args), kInvalid,
-                "q: dtype must be f16 or bf16, got f32");
-  args.q.dtype = static_cast<attn_dtype>(3);
-  EXPECT_STATUS(select(args), kInvalid, "q: dtype must be f16 or bf16");
+                "q: dtype must be f16, bf16 or e4m3, got f32");
+  args.q.dtype = static_cast<attn_dtype>(4);
+  EXPECT_STATUS(select(args), kInvalid,
+                "q: dtype must be f16, bf16 or e4m3, got <dtype 4>");
 }
 
 TEST_F(Validation, Ranks) {
@@ -651,6 +670,11 @@ struct FakeState {
   std::vector<double> msByLoad;
   int eventsLive = 0;
   int multiprocessors = 0; // cuDeviceGetAttribute's answer; 0: it fails
+  /// Device floats by address (the descales cuMemcpyDtoHAsync reads), and
+  /// the copies and stream synchronizations asked for.
+  std::map<uintptr_t, std::vector<float>> floats;
+  int copies = 0;
+  std::vector<CUstream> syncs;
 };
 FakeState *fake = nullptr;
 
@@ -860,6 +884,27 @@ CUresult fakeDeviceGetAttribute(int *value, CUdevice_attribute attribute,
   return fake->multiprocessors > 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+/// Copies from `floats`; CUDA_ERROR_INVALID_VALUE outside them.
+CUresult fakeMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes,
+                             CUstream) {
+  std::lock_guard<std::mutex> lock(fake->mutex);
+  ++fake->copies;
+  for (const auto &[start, values] : fake->floats)
+    if (src >= start && src + bytes <= start + values.size() * sizeof(float)) {
+      std::memcpy(dst, reinterpret_cast<const char *>(values.data()) +
+                           (src - start),
+                  bytes);
+      return CUDA_SUCCESS;
+    }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult fakeStreamSynchronize(CUstream stream) {
+  std::lock_guard<std::mutex> lock(fake->mutex);
+  fake->syncs.push_back(stream);
+  return CUDA_SUCCESS;
+}
+
 const DriverApi fakeApi = {
     fakeErrorName,         fakeErrorString,         fakeCtxGetCurrent,
     fakeCtxGetDevice,      fakePointerGetAttribute, fakeLibraryLoadData,
@@ -867,15 +912,16 @@ const DriverApi fakeApi = {
     fakeLaunchKernel,      fakeLaunchKernelEx,      fakeTensorMapEncodeTiled,
     fakeEventCreate,       fakeEventRecord,         fakeEventSynchronize,
     fakeEventElapsedTime,  fakeEventDestroy,        fakeDeviceGetName,
-    fakeDeviceGetAttribute};
+    fakeDeviceGetAttribute, fakeMemcpyDtoHAsync,    fakeStreamSynchronize};
 
 class FakeLaunch : public ::testing::Test {
 protected:
   void SetUp() override {
     fake = &state;
     attn::runtime::setDriverForTesting(&fakeApi);
-    // q, k, v, o, lse: 1 MiB of device memory each on device 0.
-    for (int i = 0; i < 5; ++i)
+    // q, k, v, o, lse, q_descale, k_descale, v_descale: 1 MiB of device
+    // memory each on device 0.
+    for (int i = 0; i < 8; ++i)
       state.allocations.push_back({reinterpret_cast<uintptr_t>(fakeAddress(i)),
                                    1 << 20, 0, CU_MEMORYTYPE_DEVICE});
   }
@@ -1319,6 +1365,299 @@ TEST_F(FakeLaunch, TuneWithoutVariantsLaunchesOnce) {
   EXPECT_EQ(index, -1);
   EXPECT_STATUS(attn_tune(nullptr, &args, stream, nullptr),
                 ATTN_ERROR_INVALID_ARGUMENT, "bundle");
+}
+
+//===----------------------------------------------------------------------===//
+// FP8 (e4m3): host validation, dispatch
+//===----------------------------------------------------------------------===//
+
+class Fp8Validation : public ::testing::Test {
+protected:
+  void SetUp() override {
+    owner.bundle = loadBundle(dir, manifestOf({fp8Kernel("f8")}));
+    ASSERT_NE(owner.bundle, nullptr);
+  }
+  attn_status select(const attn_fwd_args &a) {
+    int64_t index = -1;
+    return attn_fwd_select(owner.bundle, &a, &index);
+  }
+  TempDir dir;
+  BundleOwner owner{nullptr};
+  attn_fwd_args args = makeFp8Args(1, 8, 2, 128, 128);
+};
+
+TEST_F(Fp8Validation, ValidCallPasses) {
+  EXPECT_STATUS(select(args), ATTN_SUCCESS, "");
+  // Descales take any strides: one factor broadcast to every head.
+  args.k_descale.strides[0] = args.k_descale.strides[1] = 0;
+  EXPECT_STATUS(select(args), ATTN_SUCCESS, "");
+  // Nk = 1: the Nk stride is never used.
+  args = makeFp8Args(1, 8, 2, 128, 1);
+  args.v.strides[2] = 7;
+  EXPECT_STATUS(select(args), ATTN_SUCCESS, "");
+}
+
+TEST_F(Fp8Validation, E4m3KeysMatchE4m3CallsOnly) {
+  TempDir both;
+  BundleOwner mixed{
+      loadBundle(both, manifestOf({wgmmaKernel("bf"), fp8Kernel("f8")}))};
+  int64_t index = -1;
+  EXPECT_STATUS(attn_fwd_select(mixed.bundle, &args, &index), ATTN_SUCCESS,
+                "");
+  EXPECT_EQ(index, 1);
+  attn_fwd_args bf16 = makeArgs(1, 8, 2, 128, 128);
+  EXPECT_STATUS(attn_fwd_select(mixed.bundle, &bf16, &index), ATTN_SUCCESS,
+                "");
+  EXPECT_EQ(index, 0);
+  EXPECT_STATUS(select(bf16), ATTN_ERROR_NO_MATCHING_KERNEL,
+                "(bf16 D=128 B=1 Hq=8 Hkv=2 Nq=128 Nk=128");
+  TempDir bfOnly;
+  BundleOwner noFp8{loadBundle(bfOnly, manifestOf({wgmmaKernel("bf")}))};
+  EXPECT_STATUS(attn_fwd_select(noFp8.bundle, &args, &index),
+                ATTN_ERROR_NO_MATCHING_KERNEL, "(e4m3 D=128 B=1 Hq=8 Hkv=2");
+}
+
+TEST_F(Fp8Validation, Dtypes) {
+  args.o.dtype = ATTN_DTYPE_E4M3;
+  EXPECT_STATUS(select(args), kInvalid,
+                "o: dtype must be bf16 for an e4m3 call, got e4m3");
+  args = makeFp8Args(1, 8, 2, 128, 128);
+  args.k.dtype = ATTN_DTYPE_BF16;
+  EXPECT_STATUS(select(args), kInvalid, "k: dtype bf16 does not match q's e4m3");
+  args = makeFp8Args(1, 8, 2, 128, 128);
+  args.q.dtype = ATTN_DTYPE_F32;
+  EXPECT_STATUS(select(args), kInvalid,
+                "q: dtype must be f16, bf16 or e4m3, got f32");
+}
+
+TEST_F(Fp8Validation, VIsStoredTransposed) {
+  args.v = attn::makeTensor(fakeAddress(2), ATTN_DTYPE_E4M3, {1, 2, 128, 128});
+  EXPECT_STATUS(select(args), kInvalid,
+                "v: stride along Nk must be 1 (FP8 V is stored as V^T: a [B, "
+                "Hkv, D, Nk] buffer viewed as [B, Hkv, Nk, D]), got 128");
+  // V^T rows (the D stride) of 136 bytes are not TMA strides.
+  args.v = attn::makeTensor(fakeAddress(2), ATTN_DTYPE_E4M3, {1, 2, 128, 128},
+                            {2 * 128 * 144, 128 * 144, 1, 136});
+  EXPECT_STATUS(select(args), kInvalid,
+                "v: stride[3] = 136 must be a multiple of 16 elements (16 "
+                "bytes)");
+}
+
+TEST_F(Fp8Validation, StridesAreMultiplesOf16Bytes) {
+  args.q.strides[2] = 136; // 8 elements would do for bf16, not for e4m3
+  args.q.strides[1] = 128 * 136;
+  args.q.strides[0] = 8 * 128 * 136;
+  EXPECT_STATUS(select(args), kInvalid,
+                "q: stride[2] = 136 must be a multiple of 16 elements (16 "
+                "bytes)");
+  args = makeFp8Args(1, 8, 2, 128, 128);
+  args.k.data = static_cast<char *>(args.k.data) + 8;
+  EXPECT_STATUS(select(args), kInvalid, "k: data pointer");
+  EXPECT_STATUS(select(args), kInvalid, "is not 16-byte aligned");
+  // O is bf16: 8 elements are 16 bytes.
+  args = makeFp8Args(1, 8, 2, 128, 128);
+  args.o = attn::makeTensor(fakeAddress(3), ATTN_DTYPE_BF16, {1, 8, 128, 128},
+                            {8 * 128 * 136, 128 * 136, 136, 1});
+  EXPECT_STATUS(select(args), ATTN_SUCCESS, "");
+}
+
+TEST_F(Fp8Validation, HeadDimIsAMultipleOf16) {
+  args = makeFp8Args(1, 8, 2, 128, 128, 72);
+  EXPECT_STATUS(select(args), kInvalid,
+                "q: head dim D = 72 must be a multiple of 16 in [16, 256] for "
+                "e4m3");
+}
+
+TEST_F(Fp8Validation, Descales) {
+  args.q_descale = {};
+  EXPECT_STATUS(select(args), kInvalid,
+                "q_descale: an FP8 (e4m3) call needs it: f32 [B, Hkv] = [1, "
+                "2]");
+  args = makeFp8Args(1, 8, 2, 128, 128);
+  args.k_descale.dtype = ATTN_DTYPE_BF16;
+  EXPECT_STATUS(select(args), kInvalid, "k_descale: dtype must be f32, got bf16");
+  args = makeFp8Args(1, 8, 2, 128, 128);
+  args.v_descale = attn::makeTensor(fakeAddress(7), ATTN_DTYPE_F32, {1, 2, 1});
+  EXPECT_STATUS(select(args), kInvalid,
+                "v_descale: rank must be 2 ([B, Hkv]), got 3");
+  args = makeFp8Args(1, 8, 2, 128, 128);
+  args.q_descale = attn::makeTensor(fakeAddress(5), ATTN_DTYPE_F32, {1, 8});
+  EXPECT_STATUS(select(args), kInvalid,
+                "q_descale: sizes must be [B, Hkv] = [1, 2], got [1, 8]");
+  args = makeFp8Args(1, 8, 2, 128, 128);
+  args.q_descale.data = nullptr;
+  EXPECT_STATUS(select(args), kInvalid, "q_descale: data pointer is null");
+  args = makeFp8Args(1, 8, 2, 128, 128);
+  args.k_descale.data = static_cast<char *>(args.k_descale.data) + 2;
+  EXPECT_STATUS(select(args), kInvalid,
+                "k_descale: data pointer 0x808000000002 is not 4-byte aligned");
+  args = makeFp8Args(1, 8, 2, 128, 128);
+  args.v_descale.strides[1] = -1;
+  EXPECT_STATUS(select(args), kInvalid,
+                "v_descale: strides [2, -1] must be >= 0");
+  // The outputs may not overwrite a descale.
+  args = makeFp8Args(1, 8, 2, 128, 128);
+  args.q_descale.data = static_cast<char *>(args.o.data) + 64;
+  EXPECT_STATUS(select(args), kInvalid, "o overlaps q_descale");
+}
+
+// A zero-initialized descale is the only one a bf16 or f16 call takes:
+// callers written before FP8 keep working, and a stray descale is no
+// silent no-op.
+TEST_F(Validation, NonFp8CallsTakeNoDescales) {
+  EXPECT_STATUS(select(args), ATTN_SUCCESS, "");
+  args.k_descale = attn::makeTensor(fakeAddress(5), ATTN_DTYPE_F32, {1, 8});
+  EXPECT_STATUS(select(args), kInvalid,
+                "k_descale: only FP8 (e4m3) calls take descales; a bf16 call "
+                "leaves it zero-initialized (rank 0, data NULL), got rank 2");
+  args.k_descale = {};
+  args.v_descale.data = fakeAddress(5);
+  EXPECT_STATUS(select(args), kInvalid, "v_descale: only FP8 (e4m3) calls");
+}
+
+//===----------------------------------------------------------------------===//
+// FP8 (e4m3): launches
+//===----------------------------------------------------------------------===//
+
+class Fp8Launch : public FakeLaunch {
+protected:
+  void SetUp() override {
+    FakeLaunch::SetUp();
+    // Every descale of a [1, 2] call is 1 unless a test says otherwise.
+    for (int i = 5; i < 8; ++i)
+      state.floats[reinterpret_cast<uintptr_t>(fakeAddress(i))] =
+          std::vector<float>(32, 1.0f);
+  }
+  std::vector<float> &floats(int i) {
+    return state.floats[reinterpret_cast<uintptr_t>(fakeAddress(i))];
+  }
+  attn_fwd_args args = makeFp8Args(1, 4, 2, 100, 100);
+};
+
+// Q and K as today's maps, but of bytes (128 e4m3 columns per swizzle
+// span); V^T as the transposed map (Nk, D, Hkv, B).
+TEST_F(Fp8Launch, TensorMapsAreBytesAndVIsTransposed) {
+  load({fp8Kernel("f8")});
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  ASSERT_EQ(state.launches.size(), 1u);
+  ASSERT_EQ(state.encodes.size(), 3u);
+  const FakeState::Encode &v = state.encodes[0], &k = state.encodes[1],
+                          &q = state.encodes[2];
+  for (const FakeState::Encode *e : {&v, &k, &q}) {
+    EXPECT_EQ(e->type, CU_TENSOR_MAP_DATA_TYPE_UINT8);
+    EXPECT_EQ(e->swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
+    EXPECT_EQ(e->box, (std::array<cuuint32_t, 4>{128, 128, 1, 1}));
+  }
+  EXPECT_EQ(v.address, fakeAddress(2));
+  // V^T: Nk = 100 keys innermost, rows of Nk' = 112 bytes (padded), heads
+  // of 128 such rows; B = 1 takes the packed stride.
+  EXPECT_EQ(v.dims, (std::array<cuuint64_t, 4>{100, 128, 2, 1}));
+  EXPECT_EQ(v.strides, (std::array<cuuint64_t, 3>{112, 112 * 128, 112 * 256}));
+  EXPECT_EQ(k.dims, (std::array<cuuint64_t, 4>{128, 100, 2, 1}));
+  EXPECT_EQ(k.strides, (std::array<cuuint64_t, 3>{128, 12800, 25600}));
+  EXPECT_EQ(q.dims, (std::array<cuuint64_t, 4>{128, 100, 4, 1}));
+  EXPECT_EQ(q.strides, (std::array<cuuint64_t, 3>{128, 12800, 51200}));
+}
+
+// The descales' memref descriptors go where the manifest puts them, with
+// the call's strides (here v_descale before q_descale and k_descale).
+TEST_F(Fp8Launch, DescalesArePackedInKernelOrder) {
+  KernelEntry k = fp8Kernel("f8");
+  k.params.resize(3 + 11); // the maps and o's descriptor
+  for (Operand op : {Operand::VDescale, Operand::QDescale, Operand::KDescale})
+    appendDescriptor(k.params, op);
+  load({k});
+  state.paramsPerLaunch = k.params.size();
+  args.k_descale.strides[0] = 16; // a column of a wider buffer
+  args.k_descale.strides[1] = 4;
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  ASSERT_EQ(state.launches.size(), 1u);
+  auto addr = [](int i) {
+    return static_cast<int64_t>(reinterpret_cast<uintptr_t>(fakeAddress(i)));
+  };
+  std::vector<int64_t> descales(state.launches[0].params.end() - 21,
+                                state.launches[0].params.end());
+  EXPECT_EQ(descales, (std::vector<int64_t>{
+                          addr(7), addr(7), 0, 1, 2, 2, 1,   // v_descale
+                          addr(5), addr(5), 0, 1, 2, 2, 1,   // q_descale
+                          addr(6), addr(6), 0, 1, 2, 16, 4})); // k_descale
+}
+
+// By default attn_fwd reads the descales back on the call's stream, waits
+// for it once, and refuses a factor that is not finite and > 0.
+TEST_F(Fp8Launch, DescaleValuesAreCheckedUnlessTurnedOff) {
+  load({fp8Kernel("f8")});
+  floats(7) = {0.5f, std::nanf("")};
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_INVALID_ARGUMENT,
+                "v_descale[0, 1] = nan must be finite and > 0 (the factor that "
+                "undoes the quantization of batch 0, KV head 1)");
+  EXPECT_EQ(state.copies, 3);
+  EXPECT_EQ(state.syncs, std::vector<CUstream>{stream});
+  EXPECT_TRUE(state.launches.empty());
+  floats(7) = {1, 1};
+  floats(5) = {0, 1};
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_INVALID_ARGUMENT,
+                "q_descale[0, 0] = 0 must be finite and > 0");
+  floats(5) = {1, -2};
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_INVALID_ARGUMENT,
+                "q_descale[0, 1] = -2 must be");
+  floats(5) = {1, INFINITY};
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_INVALID_ARGUMENT,
+                "q_descale[0, 1] = inf must be");
+  // Only the view's elements count: k_descale with stride 2 skips index 1.
+  floats(5) = {1, 1};
+  floats(6) = {1, -1, 3};
+  args.k_descale.strides[1] = 2;
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  EXPECT_EQ(state.launches.size(), 1u);
+  // Off: no copy, no synchronization, the kernel runs on whatever is there.
+  int copies = state.copies;
+  size_t syncs = state.syncs.size();
+  floats(6) = {-1, -1, -1};
+  EXPECT_STATUS(attn_bundle_set_check_values(bundle, 0), ATTN_SUCCESS, "");
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  EXPECT_EQ(state.launches.size(), 2u);
+  EXPECT_EQ(state.copies, copies);
+  EXPECT_EQ(state.syncs.size(), syncs);
+  EXPECT_STATUS(attn_bundle_set_check_values(bundle, 1), ATTN_SUCCESS, "");
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_INVALID_ARGUMENT,
+                "k_descale[0, 0] = -1");
+  EXPECT_STATUS(attn_bundle_set_check_values(nullptr, 1),
+                ATTN_ERROR_INVALID_ARGUMENT, "bundle");
+  attn::Bundle wrapper;
+  EXPECT_EQ(wrapper.setCheckValues(false).code, ATTN_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_F(Fp8Launch, ValueCheckFailuresAreCudaErrors) {
+  load({fp8Kernel("f8")});
+  state.floats.erase(reinterpret_cast<uintptr_t>(fakeAddress(6)));
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_CUDA,
+                "(in cuMemcpyDtoHAsync)");
+  DriverApi old = fakeApi;
+  old.streamSynchronize = nullptr;
+  attn::runtime::setDriverForTesting(&old);
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_CUDA,
+                "checking the descale values needs cuMemcpyDtoHAsync and "
+                "cuStreamSynchronize");
+  EXPECT_STATUS(attn_bundle_set_check_values(bundle, 0), ATTN_SUCCESS, "");
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  attn::runtime::setDriverForTesting(&fakeApi);
+}
+
+TEST_F(Fp8Launch, NonFp8CallsNeverSynchronize) {
+  load({wgmmaKernel("bf")});
+  attn_fwd_args bf16 = smallArgs();
+  EXPECT_STATUS(attn_fwd(bundle, &bf16, stream), ATTN_SUCCESS, "");
+  EXPECT_EQ(state.copies, 0);
+  EXPECT_TRUE(state.syncs.empty());
+}
+
+TEST_F(Fp8Launch, DescalesAreDeviceMemoryOfTheContext) {
+  load({fp8Kernel("f8")});
+  state.allocations.erase(state.allocations.begin() + 5);
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_INVALID_ARGUMENT,
+                "q_descale: 0x804000000000 is not CUDA device memory");
+  EXPECT_EQ(state.copies, 0);
 }
 
 TEST(Tuning, AMalformedOrStaleCacheIsCorrupt) {

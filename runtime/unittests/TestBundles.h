@@ -90,6 +90,23 @@ inline KernelEntry wgmmaKernel(const std::string &name) {
   return k;
 }
 
+/// An FP8 wgmma kernel as the contract with attn-lower-to-wgmma has it:
+/// e4m3 D=128, maps of V (transposed: V^T storage, boxes of 128 keys by D),
+/// K and Q (128-byte boxes: 128 e4m3 columns), O's descriptor (bf16), then
+/// the descriptors of q_descale, k_descale and v_descale.
+inline KernelEntry fp8Kernel(const std::string &name) {
+  KernelEntry k = wgmmaKernel(name);
+  k.key.dtype = "e4m3";
+  for (Param &p : k.params)
+    if (p.field == Param::Field::TensorMap) {
+      p.box = {128, 128, 1, 1};
+      p.transposed = p.operand == Operand::V;
+    }
+  for (Operand op : {Operand::QDescale, Operand::KDescale, Operand::VDescale})
+    appendDescriptor(k.params, op);
+  return k;
+}
+
 /// Sets every length of `k` to static values.
 inline KernelEntry withShape(KernelEntry k, int64_t b, int64_t hq, int64_t hkv,
                              int64_t nq, int64_t nk) {

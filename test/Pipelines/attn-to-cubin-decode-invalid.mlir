@@ -34,7 +34,7 @@ func.func @combine(%op: memref<2x1x4x1x64xf32>, %lp: memref<2x1x4x1xf32>,
 
 // WGMMA: error: 'attn.online_attention' op attn-async-pipeline: f32 attention has no GPU lowering yet (it lowers to the host only: --attn-to-cpu)
 // FMA: error: 'attn.online_attention' op attn-distribute-rows: f32 attention has no GPU lowering yet
-// COMPILE: error: 'attn.attention' op bundle kernels take f16 or bf16 operands
+// COMPILE: error: 'attn.attention' op bundle kernels take f16, bf16 or f8E4M3FN operands
 func.func @f32(%q: memref<1x4x64x64xf32>, %k: memref<1x4x64x64xf32>,
                %v: memref<1x4x64x64xf32>, %o: memref<1x4x64x64xf32>) {
   attn.attention ins(%q, %k, %v : memref<1x4x64x64xf32>, memref<1x4x64x64xf32>,

@@ -40,9 +40,19 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::desc("[input.mlir]"),
 static cl::opt<std::string>
     specFile("spec-file", cl::desc("JSON array of kernel specs"),
              cl::value_desc("file"), cl::cat(inputs));
-static cl::opt<std::string> outputDir("o", cl::Required,
-                                      cl::desc("Bundle directory to write"),
+static cl::opt<std::string> outputDir("o",
+                                      cl::desc("Bundle directory to write "
+                                               "(required with --emit=bundle)"),
                                       cl::value_desc("dir"), cl::cat(inputs));
+enum class Emit { bundle, mlir };
+static cl::opt<Emit> emit(
+    "emit", cl::desc("What to write"), cl::init(Emit::bundle),
+    cl::values(clEnumValN(Emit::bundle, "bundle",
+                          "compile a kernel bundle into -o (the default)"),
+               clEnumValN(Emit::mlir, "mlir",
+                          "print the kernel functions (attn.attention) to "
+                          "stdout before lowering; compile nothing")),
+    cl::cat(inputs));
 
 static cl::opt<std::string> batch("batch", cl::desc("B"),
                                   cl::value_desc("N|dynamic"), cl::cat(shape));
@@ -57,7 +67,7 @@ static cl::opt<std::string> seqLenK("seqlen-k", cl::desc("Nk (default: Nq)"),
                                     cl::value_desc("N|dynamic"), cl::cat(shape));
 static cl::opt<int64_t> headDim("head-dim", cl::desc("D"), cl::init(0),
                                 cl::cat(shape));
-static cl::opt<std::string> dtype("dtype", cl::desc("f16 or bf16 (default: bf16)"),
+static cl::opt<std::string> dtype("dtype", cl::desc("f16, bf16 or e4m3 (FP8: V^T storage, bf16 O, descales; default: bf16)"),
                                   cl::init("bf16"), cl::cat(shape));
 static cl::opt<bool> causal("causal", cl::desc("Bottom-right causal mask"),
                             cl::cat(shape));
@@ -269,7 +279,7 @@ static OwningOpRef<ModuleOp> buildModule(MLIRContext &context,
 /// llvm::cl lets a later occurrence replace an earlier one; for a kernel
 /// source or a shape that silently drops what the user asked for.
 static bool rejectRepeatedOptions() {
-  const cl::Option *own[] = {&specFile, &outputDir, &batch,  &headsQ,
+  const cl::Option *own[] = {&specFile, &outputDir, &emit, &batch,  &headsQ,
                              &headsKV,  &seqLenQ,   &seqLenK, &headDim,
                              &dtype,    &causal,    &lse,     &scale,
                              &layout,   &name,      &blockM,  &blockN,
@@ -299,6 +309,11 @@ int main(int argc, char **argv) {
       "--head-dim=128 --causal -o bundle/\n");
   if (rejectRepeatedOptions())
     return 1;
+  if (emit == Emit::bundle && outputDir.empty())
+    return fail("-o <dir> is required: the bundle directory to write (or "
+                "--emit=mlir to print the kernel functions)");
+  if (emit == Emit::mlir && outputDir.getNumOccurrences())
+    return fail("-o is not used with --emit=mlir, which writes to stdout");
   if (inputFile.empty() && specFile.empty() && !anyShapeFlag())
     return fail("no kernels: give an input .mlir, --spec-file or the shape "
                 "flags (see --help)");
@@ -332,6 +347,11 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = buildModule(context, sourceMgr);
   if (!module)
     return 1;
+  if (emit == Emit::mlir) {
+    module->print(llvm::outs());
+    llvm::outs() << "\n";
+    return 0;
+  }
 
   mlir::attn::BundleOptions options;
   options.outputDir = outputDir;

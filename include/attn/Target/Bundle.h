@@ -29,7 +29,7 @@ struct KernelSpec {
   std::string name; // function / kernel name; derived from the key if empty
   std::optional<int64_t> batch, numHeadsQ, numHeadsKV, seqLenQ, seqLenK;
   int64_t headDim = 128;
-  std::string dtype = "bf16"; // f16 or bf16
+  std::string dtype = "bf16"; // f16, bf16 or e4m3 (FP8; strided only)
   bool causal = false;
   bool lse = true;
   double scale = 0;     // 0: 1/sqrt(D)
@@ -58,7 +58,10 @@ llvm::Expected<std::vector<KernelSpec>> parseKernelSpecs(llvm::StringRef text);
 bool isKernelName(llvm::StringRef name);
 
 /// Appends to `module` a function `spec.name` (or its default name) taking
-/// (q, k, v, o[, lse]) memrefs and holding one attn.attention. Fails with a
+/// (q, k, v, o[, lse]) memrefs, for dtype e4m3 (q, k, v, o[, lse],
+/// q_descale, k_descale, v_descale) with f8E4M3FN q, k, v (v stored V^T:
+/// unit stride along Nk), a bf16 o and f32 [B, Hkv] descales, and holding
+/// one attn.attention. Fails with a
 /// diagnostic when the spec is invalid (verifier messages).
 LogicalResult buildKernelFunction(ModuleOp module, const KernelSpec &spec);
 

@@ -60,7 +60,10 @@ typedef enum attn_status {
 typedef enum attn_dtype {
   ATTN_DTYPE_F16 = 0,
   ATTN_DTYPE_BF16 = 1,
-  ATTN_DTYPE_F32 = 2
+  ATTN_DTYPE_F32 = 2,
+  /* float8 e4m3fn (1 byte: 4 exponent bits, 3 mantissa bits, no infinity,
+   * largest finite 448): FP8 Q, K and V. */
+  ATTN_DTYPE_E4M3 = 3
 } attn_dtype;
 
 /* A strided view of device memory. Sizes and strides count elements;
@@ -84,11 +87,38 @@ typedef struct attn_tensor {
  * strides. A tensor with no element may have a null data pointer. D is a
  * multiple of 8 in [8, 256]. causal != 0 selects the causal mask.
  * softmax_scale == 0 selects the default 1/sqrt(D); otherwise it must be
- * positive and finite. */
+ * positive and finite.
+ *
+ * The descales are for FP8 calls only: a non-FP8 call leaves all three
+ * zero-initialized (rank 0 and data NULL; anything else is
+ * ATTN_ERROR_INVALID_ARGUMENT), so callers written before FP8 that
+ * zero-initialize the struct keep working.
+ *
+ * FP8 (q.dtype == ATTN_DTYPE_E4M3), as in FlashAttention-3:
+ *   q   [B, Hq,  Nq, D]  e4m3, unit stride on D
+ *   k   [B, Hkv, Nk, D]  e4m3, unit stride on D
+ *   v   [B, Hkv, Nk, D]  e4m3 stored as V^T: unit stride on Nk (dim 2),
+ *                        i.e. a [B, Hkv, D, Nk] buffer viewed transposed
+ *   o   [B, Hq,  Nq, D]  bf16 (written)
+ *   lse [B, Hq,  Nq]     f32 (written), optional as above
+ *   q_descale, k_descale, v_descale [B, Hkv] f32, any strides: the factors
+ *     that undo the quantization of each (batch, KV head), e.g.
+ *     q_descale = amax(Q of the group) / 448. Q of query head h uses the
+ *     factor of KV head h / (Hq / Hkv). S = (Q K^T) * q_descale * k_descale
+ *     * scale; O = (P V) * v_descale.
+ * Strides other than the unit one are multiples of 16 elements (16 bytes;
+ * for V^T storage that means the D stride, i.e. Nk padded to a multiple
+ * of 16 in memory); data pointers 16-byte aligned (descales 4-byte); D a
+ * multiple of 16 in [16, 256]. Descales must be finite and > 0: attn_fwd
+ * checks their values unless attn_bundle_set_check_values turned that
+ * off. */
 typedef struct attn_fwd_args {
   attn_tensor q, k, v, o, lse;
   int32_t causal;
   float softmax_scale;
+  /* Appended for FP8: code compiled against an attn/runtime.h without them
+   * passes a shorter struct and must be rebuilt. */
+  attn_tensor q_descale, k_descale, v_descale;
 } attn_fwd_args;
 
 typedef struct attn_bundle attn_bundle;
@@ -113,7 +143,8 @@ ATTN_API int64_t attn_bundle_num_kernels(const attn_bundle *bundle);
 ATTN_API const char *attn_bundle_kernel_info(const attn_bundle *bundle,
                                              int64_t index);
 
-/* Validates `args` on the host (everything but the device checks) and
+/* Validates `args` on the host (everything but the device checks: it cannot
+ * read an FP8 call's descale values, which live in device memory) and
  * returns in *kernel_index the kernel attn_fwd would launch. A kernel
  * matches when its dtype, D, causal flag, LSE presence and scale (within
  * 1e-6 relative) equal the call's, each of its static lengths (B, Hq, Hkv,
@@ -129,8 +160,10 @@ ATTN_API attn_status attn_fwd_select(const attn_bundle *bundle,
                                      int64_t *kernel_index);
 
 /* Validates `args` (as attn_fwd_select, plus: a current CUDA context, every
- * pointer is device memory of that context's device), then enqueues the
- * forward kernel on `stream` (0: the legacy default stream). Returns once
+ * pointer is device memory of that context's device, and for an FP8 call
+ * with value checks on (the default), every descale finite and > 0: read
+ * with cuMemcpyDtoHAsync on `stream` and a cuStreamSynchronize of it), then
+ * enqueues the forward kernel on `stream` (0: the legacy default stream). Returns once
  * the launch is queued. A valid call with Nq == 0 or B*Hq == 0 has nothing
  * to compute: it succeeds without a matching kernel, a GPU or a launch.
  * Errors: every error of attn_fwd_select, and ATTN_ERROR_CUDA. */
@@ -162,6 +195,18 @@ ATTN_API attn_status attn_tune(attn_bundle *bundle, const attn_fwd_args *args,
  * Errors: ATTN_ERROR_INVALID_ARGUMENT for a null bundle. */
 ATTN_API attn_status attn_bundle_set_auto_tune(attn_bundle *bundle,
                                                int enabled);
+
+/* With `enabled` != 0 (the default), attn_fwd and attn_tune of an FP8
+ * (e4m3) call copy q_descale, k_descale and v_descale to the host and
+ * return ATTN_ERROR_INVALID_ARGUMENT, naming the tensor, index and value,
+ * when a factor is not finite and > 0. That costs one host-device
+ * synchronization of the call's stream per FP8 call (the copy waits for the
+ * work queued before it, e.g. the kernel that computed the descales):
+ * turn it off (0) for production and benchmarks once the descales are
+ * known to be good. Non-FP8 calls never pay it.
+ * Errors: ATTN_ERROR_INVALID_ARGUMENT for a null bundle. */
+ATTN_API attn_status attn_bundle_set_check_values(attn_bundle *bundle,
+                                                  int enabled);
 
 /* The message of the calling thread's last call that returns an attn_status:
  * empty after a success. Valid until this thread's next such call. */

@@ -82,6 +82,12 @@ public:
     return Status::fromLast(attn_bundle_set_auto_tune(handle, enabled));
   }
 
+  /// fwd() of an FP8 call checks the descale values (one stream
+  /// synchronization; on by default; attn_bundle_set_check_values).
+  Status setCheckValues(bool enabled) {
+    return Status::fromLast(attn_bundle_set_check_values(handle, enabled));
+  }
+
   /// The index of the kernel fwd() would launch (attn_fwd_select).
   Status select(const attn_fwd_args &args, int64_t &kernelIndex) const {
     return Status::fromLast(attn_fwd_select(handle, &args, &kernelIndex));

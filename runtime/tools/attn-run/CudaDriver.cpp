@@ -68,6 +68,8 @@ ATTN_FORWARD(cuMemAlloc, (CUdeviceptr * ptr, size_t bytes), (ptr, bytes))
 ATTN_FORWARD(cuMemFree, (CUdeviceptr ptr), (ptr))
 ATTN_FORWARD(cuMemcpyDtoH, (void *dst, CUdeviceptr src, size_t bytes),
              (dst, src, bytes))
+ATTN_FORWARD(cuMemcpyHtoD, (CUdeviceptr dst, const void *src, size_t bytes),
+             (dst, src, bytes))
 ATTN_FORWARD(cuMemsetD16Async,
              (CUdeviceptr dst, unsigned short value, size_t n, CUstream stream),
              (dst, value, n, stream))

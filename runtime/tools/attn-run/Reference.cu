@@ -41,6 +41,7 @@ __device__ float normalAt(uint64_t seed, uint64_t index) {
   return z;
 }
 
+__device__ float toFloat(float x) { return x; }
 __device__ float toFloat(__half x) { return __half2float(x); }
 __device__ float toFloat(__nv_bfloat16 x) { return __bfloat162float(x); }
 template <typename T> __device__ T fromFloat(float x);
@@ -193,6 +194,14 @@ reference_fwd_bf16(const __nv_bfloat16 *q, const __nv_bfloat16 *k,
                    const __nv_bfloat16 *v, float *o, float *lse, int64_t b,
                    int64_t hq, int64_t hkv, int64_t nq, int64_t nk, int64_t d,
                    int causal, float scale) {
+  referenceFwd(q, k, v, o, lse, hq, hkv, nq, nk, d, causal, scale);
+}
+
+// FP8 calls: the dequantized Q, K, V (e4m3 value * descale) in f32.
+extern "C" __global__ void
+reference_fwd_f32(const float *q, const float *k, const float *v, float *o,
+                  float *lse, int64_t b, int64_t hq, int64_t hkv, int64_t nq,
+                  int64_t nk, int64_t d, int causal, float scale) {
   referenceFwd(q, k, v, o, lse, hq, hkv, nq, nk, d, causal, scale);
 }
 

@@ -5,10 +5,13 @@
 // compares O and LSE with an fp32 reference computed on the GPU
 // (Reference.cu, embedded as a cubin) and times the launches. Kernel keys
 // come from manifest.json, read with the runtime's own parser. The exit
-// status is 0 iff every checked kernel passed.
+// status is 0 iff every checked kernel passed. FP8 (e4m3) kernels get inputs
+// quantized on the host (Fp8.h) and are checked against the reference on the
+// dequantized values.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Fp8.h"
 #include "Manifest.h"
 #include "attn/runtime.h"
 #include "reference_cubin.h"
@@ -31,6 +34,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <random>
 #include <vector>
 
 using namespace attn::bundle;
@@ -166,6 +170,7 @@ struct Reference {
   Module module;
   CUfunction fill[2] = {};    // f16, bf16
   CUfunction forward[2] = {}; // f16, bf16
+  CUfunction forwardF32 = {}; // FP8 calls: dequantized inputs
   CUfunction widen[2] = {};   // f16, bf16 -> f32
   int64_t maxDynamicShared = 0;
 };
@@ -180,6 +185,7 @@ static Error loadReference(Reference &ref, CUdevice device) {
       {&ref.fill[1], "fill_normal_bf16"},
       {&ref.forward[0], "reference_fwd_f16"},
       {&ref.forward[1], "reference_fwd_bf16"},
+      {&ref.forwardF32, "reference_fwd_f32"},
       {&ref.widen[0], "widen_f16"},
       {&ref.widen[1], "widen_bf16"}};
   for (auto [function, name] : functions)
@@ -210,18 +216,24 @@ static Error loadReference(Reference &ref, CUdevice device) {
 struct Shape {
   int64_t batch = 0, headsQ = 0, headsKV = 0, seqQ = 0, seqK = 0, headDim = 0;
   bool bf16 = false, causal = false, hasLse = false;
+  bool fp8 = false; // e4m3 Q, K, V^T; bf16 O; descales
   double scale = 0;
 
   int64_t numQ() const { return batch * headsQ * seqQ * headDim; }
   int64_t numKV() const { return batch * headsKV * seqK * headDim; }
   int64_t numRows() const { return batch * headsQ * seqQ; }
+  /// FP8 V^T storage: rows of Nk padded to 16 bytes (a TMA stride).
+  int64_t seqKPadded() const { return (seqK + 15) / 16 * 16; }
+  /// Index of O's dtype in Reference's f16/bf16 pairs.
+  int oIndex() const { return bf16 || fp8; }
   double flops() const {
     double f = 4.0 * batch * headsQ * seqQ * seqK * headDim;
     return causal ? f / 2 : f;
   }
   std::string str() const {
     return llvm::formatv("{0} {1} {2} {3} {4} {5} {6}{7}", batch, headsQ,
-                         headsKV, seqQ, seqK, headDim, bf16 ? "bf16" : "f16",
+                         headsKV, seqQ, seqK, headDim,
+                         fp8 ? "e4m3" : bf16 ? "bf16" : "f16",
                          causal ? " causal" : "")
         .str();
   }
@@ -254,6 +266,7 @@ static Expected<Shape> resolveShape(const FwdKey &key) {
     llvm::outs() << "  note: static lengths kept over" << ignored << "\n";
   s.headDim = key.headDim;
   s.bf16 = key.dtype == "bf16";
+  s.fp8 = key.dtype == "e4m3";
   s.causal = key.causal;
   s.hasLse = key.hasLse;
   s.scale = key.scale;
@@ -282,6 +295,7 @@ struct Result {
   std::optional<Shape> shape;
   int64_t picked = -1;
   double relErr = NAN, lseErr = NAN, ms = NAN, tflops = NAN;
+  double maxErr = NAN, maxRef = NAN; // max |O - ref|, max |ref| (finite O)
   int64_t nonFinite = -1, infMismatch = -1;
   bool pass = false;
   std::string note; // why the kernel failed, if it did
@@ -291,6 +305,8 @@ struct Result {
 struct Buffers {
   DeviceBuffer q, k, v, o, lse, refO, refLse;
   DeviceBuffer oF32; // O widened to f32 for the comparison
+  // FP8: the descales, and the dequantized inputs the reference reads.
+  DeviceBuffer qDescale, kDescale, vDescale, refQ, refK, refV;
 };
 
 static attn_tensor tensor(const DeviceBuffer &buffer, attn_dtype dtype,
@@ -308,6 +324,19 @@ static attn_tensor tensor(const DeviceBuffer &buffer, attn_dtype dtype,
   return t;
 }
 
+/// FP8: e4m3 Q and K, V as V^T storage ([B, Hkv, D, Nk'] viewed as [B,
+/// Hkv, Nk, D]), bf16 O, f32 [B, Hkv] descales.
+static void setFp8Args(const Shape &s, const Buffers &b, attn_fwd_args &args) {
+  args.q.dtype = args.k.dtype = args.v.dtype = ATTN_DTYPE_E4M3;
+  args.o.dtype = ATTN_DTYPE_BF16;
+  int64_t n = s.seqKPadded(), d = s.headDim;
+  int64_t vt[4] = {s.headsKV * d * n, d * n, 1, n};
+  std::copy(std::begin(vt), std::end(vt), args.v.strides);
+  args.q_descale = tensor(b.qDescale, ATTN_DTYPE_F32, {s.batch, s.headsKV});
+  args.k_descale = tensor(b.kDescale, ATTN_DTYPE_F32, {s.batch, s.headsKV});
+  args.v_descale = tensor(b.vDescale, ATTN_DTYPE_F32, {s.batch, s.headsKV});
+}
+
 static attn_fwd_args makeArgs(const Shape &s, const Buffers &b) {
   attn_dtype dtype = s.bf16 ? ATTN_DTYPE_BF16 : ATTN_DTYPE_F16;
   attn_fwd_args args = {};
@@ -315,6 +344,8 @@ static attn_fwd_args makeArgs(const Shape &s, const Buffers &b) {
   args.k = tensor(b.k, dtype, {s.batch, s.headsKV, s.seqK, s.headDim});
   args.v = tensor(b.v, dtype, {s.batch, s.headsKV, s.seqK, s.headDim});
   args.o = tensor(b.o, dtype, {s.batch, s.headsQ, s.seqQ, s.headDim});
+  if (s.fp8)
+    setFp8Args(s, b, args);
   if (s.hasLse)
     args.lse = tensor(b.lse, ATTN_DTYPE_F32, {s.batch, s.headsQ, s.seqQ});
   args.causal = s.causal;
@@ -326,10 +357,22 @@ static attn_fwd_args makeArgs(const Shape &s, const Buffers &b) {
 }
 
 static Error allocateAll(const Shape &s, Buffers &b) {
-  size_t q = s.numQ() * 2, kv = s.numKV() * 2, rows = s.numRows() * 4;
-  std::pair<DeviceBuffer *, size_t> sizes[] = {
-      {&b.q, q},      {&b.k, kv},       {&b.v, kv},        {&b.o, q},
-      {&b.lse, rows}, {&b.refO, q * 2}, {&b.refLse, rows}, {&b.oF32, q * 2}};
+  size_t elt = s.fp8 ? 1 : 2, q = s.numQ(), kv = s.numKV(),
+         rows = s.numRows() * 4;
+  size_t v = s.fp8 ? s.batch * s.headsKV * s.headDim * s.seqKPadded() : kv;
+  std::vector<std::pair<DeviceBuffer *, size_t>> sizes = {
+      {&b.q, q * elt},    {&b.k, kv * elt},   {&b.v, v * elt},
+      {&b.o, q * 2},      {&b.lse, rows},     {&b.refO, q * 4},
+      {&b.refLse, rows},  {&b.oF32, q * 4}};
+  if (s.fp8) {
+    size_t descale = s.batch * s.headsKV * 4;
+    sizes.insert(sizes.end(), {{&b.qDescale, descale},
+                               {&b.kDescale, descale},
+                               {&b.vDescale, descale},
+                               {&b.refQ, q * 4},
+                               {&b.refK, kv * 4},
+                               {&b.refV, kv * 4}});
+  }
   for (auto [buffer, bytes] : sizes)
     if (Error err = allocate(*buffer, bytes))
       return err;
@@ -349,15 +392,69 @@ static Error fillNormal(const Reference &ref, const Shape &s,
                "launch fill_normal");
 }
 
+template <typename T>
+static Error upload(const DeviceBuffer &buffer, const std::vector<T> &host) {
+  if (host.empty())
+    return Error::success();
+  return check(cuMemcpyHtoD(buffer.get(), host.data(), host.size() * sizeof(T)),
+               "cuMemcpyHtoD");
+}
+
+/// `n` standard normal values from `seed` (host: FP8 inputs are quantized
+/// on the host).
+static std::vector<float> hostNormal(int64_t n, uint64_t seed) {
+  std::mt19937_64 engine(seed);
+  std::normal_distribution<float> normal;
+  std::vector<float> x(n);
+  for (float &value : x)
+    value = normal(engine);
+  return x;
+}
+
+/// FP8 inputs: normal values quantized per (batch, KV head) to e4m3 (scale
+/// amax / 448), V laid out as V^T, the descales, and the dequantized values
+/// for the reference.
+static Error uploadFp8Inputs(const Shape &s, const Buffers &b, uint64_t seed) {
+  using attn::run::quantizePerKVHead;
+  attn::run::Quantized q = quantizePerKVHead(
+      hostNormal(s.numQ(), seed), s.batch, s.headsQ, s.headsKV, s.seqQ,
+      s.headDim);
+  attn::run::Quantized k = quantizePerKVHead(
+      hostNormal(s.numKV(), seed + 1), s.batch, s.headsKV, s.headsKV, s.seqK,
+      s.headDim);
+  attn::run::Quantized v = quantizePerKVHead(
+      hostNormal(s.numKV(), seed + 2), s.batch, s.headsKV, s.headsKV, s.seqK,
+      s.headDim);
+  std::vector<uint8_t> vt = attn::run::toVt(v.bytes, s.batch, s.headsKV,
+                                            s.seqK, s.headDim, s.seqKPadded());
+  Error err = upload(b.q, q.bytes);
+  if (!err)
+    err = upload(b.k, k.bytes);
+  if (!err)
+    err = upload(b.v, vt);
+  for (auto [buffer, host] :
+       {std::make_pair(&b.qDescale, &q.descale), {&b.kDescale, &k.descale},
+        {&b.vDescale, &v.descale}, {&b.refQ, &q.dequantized},
+        {&b.refK, &k.dequantized}, {&b.refV, &v.dequantized}})
+    if (!err)
+      err = upload(*buffer, *host);
+  return err;
+}
+
 /// Fresh inputs (seeds seed, seed+1, seed+2 for Q, K, V) and NaN outputs.
 static Error prepareInputs(const Reference &ref, const Shape &s,
                            const Buffers &b, uint64_t seed, CUstream stream) {
-  if (Error err = fillNormal(ref, s, b.q, s.numQ(), seed, stream))
-    return err;
-  if (Error err = fillNormal(ref, s, b.k, s.numKV(), seed + 1, stream))
-    return err;
-  if (Error err = fillNormal(ref, s, b.v, s.numKV(), seed + 2, stream))
-    return err;
+  if (s.fp8) {
+    if (Error err = uploadFp8Inputs(s, b, seed))
+      return err;
+  } else {
+    if (Error err = fillNormal(ref, s, b.q, s.numQ(), seed, stream))
+      return err;
+    if (Error err = fillNormal(ref, s, b.k, s.numKV(), seed + 1, stream))
+      return err;
+    if (Error err = fillNormal(ref, s, b.v, s.numKV(), seed + 2, stream))
+      return err;
+  }
   // 0x7FFF is a NaN in f16 and in bf16; 0x7FFFFFFF in f32.
   if (Error err = check(cuMemsetD16Async(b.o.get(), 0x7FFF, s.numQ(), stream),
                         "cuMemsetD16Async(O)"))
@@ -375,7 +472,7 @@ static Error runReference(const Reference &ref, const Shape &s,
                           const Buffers &b, CUstream stream) {
   if (s.numRows() == 0)
     return Error::success();
-  CUfunction fn = ref.forward[s.bf16];
+  CUfunction fn = s.fp8 ? ref.forwardF32 : ref.forward[s.bf16];
   unsigned shared = unsigned((s.seqK + s.headDim) * sizeof(float));
   if (Error err = check(
           cuFuncSetAttribute(
@@ -384,6 +481,11 @@ static Error runReference(const Reference &ref, const Shape &s,
     return err;
   CUdeviceptr q = b.q.get(), k = b.k.get(), v = b.v.get(), o = b.refO.get(),
               lse = b.refLse.get();
+  if (s.fp8) {
+    q = b.refQ.get();
+    k = b.refK.get();
+    v = b.refV.get();
+  }
   int64_t dims[] = {s.batch, s.headsQ, s.headsKV, s.seqQ, s.seqK, s.headDim};
   int causal = s.causal;
   float scale = static_cast<float>(s.scale);
@@ -416,7 +518,7 @@ static void compare(const Shape &s, ArrayRef<float> o, ArrayRef<float> lse,
                     ArrayRef<float> refO, ArrayRef<float> refLse, Result &r) {
   double errSq = 0, refSq = 0;
   r.nonFinite = r.infMismatch = 0;
-  r.lseErr = 0;
+  r.lseErr = r.maxErr = r.maxRef = 0;
   for (int64_t row = 0; row < s.numRows(); ++row) {
     bool empty = isNegInf(refLse[row]);
     bool rowZero = true;
@@ -424,10 +526,13 @@ static void compare(const Shape &s, ArrayRef<float> o, ArrayRef<float> lse,
       double x = o[c];
       rowZero &= x == 0;
       refSq += double(refO[c]) * refO[c];
+      r.maxRef = std::max(r.maxRef, std::fabs(double(refO[c])));
       if (!std::isfinite(x))
         ++r.nonFinite;
       else
         errSq += (x - refO[c]) * (x - refO[c]);
+      if (std::isfinite(x))
+        r.maxErr = std::max(r.maxErr, std::fabs(x - refO[c]));
     }
     if (empty && !rowZero)
       ++r.infMismatch;
@@ -453,7 +558,7 @@ static Error widenO(const Reference &ref, const Shape &s, const Buffers &b,
   CUdeviceptr x = b.o.get(), y = b.oF32.get();
   void *params[] = {&x, &y, &n};
   unsigned blocks = unsigned(std::min<int64_t>((n + 255) / 256, 1 << 16));
-  if (Error err = check(cuLaunchKernel(ref.widen[s.bf16], blocks, 1, 1, 256, 1,
+  if (Error err = check(cuLaunchKernel(ref.widen[s.oIndex()], blocks, 1, 1, 256, 1,
                                        1, 0, stream, params, nullptr),
                         "launch widen"))
     return err;
@@ -513,6 +618,16 @@ static Error timeKernel(attn_bundle *bundle, const attn_fwd_args &args,
   return Error::success();
 }
 
+/// f16/bf16: relative error of O below 1e-2, LSE within 1e-3. FP8: the
+/// kernel rounds P to e4m3 before P V (3 mantissa bits), so O is off by a
+/// few percent of its magnitude: max |O - ref| <= 0.05 * max |ref| + 1e-2;
+/// LSE (from fp32 scores of the same dequantized inputs) within 1e-2.
+static bool passesTolerance(const Shape &s, const Result &r) {
+  if (!s.fp8)
+    return r.relErr < 1e-2 && (!s.hasLse || r.lseErr < 1e-3);
+  return r.maxErr <= 0.05 * r.maxRef + 1e-2 && (!s.hasLse || r.lseErr < 1e-2);
+}
+
 /// Launches the kernel once, checks it and times it. Kernel failures land in
 /// `r`; the returned error is a driver failure that ends the run.
 static Error runChecked(attn_bundle *bundle, const Reference &ref,
@@ -542,12 +657,16 @@ static Error runChecked(attn_bundle *bundle, const Reference &ref,
     return err;
   if (Error err = checkOutputs(ref, s, b, stream, r))
     return err;
-  r.pass = r.relErr < 1e-2 && r.nonFinite == 0 && r.infMismatch == 0 &&
-           (!s.hasLse || r.lseErr < 1e-3);
+  r.pass = r.nonFinite == 0 && r.infMismatch == 0 && passesTolerance(s, r);
   if (itersOpt == 0)
     return Error::success();
-  if (Error err = timeKernel(bundle, args, stream, itersOpt, r))
-    return err;
+  // The checked launch read the descales back; timed launches must not
+  // synchronize the stream each time.
+  attn_bundle_set_check_values(bundle, 0);
+  Error timed = timeKernel(bundle, args, stream, itersOpt, r);
+  attn_bundle_set_check_values(bundle, 1);
+  if (timed)
+    return timed;
   r.pass &= r.note.empty();
   return Error::success();
 }
@@ -592,6 +711,10 @@ static void printTable(ArrayRef<Result> results) {
         r.nonFinite >= 0 ? std::to_string(r.nonFinite) : std::string("-"),
         number(r.ms, "{0:f3}"), number(r.tflops, "{0:f1}"),
         r.pass ? "PASS" : "FAIL");
+    if (r.shape && r.shape->fp8 && !std::isnan(r.maxErr))
+      llvm::outs() << llvm::formatv("     e4m3: max |O - ref| = {0:e2}, "
+                                    "bound 0.05 * max |ref| + 0.01 = {1:e2}\n",
+                                    r.maxErr, 0.05 * r.maxRef + 1e-2);
     if (!r.note.empty())
       llvm::outs() << "     " << r.note << "\n";
     else if (r.infMismatch > 0)

@@ -825,6 +825,38 @@ func.func @d_stride(%q: memref<1x4x64x64xf16>,
 
 // -----
 
+// An FP8 V may be stored V^T (unit stride along Nk), but a static layout
+// with unit stride along neither D nor Nk is refused.
+func.func @fp8_v_stride(%q: memref<1x4x64x64xf8E4M3FN>,
+                        %k: memref<1x4x64x64xf8E4M3FN>,
+                        %v: memref<1x4x64x64xf8E4M3FN, strided<[16384, 4096, 2, 128]>>,
+                        %o: memref<1x4x64x64xbf16>, %qd: memref<1x4xf32>,
+                        %kd: memref<1x4xf32>, %vd: memref<1x4xf32>) {
+  // expected-error @+1 {{operand 'v' must have unit stride along D (or, for FP8, along Nk: V^T storage), but got strides [2, 128]}}
+  attn.attention ins(%q, %k, %v : memref<1x4x64x64xf8E4M3FN>,
+                     memref<1x4x64x64xf8E4M3FN>,
+                     memref<1x4x64x64xf8E4M3FN, strided<[16384, 4096, 2, 128]>>)
+                 outs(%o : memref<1x4x64x64xbf16>)
+                 descale(%qd, %kd, %vd : memref<1x4xf32>, memref<1x4xf32>,
+                         memref<1x4xf32>)
+  return
+}
+
+// -----
+
+// V^T storage is for FP8 only: a bf16 V needs unit stride along D.
+func.func @vt_not_fp8(%q: memref<1x4x64x64xbf16>, %k: memref<1x4x64x64xbf16>,
+                      %v: memref<1x4x64x64xbf16, strided<[16384, 4096, 1, 64]>>,
+                      %o: memref<1x4x64x64xbf16>) {
+  // expected-error @+1 {{operand 'v' must have unit stride along D, but got stride 64}}
+  attn.attention ins(%q, %k, %v : memref<1x4x64x64xbf16>, memref<1x4x64x64xbf16>,
+                     memref<1x4x64x64xbf16, strided<[16384, 4096, 1, 64]>>)
+                 outs(%o : memref<1x4x64x64xbf16>)
+  return
+}
+
+// -----
+
 // Workgroup memory (address space 3) is not what a caller passes.
 func.func @memory_space(%q: memref<1x4x64x64xf16>, %k: memref<1x4x64x64xf16>,
                         %v: memref<1x4x64x64xf16>, %o: memref<1x4x64x64xf16, 3>) {

@@ -192,6 +192,24 @@ func.func @fp8_descale(%q: memref<2x16x256x128xf8E4M3FN>,
 
 // -----
 
+// FP8 V stored V^T (unit stride along Nk): the layout the wgmma path reads.
+// CHECK-LABEL: func.func @fp8_vt
+//       CHECK:   attn.attention ins({{.*}} : memref<1x4x64x64xf8E4M3FN>, memref<1x4x64x64xf8E4M3FN>, memref<1x4x64x64xf8E4M3FN, strided<[16384, 4096, 1, 64]>>)
+func.func @fp8_vt(%q: memref<1x4x64x64xf8E4M3FN>, %k: memref<1x4x64x64xf8E4M3FN>,
+                  %v: memref<1x4x64x64xf8E4M3FN, strided<[16384, 4096, 1, 64]>>,
+                  %o: memref<1x4x64x64xbf16>, %qd: memref<1x4xf32>,
+                  %kd: memref<1x4xf32>, %vd: memref<1x4xf32>) {
+  attn.attention ins(%q, %k, %v : memref<1x4x64x64xf8E4M3FN>,
+                     memref<1x4x64x64xf8E4M3FN>,
+                     memref<1x4x64x64xf8E4M3FN, strided<[16384, 4096, 1, 64]>>)
+                 outs(%o : memref<1x4x64x64xbf16>)
+                 descale(%qd, %kd, %vd : memref<1x4xf32>, memref<1x4xf32>,
+                         memref<1x4xf32>)
+  return
+}
+
+// -----
+
 // FP8 without LSE, explicit scale.
 // CHECK-LABEL: func.func @fp8_no_lse
 //       CHECK:   attn.attention ins({{.*}}) outs({{.*}} : memref<1x8x64x64xbf16>) descale({{.*}} : memref<1x8xf32>, memref<1x8xf32>, memref<1x8xf32>) {scale = 5.000000e-01 : f32}

@@ -72,10 +72,10 @@ constexpr int64_t kMaxLength = INT32_MAX;
 
 /// What every memref of the attn ops must be: a strided view (MLIR's memref
 /// descriptor: offset, sizes, strides) of global memory, with unit stride
-/// along D (the last dimension of a rank-4 operand) where it is static, or,
-/// with `allowUnitN` (an FP8 V stored as V^T), unit stride along N.
+/// along D (the last dimension of a rank-4 operand) where it is static, or
+/// with `vt` (an FP8 V, stored V^T) along D or Nk.
 LogicalResult checkMemRef(Operation *op, MemRefType type, StringRef name,
-                          bool allowUnitN = false) {
+                          bool vt = false) {
   if (Attribute space = type.getMemorySpace())
     return op->emitOpError()
            << "operand '" << name
@@ -90,21 +90,19 @@ LogicalResult checkMemRef(Operation *op, MemRefType type, StringRef name,
            << "' must have a strided layout (identity or strided<[...]>), "
               "but got "
            << type.getLayout();
-  if (type.getRank() != 4 || ShapedType::isDynamic(strides[3]) ||
-      strides[3] == 1)
-    return success();
-  if (!allowUnitN)
+  auto notUnit = [](int64_t s) { return !ShapedType::isDynamic(s) && s != 1; };
+  if (type.getRank() == 4 && vt && notUnit(strides[3]) && notUnit(strides[2]))
+    return op->emitOpError() << "operand '" << name
+                             << "' must have unit stride along D (or, for "
+                                "FP8, along Nk: V^T storage), but got "
+                                "strides ["
+                             << strides[2] << ", " << strides[3] << "]";
+  if (type.getRank() == 4 && !vt && notUnit(strides[3]))
     return op->emitOpError() << "operand '" << name
                              << "' must have unit stride along D, but got "
                                 "stride "
                              << strides[3];
-  if (ShapedType::isDynamic(strides[2]) || strides[2] == 1)
-    return success();
-  return op->emitOpError() << "operand '" << name
-                           << "' must have unit stride along D (or, for FP8, "
-                              "along Nk: V^T storage), but got strides "
-                           << strides[2] << " (Nk) and " << strides[3]
-                           << " (D)";
+  return success();
 }
 
 /// Static lengths a launch can cover, and a static size in bytes that 64-bit
@@ -136,13 +134,13 @@ LogicalResult checkExtent(Operation *op, MemRefType type, StringRef name) {
 /// operand and returns its type.
 FailureOr<MemRefType> checkRank(Operation *op, Value v, StringRef name,
                                 int64_t rank, StringRef layout,
-                                bool allowUnitN = false) {
+                                bool vt = false) {
   auto type = cast<MemRefType>(v.getType());
   if (type.getRank() != rank)
     return op->emitOpError()
            << "operand '" << name << "' must be a rank-" << rank << " memref "
            << layout << ", but got rank " << type.getRank();
-  if (failed(checkMemRef(op, type, name, allowUnitN)) ||
+  if (failed(checkMemRef(op, type, name, vt)) ||
       failed(checkExtent(op, type, name)))
     return failure();
   return type;
@@ -685,7 +683,7 @@ LogicalResult OnlineAttentionOp::verify() {
                            << "] memref of " << q.getElementType()
                            << ", but got " << t;
     if (failed(checkMemRef(*this, t, name,
-                           /*allowUnitN=*/name == "v" &&
+                           /*vt=*/name == "v" &&
                                isFP8(t.getElementType()))))
       return failure();
   }
