@@ -82,8 +82,13 @@ def inputs(B, Hq, Hkv, Nq, Nk, D, kind, seed):
         for t in (q, k):
             mask = torch.rand_like(t) < 1e-3
             t[mask] *= torch.empty_like(t[mask]).uniform_(10, 100)
-    elif kind == "sink":  # the first 4 keys score far above the rest
-        k[:, :, :4] = q.reshape(B, Hkv, -1, D).mean(2)[:, :, None] * 40
+    elif kind == "sink":
+        # The first 4 keys score about 10 above the rest for every query
+        # (trained LLMs' attention sinks): the others' probabilities, about
+        # e^-10 of the sink's, flush to zero in e4m3 unless P is scaled.
+        u = torch.nn.functional.normalize(torch.randn(D, device="cuda"), dim=0)
+        q += 3.0 * u
+        k[:, :, :4] = 38.0 * u + 0.1 * k[:, :, :4]
     elif kind == "head_scales":  # magnitudes differ per (batch, KV head)
         f = torch.logspace(-2, 2, B * Hkv, base=2.0, device="cuda")
         f = f[torch.randperm(B * Hkv, device="cuda")].reshape(B, Hkv)
@@ -231,6 +236,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--skip-speed", action="store_true")
+    ap.add_argument("--fp8-unscaled", default=None,
+                    help="a bundle compiled with --fp8-p-scale-log2=0: the "
+                         "sink and outlier cases again without P's 2^8")
     a = ap.parse_args()
     lib = rt.load_library(a.lib)
     fp8 = rt.Bundle(lib, a.fp8)
@@ -261,6 +269,14 @@ def main():
                  False, kind=kind)
     run_case(fp8, "sink B1 H8 N2048", 1, 8, 8, 2048, 2048, 128, True,
              kind="sink")
+    if a.fp8_unscaled:
+        unscaled = rt.Bundle(lib, a.fp8_unscaled)
+        assert unscaled.status == 0, unscaled.message
+        for kind in ("sink", "normal", "outliers"):
+            run_case(unscaled, "P unscaled: %s B1 H8 N2048" % kind, 1, 8, 8,
+                     2048, 2048, 128, True, kind=kind)
+            run_case(fp8, "P * 2^8:    %s B1 H8 N2048" % kind, 1, 8, 8,
+                     2048, 2048, 128, True, kind=kind)
     ok &= check_values(fp8)
     ok &= sass_check(a.fp8)
     if not a.skip_speed:

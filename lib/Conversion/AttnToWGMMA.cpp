@@ -101,17 +101,26 @@ struct Turns {
   }
 };
 
+/// How the steps of a warp_specialize are lowered: the widest P V wgmma,
+/// the ping-pong turns (null: none), and the log2 of FP8's P scale.
+struct Schedule {
+  int64_t maxN;
+  const Turns *turns;
+  double fp8PScaleLog2;
+};
+
 /// bf16, f16 or f8E4M3FN: the element type of the Q, K and V tiles.
 Type elementType(OnlineAttentionMmaOp op) {
   return cast<MemRefType>(op.getQ().getType()).getElementType();
 }
 
-/// FP8's P is quantized as P * 2^kFP8PScaleLog2 (folded into the exp2
-/// argument; l carries the same factor, so O = acc / l is unchanged and
-/// LSE subtracts it): probabilities down to 2^-17 stay above e4m3's
-/// smallest subnormal (2^-9) instead of flushing to zero beside a large
-/// one (an attention sink). 2^8 keeps P <= 256, below e4m3's 448.
-constexpr double kFP8PScaleLog2 = 8;
+/// FP8's P is quantized as P * 2^s, s = the pass's fp8-p-scale-log2
+/// (folded into the exp2 argument; l carries the same factor, so O = acc /
+/// l is unchanged and LSE subtracts it). With s = 8 (the default)
+/// probabilities down to 2^-17 stay above e4m3's smallest subnormal (2^-9)
+/// instead of flushing to zero beside a large one (an attention sink), and
+/// P <= 256 stays below e4m3's 448.
+constexpr int64_t kMaxFP8PScaleLog2 = 8;
 
 /// Shared-memory descriptors of S = Q K^T per k-step (32 bytes of the
 /// 128-byte row: k16 for f16/bf16, k32 for e4m3): A is the warpgroup's 64
@@ -209,17 +218,16 @@ void maskScores(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
 /// The online-softmax update on the S registers (exp2 domain):
 ///   m' = max(m, rowmax(S) * c),  c = scale * log2(e) [* qk_descale]
 ///   m_safe = m' == -inf ? 0 : m'  (rows that saw no key yet)
-///   alpha = exp2(m - m_safe),  P = exp2(S * c - m_safe [+ kFP8PScaleLog2])
+///   alpha = exp2(m - m_safe),  P = exp2(S * c - m_safe + pOffset)
 ///   l' = alpha * l + rowsum(P)   (this thread's part; summed in the epilogue)
 /// Overwrites `s` with P and returns alpha per half.
 std::array<Value, 2> softmax(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
-                             MutableArrayRef<Value> s, SmallVector<Value> &m,
-                             SmallVector<Value> &l) {
+                             double pOffset, MutableArrayRef<Value> s,
+                             SmallVector<Value> &m, SmallVector<Value> &l) {
   double c = op.getScale().convertToDouble() * M_LOG2E;
   Value scale = cF32(b, c);
   if (Value descale = op.getQkDescale())
     scale = arith::MulFOp::create(b, scale, descale);
-  double pOffset = op.isFP8() ? kFP8PScaleLog2 : 0;
   std::array<Value, 2> alpha;
   for (int h = 0; h < 2; ++h) {
     Value rowMax;
@@ -251,15 +259,13 @@ std::array<Value, 2> softmax(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
 
 /// FP8 P (BLOCK_N / 2 f32 registers) -> the e4m3 A operands of O += P V:
 /// BLOCK_N / 8 32-bit registers, four per k32 step. Register r of a step
-/// holds row half r % 2 and keys 16 (r / 2) + 4q .. + 3 of the step, four
-/// consecutive bytes; the accumulator gives this thread keys 2q, 2q + 1,
-/// 8 + 2q, 9 + 2q of each 16 (HOPPER.md). Each thread packs its four keys
-/// of a (16 keys, half) as one word, and the quad exchanges words: thread q
-/// takes keys 4q .. 4q + 3 as two byte pairs from threads 2q % 4 and
-/// (2q + 1) % 4, the low pairs of their words for q < 2, else the high
-/// pairs.
-SmallVector<Value> packP8(ImplicitLocOpBuilder &b, const ThreadLayout &tl,
-                          ArrayRef<Value> p) {
+/// holds row half r % 2 and k positions 16 (r / 2) + 4q .. + 3, four bytes;
+/// the accumulator gives this thread keys 2q, 2q + 1, 8 + 2q, 9 + 2q of
+/// each 16 (HOPPER.md), and they are packed as they are: k position 4q + b
+/// holds key 8 (b >> 1) + 2q + (b & 1). attn-async-pipeline has permuted
+/// V^T's keys the same way inside every 16-key unit, so P V is unchanged
+/// and no data crosses threads.
+SmallVector<Value> packP8(ImplicitLocOpBuilder &b, ArrayRef<Value> p) {
   MLIRContext *ctx = b.getContext();
   auto toE4M3 = [&](Value hi, Value lo) {
     Value pair = NVVM::ConvertF32x2ToF8x2Op::create(
@@ -268,38 +274,14 @@ SmallVector<Value> packP8(ImplicitLocOpBuilder &b, const ThreadLayout &tl,
         Float8E4M3FNType::get(ctx));
     return arith::ExtUIOp::create(b, b.getI32Type(), pair);
   };
-  // Sources of the exchange and the byte selector (prmt: bytes 0-3 from
-  // the first word, 4-7 from the second).
-  Value lane = arith::RemUIOp::create(b, tl.thread, cIndex(b, 32));
-  Value quadBase = arith::SubIOp::create(
-      b, lane, arith::RemUIOp::create(b, lane, cIndex(b, 4)));
-  Value twoQ = arith::RemUIOp::create(b, tl.twoQ, cIndex(b, 4));
-  auto laneI32 = [&](Value offset) {
-    return arith::IndexCastOp::create(
-        b, b.getI32Type(), arith::AddIOp::create(b, quadBase, offset));
-  };
-  Value srcX = laneI32(twoQ);
-  Value srcY = laneI32(arith::AddIOp::create(b, twoQ, cIndex(b, 1)));
-  Value lowPairs = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                         tl.twoQ, cIndex(b, 4));
-  Value selector = arith::SelectOp::create(b, lowPairs, cI32(b, 0x5410),
-                                           cI32(b, 0x7632));
-  auto shuffle = [&](Value word, Value src) {
-    return gpu::ShuffleOp::create(b, word, src, cI32(b, 32),
-                                  gpu::ShuffleMode::IDX)
-        .getShuffleResult();
-  };
   SmallVector<Value> regs;
   for (int64_t g = 0; 8 * g < int64_t(p.size()); ++g) { // 16 keys
     for (int64_t h = 0; h < 2; ++h) {
       int64_t i = 8 * g + 2 * h; // keys 2q, 2q + 1 of the first 8
       Value low = toE4M3(p[i + 1], p[i]);
       Value high = toE4M3(p[i + 5], p[i + 4]);
-      Value word = arith::OrIOp::create(
-          b, low, arith::ShLIOp::create(b, high, cI32(b, 16)));
-      regs.push_back(NVVM::PermuteOp::create(
-          b, b.getI32Type(), shuffle(word, srcX), shuffle(word, srcY),
-          selector, NVVM::PermuteMode::DEFAULT));
+      regs.push_back(arith::OrIOp::create(
+          b, low, arith::ShLIOp::create(b, high, cI32(b, 16))));
     }
   }
   return regs;
@@ -308,10 +290,10 @@ SmallVector<Value> packP8(ImplicitLocOpBuilder &b, const ThreadLayout &tl,
 /// P (BLOCK_N / 2 f32 registers) -> the A operands of O += P V: BLOCK_N / 4
 /// 32-bit registers, four per k-step kk; register 4 kk + r packs
 /// P[8 kk + 2 r] (low half) and P[8 kk + 2 r + 1]. FP8: packP8.
-SmallVector<Value> packP(ImplicitLocOpBuilder &b, const ThreadLayout &tl,
-                         ArrayRef<Value> p, Type elt) {
+SmallVector<Value> packP(ImplicitLocOpBuilder &b, ArrayRef<Value> p,
+                         Type elt) {
   if (isa<Float8E4M3FNType>(elt))
-    return packP8(b, tl, p);
+    return packP8(b, p);
   SmallVector<Value> regs;
   for (int64_t i = 0; i + 1 < int64_t(p.size()); i += 2) {
     Value pair = vector::FromElementsOp::create(
@@ -397,9 +379,11 @@ SmallVector<Value> waitForScores(ImplicitLocOpBuilder &b, int64_t pending,
 std::array<Value, 2> scoresAndSoftmax(ImplicitLocOpBuilder &b,
                                       OnlineAttentionMmaOp op,
                                       const ThreadLayout &tl,
-                                      const Turns *turns, SmallVector<Value> &p,
+                                      const Schedule &sched,
+                                      SmallVector<Value> &p,
                                       SmallVector<Value> &m,
                                       SmallVector<Value> &l) {
+  const Turns *turns = sched.turns;
   ScoreDescriptors d = scoreDescriptors(b, op, tl);
   if (turns)
     turns->wait(b, tl);
@@ -410,7 +394,7 @@ std::array<Value, 2> scoresAndSoftmax(ImplicitLocOpBuilder &b,
     turns->handOver(b, tl);
   p = waitForScores(b, 0, acc, op.getBlockN() / 2);
   maskScores(b, op, tl, p);
-  return softmax(b, op, p, m, l);
+  return softmax(b, op, op.isFP8() ? sched.fp8PScaleLog2 : 0, p, m, l);
 }
 
 void rescale(ImplicitLocOpBuilder &b, MutableArrayRef<Value> o,
@@ -420,15 +404,15 @@ void rescale(ImplicitLocOpBuilder &b, MutableArrayRef<Value> o,
 }
 
 /// Serial schedule: S, softmax, O *= alpha, O += P V, each waited for.
-void lowerStep(OnlineAttentionMmaOp op, int64_t maxN, const Turns *turns) {
+void lowerStep(OnlineAttentionMmaOp op, const Schedule &sched) {
   ImplicitLocOpBuilder b(op.getLoc(), op);
   ThreadLayout tl = threadLayout(b);
   SmallVector<Value> p, m = unpack(b, op.getM()), l = unpack(b, op.getL());
-  std::array<Value, 2> alpha = scoresAndSoftmax(b, op, tl, turns, p, m, l);
+  std::array<Value, 2> alpha = scoresAndSoftmax(b, op, tl, sched, p, m, l);
   SmallVector<Value> o = unpack(b, op.getAcc());
   rescale(b, o, alpha);
   ValuesGemm pv(b, op, sharedAddress(b, op.getV()),
-                packP(b, tl, p, elementType(op)), maxN);
+                packP(b, p, elementType(op)), sched.maxN);
   NVVM::WgmmaFenceAlignedOp::create(b);
   pv.issue(b, o);
   NVVM::WgmmaGroupSyncAlignedOp::create(b);
@@ -479,23 +463,24 @@ struct Pending {
 
 /// The first block: S, softmax, O *= alpha; its P V is left pending.
 Pending firstBlock(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
-                   const Turns *turns, SmallVector<Value> &m,
+                   const Schedule &sched, SmallVector<Value> &m,
                    SmallVector<Value> &l, MutableArrayRef<Value> o) {
   ThreadLayout tl = threadLayout(b);
   SmallVector<Value> p;
-  rescale(b, o, scoresAndSoftmax(b, op, tl, turns, p, m, l));
-  return {packP(b, tl, p, elementType(op)), sharedAddress(b, op.getV()), {}};
+  rescale(b, o, scoresAndSoftmax(b, op, tl, sched, p, m, l));
+  return {packP(b, p, elementType(op)), sharedAddress(b, op.getV()), {}};
 }
 
 /// Block j: S_j and the pending P_{j-1} V_{j-1} are issued as two groups;
 /// the softmax of S_j runs while P V is in flight; O *= alpha_j after it.
 Pending nextBlock(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
-                  const Turns *turns, const Pending &prev, int64_t maxN,
+                  const Schedule &sched, const Pending &prev,
                   SmallVector<Value> &m, SmallVector<Value> &l,
                   MutableArrayRef<Value> o) {
+  const Turns *turns = sched.turns;
   ThreadLayout tl = threadLayout(b);
   ScoreDescriptors d = scoreDescriptors(b, op, tl);
-  ValuesGemm pv(b, op, prev.vAddr, prev.p, maxN);
+  ValuesGemm pv(b, op, prev.vAddr, prev.p, sched.maxN);
   if (turns)
     turns->wait(b, tl);
   NVVM::WgmmaFenceAlignedOp::create(b);
@@ -507,9 +492,9 @@ Pending nextBlock(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
     turns->handOver(b, tl);
   SmallVector<Value> s = waitForScores(b, 1, acc, op.getBlockN() / 2);
   maskScores(b, op, tl, s);
-  std::array<Value, 2> alpha = softmax(b, op, s, m, l);
-  Pending next{packP(b, tl, s, elementType(op)), sharedAddress(b, op.getV()),
-               {}};
+  std::array<Value, 2> alpha =
+      softmax(b, op, op.isFP8() ? sched.fp8PScaleLog2 : 0, s, m, l);
+  Pending next{packP(b, s, elementType(op)), sharedAddress(b, op.getV()), {}};
   // P_{j-1} stays in its registers until P V is done: the new P must not
   // be given them while the wgmmas read them (C7513 serializes otherwise).
   SmallVector<Value> inFlight(o);
@@ -554,7 +539,7 @@ KVLoop cloneBody(ImplicitLocOpBuilder &b, KVLoop kv, Value iv,
 ///   }
 /// Each block keeps its ring slot one iteration longer (V is read by the
 /// next iteration's P V), so the ring needs a stage more to keep TMA ahead.
-void pipelineLoop(KVLoop kv, int64_t maxN, const Turns *turns) {
+void pipelineLoop(KVLoop kv, const Schedule &sched) {
   scf::ForOp loop = kv.loop;
   ImplicitLocOpBuilder b(loop.getLoc(), loop);
   Value any = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
@@ -571,7 +556,7 @@ void pipelineLoop(KVLoop kv, int64_t maxN, const Turns *turns) {
   SmallVector<Value> m = unpack(b, first.step.getM()),
                      l = unpack(b, first.step.getL()),
                      o = unpack(b, first.step.getAcc());
-  Pending pending = firstBlock(b, first.step, turns, m, l, o);
+  Pending pending = firstBlock(b, first.step, sched, m, l, o);
   b.setInsertionPointToEnd(ifOp.thenBlock());
   Value emptyBarriers;
   if (first.release) {
@@ -603,7 +588,7 @@ void pipelineLoop(KVLoop kv, int64_t maxN, const Turns *turns) {
     m = unpack(b, it.step.getM());
     l = unpack(b, it.step.getL());
     o = unpack(b, it.step.getAcc());
-    Pending next = nextBlock(b, it.step, turns, prev, maxN, m, l, o);
+    Pending next = nextBlock(b, it.step, sched, prev, m, l, o);
     SmallVector<Value> yields = {
         pack(b, m), pack(b, l), pack(b, o),
         vector::FromElementsOp::create(b, pType, next.p), next.vAddr};
@@ -619,7 +604,8 @@ void pipelineLoop(KVLoop kv, int64_t maxN, const Turns *turns) {
   // The last block's P V and release.
   ValueRange results = steady.getResults();
   o = unpack(b, results[2]);
-  drainBlock(b, kv.step, {unpack(b, results[3]), results[4], {}}, maxN, o);
+  drainBlock(b, kv.step, {unpack(b, results[3]), results[4], {}}, sched.maxN,
+             o);
   if (emptyBarriers)
     nvgpu::MBarrierArriveOp::create(
         b, nvgpu::MBarrierTokenType::get(b.getContext()), emptyBarriers,
@@ -734,12 +720,12 @@ void storeOut(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
   NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr());
 }
 
-/// LSE = (m + log2 l - FP8's P scale) * ln 2 (-inf where l == 0), by the
-/// quad leaders.
+/// LSE = (m + log2 l - pOffset) * ln 2 (-inf where l == 0), by the quad
+/// leaders; pOffset is log2 of FP8's P scale (0 otherwise).
 void storeLse(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
-              ArrayRef<Value> m, ArrayRef<Value> l, ArrayRef<Value> noKey) {
+              ArrayRef<Value> m, ArrayRef<Value> l, ArrayRef<Value> noKey,
+              double pOffset) {
   Value numRows = memref::DimOp::create(b, op.getLse(), 2);
-  double pOffset = op.getVDescale() ? kFP8PScaleLog2 : 0;
   for (int h = 0; h < 2; ++h) {
     Value log2Sum = arith::AddFOp::create(b, m[h], log2(b, l[h]));
     if (pOffset)
@@ -758,7 +744,7 @@ void storeLse(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
   }
 }
 
-LogicalResult lowerEpilogue(EpilogueOp op) {
+LogicalResult lowerEpilogue(EpilogueOp op, double fp8PScaleLog2) {
   if (!op.getStaging())
     return op.emitOpError("attn-lower-to-wgmma needs the staging tile that "
                           "attn-async-pipeline attaches");
@@ -800,7 +786,7 @@ LogicalResult lowerEpilogue(EpilogueOp op) {
   else
     copyOut(b, op, tl, d, elt);
   if (op.getLse())
-    storeLse(b, op, tl, m, l, noKey);
+    storeLse(b, op, tl, m, l, noKey, op.getVDescale() ? fp8PScaleLog2 : 0);
   op.erase();
   return success();
 }
@@ -937,16 +923,17 @@ struct AttnLowerToWGMMAPass
           ws.getLoc(), &consumer.front());
       turns->start(b);
     }
-    const Turns *t = turns ? &*turns : nullptr;
+    Schedule sched{maxMmaN, turns ? &*turns : nullptr,
+                   static_cast<double>(fp8PScaleLog2)};
     for (OnlineAttentionMmaOp op : steps) {
       std::optional<KVLoop> kv =
           ws.getOverlap() ? matchKVLoop(op) : std::nullopt;
       if (kv)
-        pipelineLoop(*kv, maxMmaN, t);
+        pipelineLoop(*kv, sched);
       else
-        lowerStep(op, maxMmaN, t);
+        lowerStep(op, sched);
     }
-    if (failed(lowerEpilogue(epilogues.front())))
+    if (failed(lowerEpilogue(epilogues.front(), fp8PScaleLog2)))
       return failure();
     lowerWarpSpecialize(ws);
     return success();
@@ -956,6 +943,13 @@ struct AttnLowerToWGMMAPass
     if (maxMmaN < 64 || maxMmaN > 256 || maxMmaN % 64 != 0) {
       getOperation().emitError("attn-lower-to-wgmma: max-mma-n must be 64, "
                                "128, 192 or 256");
+      return signalPassFailure();
+    }
+    if (fp8PScaleLog2 < 0 || fp8PScaleLog2 > kMaxFP8PScaleLog2) {
+      getOperation().emitError("attn-lower-to-wgmma: fp8-p-scale-log2 must "
+                               "be in [0, 8] (P * 2^8 <= 256 stays below "
+                               "e4m3's 448), but got ")
+          << static_cast<int64_t>(fp8PScaleLog2);
       return signalPassFailure();
     }
     if (failed(checkNesting(getOperation())))

@@ -90,7 +90,8 @@ void mlir::attn::buildCubinPipeline(OpPassManager &pm,
         options.pingPong, options.overlap, options.persistentCtas,
         options.tmaStore}));
     fn.addPass(
-        createAttnLowerToWGMMA(AttnLowerToWGMMAOptions{options.maxMmaN}));
+        createAttnLowerToWGMMA(AttnLowerToWGMMAOptions{
+            options.maxMmaN, options.fp8PScaleLog2}));
     fn.addPass(createCanonicalizerPass());
     fn.addPass(createCSEPass());
     fn.addPass(createLoopInvariantCodeMotionPass());

@@ -514,6 +514,7 @@ LogicalResult pipelineOptions(KernelSource &src, const BundleOptions &opts,
   pipeline.blockN = src.key.blockN;
   pipeline.path = src.key.path == "wgmma" ? KernelPath::wgmma : KernelPath::fma;
   pipeline.maxMmaN = opts.maxMmaN;
+  pipeline.fp8PScaleLog2 = opts.fp8PScaleLog2;
   pipeline.pingPong = opts.pingPong;
   pipeline.overlap = opts.overlap;
   pipeline.stages = opts.stages;

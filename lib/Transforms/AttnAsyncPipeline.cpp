@@ -37,6 +37,9 @@ constexpr int64_t kMaxSharedBytes = 227 * 1024;
 constexpr int64_t kChunkBytes = 128;
 /// Keys per row chunk of an FP8 V^T tile.
 constexpr int64_t kFP8KeyChunk = 128;
+/// FP8: the producer threads that permute each V^T tile (warps 1-3 of the
+/// producer warpgroup; warp 0 holds the TMA thread).
+constexpr int64_t kPermuteThreads = 96;
 /// The largest grid x of a launch.
 constexpr int64_t kMaxGridX = (int64_t{1} << 31) - 1;
 /// Suspend-time hint of mbarrier.try_wait (ns); the wait loops until done.
@@ -188,11 +191,13 @@ MemRefType sharedType(ArrayRef<int64_t> shape, Type elt) {
 struct SharedState {
   Value q;       // [1, C, BLOCK_M, chunk columns]
   Value k, v;    // [stages, C, BLOCK_N, chunk columns] (FP8 v: V^T tiles)
+  Value vUnits;  // FP8: v as [stages, 16-byte units, 4] i32 words
   Value qTile;   // [C, BLOCK_M, chunk columns]: the consumer's view of q
   Value staging; // where the epilogue stages O: qTile, or FP8's own buffer
   Value qBar;   // Q landed (one barrier)
   Value qEmpty; // persistent: the consumers are done with Q (and staging)
-  Value full;   // per stage: K/V block landed (TMA bytes)
+  Value full;   // per stage: K/V block ready (TMA bytes; FP8: permuted)
+  Value loaded; // FP8, per stage: K/V block landed (TMA bytes)
   Value empty;  // per stage: every consumer thread is done with it
   Value leader; // thread 0 of the CTA (the producer's TMA thread)
 };
@@ -220,9 +225,17 @@ SharedState allocateShared(OpBuilder &b, Location loc, const PipelineShape &s,
   SharedState st;
   st.q = view({1, s.chunks, s.blockM, cols}, s.elt);
   st.k = view({s.stages, s.chunks, s.blockN, cols}, s.elt);
+  int64_t vOffset = offset;
   st.v = s.fp8() ? view({s.stages, s.blockN / kFP8KeyChunk, s.headDim, cols},
                         s.elt)
                  : view({s.stages, s.chunks, s.blockN, cols}, s.elt);
+  if (s.fp8()) {
+    int64_t end = offset;
+    offset = vOffset;
+    st.vUnits =
+        view({s.stages, s.vBytes() / 16, 4}, IntegerType::get(ctx, 32));
+    offset = end;
+  }
   SmallVector<OpFoldResult> zeros(4, b.getIndexAttr(0));
   SmallVector<OpFoldResult> sizes = {
       b.getIndexAttr(1), b.getIndexAttr(s.chunks), b.getIndexAttr(s.blockM),
@@ -255,6 +268,8 @@ void createBarriers(OpBuilder &b, Location loc, const PipelineShape &s,
   st.qBar = group(1);
   st.full = group(s.stages);
   st.empty = group(s.stages);
+  if (s.fp8())
+    st.loaded = group(s.stages);
   if (persistent)
     st.qEmpty = group(1);
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
@@ -265,10 +280,14 @@ void createBarriers(OpBuilder &b, Location loc, const PipelineShape &s,
   Value consumers = arith::ConstantIndexOp::create(b, loc, consumerThreads);
   if (persistent)
     nvgpu::MBarrierInitOp::create(b, loc, st.qEmpty, consumers, c0, st.leader);
+  Value permuters = arith::ConstantIndexOp::create(b, loc, kPermuteThreads);
   for (int64_t i = 0; i < s.stages; ++i) {
     Value idx = arith::ConstantIndexOp::create(b, loc, i);
-    nvgpu::MBarrierInitOp::create(b, loc, st.full, c1, idx, st.leader);
+    nvgpu::MBarrierInitOp::create(b, loc, st.full, st.loaded ? permuters : c1,
+                                  idx, st.leader);
     nvgpu::MBarrierInitOp::create(b, loc, st.empty, consumers, idx, st.leader);
+    if (st.loaded)
+      nvgpu::MBarrierInitOp::create(b, loc, st.loaded, c1, idx, st.leader);
   }
   NVVM::FenceMbarrierInitOp::create(b, loc);
   gpu::BarrierOp::create(b, loc);
@@ -392,22 +411,88 @@ void buildProducer(OpBuilder &b, Location loc, CtaNest nest,
   nvgpu::MBarrierTryWaitParityOp::create(b, loc, st.empty, emptyParity, ticks,
                                          slot);
   // expect_tx counts full boxes: TMA delivers every byte of a box, rows past
-  // Nk as zeros.
+  // Nk as zeros. FP8 blocks land on `loaded`; the permuters then fill
+  // `full`.
+  Value landed = st.loaded ? st.loaded : st.full;
   nvgpu::MBarrierArriveExpectTxOp::create(
-      b, loc, st.full,
+      b, loc, landed,
       arith::ConstantIndexOp::create(b, loc, s.kBytes() + s.vBytes()), slot,
       Value());
   Value row = arith::MulIOp::create(
       b, loc, kb, arith::ConstantIndexOp::create(b, loc, s.blockN));
   OnlineAttentionOp step = nest.step;
-  copyTile(b, loc, desc[1], st.k, slot, st.full, slot, row, step.getKvHead(),
+  copyTile(b, loc, desc[1], st.k, slot, landed, slot, row, step.getKvHead(),
            step.getBatch(), s.chunks);
   if (s.fp8())
-    copyTransposedTile(b, loc, desc[2], st.v, slot, st.full, row,
+    copyTransposedTile(b, loc, desc[2], st.v, slot, landed, row,
                        step.getKvHead(), step.getBatch());
   else
-    copyTile(b, loc, desc[2], st.v, slot, st.full, slot, row, step.getKvHead(),
+    copyTile(b, loc, desc[2], st.v, slot, landed, slot, row, step.getKvHead(),
              step.getBatch(), s.chunks);
+}
+
+/// FP8: the key order of V^T that P's e4m3 A registers need. An A register
+/// holds four consecutive k positions, but the S accumulator gives a thread
+/// keys 2q, 2q + 1, 8 + 2q, 9 + 2q of each 16 (HOPPER.md); packing those
+/// as they are puts key pi(4q + b) = 8 (b >> 1) + 2q + (b & 1) at k
+/// position 4q + b. So V^T's keys are permuted the same way inside every
+/// 16-byte unit (16 keys; the 128-byte swizzle moves whole units): out
+/// word q takes bytes 2 (q % 2), +1 of in words q / 2 and 2 + q / 2.
+Value permuteUnit(OpBuilder &b, Location loc, ArrayRef<Value> in,
+                  int64_t word) {
+  Value lo = in[word / 2], hi = in[2 + word / 2];
+  Value selector = arith::ConstantIntOp::create(
+      b, loc, word % 2 ? 0x7632 : 0x5410, 32);
+  return NVVM::PermuteOp::create(b, loc, b.getI32Type(), lo, hi, selector,
+                                 NVVM::PermuteMode::DEFAULT);
+}
+
+/// FP8: producer warps 1-3 wait for each block to land, permute its V^T
+/// tile in place (permuteUnit), make the writes visible to the async proxy
+/// (the MMA reads them) and arrive on the block's `full` barrier.
+void buildPermuter(OpBuilder &b, Location loc, const PipelineShape &s,
+                   const SharedState &st, Value numBlocks,
+                   const TileState &tile) {
+  auto cst = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value isPermuter = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                           tid, cst(128 - kPermuteThreads));
+  auto ifOp = scf::IfOp::create(b, loc, isPermuter, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  Value first = arith::SubIOp::create(b, loc, tid, cst(128 - kPermuteThreads));
+  auto loop = scf::ForOp::create(b, loc, cst(0), numBlocks, cst(1));
+  b.setInsertionPointToStart(loop.getBody());
+  auto [slot, parity] = slotAndParity(
+      b, loc, ringBlock(b, loc, loop.getInductionVar(), tile.blocksBefore),
+      s.stages);
+  nvgpu::MBarrierTryWaitParityOp::create(b, loc, st.loaded, parity,
+                                         cst(kWaitTicks), slot);
+  auto units = scf::ForOp::create(b, loc, first, cst(s.vBytes() / 16),
+                                  cst(kPermuteThreads));
+  {
+    OpBuilder::InsertionGuard unitGuard(b);
+    b.setInsertionPointToStart(units.getBody());
+    SmallVector<Value> at = {slot, units.getInductionVar(), cst(0)};
+    auto wordsType = VectorType::get({4}, b.getI32Type());
+    Value words = vector::LoadOp::create(b, loc, wordsType, st.vUnits, at);
+    SmallVector<Value> in, out;
+    for (int64_t w = 0; w < 4; ++w)
+      in.push_back(vector::ExtractOp::create(b, loc, words, w));
+    for (int64_t w = 0; w < 4; ++w)
+      out.push_back(permuteUnit(b, loc, in, w));
+    vector::StoreOp::create(
+        b, loc, vector::FromElementsOp::create(b, loc, wordsType, out),
+        st.vUnits, at);
+  }
+  NVVM::FenceProxyOp::create(
+      b, loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+  nvgpu::MBarrierArriveOp::create(
+      b, loc, nvgpu::MBarrierTokenType::get(b.getContext()), st.full, slot);
 }
 
 /// The tile of stage `slot` of a K/V ring (the ring without its first
@@ -732,6 +817,8 @@ struct AttnAsyncPipelinePass
     if (persistent)
       producerLoop = beginTileLoop(b, loc, numTiles, producerTile);
     buildProducer(b, loc, nest, s, st, desc, numBlocks, producerTile);
+    if (s.fp8())
+      buildPermuter(b, loc, s, st, numBlocks, producerTile);
     if (persistent)
       endTileLoop(producerLoop, numBlocks);
     // One CTA per (Q block, head, batch), as blocks x, y, z (mapped loops

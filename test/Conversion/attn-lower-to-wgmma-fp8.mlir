@@ -1,14 +1,18 @@
 // RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline="overlap=false ping-pong=false" --attn-lower-to-wgmma | FileCheck %s
+// RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline="overlap=false ping-pong=false" --attn-lower-to-wgmma=fp8-p-scale-log2=0 | FileCheck %s --check-prefix=NOSCALE
+// RUN: not attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline --attn-lower-to-wgmma=fp8-p-scale-log2=9 2>&1 | FileCheck %s --check-prefix=BADSCALE
 
 // FP8 on the tensor cores (FlashAttention-3 section 3.3; HOPPER.md register
 // layouts), D = 128, BLOCK_N = 128, serial schedule:
 //  * S = Q K^T: four e4m3 wgmma m64n128k32 (32 bytes of the 128-byte rows
 //    per step), the first overwriting the accumulator;
 //  * the softmax folds qk_descale into the exp2 factor and adds 8 to the
-//    exp2 argument (P * 2^8, so small probabilities survive e4m3);
+//    exp2 argument (P * 2^8, so small probabilities survive e4m3; the
+//    option fp8-p-scale-log2 sets the 8, 0 turns it off);
 //  * P -> e4m3 A registers: per 16 keys and row half, two satfinite cvts
-//    make this thread's word, the quad exchanges words (two idx shuffles)
-//    and a byte permute keeps the two pairs this thread's keys need;
+//    make this thread's word of keys 2q, 2q + 1, 8 + 2q, 9 + 2q, used as
+//    it is (attn-async-pipeline gave V^T's keys the same order): no data
+//    crosses threads;
 //  * O += P V: four register-A e4m3 wgmma k32 on V^T (K-major, no
 //    transpose immediate);
 //  * the epilogue multiplies 1 / l by v_descale and subtracts the 8 from
@@ -25,17 +29,20 @@
 //       CHECK:     llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"(%[[ARG]])
 //       CHECK:     %[[LO:.*]] = nvvm.convert.f32x2.to.f8x2 %{{.*}}, %{{.*}} {rnd = #nvvm.fp_rnd_mode<rn>, sat = #nvvm.sat_mode<satfinite>} : i16(f8E4M3FN)
 //       CHECK:     %[[HI:.*]] = nvvm.convert.f32x2.to.f8x2 %{{.*}}, %{{.*}} {rnd = #nvvm.fp_rnd_mode<rn>, sat = #nvvm.sat_mode<satfinite>} : i16(f8E4M3FN)
-//       CHECK:     %[[WORD:.*]] = arith.ori
-//       CHECK:     %[[Y:.*]], %{{.*}} = gpu.shuffle  idx %[[WORD]], %{{.*}}, %{{.*}} : i32
-//       CHECK:     %[[X:.*]], %{{.*}} = gpu.shuffle  idx %[[WORD]], %{{.*}}, %{{.*}} : i32
-//       CHECK:     nvvm.prmt <default> %{{.*}}, %[[X]], %[[Y]] : i32
-// 64 f32 S registers: 16 words, 32 shuffles.
-// CHECK-COUNT-15:  nvvm.prmt
+//       CHECK:     %[[HIW:.*]] = arith.extui %[[HI]] : i16 to i32
+//       CHECK:     %[[SH:.*]] = arith.shli %[[HIW]], %{{.*}} : i32
+//       CHECK:     arith.ori %{{.*}}, %[[SH]] : i32
+// 64 f32 S registers: 16 words, 32 cvts, nothing exchanged.
+// CHECK-COUNT-30:  nvvm.convert.f32x2.to.f8x2
+//   CHECK-NOT:     gpu.shuffle  idx
 //   CHECK-NOT:     nvvm.prmt
 // CHECK-COUNT-4:   llvm.inline_asm has_side_effects asm_dialect = att "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {{.*}}, {$128, $129, $130, $131}, $132, 1, 1, 1;"
 //       CHECK:   arith.mulf %{{.*}}, %[[VD]] : f32
 //       CHECK:   %[[L2:.*]] = arith.addf %{{.*}}, %{{.*}} : f32
 //       CHECK:   arith.subf %[[L2]], %{{.*}} : f32
+// NOSCALE-NOT: arith.constant 8.000000e+00 : f32
+// NOSCALE:     arith.negf
+// BADSCALE: error: attn-lower-to-wgmma: fp8-p-scale-log2 must be in [0, 8] (P * 2^8 <= 256 stays below e4m3's 448), but got 9
 !q = memref<1x4x256x128xf8E4M3FN>
 !k = memref<1x2x256x128xf8E4M3FN>
 !v = memref<1x2x256x128xf8E4M3FN, strided<[65536, 32768, 1, 256]>>

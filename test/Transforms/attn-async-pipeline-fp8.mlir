@@ -6,7 +6,10 @@
 // V arrives stored as V^T (unit stride along Nk) and is read through its
 // transposed [B, H, D, Nk] view in [1, 1, D, 128] boxes: the ring holds
 // [1, D, 128] V^T tiles. O (bf16) is staged in a tile of its own (Q's is
-// half its size). The descales ride on the step and the epilogue.
+// half its size). The descales ride on the step and the epilogue. Blocks
+// land on `loaded`; producer warps 1-3 permute the keys inside every
+// 16-byte unit of the V^T tile into P's A-register order, fence for the
+// async proxy and arrive on `full` (96 arrivals).
 // CHECK-LABEL: func.func @fp8
 //  CHECK-SAME:   %[[Q:[a-z0-9]+]]: memref<1x4x?x128xf8E4M3FN{{.*}}>, %[[K:[a-z0-9]+]]: memref<1x2x?x128xf8E4M3FN{{.*}}>, %[[V:[a-z0-9]+]]: memref<1x2x?x128xf8E4M3FN, strided<[?, ?, 1, ?], offset: ?>>
 //       CHECK:   nvgpu.tma.create.descriptor %{{.*}} box[%{{.*}}, %{{.*}}, %c128{{.*}}, %c128{{.*}}] : memref<*xf8E4M3FN> -> <tensor = memref<1x1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>, swizzle = swizzle_128b
@@ -19,16 +22,36 @@
 //       CHECK:     memref.view %{{.*}}[%c0{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<1x1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>
 //       CHECK:     memref.view %{{.*}}[%c16384{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<4x1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>
 //       CHECK:     %[[VRING:.*]] = memref.view %{{.*}}[%c81920{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<4x1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+//       CHECK:     %[[UNITS:.*]] = memref.view %{{.*}}[%c81920{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<4x1024x4xi32, #gpu.address_space<workgroup>>
 //       CHECK:     %[[STAGING:.*]] = memref.view %{{.*}}[%c147456{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+//       CHECK:     %[[FULL:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 4>
+//       CHECK:     nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 4>
+//       CHECK:     %[[LOADED:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 4>
+//       CHECK:     nvgpu.mbarrier.init %[[FULL]][%c0{{.*}}], %c96
+//       CHECK:     nvgpu.mbarrier.init %[[LOADED]][%c0{{.*}}], %c1
 //       CHECK:     attn.warp_specialize
 // The producer: one expect_tx for K and V^T (32 KiB), K by rows, V^T by
 // keys (coordinates innermost first: key, 0, head, batch).
-//       CHECK:       nvgpu.mbarrier.arrive.expect_tx %{{.*}}[%{{.*}}], %c32768
+//       CHECK:       nvgpu.mbarrier.arrive.expect_tx %[[LOADED]][%{{.*}}], %c32768
 //       CHECK:       %[[KEY:.*]] = arith.muli %{{.*}}, %c128
 //       CHECK:       nvgpu.tma.async.load %{{.*}}[%c0{{.*}}, %[[KEY]], %{{.*}}, %{{.*}}]
 //       CHECK:       %[[KEY0:.*]] = arith.addi %[[KEY]], %c0
 //       CHECK:       %[[VBOX:.*]] = memref.subview %[[VRING]]
-//       CHECK:       nvgpu.tma.async.load %[[VMAP]][%[[KEY0]], %c0{{.*}}, %{{.*}}, %{{.*}}], %{{.*}} to %[[VBOX]]
+//       CHECK:       nvgpu.tma.async.load %[[VMAP]][%[[KEY0]], %c0{{.*}}, %{{.*}}, %{{.*}}], %[[LOADED]][%{{.*}}] to %[[VBOX]]
+// The permuters: 1024 units of 16 bytes per V^T tile, 96 threads.
+//       CHECK:       %[[TID:.*]] = gpu.thread_id  x
+//       CHECK:       arith.cmpi uge, %[[TID]], %c32
+//       CHECK:       scf.for
+//       CHECK:         nvgpu.mbarrier.try_wait.parity %[[LOADED]]
+//       CHECK:         scf.for %[[U:.*]] = %{{.*}} to %c1024{{.*}} step %c96
+//       CHECK:           %[[W:.*]] = vector.load %[[UNITS]][%{{.*}}, %[[U]], %c0{{.*}}] : memref<4x1024x4xi32, #gpu.address_space<workgroup>>, vector<4xi32>
+//       CHECK:           nvvm.prmt <default> %c21520{{.*}}, %{{.*}}, %{{.*}} : i32
+//       CHECK:           nvvm.prmt <default> %c30258{{.*}}, %{{.*}}, %{{.*}} : i32
+//       CHECK:           nvvm.prmt <default> %c21520{{.*}}, %{{.*}}, %{{.*}} : i32
+//       CHECK:           nvvm.prmt <default> %c30258{{.*}}, %{{.*}}, %{{.*}} : i32
+//       CHECK:           vector.store %{{.*}}, %[[UNITS]][%{{.*}}, %[[U]], %c0{{.*}}]
+//       CHECK:         nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+//       CHECK:         nvgpu.mbarrier.arrive %[[FULL]]
 //       CHECK:     } consumer {
 //       CHECK:       attn.online_attention_mma q(%{{.*}} : memref<1x128x128xf8E4M3FN{{.*}}>) kv(%{{.*}}, %{{.*}} : memref<1x128x128xf8E4M3FN{{.*}}>, memref<1x128x128xf8E4M3FN{{.*}}>) {{.*}} descale(%{{.*}})
 //       CHECK:       attn.epilogue {{.*}} staging(%[[STAGING]] : memref<2x128x64xbf16, #gpu.address_space<workgroup>>) descale(%{{.*}})

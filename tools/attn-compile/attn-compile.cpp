@@ -110,6 +110,11 @@ static cl::opt<int64_t>
             cl::desc("Widest O += P V wgmma in columns (64: one per 64-column "
                      "chunk of D)"),
             cl::cat(codegen));
+static cl::opt<int64_t> fp8PScaleLog2(
+    "fp8-p-scale-log2", cl::init(8),
+    cl::desc("FP8 kernels: P is quantized as P * 2^this (0..8); 8 keeps "
+             "small probabilities beside an attention sink"),
+    cl::cat(codegen));
 static cl::opt<bool>
     pingPong("ping-pong", cl::init(true),
              cl::desc("wgmma kernels: the consumer warpgroups take turns "
@@ -285,7 +290,7 @@ static bool rejectRepeatedOptions() {
                              &layout,   &name,      &blockM,  &blockN,
                              &chip,     &ptxas,     &path,   &maxMmaN,
                              &pingPong, &overlap, &stages, &persistentCtas,
-                             &tmaStore};
+                             &tmaStore, &fp8PScaleLog2};
   for (const cl::Option *opt : own)
     if (opt->getNumOccurrences() > 1) {
       fail((opt->ArgStr.size() == 1 ? "-" : "--") + opt->ArgStr +
@@ -359,6 +364,7 @@ int main(int argc, char **argv) {
   options.blockN = blockN;
   options.path = path;
   options.maxMmaN = maxMmaN;
+  options.fp8PScaleLog2 = fp8PScaleLog2;
   options.pingPong = pingPong;
   options.overlap = overlap;
   options.stages = stages;

@@ -75,7 +75,11 @@ def AttnLowerToWGMMA : Pass<"attn-lower-to-wgmma", "func::FuncOp"> {
   let options = [
     Option<"maxMmaN", "max-mma-n", "int64_t", "256",
            "Widest O += P V instruction in columns (64: one per 64-column "
-           "chunk of D)">
+           "chunk of D)">,
+    Option<"fp8PScaleLog2", "fp8-p-scale-log2", "int64_t", "8",
+           "FP8: P is quantized as P * 2^this (0..8; O and LSE are "
+           "unchanged). 8 keeps probabilities down to 2^-17 representable "
+           "beside an attention sink">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::NVVM::NVVMDialect",

@@ -100,6 +100,10 @@ struct CubinPipelineOptions : PassPipelineOptions<CubinPipelineOptions> {
   Option<int64_t> maxMmaN{*this, "max-mma-n",
                           llvm::cl::desc("Widest O += P V wgmma (columns)"),
                           llvm::cl::init(256)};
+  Option<int64_t> fp8PScaleLog2{
+      *this, "fp8-p-scale-log2",
+      llvm::cl::desc("FP8: P quantized as P * 2^this (0..8; wgmma path)"),
+      llvm::cl::init(8)};
   Option<std::string> chip{*this, "chip", llvm::cl::desc("target SM"),
                            llvm::cl::init("sm_90a")};
   Option<std::string> features{

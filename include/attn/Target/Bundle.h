@@ -70,6 +70,7 @@ struct BundleOptions {
   int64_t blockM = 0, blockN = 0; // 0: the path's defaults
   KernelPath path = KernelPath::automatic;
   int64_t maxMmaN = 256; // widest O += P V wgmma (wgmma path)
+  int64_t fp8PScaleLog2 = 8; // FP8: P quantized as P * 2^this (wgmma path)
   bool pingPong = true;   // consumer warpgroups take turns (wgmma path)
   bool overlap = true;    // S_j issued with P_{j-1} V_{j-1} (wgmma path)
   int64_t stages = 0;     // K/V ring stages (wgmma path); 0: per D

@@ -264,7 +264,15 @@ def AttnAsyncPipeline : Pass<"attn-async-pipeline", "func::FuncOp"> {
     BLOCK_M must be 64, 128 or 192 (one to three consumer warpgroups;
     `ping-pong` takes turns among two or three), BLOCK_N a multiple of 16
     up to 256; Q and two stages must fit 227 KiB of shared memory.
-    Source: FlashAttention-3 (arXiv 2407.08608) sections 3.1-3.2; the
+
+    FP8 (f8E4M3FN, section 3.3): Q and K in 128-column chunks; V must be
+    stored as V^T (unit stride along Nk) and is read through its transposed
+    view into [1, D, 128] ring tiles; BLOCK_N = 128; O is staged in a bf16
+    tile of its own. Blocks land on a `loaded[s]` barrier; producer warps
+    1-3 then permute the keys inside every 16-byte unit of the V^T tile
+    into the order of P's e4m3 A registers (0, 1, 8, 9, 2, 3, 10, 11, ...),
+    fence for the async proxy and arrive on `full[s]` (96 arrivals).
+    Source: FlashAttention-3 (arXiv 2407.08608) sections 3.1-3.3; the
     TMA/mbarrier ring of mlir/test/Examples/NVGPU/Ch5; HOPPER.md.
   }];
   let options = [
@@ -298,7 +306,8 @@ def AttnAsyncPipeline : Pass<"attn-async-pipeline", "func::FuncOp"> {
                            "::mlir::memref::MemRefDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::nvgpu::NVGPUDialect",
-                           "::mlir::NVVM::NVVMDialect"];
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def AttnOnlineSoftmax : Pass<"attn-online-softmax", "func::FuncOp"> {
