@@ -102,11 +102,17 @@ struct Turns {
 };
 
 /// How the steps of a warp_specialize are lowered: the widest P V wgmma,
-/// the ping-pong turns (null: none), and the log2 of FP8's P scale.
+/// the ping-pong turns (null: none), the log2 of FP8's P scale, and
+/// whether the row max and sum are trees (treeReduce) or chains. Trees
+/// shorten the softmax's dependency chains but keep more values live: on
+/// the H200 they gained 2-3% for bf16 with two consumer warpgroups (240
+/// registers) and lost 2-3% with three (160) and 1-4% for FP8
+/// (docs/perf-notes.md).
 struct Schedule {
   int64_t maxN;
   const Turns *turns;
   double fp8PScaleLog2;
+  bool treeReductions;
 };
 
 /// bf16, f16 or f8E4M3FN: the element type of the Q, K and V tiles.
@@ -215,26 +221,40 @@ void maskScores(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
   }
 }
 
-/// The online-softmax update on the S registers (exp2 domain):
+/// A thread's part of a row's max: a tree or a chain (Schedule).
+Value rowMaxOf(ImplicitLocOpBuilder &b, const Schedule &sched,
+               SmallVector<Value> values) {
+  if (sched.treeReductions)
+    return treeReduce<LLVM::MaxNumOp>(b, std::move(values));
+  Value acc = values.front();
+  for (Value v : ArrayRef(values).drop_front())
+    acc = LLVM::MaxNumOp::create(b, acc, v);
+  return acc;
+}
+
+/// The online-softmax update on the S registers (exp2 domain; row max and
+/// sum as trees or chains, Schedule):
 ///   m' = max(m, rowmax(S) * c),  c = scale * log2(e) [* qk_descale]
 ///   m_safe = m' == -inf ? 0 : m'  (rows that saw no key yet)
 ///   alpha = exp2(m - m_safe),  P = exp2(S * c - m_safe + pOffset)
 ///   l' = alpha * l + rowsum(P)   (this thread's part; summed in the epilogue)
 /// Overwrites `s` with P and returns alpha per half.
 std::array<Value, 2> softmax(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
-                             double pOffset, MutableArrayRef<Value> s,
+                             const Schedule &sched, MutableArrayRef<Value> s,
                              SmallVector<Value> &m, SmallVector<Value> &l) {
+  double pOffset = op.isFP8() ? sched.fp8PScaleLog2 : 0;
   double c = op.getScale().convertToDouble() * M_LOG2E;
   Value scale = cF32(b, c);
   if (Value descale = op.getQkDescale())
     scale = arith::MulFOp::create(b, scale, descale);
   std::array<Value, 2> alpha;
   for (int h = 0; h < 2; ++h) {
-    Value rowMax;
+    SmallVector<Value> half;
     for (auto [i, score] : llvm::enumerate(s))
       if (halfOf(i) == h)
-        rowMax = rowMax ? LLVM::MaxNumOp::create(b, rowMax, score) : score;
-    rowMax = quadReduce<LLVM::MaxNumOp>(b, rowMax);
+        half.push_back(score);
+    Value rowMax =
+        quadReduce<LLVM::MaxNumOp>(b, rowMaxOf(b, sched, half));
     Value mNew = LLVM::MaxNumOp::create(
         b, m[h], arith::MulFOp::create(b, rowMax, scale));
     Value noKey = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mNew,
@@ -244,15 +264,24 @@ std::array<Value, 2> softmax(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
     Value negSafe = pOffset ? Value(arith::SubFOp::create(b, cF32(b, pOffset),
                                                           mSafe))
                             : Value(arith::NegFOp::create(b, mSafe));
+    // l' = alpha l + rowsum(P): a chain interleaved with the exp2s, or a
+    // tree after them.
     Value sum = arith::MulFOp::create(b, l[h], alpha[h]);
+    SmallVector<Value> probs;
     for (auto [i, score] : llvm::enumerate(s)) {
       if (halfOf(i) != h)
         continue;
       score = exp2(b, LLVM::FMAOp::create(b, score, scale, negSafe));
-      sum = arith::AddFOp::create(b, sum, score);
+      if (sched.treeReductions)
+        probs.push_back(score);
+      else
+        sum = arith::AddFOp::create(b, sum, score);
     }
     m[h] = mNew;
-    l[h] = sum;
+    l[h] = sched.treeReductions
+               ? arith::AddFOp::create(b, sum,
+                                       treeReduce<arith::AddFOp>(b, probs))
+               : sum;
   }
   return alpha;
 }
@@ -394,7 +423,7 @@ std::array<Value, 2> scoresAndSoftmax(ImplicitLocOpBuilder &b,
     turns->handOver(b, tl);
   p = waitForScores(b, 0, acc, op.getBlockN() / 2);
   maskScores(b, op, tl, p);
-  return softmax(b, op, op.isFP8() ? sched.fp8PScaleLog2 : 0, p, m, l);
+  return softmax(b, op, sched, p, m, l);
 }
 
 void rescale(ImplicitLocOpBuilder &b, MutableArrayRef<Value> o,
@@ -492,8 +521,7 @@ Pending nextBlock(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
     turns->handOver(b, tl);
   SmallVector<Value> s = waitForScores(b, 1, acc, op.getBlockN() / 2);
   maskScores(b, op, tl, s);
-  std::array<Value, 2> alpha =
-      softmax(b, op, op.isFP8() ? sched.fp8PScaleLog2 : 0, s, m, l);
+  std::array<Value, 2> alpha = softmax(b, op, sched, s, m, l);
   Pending next{packP(b, s, elementType(op)), sharedAddress(b, op.getV()), {}};
   // P_{j-1} stays in its registers until P V is done: the new P must not
   // be given them while the wgmmas read them (C7513 serializes otherwise).
@@ -923,8 +951,12 @@ struct AttnLowerToWGMMAPass
           ws.getLoc(), &consumer.front());
       turns->start(b);
     }
+    bool fp8 = llvm::any_of(steps, [](OnlineAttentionMmaOp op) {
+      return op.isFP8();
+    });
     Schedule sched{maxMmaN, turns ? &*turns : nullptr,
-                   static_cast<double>(fp8PScaleLog2)};
+                   static_cast<double>(fp8PScaleLog2),
+                   /*treeReductions=*/!fp8 && ws.getConsumerWarpgroups() <= 2};
     for (OnlineAttentionMmaOp op : steps) {
       std::optional<KVLoop> kv =
           ws.getOverlap() ? matchKVLoop(op) : std::nullopt;

@@ -54,6 +54,21 @@ Value quadReduce(ImplicitLocOpBuilder &b, Value x) {
   return x;
 }
 
+/// Combines `values` pairwise (a tree of depth log2 n, not a chain of n:
+/// the reductions of a row then have independent operations in flight).
+template <typename CombineOp>
+Value treeReduce(ImplicitLocOpBuilder &b, SmallVector<Value> values) {
+  while (values.size() > 1) {
+    SmallVector<Value> next;
+    for (size_t i = 0; i + 1 < values.size(); i += 2)
+      next.push_back(CombineOp::create(b, values[i], values[i + 1]));
+    if (values.size() % 2)
+      next.push_back(values.back());
+    values = std::move(next);
+  }
+  return values.front();
+}
+
 /// vector<N x f32> <-> N scalars.
 SmallVector<Value> unpack(ImplicitLocOpBuilder &b, Value vec);
 Value pack(ImplicitLocOpBuilder &b, ArrayRef<Value> elts);
