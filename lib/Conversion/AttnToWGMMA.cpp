@@ -105,9 +105,9 @@ struct Turns {
 /// the ping-pong turns (null: none), the log2 of FP8's P scale, and
 /// whether the row max and sum are trees (treeReduce) or chains. Trees
 /// shorten the softmax's dependency chains but keep more values live: on
-/// the H200 they gained 2-3% for bf16 with two consumer warpgroups (240
-/// registers) and lost 2-3% with three (160) and 1-4% for FP8
-/// (docs/perf-notes.md).
+/// the H200 they gained 2-3% for bf16 D128 with two consumer warpgroups
+/// (240 registers) and lost 2-3% at D64 (two or three warpgroups) and 1-4%
+/// for FP8 (docs/perf-notes.md).
 struct Schedule {
   int64_t maxN;
   const Turns *turns;
@@ -951,12 +951,12 @@ struct AttnLowerToWGMMAPass
           ws.getLoc(), &consumer.front());
       turns->start(b);
     }
-    bool fp8 = llvm::any_of(steps, [](OnlineAttentionMmaOp op) {
-      return op.isFP8();
+    bool trees = llvm::all_of(steps, [](OnlineAttentionMmaOp op) {
+      return !op.isFP8() && op.getHeadDim() > 64;
     });
     Schedule sched{maxMmaN, turns ? &*turns : nullptr,
                    static_cast<double>(fp8PScaleLog2),
-                   /*treeReductions=*/!fp8 && ws.getConsumerWarpgroups() <= 2};
+                   /*treeReductions=*/trees && ws.getConsumerWarpgroups() <= 2};
     for (OnlineAttentionMmaOp op : steps) {
       std::optional<KVLoop> kv =
           ws.getOverlap() ? matchKVLoop(op) : std::nullopt;

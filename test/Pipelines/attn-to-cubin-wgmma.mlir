@@ -55,3 +55,10 @@ func.func @dyn(%q: !t, %k: !t, %v: !t, %o: !t, %lse: !l) {
 //   FMA-NOT: wgmma
 //   FMA-NOT: cp.async.bulk
 //       FMA: .entry dyn_kernel
+
+// D = 128 with two consumer warpgroups: a thread's row max is a tree
+// (pairs of S registers first, then pairs of pairs), not a chain.
+// RUN: attn-opt %s --attn-to-cubin="format=none" | FileCheck %s --check-prefix=TREE
+// TREE:      %[[MXA:.*]] = llvm.intr.maxnum(%{{.*}}, %{{.*}}) : (f32, f32) -> f32
+// TREE-NEXT: %[[MXB:.*]] = llvm.intr.maxnum(%{{.*}}, %{{.*}}) : (f32, f32) -> f32
+// TREE:      llvm.intr.maxnum(%[[MXA]], %[[MXB]])
