@@ -75,6 +75,9 @@ mlir::attn::defaultBlockSizes(KernelPath path, int64_t headDim,
 void mlir::attn::buildCubinPipeline(OpPassManager &pm,
                                     const CubinPipelineOptions &options) {
   KernelPath path = resolvePath(options.path, options.chip);
+  if (options.splits != 1)
+    pm.nest<func::FuncOp>().addPass(
+        createAttnSplitKV(AttnSplitKVOptions{options.splits, options.smCount}));
   if (path == KernelPath::fma) {
     auto [bm, bn] = defaultBlockSizes(path, 0, std::nullopt);
     addTiling(pm, options.blockM ? options.blockM : bm,
@@ -91,6 +94,12 @@ void mlir::attn::buildCubinPipeline(OpPassManager &pm,
         options.tmaStore}));
     fn.addPass(
         createAttnLowerToWGMMA(AttnLowerToWGMMAOptions{options.maxMmaN}));
+    // Split-KV's combine (attn.decode_combine's grid) has no Q tile for
+    // the tensor cores: it takes the CUDA-core path's lowering.
+    if (options.splits != 1) {
+      fn.addPass(createAttnDistributeRows());
+      fn.addPass(createAttnOnlineSoftmax());
+    }
     fn.addPass(createCanonicalizerPass());
     fn.addPass(createCSEPass());
     fn.addPass(createLoopInvariantCodeMotionPass());
