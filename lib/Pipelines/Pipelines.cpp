@@ -85,8 +85,12 @@ void mlir::attn::buildCubinPipeline(OpPassManager &pm,
     pm.nest<func::FuncOp>().addPass(createAttnDistributeRows());
     addDecomposition(pm);
   } else {
-    // Block sizes 0 let attn-tile pick them per D (tensorCoreBlockM/N).
-    addTiling(pm, options.blockM, options.blockN);
+    // Block sizes 0 let attn-tile pick them per D (tensorCoreBlockM/N);
+    // split-KV is for few query rows: one consumer warpgroup.
+    addTiling(pm,
+              options.blockM || options.splits == 1 ? int64_t(options.blockM)
+                                                    : kSplitKVBlockM,
+              options.blockN);
     OpPassManager &fn = pm.nest<func::FuncOp>();
     fn.addPass(createAttnAsyncPipeline(AttnAsyncPipelineOptions{
         options.stages, kProducerRegisters, /*consumerRegisters=*/0,

@@ -17,12 +17,12 @@
 // the fp32 workspace (O_s [S, B, Hq, Nq, D], LSE_s [S, B, Hq, Nq]) passed
 // from the first to the second. The partial attention is the tensor-core
 // forward (TMA descriptors of Q, K, V; one CTA per (Q block, split), head,
-// batch: 16 x 16 x 1), the combine the CUDA-core kernel (one thread per row
+// batch: 16 x 16 x 1; BLOCK_M 64 unless given: one consumer warpgroup), the combine the CUDA-core kernel (one thread per row
 // and 32-column slice, BLOCK_M 64 x 4 lanes) writing O and LSE.
 // CHECK-LABEL: func.func @decode
 //       CHECK:   %[[OP:.*]] = memref.alloc() : memref<16x1x16x1x128xf32>
 //       CHECK:   %[[LP:.*]] = memref.alloc() : memref<16x1x16x1xf32>
-//       CHECK:   gpu.launch_func @decode_kernel::@decode_kernel blocks in (%c256, %c1, %c1) threads in (%c384, %c1, %c1) dynamic_shared_memory_size %{{.*}} args(%{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %[[OP]] : memref<16x1x16x1x128xf32>, %[[LP]] : memref<16x1x16x1xf32>)
+//       CHECK:   gpu.launch_func @decode_kernel::@decode_kernel blocks in (%c256, %c1, %c1) threads in (%c256, %c1, %c1) dynamic_shared_memory_size %{{.*}} args(%{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %[[OP]] : memref<16x1x16x1x128xf32>, %[[LP]] : memref<16x1x16x1xf32>)
 //  CHECK-NEXT:   gpu.launch_func @decode_kernel_0::@decode_kernel blocks in (%c16, %c1, %c1) threads in (%c256, %c1, %c1) args(%[[OP]] : memref<16x1x16x1x128xf32>, %[[LP]] : memref<16x1x16x1xf32>, %arg3 : memref<1x16x1x128xbf16>, %arg4 : memref<1x16x1xf32>)
 //  CHECK-NEXT:   memref.dealloc %[[OP]]
 //  CHECK-NEXT:   memref.dealloc %[[LP]]

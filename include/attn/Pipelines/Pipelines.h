@@ -133,6 +133,11 @@ struct CubinPipelineOptions : PassPipelineOptions<CubinPipelineOptions> {
                               llvm::cl::init("/usr/local/cuda")};
 };
 
+/// BLOCK_M of a split-KV kernel on the wgmma path unless one is given: a
+/// split's CTA holds few query rows (decode), so one consumer warpgroup
+/// (256 threads, no register spills with run-time strides).
+constexpr int64_t kSplitKVBlockM = 64;
+
 /// The path `automatic` resolves to for `chip`.
 KernelPath resolvePath(KernelPath path, llvm::StringRef chip);
 
