@@ -194,8 +194,11 @@ def speed(bundles, rounds, iters):
         for backend, label in ((SDPBackend.FLASH_ATTENTION, "FA2"),
                                (SDPBackend.CUDNN_ATTENTION, "cuDNN")):
             try:
-                calls[label], _ = sdpa_call(backend, q, k, v)
+                calls[label], gqa = sdpa_call(backend, q, k, v)
                 calls[label]()
+                if not gqa:
+                    print("  %s: no enable_gqa, K/V expanded per query head "
+                          "(TB/s still counts the unexpanded K/V)" % label)
             except RuntimeError as e:
                 print("  %s unavailable: %s" % (label, str(e).splitlines()[0]))
                 calls.pop(label, None)
