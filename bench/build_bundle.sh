@@ -5,18 +5,24 @@
 #   tma:   dynamic-length kernels for every D in both dtypes, causal or not
 #          (bench/specs_tma.json), for bench/tma_cases.py;
 #   tma_fma: the same kernels on the CUDA-core path;
-#   fp8:   e4m3 kernels (bench/specs_fp8.json), for bench/fp8_check.py.
+#   fp8:   e4m3 kernels (bench/specs_fp8.json), for bench/fp8_check.py;
+#   decode_s<S>: split-KV decode kernels with S K/V splits (S = 1: unsplit)
+#          (bench/specs_decode.json), for bench/decode_check.py.
 # Extra arguments go to attn-compile (e.g. --path=fma, --max-mma-n=64).
 # Then, on the GPU machine:
 #   python3 bench/harness.py --bundle build/bundles/bench --lib build/lib/libattn_runtime.so
 #   python3 bench/tma_cases.py --bundle build/bundles/tma --lib build/lib/libattn_runtime.so
 #   python3 bench/fp8_check.py --lib build/lib/libattn_runtime.so --fp8 build/bundles/fp8 --bf16 build/bundles/bench
+#   python3 bench/decode_check.py --lib build/lib/libattn_runtime.so --bundles build/bundles
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${ATTN_BUILD_DIR:-build}
 OUT=${ATTN_BUNDLE_ROOT:-$BUILD/bundles}
-rm -rf "$OUT/bench" "$OUT/tma" "$OUT/tma_fma" "$OUT/fp8"
+rm -rf "$OUT/bench" "$OUT/tma" "$OUT/tma_fma" "$OUT/fp8" "$OUT"/decode_s*
 "$BUILD/bin/attn-compile" --spec-file=bench/specs.json -o "$OUT/bench" "$@"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_tma.json -o "$OUT/tma" "$@"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_tma.json -o "$OUT/tma_fma" --path=fma "$@"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_fp8.json -o "$OUT/fp8" "$@"
+for s in 1 16 32 128; do
+  "$BUILD/bin/attn-compile" --spec-file=bench/specs_decode.json --splits=$s -o "$OUT/decode_s$s" "$@"
+done

@@ -183,6 +183,13 @@ void passDescriptorsAsPointers(gpu::LaunchOp launch) {
   }
 }
 
+/// "module::kernel": kernels of one function (split-KV's partial attention
+/// and combine) share a name in different gpu.modules.
+std::string kernelKey(Operation *fn, StringRef name) {
+  auto kernels = fn->getParentOfType<gpu::GPUModuleOp>();
+  return ((kernels ? kernels.getName() : StringRef()) + "::" + name).str();
+}
+
 /// Per kernel: the LLVM argument positions of its tensor maps (!llvm.ptr
 /// arguments of the gpu.func, after memrefs expand to 3 + 2 * rank values).
 llvm::StringMap<SmallVector<unsigned>> tensorMapArguments(ModuleOp module) {
@@ -191,7 +198,7 @@ llvm::StringMap<SmallVector<unsigned>> tensorMapArguments(ModuleOp module) {
     unsigned pos = 0;
     for (Type t : fn.getArgumentTypes()) {
       if (isa<LLVM::LLVMPointerType>(t))
-        result[fn.getName()].push_back(pos);
+        result[kernelKey(fn, fn.getName())].push_back(pos);
       auto mem = dyn_cast<MemRefType>(t);
       pos += mem ? 3 + 2 * mem.getRank() : 1;
     }
@@ -208,7 +215,7 @@ void finishHopperKernels(ModuleOp module,
   MLIRContext *ctx = module.getContext();
   auto map = LLVM::LLVMArrayType::get(IntegerType::get(ctx, 64), 16);
   module.walk([&](LLVM::LLVMFuncOp fn) {
-    auto it = maps.find(fn.getName());
+    auto it = maps.find(kernelKey(fn, fn.getName()));
     if (it == maps.end())
       return;
     for (unsigned i : it->second) {
@@ -410,11 +417,7 @@ LogicalResult checkNVVMPreconditions(ModuleOp module) {
       return WalkResult(op->emitOpError(
           "has no GPU lowering yet: the backward lowers to the host only "
           "(--attn-to-cpu)"));
-    if (isa<PartialAttentionOp, DecodeCombineOp>(op))
-      return WalkResult(op->emitOpError(
-          "has no GPU lowering yet: split-KV lowers to the host only "
-          "(--attn-to-cpu)"));
-    if (isa<AttentionOp>(op))
+    if (isa<AttentionOp, PartialAttentionOp, DecodeCombineOp>(op))
       return WalkResult(op->emitOpError(
           "attn-lower-to-nvvm needs it tiled and decomposed: run attn-tile, "
           "attn-causal-split, then attn-async-pipeline and "

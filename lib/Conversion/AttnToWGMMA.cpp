@@ -748,6 +748,39 @@ void storeOut(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
   NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr());
 }
 
+/// Split-KV's fp32 O (a split of the workspace): each thread stores its
+/// normalized accumulator pairs straight from the registers, two floats per
+/// store, for rows below Nq and columns below D (no staging: fp32 rows are
+/// twice as wide as the bf16 tile they would be staged in).
+void storeF32(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
+              ArrayRef<Value> o, int64_t d) {
+  Value numRows = memref::DimOp::create(b, op.getO(), 2);
+  auto pairType = VectorType::get({2}, b.getF32Type());
+  for (int64_t j = 0; j < int64_t(o.size()); j += 2) {
+    int64_t h = halfOf(j), col = colOf(j); // j even: the pair (j, j + 1)
+    if (col >= d)
+      continue; // a group of padding columns past D
+    Value c = arith::AddIOp::create(b, tl.twoQ, cIndex(b, col));
+    Value qRow = arith::AddIOp::create(b, op.getQPos(), tl.row[h]);
+    Value write =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, qRow, numRows);
+    if (col + 8 > d) // a partial group of 8 columns: this thread's pair?
+      write = arith::AndIOp::create(
+          b, write,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, c,
+                                cIndex(b, d)));
+    auto ifOp = scf::IfOp::create(b, write, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value pair = vector::FromElementsOp::create(b, pairType,
+                                                ValueRange{o[j], o[j + 1]});
+    // 8-byte aligned: the workspace is, D and the column are even.
+    vector::StoreOp::create(b, pair, op.getO(),
+                            ValueRange{op.getBatch(), op.getHead(), qRow, c},
+                            /*nontemporal=*/false, llvm::MaybeAlign(8));
+  }
+}
+
 /// LSE = (m + log2 l - pOffset) * ln 2 (-inf where l == 0), by the quad
 /// leaders; pOffset is log2 of FP8's P scale (0 otherwise).
 void storeLse(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
@@ -773,7 +806,8 @@ void storeLse(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
 }
 
 LogicalResult lowerEpilogue(EpilogueOp op, double fp8PScaleLog2) {
-  if (!op.getStaging())
+  auto oType = cast<MemRefType>(op.getO().getType());
+  if (!op.getStaging() && !oType.getElementType().isF32())
     return op.emitOpError("attn-lower-to-wgmma needs the staging tile that "
                           "attn-async-pipeline attaches");
   ImplicitLocOpBuilder b(op.getLoc(), op);
@@ -794,10 +828,17 @@ LogicalResult lowerEpilogue(EpilogueOp op, double fp8PScaleLog2) {
   SmallVector<Value> o = unpack(b, op.getAcc());
   for (auto [j, x] : llvm::enumerate(o))
     x = arith::MulFOp::create(b, x, inv[halfOf(j)]);
-  auto oType = cast<MemRefType>(op.getO().getType());
   Type elt = oType.getElementType();
   int64_t d = oType.getDimSize(3); // static: attn-tile requires it
-  stageO(b, op, tl, o, elt);       // includes the zero padding columns
+  double pOffset = op.getVDescale() ? fp8PScaleLog2 : 0;
+  if (elt.isF32()) {
+    storeF32(b, op, tl, o, d);
+    if (op.getLse())
+      storeLse(b, op, tl, m, l, noKey, pOffset);
+    op.erase();
+    return success();
+  }
+  stageO(b, op, tl, o, elt); // includes the zero padding columns
   if (op.getOMap()) // the staged O is read by TMA (the async proxy)
     NVVM::FenceProxyOp::create(
         b, NVVM::ProxyKind::async_shared,
@@ -814,7 +855,7 @@ LogicalResult lowerEpilogue(EpilogueOp op, double fp8PScaleLog2) {
   else
     copyOut(b, op, tl, d, elt);
   if (op.getLse())
-    storeLse(b, op, tl, m, l, noKey, op.getVDescale() ? fp8PScaleLog2 : 0);
+    storeLse(b, op, tl, m, l, noKey, pOffset);
   op.erase();
   return success();
 }

@@ -75,6 +75,9 @@ mlir::attn::defaultBlockSizes(KernelPath path, int64_t headDim,
 void mlir::attn::buildCubinPipeline(OpPassManager &pm,
                                     const CubinPipelineOptions &options) {
   KernelPath path = resolvePath(options.path, options.chip);
+  if (options.splits != 1)
+    pm.nest<func::FuncOp>().addPass(
+        createAttnSplitKV(AttnSplitKVOptions{options.splits, options.smCount}));
   if (path == KernelPath::fma) {
     auto [bm, bn] = defaultBlockSizes(path, 0, std::nullopt);
     addTiling(pm, options.blockM ? options.blockM : bm,
@@ -82,8 +85,12 @@ void mlir::attn::buildCubinPipeline(OpPassManager &pm,
     pm.nest<func::FuncOp>().addPass(createAttnDistributeRows());
     addDecomposition(pm);
   } else {
-    // Block sizes 0 let attn-tile pick them per D (tensorCoreBlockM/N).
-    addTiling(pm, options.blockM, options.blockN);
+    // Block sizes 0 let attn-tile pick them per D (tensorCoreBlockM/N);
+    // split-KV is for few query rows: one consumer warpgroup.
+    addTiling(pm,
+              options.blockM || options.splits == 1 ? int64_t(options.blockM)
+                                                    : kSplitKVBlockM,
+              options.blockN);
     OpPassManager &fn = pm.nest<func::FuncOp>();
     fn.addPass(createAttnAsyncPipeline(AttnAsyncPipelineOptions{
         options.stages, kProducerRegisters, /*consumerRegisters=*/0,
@@ -92,6 +99,12 @@ void mlir::attn::buildCubinPipeline(OpPassManager &pm,
     fn.addPass(
         createAttnLowerToWGMMA(AttnLowerToWGMMAOptions{
             options.maxMmaN, options.fp8PScaleLog2}));
+    // Split-KV's combine (attn.decode_combine's grid) has no Q tile for
+    // the tensor cores: it takes the CUDA-core path's lowering.
+    if (options.splits != 1) {
+      fn.addPass(createAttnDistributeRows());
+      fn.addPass(createAttnOnlineSoftmax());
+    }
     fn.addPass(createCanonicalizerPass());
     fn.addPass(createCSEPass());
     fn.addPass(createLoopInvariantCodeMotionPass());

@@ -15,6 +15,8 @@
 
 #include "Manifest.h"
 
+#include "llvm/ADT/MapVector.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -39,6 +41,9 @@ namespace bundle = ::attn::bundle;
 using bundle::Operand;
 
 namespace {
+
+/// Most K/V splits (attn-split-kv's bound).
+constexpr int64_t kMaxSplits = 256;
 
 /// What the writer knows about a kernel before lowering.
 struct KernelSource {
@@ -129,7 +134,7 @@ std::optional<int64_t> staticDim(Value v, unsigned i) {
 }
 
 constexpr llvm::StringLiteral kKernelAttrs[] = {"attn.block_m", "attn.block_n",
-                                                "attn.path"};
+                                                "attn.path", "attn.splits"};
 
 /// The function must be `attn.attention` + `return` (anything else would be
 /// lost: a bundle holds only the kernel) with an identifier for a name.
@@ -252,11 +257,18 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
       blockSize(func, "attn.block_n", opts.blockN, kMaxBlockN);
   if (failed(blockM) || failed(blockN))
     return failure();
+  FailureOr<int64_t> splits =
+      blockSize(func, "attn.splits", opts.splits, kMaxSplits);
+  if (failed(splits))
+    return failure();
+  key.splits = *splits;
   src.requestedBlockM = *blockM;
   src.requestedBlockN = *blockN;
   auto [bm, bn] = defaultBlockSizes(path, key.headDim, key.seqLenQ, *blockN,
                                     key.dtype == "e4m3");
-  key.blockM = *blockM ? *blockM : bm;
+  key.blockM = *blockM                                    ? *blockM
+              : key.splits > 1 && path == KernelPath::wgmma ? kSplitKVBlockM
+                                                            : bm;
   key.blockN = bn;
   return src;
 }
@@ -358,9 +370,45 @@ FailureOr<bundle::Param> tensorMapParam(Value arg, const KernelSource &src,
 constexpr int64_t kMaxGridX = (int64_t{1} << 31) - 1;
 constexpr int64_t kMaxGridYZ = 65535;
 
+/// The workspace buffers of a lowered function (split-KV's memref.allocs),
+/// by value, in order.
+using WorkspaceMap = llvm::MapVector<Value, bundle::Workspace>;
+
+/// Each memref.alloc of `func`: contiguous fp32, its extents constants or
+/// functions of the operands' sizes.
+FailureOr<WorkspaceMap> readWorkspace(func::FuncOp func,
+                                      const KernelSource &src,
+                                      gpu::LaunchFuncOp launch) {
+  WorkspaceMap buffers;
+  WalkResult res = func.walk([&](memref::AllocOp alloc) {
+    MemRefType type = alloc.getType();
+    if (!type.getElementType().isF32() || !type.getLayout().isIdentity())
+      return WalkResult(alloc.emitOpError("a kernel workspace must be "
+                                          "contiguous f32"));
+    bundle::Workspace buffer;
+    buffer.name = buffers.empty() ? "o_partial" : "lse_partial";
+    unsigned next = 0;
+    for (int64_t d : type.getShape()) {
+      FailureOr<bundle::GridDim> extent =
+          ShapedType::isDynamic(d)
+              ? gridDim(alloc.getDynamicSizes()[next++], src, launch)
+              : FailureOr<bundle::GridDim>(bundle::GridDim{d, {}});
+      if (failed(extent))
+        return WalkResult::interrupt();
+      buffer.shape.push_back(*extent);
+    }
+    buffers.insert({alloc.getResult(), buffer});
+    return WalkResult::advance();
+  });
+  if (res.wasInterrupted())
+    return failure();
+  return buffers;
+}
+
 /// Fills launch shape and parameters of `entry` from the launch_func.
 LogicalResult readLaunch(gpu::LaunchFuncOp launch, const KernelSource &src,
-                         bundle::KernelEntry &entry) {
+                         const WorkspaceMap &workspace,
+                         bundle::KernelLaunch &entry) {
   gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
   gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
   Value gridValues[] = {grid.x, grid.y, grid.z};
@@ -401,11 +449,18 @@ LogicalResult readLaunch(gpu::LaunchFuncOp launch, const KernelSource &src,
       continue;
     }
     auto blockArg = dyn_cast<BlockArgument>(arg);
-    if (!blockArg || !src.roles.count(blockArg.getArgNumber()))
+    auto buffer = workspace.find(arg);
+    if (buffer == workspace.end() &&
+        (!blockArg || !src.roles.count(blockArg.getArgNumber())))
       return launch.emitOpError("kernel argument is not an operand of "
-                                "attn.attention");
-    Operand role = src.roles.lookup(blockArg.getArgNumber());
-    int64_t rank = bundle::operandRank(role);
+                                "attn.attention or a workspace buffer");
+    Operand role = buffer == workspace.end()
+                       ? src.roles.lookup(blockArg.getArgNumber())
+                       : Operand::Q;
+    int64_t rank = buffer == workspace.end()
+                       ? bundle::operandRank(role)
+                       : int64_t(buffer->second.shape.size());
+    size_t first = entry.params.size();
     entry.params.push_back({role, Field::AllocatedPtr, 0});
     entry.params.push_back({role, Field::AlignedPtr, 0});
     entry.params.push_back({role, Field::Offset, 0});
@@ -413,6 +468,9 @@ LogicalResult readLaunch(gpu::LaunchFuncOp launch, const KernelSource &src,
       entry.params.push_back({role, Field::Size, i});
     for (int64_t i = 0; i < rank; ++i)
       entry.params.push_back({role, Field::Stride, i});
+    if (buffer != workspace.end())
+      for (size_t i = first; i < entry.params.size(); ++i)
+        entry.params[i].workspace = buffer - workspace.begin();
   }
   return success();
 }
@@ -520,6 +578,7 @@ LogicalResult pipelineOptions(KernelSource &src, const BundleOptions &opts,
   pipeline.stages = opts.stages;
   pipeline.persistentCtas = opts.persistentCtas;
   pipeline.tmaStore = opts.tmaStore;
+  pipeline.splits = src.key.splits;
   pipeline.chip = opts.chip;
   pipeline.features = opts.features;
   if (variant.empty())
@@ -540,15 +599,52 @@ LogicalResult pipelineOptions(KernelSource &src, const BundleOptions &opts,
     return src.func.emitError("variant \"")
            << variant << "\": block-m must be in [1, " << kMaxBlockM
            << "] and block-n in [1, " << kMaxBlockN << "]";
+  if (pipeline.splits < 1 || pipeline.splits > kMaxSplits)
+    return src.func.emitError("variant \"")
+           << variant << "\": splits must be in [1, " << kMaxSplits
+           << "] in a bundle (a fixed count)";
+  src.key.splits = pipeline.splits;
   auto [bm, bn] = defaultBlockSizes(path, src.key.headDim, src.key.seqLenQ,
                                     pipeline.blockN, src.key.dtype == "e4m3");
   src.key.path = path == KernelPath::wgmma ? "wgmma" : "fma";
-  src.key.blockM = pipeline.blockM ? pipeline.blockM : bm;
+  src.key.blockM = pipeline.blockM ? pipeline.blockM
+                   : src.key.splits > 1 && path == KernelPath::wgmma
+                       ? kSplitKVBlockM
+                       : bm;
   src.key.blockN = bn;
   pipeline.blockM = src.key.blockM;
   pipeline.blockN = src.key.blockN;
   return success();
 }
+
+/// Writes the PTX of `launch`'s kernel module, assembles it into a cubin and
+/// records both, the kernel's name, its hash and its resources in `entry`.
+LogicalResult emitLaunch(ModuleOp module, gpu::LaunchFuncOp launch,
+                         const BundleOptions &opts, StringRef ptxas,
+                         bundle::KernelLaunch &entry) {
+  entry.name = launch.getKernelName().str();
+  StringRef moduleName = launch.getKernelModuleName().getValue();
+  auto binary = module.lookupSymbol<gpu::BinaryOp>(moduleName);
+  if (!binary || binary.getObjects().size() != 1)
+    return launch.emitOpError("expected one PTX object for the kernel");
+  auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
+  entry.ptx = (moduleName + ".ptx").str();
+  entry.cubin = (moduleName + ".cubin").str();
+  SmallString<128> ptxPath(opts.outputDir), cubinPath(opts.outputDir);
+  llvm::sys::path::append(ptxPath, entry.ptx);
+  llvm::sys::path::append(cubinPath, entry.cubin);
+  if (failed(writeFile(launch.getLoc(), ptxPath, object.getObject().getValue())))
+    return failure();
+  if (failed(assemble(launch.getLoc(), ptxas, opts.chip, ptxPath, cubinPath,
+                      entry.resources)))
+    return failure();
+  FailureOr<std::string> hash = hashCubin(launch.getLoc(), cubinPath);
+  if (failed(hash))
+    return failure();
+  entry.cubinSha256 = *hash;
+  return success();
+}
+
 
 /// Compiles `src` (as kernel `name` when given) with the variant's options.
 FailureOr<bundle::KernelEntry>
@@ -571,42 +667,33 @@ compileKernel(KernelSource src, const BundleOptions &opts, StringRef ptxas,
 
   SmallVector<gpu::LaunchFuncOp> launches;
   func.walk([&](gpu::LaunchFuncOp l) { launches.push_back(l); });
-  if (launches.size() != 1)
-    return func.emitError("expected one kernel launch after lowering, got ")
+  // Split-KV: the partial attention, then the combine.
+  size_t expected = src.key.splits > 1 ? 2 : 1;
+  if (launches.size() != expected)
+    return func.emitError("expected ")
+           << expected << " kernel launch(es) after lowering, got "
            << launches.size();
-  gpu::LaunchFuncOp launch = launches.front();
   bundle::KernelEntry entry;
   entry.kind = "fwd";
   entry.key = src.key;
   entry.variant = variant.str();
   if (src.key.path == "wgmma")
     entry.persistentCtas = pipeline.persistentCtas;
-  entry.name = launch.getKernelName().str();
-  if (failed(readLaunch(launch, src, entry)))
+  FailureOr<WorkspaceMap> workspace = readWorkspace(func, src, launches[0]);
+  if (failed(workspace))
     return failure();
-
-  StringRef moduleName = launch.getKernelModuleName().getValue();
-  auto binary = module->lookupSymbol<gpu::BinaryOp>(moduleName);
-  if (!binary || binary.getObjects().size() != 1)
-    return launch.emitOpError("expected one PTX object for the kernel");
-  auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
-  entry.ptx = (moduleName + ".ptx").str();
-  entry.cubin = (moduleName + ".cubin").str();
-  SmallString<128> ptxPath(opts.outputDir), cubinPath(opts.outputDir);
-  llvm::sys::path::append(ptxPath, entry.ptx);
-  llvm::sys::path::append(cubinPath, entry.cubin);
-  if (failed(writeFile(func.getLoc(), ptxPath, object.getObject().getValue())))
-    return failure();
-  if (failed(assemble(func.getLoc(), ptxas, opts.chip, ptxPath, cubinPath,
-                      entry.resources)))
-    return failure();
-  FailureOr<std::string> hash = hashCubin(func.getLoc(), cubinPath);
-  if (failed(hash))
-    return failure();
-  entry.cubinSha256 = *hash;
+  for (auto &[value, buffer] : *workspace)
+    entry.workspace.push_back(buffer);
+  entry.then.resize(launches.size() - 1);
+  for (size_t i = 0; i < launches.size(); ++i) {
+    bundle::KernelLaunch &l =
+        i == 0 ? static_cast<bundle::KernelLaunch &>(entry) : entry.then[i - 1];
+    if (failed(readLaunch(launches[i], src, *workspace, l)) ||
+        failed(emitLaunch(*module, launches[i], opts, ptxas, l)))
+      return failure();
+  }
   return entry;
 }
-
 /// A bundle is written into a fresh directory beside the target and swapped
 /// in whole at the end, so a failed run leaves the old bundle (or nothing),
 /// never a mix of old and new files. Removed unless committed.
@@ -728,6 +815,7 @@ LogicalResult mlir::attn::writeBundle(ModuleOp module,
       manifest.kernels.push_back(std::move(*entry));
     }
   }
+  manifest.version = bundle::requiredVersion(manifest);
   llvm::StringSet<> names;
   for (const bundle::KernelEntry &entry : manifest.kernels)
     if (!names.insert(entry.name).second)

@@ -39,6 +39,8 @@ std::string KernelSpec::defaultName() const {
     name += llvm::formatv("_s{0:x-}", llvm::bit_cast<uint32_t>(
                                           static_cast<float>(scale)))
                 .str();
+  if (splits > 1)
+    name += llvm::formatv("_split{0}", splits).str();
   return name;
 }
 
@@ -56,7 +58,8 @@ static bool mapLength(const json::Object &obj, llvm::StringRef key,
 static constexpr llvm::StringLiteral kSpecKeys[] = {
     "name",   "batch",     "num_heads_q", "num_heads_kv", "seqlen_q",
     "seqlen_k", "head_dim", "dtype",      "causal",       "lse",
-    "scale",  "layout",    "block_m",     "block_n",      "path"};
+    "scale",  "layout",    "block_m",     "block_n",      "path",
+    "splits"};
 
 bool mlir::attn::fromJSON(const json::Value &value, KernelSpec &spec,
                           json::Path path) {
@@ -75,8 +78,13 @@ bool mlir::attn::fromJSON(const json::Value &value, KernelSpec &spec,
       !o.mapOptional("name", name) || !o.mapOptional("causal", spec.causal) ||
       !o.mapOptional("lse", spec.lse) || !o.mapOptional("scale", spec.scale) ||
       !o.mapOptional("layout", layout) || !o.mapOptional("block_m", blockM) ||
-      !o.mapOptional("block_n", blockN) || !o.mapOptional("path", spec.path))
+      !o.mapOptional("block_n", blockN) || !o.mapOptional("path", spec.path) ||
+      !o.mapOptional("splits", spec.splits))
     return false;
+  if (spec.splits < 1 || spec.splits > 256) {
+    path.field("splits").report("must be in [1, 256] (1: unsplit)");
+    return false;
+  }
   if (value.getAsObject()->get("path") && spec.path != "wgmma" && spec.path != "fma") {
     path.field("path").report("expected \"wgmma\" or \"fma\"");
     return false;
@@ -225,6 +233,8 @@ LogicalResult mlir::attn::buildKernelFunction(ModuleOp module,
     func->setAttr("attn.block_n", builder.getI64IntegerAttr(spec.blockN));
   if (!spec.path.empty())
     func->setAttr("attn.path", builder.getStringAttr(spec.path));
+  if (spec.splits > 1)
+    func->setAttr("attn.splits", builder.getI64IntegerAttr(spec.splits));
   Block *body = func.addEntryBlock();
   builder.setInsertionPointToStart(body);
   ValueRange a = body->getArguments();

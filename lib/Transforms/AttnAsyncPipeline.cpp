@@ -49,7 +49,7 @@ constexpr int64_t kWaitTicks = 10000000;
 struct CtaNest {
   scf::ForallOp cta;
   LoadTileOp loadQ;
-  SmallVector<scf::ForOp> loops; // consecutive K/V block ranges [0, n)
+  SmallVector<scf::ForOp> loops; // consecutive K/V block ranges [lb, n)
   EpilogueOp epilogue;
   OnlineAttentionOp step; // the first step, for operands shared by all
 };
@@ -87,7 +87,8 @@ OnlineAttentionOp stepOf(scf::ForOp loop) {
 }
 
 /// Matches `cta` against the nest of attn-tile / attn-causal-split: Q tile
-/// load, K/V loops that cover [0, n) block by block, epilogue.
+/// load, K/V loops that cover [lb, n) block by block (lb = 0, or a split's
+/// first block), epilogue.
 FailureOr<CtaNest> matchNest(scf::ForallOp cta, LoadTileOp loadQ) {
   CtaNest nest{cta, loadQ, {}, {}, {}};
   auto fail = [&](const Twine &why) {
@@ -107,10 +108,6 @@ FailureOr<CtaNest> matchNest(scf::ForallOp cta, LoadTileOp loadQ) {
   if (nest.loops.empty() || !nest.epilogue)
     return fail("expected K/V loops and an attn.epilogue");
   nest.step = stepOf(nest.loops.front());
-  std::optional<int64_t> lb =
-      getConstantIntValue(nest.loops.front().getLowerBound());
-  if (!lb || *lb != 0)
-    return fail("the first K/V loop must start at block 0");
   for (size_t i = 1; i < nest.loops.size(); ++i) {
     scf::ForOp prev = nest.loops[i - 1], next = nest.loops[i];
     if (next.getLowerBound() != prev.getUpperBound() ||
@@ -357,8 +354,12 @@ struct TileState {
   Value ordinal, blocksBefore;
 };
 
-/// The ring position of block `kb` of a tile after `blocksBefore` others.
-Value ringBlock(OpBuilder &b, Location loc, Value kb, Value blocksBefore) {
+/// The ring position of block `kb` of a tile whose blocks start at
+/// `first` (a split-KV CTA's first block), after `blocksBefore` others.
+Value ringBlock(OpBuilder &b, Location loc, Value kb, Value first,
+                Value blocksBefore) {
+  if (!matchPattern(first, m_Zero()))
+    kb = arith::SubIOp::create(b, loc, kb, first);
   if (matchPattern(blocksBefore, m_Zero()))
     return kb;
   return arith::AddIOp::create(b, loc, kb, blocksBefore);
@@ -375,7 +376,7 @@ Value phaseParity(OpBuilder &b, Location loc, Value ordinal) {
 }
 
 /// The producer: its leader thread copies Q (once the consumers are done
-/// with the previous tile's), then K/V blocks 0 .. numBlocks-1 into the
+/// with the previous tile's), then K/V blocks first .. numBlocks-1 into the
 /// ring, waiting for each slot to be released.
 void buildProducer(OpBuilder &b, Location loc, CtaNest nest,
                    const PipelineShape &s, const SharedState &st,
@@ -399,11 +400,12 @@ void buildProducer(OpBuilder &b, Location loc, CtaNest nest,
   copyTile(b, loc, desc[0], st.q, c0, st.qBar, c0, q.getRow(), q.getHead(),
            q.getBatch(), s.chunks);
 
-  auto loop = scf::ForOp::create(b, loc, c0, numBlocks, c1);
+  Value first = nest.loops.front().getLowerBound();
+  auto loop = scf::ForOp::create(b, loc, first, numBlocks, c1);
   b.setInsertionPointToStart(loop.getBody());
   Value kb = loop.getInductionVar();
   auto [slot, parity] = slotAndParity(
-      b, loc, ringBlock(b, loc, kb, tile.blocksBefore), s.stages);
+      b, loc, ringBlock(b, loc, kb, first, tile.blocksBefore), s.stages);
   // A fresh barrier counts as having completed the phase before phase 0:
   // waiting for parity ^ 1 lets the first round pass.
   Value emptyParity = arith::XOrIOp::create(b, loc, parity, one);
@@ -451,7 +453,7 @@ Value permuteUnit(OpBuilder &b, Location loc, ArrayRef<Value> in,
 /// tile in place (permuteUnit), make the writes visible to the async proxy
 /// (the MMA reads them) and arrive on the block's `full` barrier.
 void buildPermuter(OpBuilder &b, Location loc, const PipelineShape &s,
-                   const SharedState &st, Value numBlocks,
+                   const SharedState &st, Value first, Value numBlocks,
                    const TileState &tile) {
   auto cst = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v).getResult();
@@ -462,20 +464,22 @@ void buildPermuter(OpBuilder &b, Location loc, const PipelineShape &s,
   auto ifOp = scf::IfOp::create(b, loc, isPermuter, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
-  Value first = arith::SubIOp::create(b, loc, tid, cst(128 - kPermuteThreads));
-  auto loop = scf::ForOp::create(b, loc, cst(0), numBlocks, cst(1));
+  Value myUnit =
+      arith::SubIOp::create(b, loc, tid, cst(128 - kPermuteThreads));
+  auto loop = scf::ForOp::create(b, loc, first, numBlocks, cst(1));
   b.setInsertionPointToStart(loop.getBody());
   auto [slot, parity] = slotAndParity(
-      b, loc, ringBlock(b, loc, loop.getInductionVar(), tile.blocksBefore),
+      b, loc,
+      ringBlock(b, loc, loop.getInductionVar(), first, tile.blocksBefore),
       s.stages);
   nvgpu::MBarrierTryWaitParityOp::create(b, loc, st.loaded, parity,
                                          cst(kWaitTicks), slot);
-  auto units = scf::ForOp::create(b, loc, first, cst(s.vBytes() / 16),
+  auto units = scf::ForOp::create(b, loc, myUnit, cst(s.vBytes() / 16),
                                   cst(kPermuteThreads));
   {
     OpBuilder::InsertionGuard unitGuard(b);
     b.setInsertionPointToStart(units.getBody());
-    SmallVector<Value> at = {slot, units.getInductionVar(), cst(0)};
+    SmallVector<Value> at = {slot, units.getInductionVar(), Value(cst(0))};
     auto wordsType = VectorType::get({4}, b.getI32Type());
     Value words = vector::LoadOp::create(b, loc, wordsType, st.vUnits, at);
     SmallVector<Value> in, out;
@@ -514,13 +518,14 @@ Value stageTile(OpBuilder &b, Location loc, Value ring, Value slot) {
 /// One consumer K/V loop: wait for the block's slot, run the step on tensor
 /// cores from shared memory, release the slot.
 void rewriteConsumerLoop(scf::ForOp loop, const PipelineShape &s,
-                         const SharedState &st, Value numKeys,
+                         const SharedState &st, Value numKeys, Value first,
                          Value blocksBefore) {
   OnlineAttentionOp step = stepOf(loop);
   Location loc = step.getLoc();
   OpBuilder b(step);
   auto [slot, parity] = slotAndParity(
-      b, loc, ringBlock(b, loc, loop.getInductionVar(), blocksBefore),
+      b, loc,
+      ringBlock(b, loc, loop.getInductionVar(), first, blocksBefore),
       s.stages);
   Value ticks = arith::ConstantIndexOp::create(b, loc, kWaitTicks);
   nvgpu::MBarrierTryWaitParityOp::create(b, loc, st.full, parity, ticks, slot);
@@ -733,6 +738,13 @@ struct AttnAsyncPipelinePass
                                   "be 0 (one CTA per tile) or a CTA count in "
                                   "[1, 2^31 - 1], but got ")
              << static_cast<int64_t>(persistentCtas);
+    bool splitKV = cast<MemRefType>(nest.epilogue.getO().getType())
+                       .getElementType()
+                       .isF32();
+    if (splitKV && persistentCtas > 0)
+      return nest.cta.emitOpError("attn-async-pipeline: persistent-ctas does "
+                                  "not take split-KV (attn.partial_attention) "
+                                  "tiles yet");
     FailureOr<int64_t> stagesOr = chooseStages(s, stages, nest.cta);
     if (failed(stagesOr))
       return failure();
@@ -795,8 +807,10 @@ struct AttnAsyncPipelinePass
     for (scf::ForOp loop : nest.loops)
       loop->moveBefore(dest, at);
     nest.epilogue->moveBefore(dest, at);
-    nest.epilogue.getStagingMutable().assign(st.staging);
-    if (tmaStore)
+    // An fp32 O (split-KV's workspace) is stored from the registers.
+    if (!splitKV)
+      nest.epilogue.getStagingMutable().assign(st.staging);
+    if (tmaStore && !splitKV)
       nest.epilogue.getOMapMutable().assign(createDescriptor(
           host, loc, nest.epilogue.getO(), kWarpgroupRows));
     if (persistent) {
@@ -818,7 +832,8 @@ struct AttnAsyncPipelinePass
       producerLoop = beginTileLoop(b, loc, numTiles, producerTile);
     buildProducer(b, loc, nest, s, st, desc, numBlocks, producerTile);
     if (s.fp8())
-      buildPermuter(b, loc, s, st, numBlocks, producerTile);
+      buildPermuter(b, loc, s, st, nest.loops.front().getLowerBound(),
+                    numBlocks, producerTile);
     if (persistent)
       endTileLoop(producerLoop, numBlocks);
     // One CTA per (Q block, head, batch), as blocks x, y, z (mapped loops
@@ -836,7 +851,9 @@ struct AttnAsyncPipelinePass
       nest.cta->setAttr("attn.q_block_order", b.getStringAttr("descending"));
     // Rewriting the steps erases them (nest.step among them): last.
     for (scf::ForOp loop : nest.loops)
-      rewriteConsumerLoop(loop, s, st, numKeys, consumerTile.blocksBefore);
+      rewriteConsumerLoop(loop, s, st, numKeys,
+                          nest.loops.front().getLowerBound(),
+                          consumerTile.blocksBefore);
     nest.loadQ.erase();
     if (persistent) {
       if (failed(bindTile(nest.cta, consumerLoop, causal)) ||

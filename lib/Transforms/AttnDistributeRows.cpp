@@ -110,6 +110,8 @@ void assignThreadTiles(Block &body, Value tid, const RowLayout &layout) {
     if (auto load = dyn_cast<LoadTileOp>(op)) {
       shift(load.getRowMutable());
       load.getColMutable().set(col);
+    } else if (auto rows = dyn_cast<LoadRowsOp>(op)) {
+      shift(rows.getRowMutable());
     } else if (auto step = dyn_cast<OnlineAttentionOp>(op)) {
       shift(step.getQPosMutable());
       step.getDOffsetMutable().set(col);
@@ -173,13 +175,18 @@ struct AttnDistributeRowsPass
     if (failed(checkNoHostOnlyTiles(getOperation(), "attn-distribute-rows")))
       return signalPassFailure();
     SmallVector<std::pair<scf::ForallOp, RowLayout>> ctas;
+    DenseSet<Operation *> seen;
     WalkResult outside = getOperation().walk([&](LoadTileOp load) {
+      // The Q tile sits in the CTA loop; decode_combine's O_s tiles in its
+      // loop over the splits.
       auto cta = dyn_cast<scf::ForallOp>(load->getParentOp());
+      if (!cta && isa<scf::ForOp>(load->getParentOp()))
+        cta = dyn_cast<scf::ForallOp>(load->getParentOp()->getParentOp());
       if (!cta)
         return WalkResult(load.emitOpError(
             "attn-distribute-rows expects the Q tile load directly inside "
             "the CTA scf.forall that attn-tile creates"));
-      if (isThreadLoop(cta))
+      if (isThreadLoop(cta) || !seen.insert(cta).second)
         return WalkResult::advance();
       VectorType tile = load.getResult().getType();
       int64_t d = tile.getDimSize(1);
@@ -192,7 +199,9 @@ struct AttnDistributeRowsPass
       return signalPassFailure();
     // Decomposed tiles can no longer be narrowed to a thread.
     WalkResult late = getOperation().walk([&](scf::ForallOp forall) {
-      if (isThreadLoop(forall) || isDistributed(forall) || !ctas.empty())
+      // Tensor-core CTAs (attn-lower-to-wgmma) are lowered already.
+      if (isThreadLoop(forall) || isDistributed(forall) || !ctas.empty() ||
+          forall->hasAttr("attn.threads"))
         return WalkResult::advance();
       WalkResult inner = forall.getBody()->walk([](Operation *op) {
         return isa<vector::VectorDialect>(op->getDialect())

@@ -29,10 +29,6 @@ LogicalResult attn::checkNoHostOnlyTiles(Operation *root, StringRef pass,
                            "the host (attn-to-cpu) and the tensor-core path "
                            "(attn-async-pipeline)");
     auto epilogue = dyn_cast<EpilogueOp>(op);
-    bool splitKV =
-        isa<CombineStepOp>(op) ||
-        (epilogue &&
-         cast<MemRefType>(epilogue.getO().getType()).getElementType().isF32());
     int64_t pack = 1;
     if (auto load = dyn_cast<LoadTileOp>(op))
       pack = load.getGqaPack();
@@ -46,12 +42,12 @@ LogicalResult attn::checkNoHostOnlyTiles(Operation *root, StringRef pass,
                              "--attn-to-cpu)");
     } else if (epilogue)
       pack = epilogue.getGqaPack();
-    if (!splitKV && pack == 1)
+    if (pack == 1)
       return WalkResult::advance();
     return WalkResult(op->emitOpError()
-                      << pass << ": " << (splitKV ? "split-KV" : "GQA packing")
-                      << " has no GPU lowering yet (it lowers to the host "
-                         "only: --attn-to-cpu)");
+                      << pass
+                      << ": GQA packing has no GPU lowering yet (it lowers "
+                         "to the host only: --attn-to-cpu)");
   });
   return failure(res.wasInterrupted());
 }

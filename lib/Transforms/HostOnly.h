@@ -1,10 +1,10 @@
 //===- HostOnly.h - tile ops with a host lowering only ----------*- C++ -*-===//
 //
-// f32 attention, split-KV (attn-split-kv: attn.combine_step, an fp32
-// attn.epilogue into the workspace) and GQA packing (gqa_pack > 1) lower to
-// the host so far, and FP8 attention (f8E4M3FN tiles, descales on the step
-// and epilogue) to the host and the tensor-core path; the GPU passes after
-// attn-tile refuse what they cannot lower with this check.
+// f32 attention and GQA packing (gqa_pack > 1) lower to the host so far, and
+// FP8 attention (f8E4M3FN tiles, descales on the step and epilogue) to the
+// host and the tensor-core path; the GPU passes after attn-tile refuse what
+// they cannot lower with this check. Split-KV (an fp32 attn.epilogue into
+// the workspace, attn.combine_step) lowers on both GPU paths.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,8 +15,8 @@
 
 namespace mlir::attn {
 
-/// Fails with an error naming `pass` on the first f32, split-KV or
-/// GQA-packed tile op under `root`, and on FP8 ones unless `allowFP8`.
+/// Fails with an error naming `pass` on the first f32 or GQA-packed tile
+/// op under `root`, and on FP8 ones unless `allowFP8`.
 LogicalResult checkNoHostOnlyTiles(Operation *root, StringRef pass,
                                    bool allowFP8 = false);
 

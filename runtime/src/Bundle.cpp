@@ -445,13 +445,14 @@ static int64_t gridDim(const GridDim &dim, const attn_fwd_args &args) {
   return extent;
 }
 
-static std::array<int64_t, 3> gridOf(const KernelEntry &kernel,
+static std::array<int64_t, 3> gridOf(const bundle::KernelLaunch &kernel,
                                      const attn_fwd_args &args) {
   return {gridDim(kernel.grid[0], args), gridDim(kernel.grid[1], args),
           gridDim(kernel.grid[2], args)};
 }
 
-static Status checkGrid(const KernelEntry &kernel, const attn_fwd_args &args) {
+static Status checkGrid(const bundle::KernelLaunch &kernel,
+                        const attn_fwd_args &args) {
   std::array<int64_t, 3> grid = gridOf(kernel, args);
   if (grid[0] < 1 || grid[0] > INT32_MAX || grid[1] < 1 || grid[1] > 65535 ||
       grid[2] < 1 || grid[2] > 65535)
@@ -491,8 +492,9 @@ Status Bundle::pickKernel(const FwdCall &call, const attn_fwd_args &args,
         if (kernel(v).name == choice->kernel)
           best = v;
   if (!call.empty())
-    if (Status s = checkGrid(kernel(*best), args); !s.ok())
-      return s;
+    for (size_t i = 0; i < kernel(*best).numLaunches(); ++i)
+      if (Status s = checkGrid(kernel(*best).launch(i), args); !s.ok())
+        return s;
   index = static_cast<int64_t>(*best);
   return Status::success();
 }
@@ -533,9 +535,10 @@ struct Bundle::Loaded {
 Bundle::Bundle() = default;
 
 Bundle::~Bundle() {
-  for (const std::unique_ptr<Loaded> &l : loaded)
-    if (l->library)
-      l->driver->libraryUnload(l->library);
+  for (const auto &launches : loaded)
+    for (const std::unique_ptr<Loaded> &l : launches)
+      if (l->library)
+        l->driver->libraryUnload(l->library);
 }
 
 static Status notFound(const llvm::Twine &message) {
@@ -593,9 +596,12 @@ Status Bundle::load(StringRef dir, std::unique_ptr<Bundle> &out) {
   std::unique_ptr<Bundle> bundle(new Bundle());
   bundle->dir = dir.str();
   bundle->manifest = std::move(*manifest);
-  for (const KernelEntry &kernel : bundle->manifest.kernels) {
-    bundle->infos.push_back(bundle::describe(kernel));
-    bundle->loaded.push_back(std::make_unique<Loaded>());
+  for (const KernelEntry &entry : bundle->manifest.kernels) {
+    bundle->infos.push_back(bundle::describe(entry));
+    bundle->loaded.emplace_back();
+    for (size_t i = 0; i < entry.numLaunches(); ++i) {
+    const bundle::KernelLaunch &kernel = entry.launch(i);
+    bundle->loaded.back().push_back(std::make_unique<Loaded>());
     if (bundle->cubins.count(kernel.cubin))
       continue;
     path = dir;
@@ -610,11 +616,14 @@ Status Bundle::load(StringRef dir, std::unique_ptr<Bundle> &out) {
                        formatv("cubin {0} of kernel {1} is not an ELF file",
                                path, kernel.name));
     bundle->cubins[kernel.cubin] = std::move(cubin);
+    }
   }
   // A cubin that is not the one the manifest was written with (a rebuilt or
   // mixed bundle) could launch the wrong kernel.
-  for (const KernelEntry &kernel : bundle->manifest.kernels)
-    if (bundle::sha256Hex(bundle->cubins[kernel.cubin]->getBuffer()) !=
+  for (const KernelEntry &entry : bundle->manifest.kernels)
+    for (size_t i = 0; i < entry.numLaunches(); ++i)
+    if (const bundle::KernelLaunch &kernel = entry.launch(i);
+        bundle::sha256Hex(bundle->cubins[kernel.cubin]->getBuffer()) !=
         kernel.cubinSha256)
       return makeError(ATTN_ERROR_BUNDLE_CORRUPT,
                        formatv("cubin {0} of kernel {1} does not match the "
@@ -630,9 +639,9 @@ Status Bundle::load(StringRef dir, std::unique_ptr<Bundle> &out) {
 }
 
 Status Bundle::ensureLoaded(const DriverApi &driver, size_t index,
-                            CUdevice device, CUkernel &handle) {
-  Loaded &l = *loaded[index];
-  const KernelEntry &entry = kernel(index);
+                            size_t which, CUdevice device, CUkernel &handle) {
+  Loaded &l = *loaded[index][which];
+  const bundle::KernelLaunch &entry = kernel(index).launch(which);
   bool raiseLimit = entry.dynamicSharedBytes > 48 * 1024;
   uint64_t bit = device >= 0 && device < 64 ? uint64_t(1) << device : 0;
   handle = l.kernel.load(std::memory_order_acquire);
@@ -785,7 +794,36 @@ static Status encodeTensorMap(const DriverApi &driver, const Param &param,
   return Status::success();
 }
 
-static int64_t paramValue(const Param &param, const attn_fwd_args &args) {
+/// A kernel's workspace for one call: each buffer's device address and
+/// extents (contiguous fp32).
+struct WorkspaceBuffers {
+  std::vector<CUdeviceptr> ptrs;
+  std::vector<std::vector<int64_t>> shapes;
+};
+
+static int64_t workspaceValue(const Param &param, const WorkspaceBuffers &ws) {
+  const std::vector<int64_t> &shape = ws.shapes[param.workspace];
+  switch (param.field) {
+  case Param::Field::AllocatedPtr:
+  case Param::Field::AlignedPtr:
+    return static_cast<int64_t>(ws.ptrs[param.workspace]);
+  case Param::Field::Size:
+    return shape[param.index];
+  case Param::Field::Stride: {
+    int64_t stride = 1;
+    for (size_t d = param.index + 1; d < shape.size(); ++d)
+      stride *= shape[d];
+    return stride;
+  }
+  default:
+    return 0;
+  }
+}
+
+static int64_t paramValue(const Param &param, const attn_fwd_args &args,
+                          const WorkspaceBuffers &ws) {
+  if (param.workspace >= 0)
+    return workspaceValue(param, ws);
   const attn_tensor &t = operandTensor(args, param.operand);
   switch (param.field) {
   case Param::Field::AllocatedPtr:
@@ -810,8 +848,10 @@ struct LaunchParams {
   llvm::SmallVector<void *, 64> pointers;
 };
 
-static Status buildParams(const DriverApi &driver, const KernelEntry &kernel,
-                          const attn_fwd_args &args, LaunchParams &p) {
+static Status buildParams(const DriverApi &driver,
+                          const bundle::KernelLaunch &kernel,
+                          const attn_fwd_args &args, const WorkspaceBuffers &ws,
+                          LaunchParams &p) {
   // Reserve first: `pointers` holds addresses into both vectors.
   p.values.reserve(kernel.params.size());
   p.maps.reserve(kernel.params.size());
@@ -824,7 +864,7 @@ static Status buildParams(const DriverApi &driver, const KernelEntry &kernel,
       p.pointers.push_back(&p.maps.back().map);
       continue;
     }
-    p.values.push_back(paramValue(param, args));
+    p.values.push_back(paramValue(param, args, ws));
     p.pointers.push_back(&p.values.back());
   }
   return Status::success();
@@ -843,13 +883,15 @@ static void capPersistentGrid(const DriverApi &driver,
     grid[0] = std::min<int64_t>(grid[0], sms);
 }
 
-static CUresult enqueue(const DriverApi &driver, const KernelEntry &kernel,
-                        CUkernel handle, const attn_fwd_args &args,
-                        CUdevice device, CUstream stream, LaunchParams &params,
+static CUresult enqueue(const DriverApi &driver, const KernelEntry &entry,
+                        size_t which, CUkernel handle,
+                        const attn_fwd_args &args, CUdevice device,
+                        CUstream stream, LaunchParams &params,
                         const char *&call) {
   llvm::SmallVector<void *, 64> &pointers = params.pointers;
+  const bundle::KernelLaunch &kernel = entry.launch(which);
   std::array<int64_t, 3> grid = gridOf(kernel, args);
-  capPersistentGrid(driver, kernel, device, grid);
+  capPersistentGrid(driver, entry, device, grid);
   auto function = reinterpret_cast<CUfunction>(handle);
   const auto &threads = kernel.threads;
   const auto &cluster = kernel.cluster;
@@ -957,23 +999,86 @@ Status Bundle::prepare(const attn_fwd_args &args, FwdCall &call, int64_t &index,
   return Status::success();
 }
 
+/// Allocates the kernel's workspace for `args` on `stream`
+/// (cuMemAllocAsync: stream-ordered, from the device's memory pool, so the
+/// memory stays in the pool between calls and no call synchronizes).
+static Status allocWorkspace(const DriverApi &driver, const KernelEntry &entry,
+                             const attn_fwd_args &args, CUstream stream,
+                             WorkspaceBuffers &ws) {
+  if (entry.workspace.empty())
+    return Status::success();
+  if (!driver.memAllocAsync || !driver.memFreeAsync)
+    return makeError(ATTN_ERROR_CUDA,
+                     formatv("kernel {0} needs a workspace, allocated with "
+                             "cuMemAllocAsync and cuMemFreeAsync, which the "
+                             "CUDA driver lacks",
+                             entry.name));
+  for (const bundle::Workspace &buffer : entry.workspace) {
+    std::vector<int64_t> shape;
+    uint64_t bytes = sizeof(float);
+    for (const GridDim &dim : buffer.shape) {
+      shape.push_back(gridDim(dim, args));
+      if (__builtin_mul_overflow(bytes, uint64_t(shape.back()), &bytes) ||
+          shape.back() == INT64_MAX)
+        return invalid(formatv("kernel {0}: workspace {1} for this call "
+                               "overflows 64 bits",
+                               entry.name, buffer.name));
+    }
+    CUdeviceptr ptr = 0;
+    if (CUresult r = driver.memAllocAsync(&ptr, bytes, stream);
+        r != CUDA_SUCCESS)
+      return makeError(ATTN_ERROR_CUDA,
+                       formatv("kernel {0}: workspace {1} ({2} bytes): {3}",
+                               entry.name, buffer.name, bytes,
+                               formatCudaError(driver, r, "cuMemAllocAsync")));
+    ws.ptrs.push_back(ptr);
+    ws.shapes.push_back(std::move(shape));
+  }
+  return Status::success();
+}
+
+/// Frees the workspace on `stream`, after the launches queued there.
+static Status freeWorkspace(const DriverApi &driver, const WorkspaceBuffers &ws,
+                            CUstream stream) {
+  Status status;
+  for (CUdeviceptr ptr : ws.ptrs)
+    if (CUresult r = driver.memFreeAsync(ptr, stream);
+        r != CUDA_SUCCESS && status.ok())
+      status = cudaError(driver, r, "cuMemFreeAsync");
+  return status;
+}
+
+Status Bundle::launchOne(const DriverApi &driver, CUdevice device, size_t index,
+                         size_t which, const attn_fwd_args &args,
+                         const WorkspaceBuffers &ws, CUstream stream) {
+  CUkernel handle = nullptr;
+  if (Status s = ensureLoaded(driver, index, which, device, handle); !s.ok())
+    return s;
+  const bundle::KernelLaunch &launch = kernel(index).launch(which);
+  LaunchParams params;
+  if (Status s = buildParams(driver, launch, args, ws, params); !s.ok())
+    return s;
+  const char *what = "cuLaunchKernel";
+  if (CUresult r = enqueue(driver, kernel(index), which, handle, args, device,
+                           stream, params, what);
+      r != CUDA_SUCCESS)
+    return makeError(ATTN_ERROR_CUDA,
+                     formatv("launching {0}: {1}", launch.name,
+                             formatCudaError(driver, r, what)));
+  return Status::success();
+}
+
 Status Bundle::launchIndex(const DriverApi &driver, CUdevice device,
                            size_t index, const attn_fwd_args &args,
                            CUstream stream) {
-  CUkernel handle = nullptr;
-  if (Status s = ensureLoaded(driver, index, device, handle); !s.ok())
-    return s;
-  LaunchParams params;
-  if (Status s = buildParams(driver, kernel(index), args, params); !s.ok())
-    return s;
-  const char *what = "cuLaunchKernel";
-  if (CUresult r = enqueue(driver, kernel(index), handle, args, device, stream,
-                           params, what);
-      r != CUDA_SUCCESS)
-    return makeError(ATTN_ERROR_CUDA,
-                     formatv("launching {0}: {1}", kernel(index).name,
-                             formatCudaError(driver, r, what)));
-  return Status::success();
+  WorkspaceBuffers ws;
+  Status status = allocWorkspace(driver, kernel(index), args, stream, ws);
+  for (size_t i = 0; status.ok() && i < kernel(index).numLaunches(); ++i)
+    status = launchOne(driver, device, index, i, args, ws, stream);
+  // Freed even after a failed launch: stream order keeps it after the
+  // launches that were queued.
+  Status freed = freeWorkspace(driver, ws, stream);
+  return status.ok() ? freed : status;
 }
 
 Status Bundle::launch(const attn_fwd_args &args, CUstream stream) {

@@ -65,6 +65,9 @@ struct FwdCall {
 /// are ATTN_ERROR_INVALID_ARGUMENT with a message naming the operand.
 Status validateFwd(const attn_fwd_args &args, FwdCall &call);
 
+/// A kernel's workspace buffers for one call (split-KV).
+struct WorkspaceBuffers;
+
 class Bundle {
 public:
   /// Reads `dir`/manifest.json and every cubin it names; touches no GPU.
@@ -112,9 +115,14 @@ private:
   /// current context's device and the device checks of every operand.
   Status prepare(const attn_fwd_args &args, FwdCall &call, int64_t &index,
                  const DriverApi *&driver, CUdevice &device) const;
-  /// Loads kernel `index` if needed and enqueues it.
+  /// Loads kernel `index` if needed and enqueues its launches (with their
+  /// workspace, allocated and freed on `stream`).
   Status launchIndex(const DriverApi &driver, CUdevice device, size_t index,
                      const attn_fwd_args &args, CUstream stream);
+  /// Loads launch `which` of kernel `index` if needed and enqueues it.
+  Status launchOne(const DriverApi &driver, CUdevice device, size_t index,
+                   size_t which, const attn_fwd_args &args,
+                   const WorkspaceBuffers &ws, CUstream stream);
   /// tune() after the checks: times the variants of kernel `index` for
   /// `call`, records the fastest and launches it; `index` becomes its index.
   Status tuneVariants(const FwdCall &call, const attn_fwd_args &args,
@@ -123,18 +131,19 @@ private:
   /// Time per launch of kernel `index` (after one warm-up launch).
   Status timeIndex(const DriverApi &driver, CUdevice device, size_t index,
                    const attn_fwd_args &args, CUstream stream, double &ms);
-  /// The driver handle of kernel `index`, loaded on first use, with its
-  /// dynamic shared memory limit raised on `device` when it needs it.
-  Status ensureLoaded(const DriverApi &driver, size_t index, CUdevice device,
-                      CUkernel &handle);
+  /// The driver handle of launch `which` of kernel `index`, loaded on first
+  /// use, with its dynamic shared memory limit raised on `device` when it
+  /// needs it.
+  Status ensureLoaded(const DriverApi &driver, size_t index, size_t which,
+                      CUdevice device, CUkernel &handle);
 
   std::string dir;
   bundle::Manifest manifest;
   std::vector<std::string> infos;
   /// Cubin bytes by file name (kernels may share a cubin).
   llvm::StringMap<std::unique_ptr<llvm::MemoryBuffer>> cubins;
-  /// Driver state of each kernel, created on first launch.
-  std::vector<std::unique_ptr<Loaded>> loaded;
+  /// Driver state of each launch of each kernel, created on first launch.
+  std::vector<std::vector<std::unique_ptr<Loaded>>> loaded;
   TuningTable tuning;
   std::atomic<bool> autoTune{false};
   std::atomic<bool> checkValues{true};

@@ -64,6 +64,8 @@ static void loadRealDriver(RealDriver &driver) {
   lookup(lib, "cuDeviceGetAttribute", api.deviceGetAttribute, optional);
   lookup(lib, "cuMemcpyDtoHAsync_v2", api.memcpyDtoHAsync, optional);
   lookup(lib, "cuStreamSynchronize", api.streamSynchronize, optional);
+  lookup(lib, "cuMemAllocAsync", api.memAllocAsync, optional);
+  lookup(lib, "cuMemFreeAsync", api.memFreeAsync, optional);
   if (!missing.empty()) {
     driver.error = "CUDA driver unavailable: libcuda.so.1 lacks " + missing +
                    " (the runtime needs a CUDA 12 or newer driver)";

@@ -64,6 +64,10 @@ struct DriverApi {
   CUresult (*memcpyDtoHAsync)(void *dst, CUdeviceptr src, size_t bytes,
                               CUstream stream);
   CUresult (*streamSynchronize)(CUstream stream);
+  /// Split-KV kernels' workspace, allocated and freed on the call's stream
+  /// (the stream-ordered allocator keeps freed memory in its pool).
+  CUresult (*memAllocAsync)(CUdeviceptr *ptr, size_t bytes, CUstream stream);
+  CUresult (*memFreeAsync)(CUdeviceptr ptr, CUstream stream);
 };
 
 /// The driver: the testing override if one is set, otherwise libcuda.so.1,

@@ -112,6 +112,13 @@ static json::Value toJSON(const FwdKey &key) {
                       {"path", key.path}};
 }
 
+static json::Value keyJSON(const FwdKey &key) {
+  json::Value out = toJSON(key);
+  if (key.splits != 1)
+    (*out.getAsObject())["splits"] = key.splits;
+  return out;
+}
+
 static json::Value toJSON(const GridDim &dim) {
   json::Array terms;
   for (const GridTerm &t : dim.terms)
@@ -122,8 +129,11 @@ static json::Value toJSON(const GridDim &dim) {
 }
 
 static json::Value toJSON(const Param &param) {
-  json::Object obj{{"operand", operandName(param.operand)},
-                   {"field", fieldName(param.field)}};
+  json::Object obj{{"field", fieldName(param.field)}};
+  if (param.workspace >= 0)
+    obj["workspace"] = param.workspace;
+  else
+    obj["operand"] = operandName(param.operand);
   if (param.field == Param::Field::Size || param.field == Param::Field::Stride)
     obj["index"] = param.index;
   if (param.field == Param::Field::TensorMap)
@@ -133,20 +143,19 @@ static json::Value toJSON(const Param &param) {
   return obj;
 }
 
-static json::Value toJSON(const KernelEntry &kernel) {
+/// The fields of one launch (a kernel entry's own, or one of `then`).
+static json::Object toJSON(const KernelLaunch &kernel) {
   json::Array grid, params;
   for (const GridDim &dim : kernel.grid)
     grid.push_back(toJSON(dim));
   for (const Param &param : kernel.params)
     params.push_back(toJSON(param));
   const Resources &r = kernel.resources;
-  json::Object out{
+  return json::Object{
       {"name", kernel.name},
-      {"kind", kernel.kind},
       {"cubin", kernel.cubin},
       {"cubin_sha256", kernel.cubinSha256},
       {"ptx", kernel.ptx},
-      {"key", toJSON(kernel.key)},
       {"launch",
        json::Object{{"grid", std::move(grid)},
                     {"threads", json::Array(kernel.threads)},
@@ -158,11 +167,44 @@ static json::Value toJSON(const KernelEntry &kernel) {
                                  {"stack_bytes", r.stackBytes},
                                  {"spill_store_bytes", r.spillStoreBytes},
                                  {"spill_load_bytes", r.spillLoadBytes}}}};
+}
+
+static json::Value toJSON(const Workspace &buffer) {
+  json::Array shape;
+  for (const GridDim &dim : buffer.shape)
+    shape.push_back(toJSON(dim));
+  return json::Object{{"name", buffer.name}, {"shape", std::move(shape)}};
+}
+
+static json::Value toJSON(const KernelEntry &kernel) {
+  json::Object out = toJSON(static_cast<const KernelLaunch &>(kernel));
+  out["kind"] = kernel.kind;
+  out["key"] = keyJSON(kernel.key);
   if (!kernel.variant.empty())
     out["variant"] = kernel.variant;
   if (kernel.persistentCtas > 0)
     out["persistent_ctas"] = kernel.persistentCtas;
+  if (!kernel.then.empty()) {
+    json::Array then;
+    for (const KernelLaunch &launch : kernel.then)
+      then.push_back(toJSON(launch));
+    out["then"] = std::move(then);
+  }
+  if (!kernel.workspace.empty()) {
+    json::Array buffers;
+    for (const Workspace &buffer : kernel.workspace)
+      buffers.push_back(toJSON(buffer));
+    out["workspace"] = std::move(buffers);
+  }
   return out;
+}
+
+int64_t requiredVersion(const Manifest &manifest) {
+  for (const KernelEntry &kernel : manifest.kernels)
+    if (!kernel.then.empty() || !kernel.workspace.empty() ||
+        kernel.key.splits != 1)
+      return 3;
+  return 2;
 }
 
 json::Value toJSON(const Manifest &manifest) {
@@ -211,7 +253,7 @@ static bool fromJSON(const json::Value &value, FwdKey &key, json::Path path) {
       !o.map("causal", key.causal) || !o.map("lse", key.hasLse) ||
       !o.map("scale", key.scale) || !o.map("layout", layout) ||
       !o.map("block_m", key.blockM) || !o.map("block_n", key.blockN) ||
-      !o.map("path", key.path))
+      !o.map("path", key.path) || !o.mapOptional("splits", key.splits))
     return false;
   if (key.path != "fma" && key.path != "wgmma") {
     path.field("path").report("expected \"fma\" or \"wgmma\"");
@@ -254,7 +296,17 @@ static bool fromJSON(const json::Value &value, GridDim &dim, json::Path path) {
 static bool fromJSON(const json::Value &value, Param &param, json::Path path) {
   json::ObjectMapper o(value, path);
   std::string field;
-  if (!o || !o.map("operand", param.operand) || !o.map("field", field))
+  param.workspace = -1;
+  bool inWorkspace = o && value.getAsObject()->get("workspace");
+  if (inWorkspace && value.getAsObject()->get("operand")) {
+    path.field("workspace").report("a parameter names an operand or a "
+                                   "workspace buffer, not both");
+    return false;
+  }
+  if (!o ||
+      !(inWorkspace ? o.map("workspace", param.workspace)
+                    : o.map("operand", param.operand)) ||
+      !o.map("field", field))
     return false;
   auto parsed = llvm::StringSwitch<std::optional<Param::Field>>(field)
                     .Case("allocated_ptr", Param::Field::AllocatedPtr)
@@ -304,16 +356,12 @@ static bool fromJSON(const json::Value &value, Resources &r, json::Path path) {
          o.map("spill_load_bytes", r.spillLoadBytes);
 }
 
-static bool fromJSON(const json::Value &value, KernelEntry &kernel,
+static bool fromJSON(const json::Value &value, KernelLaunch &kernel,
                      json::Path path) {
   json::ObjectMapper o(value, path);
-  if (!o || !o.map("name", kernel.name) || !o.map("kind", kernel.kind) ||
-      !o.map("cubin", kernel.cubin) ||
+  if (!o || !o.map("name", kernel.name) || !o.map("cubin", kernel.cubin) ||
       !o.map("cubin_sha256", kernel.cubinSha256) || !o.map("ptx", kernel.ptx) ||
-      !o.map("key", kernel.key) || !o.map("params", kernel.params) ||
-      !o.map("resources", kernel.resources) ||
-      !o.mapOptional("variant", kernel.variant) ||
-      !o.mapOptional("persistent_ctas", kernel.persistentCtas))
+      !o.map("params", kernel.params) || !o.map("resources", kernel.resources))
     return false;
   const json::Value *launch = value.getAsObject()->get("launch");
   if (!launch) {
@@ -336,6 +384,23 @@ static bool fromJSON(const json::Value &value, KernelEntry &kernel,
   std::copy(threads.begin(), threads.end(), kernel.threads.begin());
   std::copy(cluster.begin(), cluster.end(), kernel.cluster.begin());
   return true;
+}
+
+static bool fromJSON(const json::Value &value, Workspace &buffer,
+                     json::Path path) {
+  json::ObjectMapper o(value, path);
+  return o && o.map("name", buffer.name) && o.map("shape", buffer.shape);
+}
+
+static bool fromJSON(const json::Value &value, KernelEntry &kernel,
+                     json::Path path) {
+  json::ObjectMapper o(value, path);
+  return fromJSON(value, static_cast<KernelLaunch &>(kernel), path) &&
+         o.map("kind", kernel.kind) && o.map("key", kernel.key) &&
+         o.mapOptional("variant", kernel.variant) &&
+         o.mapOptional("persistent_ctas", kernel.persistentCtas) &&
+         o.mapOptional("then", kernel.then) &&
+         o.mapOptional("workspace", kernel.workspace);
 }
 
 bool fromJSON(const json::Value &value, Manifest &manifest, json::Path path) {
@@ -482,18 +547,30 @@ static llvm::Error checkTensorMap(const KernelEntry &kernel, const Param &p,
   return llvm::Error::success();
 }
 
-/// Every parameter names an operand the kernel has; a tensor map has a box
-/// the kernels use; an operand passed as a memref descriptor passes all of
-/// it (pointers, offset, every size and stride); q, k, v, o (and lse, and
-/// for e4m3 the three descales) reach the kernel.
-static llvm::Error checkParams(const KernelEntry &kernel,
-                               const llvm::Twine &at) {
+/// Bit of a memref-descriptor field: pointers, offset, sizes, strides.
+static int64_t descriptorBit(const Param &p, int64_t rank) {
+  using Field = Param::Field;
+  return p.field == Field::AllocatedPtr ? 0
+         : p.field == Field::AlignedPtr ? 1
+         : p.field == Field::Offset     ? 2
+         : p.field == Field::Size       ? 3 + p.index
+                                        : 3 + rank + p.index;
+}
+
+/// The operand parameters of one launch: operands the kernel has, tensor
+/// maps with the boxes the kernels use, whole memref descriptors. Marks
+/// in `hasPointer` the operands that reach the launch.
+static llvm::Error checkLaunchParams(const KernelEntry &kernel,
+                                     const KernelLaunch &launch,
+                                     const llvm::Twine &at,
+                                     std::array<bool, kNumOperands> &hasPointer) {
   using Field = Param::Field;
   bool fp8 = kernel.key.dtype == "e4m3";
   // Per operand: which descriptor fields appear (3 + 2 * rank bits).
   std::array<llvm::SmallBitVector, kNumOperands> seen;
-  std::array<bool, kNumOperands> hasPointer = {};
-  for (const Param &p : kernel.params) {
+  for (const Param &p : launch.params) {
+    if (p.workspace >= 0)
+      continue;
     if (p.operand == Operand::LSE && !kernel.key.hasLse)
       return corrupt(at + ".params", "an lse parameter in a kernel without "
                                      "LSE");
@@ -512,12 +589,7 @@ static llvm::Error checkParams(const KernelEntry &kernel,
       continue;
     }
     seen[op].resize(3 + 2 * rank);
-    int64_t bit = p.field == Field::AllocatedPtr ? 0
-                  : p.field == Field::AlignedPtr ? 1
-                  : p.field == Field::Offset     ? 2
-                  : p.field == Field::Size       ? 3 + p.index
-                                                 : 3 + rank + p.index;
-    seen[op].set(bit);
+    seen[op].set(descriptorBit(p, rank));
     hasPointer[op] |= p.field == Field::AlignedPtr;
   }
   for (size_t op = 0; op < seen.size(); ++op)
@@ -528,7 +600,55 @@ static llvm::Error checkParams(const KernelEntry &kernel,
                                    "aligned_ptr, offset and every size and "
                                    "stride",
                                    operandName(static_cast<Operand>(op))));
-  // Every operand the kernel computes with must reach it.
+  return llvm::Error::success();
+}
+
+/// Parameters of one launch (`launch` of `kernel`) that describe workspace
+/// buffers: an existing buffer, whole memref descriptors, no tensor maps.
+static llvm::Error checkWorkspaceParams(const KernelEntry &kernel,
+                                        const KernelLaunch &launch,
+                                        const llvm::Twine &at) {
+  std::vector<llvm::SmallBitVector> seen(kernel.workspace.size());
+  for (const Param &p : launch.params) {
+    if (p.workspace < 0)
+      continue;
+    if (p.workspace >= int64_t(kernel.workspace.size()))
+      return corrupt(at + ".params", "names a workspace buffer the kernel "
+                                     "does not have");
+    int64_t rank = kernel.workspace[p.workspace].shape.size();
+    if (p.field == Param::Field::TensorMap || p.index < 0 || p.index >= rank)
+      return corrupt(at + ".params", "a workspace buffer is passed as a "
+                                     "memref descriptor of its rank");
+    seen[p.workspace].resize(3 + 2 * rank);
+    seen[p.workspace].set(descriptorBit(p, rank));
+  }
+  for (const llvm::SmallBitVector &bits : seen)
+    if (!bits.empty() && !bits.all())
+      return corrupt(at + ".params", "a workspace buffer's memref descriptor "
+                                     "is incomplete");
+  return llvm::Error::success();
+}
+
+/// Every parameter names an operand the kernel has; a tensor map has a box
+/// the kernels use; an operand passed as a memref descriptor passes all of
+/// it (pointers, offset, every size and stride); q, k, v, o (and lse, and
+/// for e4m3 the three descales) reach one of its launches;
+/// workspace buffers are passed whole.
+static llvm::Error checkParams(const KernelEntry &kernel,
+                               const llvm::Twine &at) {
+  bool fp8 = kernel.key.dtype == "e4m3";
+  std::array<bool, kNumOperands> hasPointer = {};
+  for (size_t i = 0; i < kernel.numLaunches(); ++i) {
+    std::string where =
+        i == 0 ? at.str() : (at + ".then[" + llvm::Twine(i - 1) + "]").str();
+    if (llvm::Error err = checkLaunchParams(kernel, kernel.launch(i), where,
+                                            hasPointer))
+      return err;
+    if (llvm::Error err =
+            checkWorkspaceParams(kernel, kernel.launch(i), where))
+      return err;
+  }
+  // Every operand the kernel computes with must reach one of its launches.
   for (Operand op : {Operand::Q, Operand::K, Operand::V, Operand::O})
     if (!hasPointer[static_cast<size_t>(op)])
       return corrupt(at + ".params", "no aligned_ptr or tensor_map of "
@@ -545,7 +665,6 @@ static llvm::Error checkParams(const KernelEntry &kernel,
                                            " in an e4m3 kernel");
   return llvm::Error::success();
 }
-
 /// Rows of O one consumer warpgroup writes with a TMA store.
 constexpr int64_t kWarpgroupRows = 64;
 
@@ -605,10 +724,8 @@ static llvm::Error checkWgmma(const KernelEntry &kernel,
   return llvm::Error::success();
 }
 
-static llvm::Error checkKernel(const KernelEntry &kernel, size_t index) {
-  std::string at = llvm::formatv("kernels[{0}]", index).str();
-  if (kernel.kind != "fwd")
-    return corrupt(at + ".kind", "unknown kernel kind \"" + kernel.kind + "\"");
+/// Symbol and cubin of a launch.
+static llvm::Error checkFiles(const KernelLaunch &kernel, const std::string &at) {
   if (kernel.name.empty())
     return corrupt(at + ".name", "must not be empty");
   StringRef cubin = kernel.cubin;
@@ -619,7 +736,61 @@ static llvm::Error checkKernel(const KernelEntry &kernel, size_t index) {
         return llvm::isDigit(c) || (c >= 'a' && c <= 'f');
       }))
     return corrupt(at + ".cubin_sha256", "must be 64 lowercase hex digits");
+  return llvm::Error::success();
+}
+
+/// Split-KV's shape: `splits` > 1 exactly when the kernel has later
+/// launches and a workspace; each buffer a shape of 1 to 8 extents that are
+/// functions of the operands' sizes; each later launch a valid launch.
+static llvm::Error checkLaunches(const KernelEntry &kernel,
+                                 const std::string &at) {
+  const FwdKey &key = kernel.key;
+  if (key.splits < 1 || key.splits > 256 ||
+      (key.splits > 1) != (!kernel.then.empty() && !kernel.workspace.empty()))
+    return corrupt(at + ".key.splits",
+                   "must be in [1, 256], and above 1 exactly when the kernel "
+                   "has later launches (then) and a workspace");
+  if (kernel.persistentCtas > 0 && !kernel.then.empty())
+    return corrupt(at + ".persistent_ctas", "a kernel of several launches "
+                                            "is not persistent");
+  for (const auto &[i, buffer] : llvm::enumerate(kernel.workspace)) {
+    std::string where = llvm::formatv("{0}.workspace[{1}]", at, i).str();
+    if (buffer.name.empty() || buffer.shape.empty() || buffer.shape.size() > 8)
+      return corrupt(where, "needs a name and 1 to 8 extents");
+    for (const GridDim &dim : buffer.shape) {
+      if (dim.constant < 1 || dim.terms.size() > 4)
+        return corrupt(where + ".shape", "constants must be >= 1, with at "
+                                         "most 4 terms per extent");
+      for (const GridTerm &t : dim.terms)
+        if (t.divisor < 1 || t.dim < 0 || t.dim >= operandRank(t.operand) ||
+            (t.operand == Operand::LSE && !key.hasLse))
+          return corrupt(where + ".shape",
+                         "needs 0 <= dim < rank(operand) and divisor >= 1");
+    }
+  }
+  for (const auto &[i, launch] : llvm::enumerate(kernel.then)) {
+    std::string where = llvm::formatv("{0}.then[{1}]", at, i).str();
+    KernelEntry view = kernel; // the key with this launch's shape
+    static_cast<KernelLaunch &>(view) = launch;
+    if (llvm::Error err = checkFiles(launch, where))
+      return err;
+    if (llvm::Error err = checkLaunch(view, where))
+      return err;
+    if (llvm::Error err = checkResources(launch.resources, where))
+      return err;
+  }
+  return llvm::Error::success();
+}
+
+static llvm::Error checkKernel(const KernelEntry &kernel, size_t index) {
+  std::string at = llvm::formatv("kernels[{0}]", index).str();
+  if (kernel.kind != "fwd")
+    return corrupt(at + ".kind", "unknown kernel kind \"" + kernel.kind + "\"");
+  if (llvm::Error err = checkFiles(kernel, at))
+    return err;
   if (llvm::Error err = checkKey(kernel.key, at))
+    return err;
+  if (llvm::Error err = checkLaunches(kernel, at))
     return err;
   if (llvm::Error err = checkLaunch(kernel, at))
     return err;
@@ -725,9 +896,11 @@ llvm::Expected<Manifest> parseManifest(StringRef text) {
   const json::Object *top = value->getAsObject();
   std::optional<int64_t> version =
       top ? top->getInteger("version") : std::nullopt;
-  if (version && *version != kManifestVersion)
+  if (version &&
+      (*version < kMinManifestVersion || *version > kManifestVersion))
     return corrupt("manifest.json version",
-                   llvm::formatv("is {0}, this runtime reads {1}", *version,
+                   llvm::formatv("is {0}, this runtime reads {1} to {2}",
+                                 *version, kMinManifestVersion,
                                  kManifestVersion));
   Manifest manifest;
   json::Path::Root root("manifest");
@@ -737,6 +910,11 @@ llvm::Expected<Manifest> parseManifest(StringRef text) {
   for (size_t i = 0; i < manifest.kernels.size(); ++i)
     if (llvm::Error err = checkKernel(manifest.kernels[i], i))
       return err;
+  if (manifest.version < requiredVersion(manifest))
+    return corrupt("manifest.json version",
+                   llvm::formatv("is {0}, but kernels of several launches "
+                                 "(splits, then, workspace) need version {1}",
+                                 manifest.version, requiredVersion(manifest)));
   return manifest;
 }
 
@@ -766,6 +944,21 @@ std::string describeKey(const KernelEntry &kernel) {
   return kernel.name + ": " + keyText(kernel.key);
 }
 
+/// The later launches: "k_0 (256 threads, 58 registers, 0/0 B spilled)".
+static std::string describeThen(const KernelEntry &kernel) {
+  std::string out;
+  for (const KernelLaunch &l : kernel.then) {
+    const Resources &r = l.resources;
+    out += llvm::formatv("{0}{1}/{2} ({3} threads, {4} registers, {5}/{6} B "
+                         "spilled)",
+                         out.empty() ? "" : ", ", l.cubin, l.name,
+                         l.threads[0] * l.threads[1] * l.threads[2],
+                         r.registers, r.spillStoreBytes, r.spillLoadBytes)
+               .str();
+  }
+  return out;
+}
+
 std::string describe(const KernelEntry &kernel) {
   const Resources &r = kernel.resources;
   return kernel.name + ": " + kernel.kind + " " + keyText(kernel.key) +
@@ -777,6 +970,11 @@ std::string describe(const KernelEntry &kernel) {
              r.registers, r.sharedBytes + kernel.dynamicSharedBytes,
              r.stackBytes, r.spillStoreBytes, r.spillLoadBytes, kernel.key.path)
              .str() +
+         (kernel.key.splits > 1
+              ? llvm::formatv(" | splits {0}, then {1}", kernel.key.splits,
+                              describeThen(kernel))
+                    .str()
+              : "") +
          (kernel.variant.empty() ? "" : " | variant " + kernel.variant);
 }
 

@@ -23,10 +23,15 @@
 
 namespace attn::bundle {
 
-/// Version of the manifest schema this code reads and writes (2: each kernel
-/// records its path and the SHA-256 of its cubin, grid dimensions are
-/// products of terms, parameters may be tensor maps).
-constexpr int64_t kManifestVersion = 2;
+/// Version of the manifest schema this code writes at most and reads (2: each
+/// kernel records its path and the SHA-256 of its cubin, grid dimensions are
+/// products of terms, parameters may be tensor maps; 3: a kernel may be a
+/// sequence of launches sharing a workspace, split-KV). The writer writes
+/// the oldest version that expresses the bundle: 3 only when a kernel has
+/// more than one launch, so a version-2 reader, which would ignore the
+/// later launches, refuses it instead.
+constexpr int64_t kManifestVersion = 3;
+constexpr int64_t kMinManifestVersion = 2;
 
 /// The operands of a forward kernel, in attn.attention order: the FP8
 /// (e4m3) descales [B, Hkv] come last.
@@ -53,6 +58,10 @@ struct FwdKey {
   /// it assumes contiguous row-major [B, H, N, D] tensors.
   bool strided = true;
   int64_t blockM = 0, blockN = 0;
+  /// K/V splits of split-KV (flash-decoding): 1 = unsplit; S > 1: the
+  /// kernel is a partial attention over S splits and a combine (two
+  /// launches, a workspace).
+  int64_t splits = 1;
   /// "wgmma" (Hopper: TMA + mbarrier pipeline, warpgroup MMA; needs tensor
   /// maps) or "fma" (CUDA-core kernel).
   std::string path = "fma";
@@ -98,6 +107,9 @@ struct Param {
   int64_t index = 0;                         // dimension, for Size and Stride
   std::array<int64_t, 4> box = {0, 0, 0, 0}; // for TensorMap
   bool transposed = false; // for TensorMap: dims (N, D, H, B)
+  /// >= 0: the parameter describes workspace buffer `workspace` of the
+  /// kernel (a contiguous fp32 memref) instead of `operand`.
+  int64_t workspace = -1;
 };
 llvm::StringRef fieldName(Param::Field field);
 
@@ -110,19 +122,35 @@ struct Resources {
   int64_t spillLoadBytes = 0;
 };
 
-struct KernelEntry {
+/// One kernel launch: the cubin and symbol, launch shape and parameters.
+struct KernelLaunch {
   std::string name;  // the kernel symbol in the cubin
-  std::string kind;  // "fwd"
   std::string cubin; // file name, relative to the bundle directory
   std::string cubinSha256; // of the cubin's bytes, 64 lowercase hex digits
   std::string ptx;   // file name of its PTX (kept for reading; unused)
-  FwdKey key;
   std::array<GridDim, 3> grid;
   std::array<int64_t, 3> threads = {1, 1, 1};
   int64_t dynamicSharedBytes = 0;
   std::array<int64_t, 3> cluster = {1, 1, 1};
   std::vector<Param> params;
   Resources resources;
+};
+
+/// A device buffer the runtime provides for the duration of a call
+/// (split-KV's O_partial [S, B, Hq, Nq, D] and LSE_partial [S, B, Hq, Nq]):
+/// contiguous fp32 of `shape`, each extent a function of the call's sizes
+/// like a grid dimension.
+struct Workspace {
+  std::string name;
+  std::vector<GridDim> shape;
+};
+
+/// A forward kernel: its first launch (the fields of KernelLaunch), then `then`
+/// in order on the same stream, with the `workspace` buffers the launches
+/// share.
+struct KernelEntry : KernelLaunch {
+  std::string kind;  // "fwd"
+  FwdKey key;
   /// The attn-to-cubin options the kernel was compiled with beyond the
   /// bundle's ("block-n=192"); empty for the default. Kernels whose keys tie
   /// for a call are variants of one kernel: the runtime launches the first
@@ -132,6 +160,14 @@ struct KernelEntry {
   /// loop over the tiles, so any grid x computes the same result; the
   /// runtime launches min(grid x, the device's SM count). 0: not persistent.
   int64_t persistentCtas = 0;
+  std::vector<KernelLaunch> then;
+  std::vector<Workspace> workspace;
+
+  /// The launches in order: this entry's own, then `then`.
+  size_t numLaunches() const { return 1 + then.size(); }
+  const KernelLaunch &launch(size_t i) const {
+    return i == 0 ? static_cast<const KernelLaunch &>(*this) : then[i - 1];
+  }
 };
 
 struct Manifest {
@@ -142,6 +178,9 @@ struct Manifest {
 };
 
 llvm::json::Value toJSON(const Manifest &manifest);
+/// The oldest version that expresses `manifest`: 3 when a kernel has
+/// several launches (split-KV), else 2.
+int64_t requiredVersion(const Manifest &manifest);
 bool fromJSON(const llvm::json::Value &value, Manifest &manifest,
               llvm::json::Path path);
 

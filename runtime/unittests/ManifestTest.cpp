@@ -199,12 +199,12 @@ TEST(ManifestCorrupt, MissingFieldNamesItsPath) {
 
 TEST(ManifestCorrupt, WrongVersion) {
   std::string message =
-      errorAfter([](json::Object &top) { top["version"] = 3; });
+      errorAfter([](json::Object &top) { top["version"] = 4; });
   EXPECT_ERROR_HAS(message, "version");
-  EXPECT_ERROR_HAS(message, "is 3");
+  EXPECT_ERROR_HAS(message, "is 4");
   // Version 1 manifests name no cubin hashes: rebuild them.
   message = errorAfter([](json::Object &top) { top["version"] = 1; });
-  EXPECT_ERROR_HAS(message, "is 1, this runtime reads 2");
+  EXPECT_ERROR_HAS(message, "is 1, this runtime reads 2 to 3");
 }
 
 TEST(ManifestCorrupt, CubinHash) {
@@ -768,3 +768,100 @@ TEST(ManifestFp8, KeyIsStridedWgmmaWithD16) {
 }
 
 } // namespace
+
+namespace {
+
+/// A manifest with one split-KV kernel (testing::splitKernel).
+Manifest splitManifest() {
+  Manifest m = manifestOf({splitKernel("k", 4)});
+  m.version = requiredVersion(m);
+  return m;
+}
+
+std::string splitError(const std::function<void(KernelEntry &)> &mutate,
+                       int64_t version = 3) {
+  Manifest m = splitManifest();
+  mutate(m.kernels[0]);
+  m.version = version;
+  llvm::Expected<Manifest> parsed = parseManifest(manifestText(m));
+  if (parsed)
+    return "";
+  return llvm::toString(parsed.takeError());
+}
+
+} // namespace
+
+TEST(Manifest, SplitKVRoundTripsAsVersion3) {
+  Manifest m = splitManifest();
+  EXPECT_EQ(m.version, 3);
+  EXPECT_EQ(requiredVersion(manifestOf({fwdKernel("f")})), 2);
+  llvm::Expected<Manifest> parsed = parseManifest(manifestText(m));
+  ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+  const KernelEntry &k = parsed->kernels[0], &x = m.kernels[0];
+  expectSameKernel(k, x);
+  EXPECT_EQ(k.key.splits, 4);
+  ASSERT_EQ(k.numLaunches(), 2u);
+  EXPECT_EQ(k.then[0].cubin, "k_0.cubin");
+  EXPECT_EQ(k.then[0].threads, x.then[0].threads);
+  ASSERT_EQ(k.then[0].params.size(), x.then[0].params.size());
+  for (size_t i = 0; i < k.then[0].params.size(); ++i) {
+    EXPECT_EQ(k.then[0].params[i].workspace, x.then[0].params[i].workspace);
+    EXPECT_EQ(k.then[0].params[i].operand, x.then[0].params[i].operand);
+    EXPECT_EQ(k.then[0].params[i].field, x.then[0].params[i].field);
+    EXPECT_EQ(k.then[0].params[i].index, x.then[0].params[i].index);
+  }
+  ASSERT_EQ(k.workspace.size(), 2u);
+  EXPECT_EQ(k.workspace[0].name, "o_partial");
+  ASSERT_EQ(k.workspace[0].shape.size(), 5u);
+  EXPECT_EQ(k.workspace[0].shape[0].constant, 4);
+  EXPECT_EQ(k.workspace[0].shape[4].constant, 128);
+  EXPECT_EQ(k.workspace[0].shape[3].terms[0].operand, Operand::Q);
+  EXPECT_EQ(k.workspace[1].shape.size(), 4u);
+  // A workspace parameter names its buffer, not an operand.
+  EXPECT_NE(manifestText(m).find("\"workspace\": 1"), std::string::npos);
+}
+
+TEST(ManifestCorrupt, SplitKV) {
+  auto none = [](KernelEntry &) {};
+  // A version-2 reader would ignore the later launch: version 2 may not
+  // hold one.
+  EXPECT_ERROR_HAS(splitError(none, 2), "need version 3");
+  EXPECT_ERROR_HAS(splitError(none, 4), "this runtime reads 2 to 3");
+  EXPECT_ERROR_HAS(splitError([](KernelEntry &k) { k.then.clear(); }),
+                   "kernels[0].key.splits");
+  EXPECT_ERROR_HAS(splitError([](KernelEntry &k) { k.key.splits = 1; }),
+                   "kernels[0].key.splits");
+  EXPECT_ERROR_HAS(splitError([](KernelEntry &k) { k.key.splits = 1000; }),
+                   "kernels[0].key.splits");
+  EXPECT_ERROR_HAS(
+      splitError([](KernelEntry &k) { k.workspace[1].shape.clear(); }),
+      "kernels[0].workspace[1]");
+  EXPECT_ERROR_HAS(splitError([](KernelEntry &k) {
+                     k.workspace[0].shape[1].terms[0].dim = 7;
+                   }),
+                   "kernels[0].workspace[0].shape");
+  EXPECT_ERROR_HAS(splitError([](KernelEntry &k) {
+                     k.then[0].params[0].workspace = 2;
+                   }),
+                   "kernels[0].then[0].params");
+  EXPECT_ERROR_HAS(
+      splitError([](KernelEntry &k) { k.then[0].params.pop_back(); }),
+      "kernels[0].then[0].params");
+  EXPECT_ERROR_HAS(splitError([](KernelEntry &k) {
+                     // The workspace descriptor loses a stride.
+                     k.then[0].params.erase(k.then[0].params.begin() + 12);
+                   }),
+                   "workspace buffer's memref descriptor is incomplete");
+  EXPECT_ERROR_HAS(
+      splitError([](KernelEntry &k) { k.then[0].threads = {2048, 1, 1}; }),
+      "kernels[0].then[0].launch.threads");
+  EXPECT_ERROR_HAS(
+      splitError([](KernelEntry &k) { k.then[0].cubin = "../x.cubin"; }),
+      "kernels[0].then[0].cubin");
+  // O must reach one of the launches.
+  EXPECT_ERROR_HAS(splitError([](KernelEntry &k) {
+                     std::vector<Param> &p = k.then[0].params;
+                     p.erase(p.begin() + 24, p.begin() + 35);
+                   }),
+                   "operand o");
+}

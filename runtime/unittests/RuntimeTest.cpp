@@ -648,6 +648,13 @@ struct FakeState {
   std::vector<Allocation> allocations;
   CUresult loadResult = CUDA_SUCCESS, launchResult = CUDA_SUCCESS;
   size_t paramsPerLaunch = 0; // how many params to read back
+  /// When given: params to read back per launch, by launch ordinal.
+  std::vector<size_t> paramsByLaunch;
+  /// cuMemAllocAsync / cuMemFreeAsync: results, and what they were asked
+  /// (address, bytes, stream; frees: address, stream, launches before).
+  CUresult allocResult = CUDA_SUCCESS;
+  std::vector<std::tuple<CUdeviceptr, size_t, CUstream>> allocs;
+  std::vector<std::tuple<CUdeviceptr, CUstream, size_t>> frees;
   int loads = 0, kernelLookups = 0;
   std::vector<CUlibrary> loaded;
   std::multiset<CUlibrary> unloaded;
@@ -775,7 +782,11 @@ CUresult fakeKernelSetAttribute(CUfunction_attribute attribute, int value,
 
 void record(Launch launch, void **params) {
   std::lock_guard<std::mutex> lock(fake->mutex);
-  for (size_t i = 0; i < fake->paramsPerLaunch; ++i)
+  size_t count = fake->paramsByLaunch.empty()
+                     ? fake->paramsPerLaunch
+                     : fake->paramsByLaunch[fake->launches.size() %
+                                            fake->paramsByLaunch.size()];
+  for (size_t i = 0; i < count; ++i)
     launch.params.push_back(*static_cast<int64_t *>(params[i]));
   fake->launches.push_back(std::move(launch));
 }
@@ -905,6 +916,22 @@ CUresult fakeStreamSynchronize(CUstream stream) {
   return CUDA_SUCCESS;
 }
 
+/// Hands out addresses from 0xa0000000 on, 1 MiB apart.
+CUresult fakeMemAllocAsync(CUdeviceptr *ptr, size_t bytes, CUstream stream) {
+  std::lock_guard<std::mutex> lock(fake->mutex);
+  if (fake->allocResult != CUDA_SUCCESS)
+    return fake->allocResult;
+  *ptr = 0xa0000000 + (fake->allocs.size() << 20);
+  fake->allocs.emplace_back(*ptr, bytes, stream);
+  return CUDA_SUCCESS;
+}
+
+CUresult fakeMemFreeAsync(CUdeviceptr ptr, CUstream stream) {
+  std::lock_guard<std::mutex> lock(fake->mutex);
+  fake->frees.emplace_back(ptr, stream, fake->launches.size());
+  return CUDA_SUCCESS;
+}
+
 const DriverApi fakeApi = {
     fakeErrorName,         fakeErrorString,         fakeCtxGetCurrent,
     fakeCtxGetDevice,      fakePointerGetAttribute, fakeLibraryLoadData,
@@ -912,7 +939,8 @@ const DriverApi fakeApi = {
     fakeLaunchKernel,      fakeLaunchKernelEx,      fakeTensorMapEncodeTiled,
     fakeEventCreate,       fakeEventRecord,         fakeEventSynchronize,
     fakeEventElapsedTime,  fakeEventDestroy,        fakeDeviceGetName,
-    fakeDeviceGetAttribute, fakeMemcpyDtoHAsync,    fakeStreamSynchronize};
+    fakeDeviceGetAttribute, fakeMemcpyDtoHAsync,    fakeStreamSynchronize,
+    fakeMemAllocAsync,     fakeMemFreeAsync};
 
 class FakeLaunch : public ::testing::Test {
 protected:
@@ -987,6 +1015,90 @@ TEST_F(FakeLaunch, RecordsGridBlockStreamAndParams) {
   descriptor(4, args.lse);
   EXPECT_EQ(l.params, expected);
   EXPECT_TRUE(state.attributes.empty()); // 4 KiB needs no opt-in
+}
+
+/// Split-KV: the workspace is allocated on the call's stream, the partial
+/// attention and the combine are launched in order on it with the
+/// workspace's descriptors (contiguous fp32), and the workspace is freed
+/// after both.
+TEST_F(FakeLaunch, SplitKVLaunchesInOrderWithItsWorkspace) {
+  load({splitKernel("k", 4)});
+  state.paramsByLaunch = {3 * 11 + 13 + 11, 13 + 11 + 11 + 9};
+  attn_fwd_args args = smallArgs(/*lse=*/true); // B1 Hq4 Hkv2 Nq100 D128
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  ASSERT_EQ(state.allocs.size(), 2u);
+  auto [op, opBytes, opStream] = state.allocs[0];
+  auto [lp, lpBytes, lpStream] = state.allocs[1];
+  EXPECT_EQ(opBytes, 4u * 1 * 4 * 100 * 128 * 4); // [S, B, Hq, Nq, D] fp32
+  EXPECT_EQ(lpBytes, 4u * 1 * 4 * 100 * 4);       // [S, B, Hq, Nq]
+  EXPECT_EQ(opStream, stream);
+  EXPECT_EQ(lpStream, stream);
+  ASSERT_EQ(state.launches.size(), 2u);
+  const Launch &partial = state.launches[0], &combine = state.launches[1];
+  EXPECT_EQ(partial.grid, (std::array<unsigned, 3>{8, 4, 1})); // 4 * 2 blocks
+  EXPECT_EQ(combine.grid, (std::array<unsigned, 3>{2, 4, 1}));
+  EXPECT_EQ(combine.block, (std::array<unsigned, 3>{256, 1, 1}));
+  EXPECT_EQ(partial.stream, stream);
+  EXPECT_EQ(combine.stream, stream);
+  EXPECT_NE(partial.function, combine.function); // two cubins
+  auto workspace = [](CUdeviceptr ptr, std::vector<int64_t> shape) {
+    std::vector<int64_t> d = {int64_t(ptr), int64_t(ptr), 0};
+    d.insert(d.end(), shape.begin(), shape.end());
+    std::vector<int64_t> strides(shape.size(), 1);
+    for (size_t i = shape.size() - 1; i > 0; --i)
+      strides[i - 1] = strides[i] * shape[i];
+    d.insert(d.end(), strides.begin(), strides.end());
+    return d;
+  };
+  std::vector<int64_t> o = workspace(op, {4, 1, 4, 100, 128}),
+                       l = workspace(lp, {4, 1, 4, 100});
+  EXPECT_EQ(std::vector<int64_t>(partial.params.begin() + 33,
+                                 partial.params.end()),
+            [&] {
+              std::vector<int64_t> v = o;
+              v.insert(v.end(), l.begin(), l.end());
+              return v;
+            }());
+  EXPECT_EQ(std::vector<int64_t>(combine.params.begin(),
+                                 combine.params.begin() + 24),
+            [&] {
+              std::vector<int64_t> v = o;
+              v.insert(v.end(), l.begin(), l.end());
+              return v;
+            }());
+  EXPECT_EQ(combine.params[24 + 1],
+            int64_t(reinterpret_cast<uintptr_t>(fakeAddress(3)))); // o
+  // Freed on the stream after both launches.
+  ASSERT_EQ(state.frees.size(), 2u);
+  EXPECT_EQ(state.frees[0], std::make_tuple(op, stream, size_t(2)));
+  EXPECT_EQ(state.frees[1], std::make_tuple(lp, stream, size_t(2)));
+}
+
+TEST_F(FakeLaunch, SplitKVWorkspaceFailures) {
+  load({splitKernel("k", 4)});
+  state.paramsByLaunch = {3 * 11 + 13 + 11, 13 + 11 + 11 + 9};
+  attn_fwd_args args = smallArgs(/*lse=*/true);
+  // The allocation fails: no launch, a CUDA status naming the buffer.
+  state.allocResult = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_CUDA,
+                "workspace o_partial (819200 bytes): "
+                "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES");
+  EXPECT_TRUE(state.launches.empty());
+  // A launch fails: the workspace is still freed.
+  state.allocResult = CUDA_SUCCESS;
+  state.launchResult = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_CUDA,
+                "launching k: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES");
+  EXPECT_EQ(state.allocs.size(), 2u);
+  EXPECT_EQ(state.frees.size(), 2u);
+  // A driver without the stream-ordered allocator.
+  state.launchResult = CUDA_SUCCESS;
+  DriverApi old = fakeApi;
+  old.memAllocAsync = nullptr;
+  attn::runtime::setDriverForTesting(&old);
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_CUDA,
+                "needs a workspace, allocated with cuMemAllocAsync");
+  attn::runtime::setDriverForTesting(&fakeApi);
 }
 
 TEST_F(FakeLaunch, TensorMapsAreEncodedPerCallAndPassedByValue) {

@@ -107,6 +107,56 @@ inline KernelEntry fp8Kernel(const std::string &name) {
   return k;
 }
 
+/// The memref descriptor of workspace buffer `buffer` (rank `rank`).
+inline void appendWorkspace(std::vector<Param> &params, int64_t buffer,
+                            int64_t rank) {
+  size_t first = params.size();
+  params.push_back({Operand::Q, Param::Field::AllocatedPtr, 0});
+  params.push_back({Operand::Q, Param::Field::AlignedPtr, 0});
+  params.push_back({Operand::Q, Param::Field::Offset, 0});
+  for (auto field : {Param::Field::Size, Param::Field::Stride})
+    for (int64_t i = 0; i < rank; ++i)
+      params.push_back({Operand::Q, field, i});
+  for (size_t i = first; i < params.size(); ++i)
+    params[i].workspace = buffer;
+}
+
+/// A split-KV kernel as attn-compile writes it (bf16 D=128 with LSE,
+/// `splits` splits): the partial attention (grid ceil(Nq / 64) * S, Hq, B;
+/// q, k, v, O_partial, LSE_partial) then the combine (grid ceil(Nq / 64),
+/// Hq, B; O_partial, LSE_partial, o, lse), with the workspace O_partial
+/// [S, B, Hq, Nq, 128] and LSE_partial [S, B, Hq, Nq].
+inline KernelEntry splitKernel(const std::string &name, int64_t splits) {
+  KernelEntry k = fwdKernel(name, /*lse=*/true);
+  k.key.splits = splits;
+  k.grid[0] = GridDim{splits, {{Operand::Q, 2, 64}}};
+  k.params.clear();
+  for (Operand op : {Operand::Q, Operand::K, Operand::V})
+    appendDescriptor(k.params, op);
+  appendWorkspace(k.params, 0, 5);
+  appendWorkspace(k.params, 1, 4);
+  bundle::KernelLaunch combine;
+  combine.name = name;
+  combine.cubin = name + "_0.cubin";
+  combine.ptx = name + "_0.ptx";
+  combine.grid = {GridDim{1, {{Operand::Q, 2, 64}}},
+                  GridDim{1, {{Operand::Q, 1, 1}}},
+                  GridDim{1, {{Operand::Q, 0, 1}}}};
+  combine.threads = {256, 1, 1};
+  appendWorkspace(combine.params, 0, 5);
+  appendWorkspace(combine.params, 1, 4);
+  appendDescriptor(combine.params, Operand::O);
+  appendDescriptor(combine.params, Operand::LSE);
+  k.then.push_back(combine);
+  std::vector<GridDim> rows = {GridDim{splits, {}}, GridDim{1, {{Operand::Q, 0, 1}}},
+                               GridDim{1, {{Operand::Q, 1, 1}}},
+                               GridDim{1, {{Operand::Q, 2, 1}}}};
+  k.workspace.push_back({"lse_partial", rows});
+  rows.push_back(GridDim{128, {}});
+  k.workspace.insert(k.workspace.begin(), {"o_partial", rows});
+  return k;
+}
+
 /// Sets every length of `k` to static values.
 inline KernelEntry withShape(KernelEntry k, int64_t b, int64_t hq, int64_t hkv,
                              int64_t nq, int64_t nk) {
@@ -160,13 +210,17 @@ inline std::string fakeCubin() {
 inline void writeBundle(const TempDir &dir, const Manifest &manifest) {
   dir.write("manifest.json", manifestText(manifest));
   for (const KernelEntry &k : manifest.kernels)
-    dir.write(k.cubin, fakeCubin());
+    for (size_t i = 0; i < k.numLaunches(); ++i)
+      dir.write(k.launch(i).cubin, fakeCubin());
 }
 
 /// Kernels whose manifest entries name the fake cubin's hash.
 inline Manifest manifestOf(std::vector<KernelEntry> kernels) {
-  for (KernelEntry &k : kernels)
+  for (KernelEntry &k : kernels) {
     k.cubinSha256 = bundle::sha256Hex(fakeCubin());
+    for (bundle::KernelLaunch &l : k.then)
+      l.cubinSha256 = k.cubinSha256;
+  }
   Manifest m;
   m.generator = "attn-runtime-unittests";
   m.chip = "sm_90a";

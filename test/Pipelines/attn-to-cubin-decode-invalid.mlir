@@ -1,6 +1,7 @@
-// The GPU path has no split-KV, GQA packing or f32 attention yet (issue 13:
-// host first); attn-to-cubin, its passes and attn-compile refuse them with a
-// clear error instead of lowering them wrong.
+// The GPU path has no GQA packing or f32 attention yet (issue 13: host
+// first); attn-to-cubin, its passes and attn-compile refuse them with a
+// clear error instead of lowering them wrong. Split-KV lowers
+// (attn-to-cubin-split-kv.mlir); attn-lower-to-nvvm asks for its ops tiled.
 // RUN: not attn-opt %s --split-input-file --attn-to-cubin="format=none" 2>&1 | FileCheck %s --check-prefix=WGMMA
 // RUN: not attn-opt %s --split-input-file --attn-to-cubin="format=none path=fma" 2>&1 | FileCheck %s --check-prefix=FMA
 // RUN: not attn-opt %s --split-input-file --attn-lower-to-nvvm 2>&1 | FileCheck %s --check-prefix=NVVM
@@ -8,9 +9,9 @@
 // RUN: not attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=64 pack-gqa=true" --attn-distribute-rows 2>&1 | FileCheck %s --check-prefix=PACKFMA
 // RUN: rm -rf %t && not attn-compile %s -o %t 2>&1 | FileCheck %s --check-prefix=COMPILE
 
-// WGMMA: error: 'attn.epilogue' op attn-async-pipeline: split-KV has no GPU lowering yet (it lowers to the host only: --attn-to-cpu)
-// FMA: error: 'attn.epilogue' op attn-distribute-rows: split-KV has no GPU lowering yet (it lowers to the host only: --attn-to-cpu)
-// NVVM: error: 'attn.partial_attention' op has no GPU lowering yet: split-KV lowers to the host only (--attn-to-cpu)
+// WGMMA-NOT: error: 'attn.epilogue'
+// FMA-NOT: error: 'attn.epilogue'
+// NVVM: error: 'attn.partial_attention' op attn-lower-to-nvvm needs it tiled and decomposed: run attn-tile
 func.func @partial(%q: memref<1x4x1x64xbf16>, %k: memref<1x2x256x64xbf16>,
                    %op: memref<2x1x4x1x64xf32>, %lp: memref<2x1x4x1xf32>) {
   attn.partial_attention ins(%q, %k, %k : memref<1x4x1x64xbf16>, memref<1x2x256x64xbf16>,
@@ -21,8 +22,8 @@ func.func @partial(%q: memref<1x4x1x64xbf16>, %k: memref<1x2x256x64xbf16>,
 
 // -----
 
-// WGMMA: error: 'attn.combine_step' op attn-async-pipeline: split-KV has no GPU lowering yet
-// NVVM: error: 'attn.decode_combine' op has no GPU lowering yet: split-KV lowers to the host only (--attn-to-cpu)
+// WGMMA-NOT: error: 'attn.combine_step'
+// NVVM: error: 'attn.decode_combine' op attn-lower-to-nvvm needs it tiled and decomposed: run attn-tile
 func.func @combine(%op: memref<2x1x4x1x64xf32>, %lp: memref<2x1x4x1xf32>,
                    %o: memref<1x4x1x64xbf16>) {
   attn.decode_combine ins(%op, %lp : memref<2x1x4x1x64xf32>, memref<2x1x4x1xf32>)

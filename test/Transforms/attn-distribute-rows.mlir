@@ -170,3 +170,27 @@ func.func @late(%q: memref<1x1x16x16xf16>, %k: memref<1x1x16x16xf16>,
                      memref<1x1x16x16xf16>) outs(%o : memref<1x1x16x16xf16>)
   return
 }
+
+// -----
+
+// Split-KV's combine (attn.decode_combine tiled by attn-tile): its tiles sit
+// in the loop over the splits, and every one of them (O_s, LSE_s, the
+// state) is narrowed to the thread's row and column slice as the forward's
+// are. D = 64: 2 lanes per row, 16 x 2 threads.
+// CHECK-LABEL: func.func @combine
+//       CHECK:   scf.forall (%{{.*}}, %[[H:.*]], %[[B:.*]]) in (1, 4, 2) {
+//       CHECK:     scf.forall (%[[TID:.*]]) in (32) {
+//       CHECK:       %[[ROW:.*]] = arith.divui %[[TID]], %c2 : index
+//       CHECK:       %[[COL:.*]] = arith.muli %{{.*}}, %c32 : index
+//       CHECK:       scf.for %{{.*}} = %c0 to %c3 step %c1 iter_args({{.*}}) -> (vector<1xf32>, vector<1xf32>, vector<1x32xf32>) {
+//       CHECK:         attn.load_tile %{{.*}}[%[[B]], %[[H]], %[[ROW]], %[[COL]]] {{.*}} -> vector<1x32xf32>
+//       CHECK:         attn.load_rows %{{.*}}[%[[B]], %[[H]], %[[ROW]]] {{.*}} -> vector<1xf32>
+//       CHECK:         attn.combine_step partial({{.*}} : vector<1x32xf32>, vector<1xf32>)
+//       CHECK:       attn.epilogue {{.*}} to %{{.*}}, lse %{{.*}}[%[[B]], %[[H]], %[[ROW]], %[[COL]]]
+//       CHECK:     } {mapping = [#gpu.thread<x>]}
+func.func @combine(%op: memref<3x2x4x3x64xf32>, %lp: memref<3x2x4x3xf32>,
+                   %o: memref<2x4x3x64xbf16>, %lse: memref<2x4x3xf32>) {
+  attn.decode_combine ins(%op, %lp : memref<3x2x4x3x64xf32>, memref<3x2x4x3xf32>)
+      outs(%o : memref<2x4x3x64xbf16>) lse(%lse : memref<2x4x3xf32>)
+  return
+}

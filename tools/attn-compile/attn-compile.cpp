@@ -94,6 +94,14 @@ static cl::opt<int64_t>
            cl::desc("Default BLOCK_N, keys per K/V block (omitted: 128 for "
                     "D <= 128 else 64 for wgmma, 16 for fma)"),
            cl::cat(codegen));
+static cl::opt<int64_t>
+    splits("splits", cl::init(1),
+           cl::desc("Split-KV (flash-decoding): a fixed number of K/V splits "
+                    "in [1, 256] per kernel (1: unsplit; a spec's \"splits\" "
+                    "or a function's attn.splits wins). A split kernel is two "
+                    "launches, the partial attention and the combine, with "
+                    "an fp32 workspace the runtime allocates"),
+           cl::cat(codegen));
 static cl::opt<mlir::attn::KernelPath> path(
     "path", cl::desc("Default kernel path (a spec's \"path\" or a "
                      "function's attn.path attribute wins)"),
@@ -224,6 +232,7 @@ static FailureOr<mlir::attn::KernelSpec> specFromFlags() {
   spec.lse = lse;
   spec.scale = scale;
   spec.strided = layout == "strided";
+  spec.splits = splits; // in the name too
   return spec;
 }
 
@@ -290,7 +299,7 @@ static bool rejectRepeatedOptions() {
                              &layout,   &name,      &blockM,  &blockN,
                              &chip,     &ptxas,     &path,   &maxMmaN,
                              &pingPong, &overlap, &stages, &persistentCtas,
-                             &tmaStore, &fp8PScaleLog2};
+                             &tmaStore, &fp8PScaleLog2, &splits};
   for (const cl::Option *opt : own)
     if (opt->getNumOccurrences() > 1) {
       fail((opt->ArgStr.size() == 1 ? "-" : "--") + opt->ArgStr +
@@ -322,6 +331,10 @@ int main(int argc, char **argv) {
   if (inputFile.empty() && specFile.empty() && !anyShapeFlag())
     return fail("no kernels: give an input .mlir, --spec-file or the shape "
                 "flags (see --help)");
+  if (splits < 1 || splits > 256)
+    return fail(llvm::formatv("--splits must be in [1, 256] (1: unsplit), "
+                              "got {0}",
+                              splits.getValue()));
   // Left out, they leave the choice to each kernel's path; given, they must
   // be valid (0 is no way to ask for the default).
   if ((blockM.getNumOccurrences() && !mlir::attn::isValidBlockM(blockM)) ||
@@ -370,6 +383,7 @@ int main(int argc, char **argv) {
   options.stages = stages;
   options.persistentCtas = persistentCtas;
   options.tmaStore = tmaStore;
+  options.splits = splits;
   options.variants.assign(variants.begin(), variants.end());
   options.chip = chip;
   options.ptxas = ptxas;

@@ -97,6 +97,16 @@ struct CubinPipelineOptions : PassPipelineOptions<CubinPipelineOptions> {
                         llvm::cl::desc("Write O with TMA stores from shared "
                                        "memory (wgmma path)"),
                         llvm::cl::init(false)};
+  Option<int64_t> splits{
+      *this, "splits",
+      llvm::cl::desc("Split-KV (attn-split-kv): K/V splits; 1: none, 0: "
+                     "chosen from the shape and sm-count. The partial "
+                     "attention takes the path's kernel, the combine the "
+                     "CUDA-core one"),
+      llvm::cl::init(1)};
+  Option<int64_t> smCount{*this, "sm-count",
+                          llvm::cl::desc("SMs for splits=0 (attn-split-kv)"),
+                          llvm::cl::init(132)};
   Option<int64_t> maxMmaN{*this, "max-mma-n",
                           llvm::cl::desc("Widest O += P V wgmma (columns)"),
                           llvm::cl::init(256)};
@@ -126,6 +136,11 @@ struct CubinPipelineOptions : PassPipelineOptions<CubinPipelineOptions> {
                               llvm::cl::desc("CUDA toolkit path (ptxas)"),
                               llvm::cl::init("/usr/local/cuda")};
 };
+
+/// BLOCK_M of a split-KV kernel on the wgmma path unless one is given: a
+/// split's CTA holds few query rows (decode), so one consumer warpgroup
+/// (256 threads, no register spills with run-time strides).
+constexpr int64_t kSplitKVBlockM = 64;
 
 /// The path `automatic` resolves to for `chip`.
 KernelPath resolvePath(KernelPath path, llvm::StringRef chip);

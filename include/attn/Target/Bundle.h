@@ -36,6 +36,9 @@ struct KernelSpec {
   bool strided = true;  // any strides with unit D stride; else contiguous
   int64_t blockM = 0, blockN = 0; // 0: the writer's defaults
   std::string path;               // "wgmma", "fma" or empty: the writer's
+  /// Split-KV (attn-to-cubin splits): 1 = unsplit, else the fixed number of
+  /// K/V splits, in [2, 256] (a partial-attention and a combine launch).
+  int64_t splits = 1;
 
   /// The name used when `name` is empty, e.g.
   /// fwd_bf16_d128_causal_b1_hq32_hkv8_nq8192_nkdyn.
@@ -45,7 +48,8 @@ struct KernelSpec {
 /// JSON form of a spec (attn-compile --spec-file): an object with the keys
 /// name, batch, num_heads_q, num_heads_kv, seqlen_q, seqlen_k (integer or
 /// null for dynamic), head_dim, dtype, causal, lse, scale, layout
-/// ("strided" | "contiguous"), block_m, block_n. Lengths are required.
+/// ("strided" | "contiguous"), block_m, block_n, path, splits. Lengths are
+/// required.
 bool fromJSON(const llvm::json::Value &value, KernelSpec &spec,
               llvm::json::Path path);
 
@@ -76,6 +80,7 @@ struct BundleOptions {
   int64_t stages = 0;     // K/V ring stages (wgmma path); 0: per D
   int64_t persistentCtas = 0; // persistent kernel of this many CTAs; 0: off
   bool tmaStore = false; // O written by TMA stores (wgmma path)
+  int64_t splits = 1;    // split-KV K/V splits; a function's attn.splits wins
   std::string chip = "sm_90a";
   std::string features; // empty: the chip's oldest PTX ISA
   std::string ptxas; // path to ptxas; empty: PATH, then /usr/local/cuda/bin

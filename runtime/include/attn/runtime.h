@@ -164,7 +164,9 @@ ATTN_API attn_status attn_fwd_select(const attn_bundle *bundle,
  * with value checks on (the default), every descale finite and > 0: read
  * with cuMemcpyDtoHAsync on `stream` and a cuStreamSynchronize of it), then
  * enqueues the forward kernel on `stream` (0: the legacy default stream). Returns once
- * the launch is queued. A valid call with Nq == 0 or B*Hq == 0 has nothing
+ * the launch is queued. A split-KV kernel (docs/bundle.md) is two launches
+ * in order on `stream` with an fp32 workspace that attn_fwd allocates and
+ * frees there (cuMemAllocAsync / cuMemFreeAsync). A valid call with Nq == 0 or B*Hq == 0 has nothing
  * to compute: it succeeds without a matching kernel, a GPU or a launch.
  * Errors: every error of attn_fwd_select, and ATTN_ERROR_CUDA. */
 ATTN_API attn_status attn_fwd(attn_bundle *bundle, const attn_fwd_args *args,

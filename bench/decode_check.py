@@ -1,0 +1,255 @@
+"""Split-KV decode (flash-decoding) on the GPU, through the C API.
+
+Issue 13 item 1 on the device: every split count S in {1, 16, 32, 128}
+(bench/build_bundle.sh builds one bundle per count from
+bench/specs_decode.json: decode_s1, decode_s16, decode_s32, decode_s128),
+each case with O and LSE poisoned with NaN first and compared with a
+float64 reference (torch), and head by head with the unsplit (S = 1)
+kernel's result:
+
+- B1 Nq1 Nk4096 Hq16 Hkv8 D128 bf16 (the issue's case; 128 splits are more
+  than its 32 K/V blocks of 128 keys: 96 empty splits),
+- Nk not a multiple of the split size (4000, 4097, 1000, 129), Nk = 1
+  (every split but the first empty), Nk < S blocks,
+- batches with GQA, a few query rows (Nq 4, causal: speculative decoding),
+- then the speed of B64 Hq32 Hkv8 Nq1 Nk32768 D128 and B1 Hq32 Hkv8 Nq1
+  Nk131072 for each S beside FlashAttention-2 and cuDNN (torch SDPA
+  backends), in ms and TB/s of K/V read (2 * B * Hkv * Nk * D * 2 bytes).
+
+Every launch runs under a watchdog (a hung mbarrier is reported as HANG,
+exit status 3). Exit status 0 iff every check passed.
+
+    python3 bench/decode_check.py --lib build/lib/libattn_runtime.so \
+        --bundles build/bundles
+"""
+import argparse
+import math
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+import attn_runtime as rt
+
+WATCHDOG_S = 30.0
+SPLITS = (1, 16, 32, 128)
+
+
+def wait_or_die(what):
+    ev = torch.cuda.Event()
+    ev.record()
+    deadline = time.time() + WATCHDOG_S
+    while not ev.query():
+        if time.time() > deadline:
+            print("HANG: %s did not finish in %.0f s" % (what, WATCHDOG_S),
+                  flush=True)
+            os._exit(3)
+        time.sleep(0.001)
+
+
+def reference(q, k, v, causal):
+    """float64 attention with a bottom-right causal mask; O and LSE."""
+    B, Hq, Nq, D = q.shape
+    Hkv, Nk = k.shape[1], k.shape[2]
+    g = Hq // Hkv
+    kk = k.double().repeat_interleave(g, 1)
+    vv = v.double().repeat_interleave(g, 1)
+    s = (q.double() @ kk.transpose(-1, -2)) / math.sqrt(D)
+    if causal:
+        i = torch.arange(Nq, device="cuda")[:, None]
+        j = torch.arange(Nk, device="cuda")[None, :]
+        s = s.masked_fill(j > i + Nk - Nq, float("-inf"))
+    lse = torch.logsumexp(s, dim=-1)
+    p = torch.exp(s - lse[..., None]).nan_to_num(0.0)
+    return p @ vv, lse
+
+
+def launch(bundle, q, k, v, causal, what):
+    """attn_fwd with O and LSE poisoned with NaN."""
+    o = torch.full(q.shape, float("nan"), device="cuda", dtype=q.dtype)
+    lse = torch.full(q.shape[:3], float("nan"), device="cuda",
+                     dtype=torch.float32)
+    args = rt.fwd_args(q, k, v, o, lse, causal)
+    st, msg = bundle.fwd(args, torch.cuda.current_stream().cuda_stream)
+    if st != 0:
+        return None, None, "status %d: %s" % (st, msg)
+    wait_or_die(what)
+    return o, lse, None
+
+
+def rnd(shape):
+    return torch.randn(shape, device="cuda").to(torch.bfloat16)
+
+
+def compare(o, lse, ro, rl, base):
+    """(ok, text): every element written and finite, O near float64 (rel
+    2e-2, as the forward's checks), LSE within 1e-3, and each head equal
+    to the unsplit kernel's within rounding (max |O - O_1| at most 1% of
+    max |O_1| plus 1e-3: a few bf16 ulps; LSE 1e-4)."""
+    bad = int((~torch.isfinite(o)).sum()) + int(torch.isnan(lse).sum())
+    rel = float((o.double() - ro).norm() / ro.norm().clamp_min(1e-30))
+    lse_err = float((lse.double() - rl).abs().max())
+    ok = bad == 0 and rel < 2e-2 and lse_err < 1e-3
+    text = "rel %.2e lse %.1e nonfinite %d" % (rel, lse_err, bad)
+    if base is not None:
+        bo, bl = base
+        head_o = float((o.float() - bo.float()).abs().amax())
+        head_l = float((lse - bl).abs().amax())
+        ok &= (head_o <= 1e-2 * float(bo.float().abs().amax()) + 1e-3
+               and head_l <= 1e-4)
+        text += " vs S=1: O %.1e LSE %.1e" % (head_o, head_l)
+    return ok, text
+
+
+CASES = [
+    # name, B, Hq, Hkv, Nq, Nk, causal
+    ("issue B1 Nq1 Nk4096 Hq16 Hkv8", 1, 16, 8, 1, 4096, False),
+    ("Nk4000 (tail block)", 1, 16, 8, 1, 4000, False),
+    ("Nk4097 (one key past a block)", 1, 16, 8, 1, 4097, False),
+    ("Nk1000", 2, 16, 8, 1, 1000, False),
+    ("Nk129", 1, 8, 2, 1, 129, False),
+    ("Nk1 (one key: every split but one empty)", 2, 16, 8, 1, 1, False),
+    ("Nk64 (fewer keys than a block)", 1, 32, 8, 1, 64, False),
+    ("B8 Hq32 Hkv8 Nk8192", 8, 32, 8, 1, 8192, False),
+    ("MHA B2 Hq8 Hkv8 Nk3000", 2, 8, 8, 1, 3000, False),
+    ("Nq4 causal Nk5000 (speculative)", 2, 16, 8, 4, 5000, True),
+    ("Nq1 causal Nk4097", 1, 16, 8, 1, 4097, True),
+]
+
+
+def checks(bundles):
+    ok = True
+    for name, B, Hq, Hkv, Nq, Nk, causal in CASES:
+        q, k, v = rnd((B, Hq, Nq, 128)), rnd((B, Hkv, Nk, 128)), rnd(
+            (B, Hkv, Nk, 128))
+        ro, rl = reference(q, k, v, causal)
+        base = None
+        for s in SPLITS:
+            o, lse, err = launch(bundles[s], q, k, v, causal,
+                                 "%s S=%d" % (name, s))
+            if err:
+                good, text = False, err
+            else:
+                good, text = compare(o, lse, ro, rl, base)
+                if s == 1:
+                    base = (o, lse)
+            ok &= good
+            print("%-4s %-44s S=%-3d %s" % ("PASS" if good else "FAIL", name,
+                                            s, text), flush=True)
+    return ok
+
+
+def time_ms(fn, iters):
+    fn()
+    torch.cuda.synchronize()
+    time.sleep(0.2)
+    e0, e1 = (torch.cuda.Event(enable_timing=True) for _ in range(2))
+    e0.record()
+    for _ in range(iters):
+        fn()
+    e1.record()
+    torch.cuda.synchronize()
+    return e0.elapsed_time(e1) / iters
+
+
+def sdpa_call(backend, q, k, v):
+    """SDPA on one backend; GQA through enable_gqa where torch has it (the
+    K/V read once per KV head), else K/V expanded per query head."""
+    from torch.nn.attention import sdpa_kernel
+    f = torch.nn.functional.scaled_dot_product_attention
+    g = q.shape[1] // k.shape[1]
+    try:
+        with sdpa_kernel(backend):
+            f(q, k, v, enable_gqa=True)
+        gqa = True
+    except (TypeError, RuntimeError):
+        gqa = False
+        k, v = k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)
+
+    def call():
+        with sdpa_kernel(backend):
+            if gqa:
+                f(q, k, v, enable_gqa=True)
+            else:
+                f(q, k, v)
+    return call, gqa
+
+
+def speed(bundles, rounds, iters):
+    from torch.nn.attention import SDPBackend
+    stream = torch.cuda.current_stream().cuda_stream
+    print("\n| shape | S | attn ms | attn TB/s | FA2 ms | FA2 TB/s | cuDNN ms "
+          "| cuDNN TB/s | attn/cuDNN |\n|---|---|---|---|---|---|---|---|---|")
+    for name, B, Hq, Hkv, Nk in (("B64 Hq32 Hkv8 Nk32768", 64, 32, 8, 32768),
+                                 ("B1 Hq32 Hkv8 Nk131072", 1, 32, 8, 131072)):
+        q, k, v = rnd((B, Hq, 1, 128)), rnd((B, Hkv, Nk, 128)), rnd(
+            (B, Hkv, Nk, 128))
+        o = torch.empty_like(q)
+        lse = torch.empty(B, Hq, 1, device="cuda")
+        args = rt.fwd_args(q, k, v, o, lse, False)
+        kv_bytes = 2 * B * Hkv * Nk * 128 * 2
+        calls = {}
+        for backend, label in ((SDPBackend.FLASH_ATTENTION, "FA2"),
+                               (SDPBackend.CUDNN_ATTENTION, "cuDNN")):
+            try:
+                calls[label], gqa = sdpa_call(backend, q, k, v)
+                calls[label]()
+                if not gqa:
+                    print("  %s: no enable_gqa, K/V expanded per query head "
+                          "(TB/s still counts the unexpanded K/V)" % label)
+            except RuntimeError as e:
+                print("  %s unavailable: %s" % (label, str(e).splitlines()[0]))
+                calls.pop(label, None)
+        ref = {}
+        for label, fn in calls.items():
+            ref[label] = statistics.median(time_ms(fn, iters)
+                                           for _ in range(rounds))
+        for s in SPLITS:
+            st, msg = bundles[s].fwd(args, stream)
+            if st != 0:
+                print("| %s | %d | status %d: %s |" % (name, s, st, msg))
+                continue
+            wait_or_die("%s S=%d" % (name, s))
+            ms = statistics.median(
+                time_ms(lambda: bundles[s].fwd(args, stream), iters)
+                for _ in range(rounds))
+
+            def cell(label):
+                if label not in ref:
+                    return "- | -"
+                return "%.3f | %.2f" % (ref[label], kv_bytes / ref[label] / 1e9)
+            vs = ("%.2fx" % (ref["cuDNN"] / ms)) if "cuDNN" in ref else "-"
+            print("| %s | %d | %.3f | %.2f | %s | %s | %s |" % (
+                name, s, ms, kv_bytes / ms / 1e9, cell("FA2"), cell("cuDNN"),
+                vs), flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--bundles", required=True,
+                    help="directory holding decode_s1, decode_s16, ...")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--skip-speed", action="store_true")
+    a = ap.parse_args()
+    torch.manual_seed(int.from_bytes(os.urandom(4), "little"))
+    lib = rt.load_library(a.lib)
+    bundles = {}
+    for s in SPLITS:
+        b = rt.Bundle(lib, os.path.join(a.bundles, "decode_s%d" % s))
+        assert b.status == 0, b.message
+        bundles[s] = b
+    for line in bundles[16].kernels():
+        print("  " + line)
+    ok = checks(bundles)
+    if not a.skip_speed:
+        speed(bundles, a.rounds, a.iters)
+    print("DECODE CHECKS", "PASS" if ok else "FAIL")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
