@@ -47,6 +47,9 @@ struct Config {
   /// attn-tile pack-gqa: the group's query heads share a tile (and its
   /// descales are loaded once per (batch, KV head)).
   bool packGqa = false;
+  /// V stored as V^T (unit stride along Nk), as the tensor-core path
+  /// takes it: the same attention through a strided view.
+  bool vTransposed = false;
 };
 
 void PrintTo(const Config &c, std::ostream *os) { *os << c.name; }
@@ -65,16 +68,22 @@ std::string buildModule(const Config &c) {
   };
   std::string q = mem(c.hq, c.nq, c.d, c.b, "f8E4M3FN");
   std::string kv = mem(c.hkv, c.nk, c.d, c.b, "f8E4M3FN");
+  std::string v = c.vTransposed
+                      ? llvm::formatv("memref<{0}x{1}x{2}x{3}xf8E4M3FN, "
+                                      "strided<[?, ?, 1, ?], offset: ?>>",
+                                      c.b, c.hkv, c.nk, c.d)
+                            .str()
+                      : kv;
   std::string o = mem(c.hq, c.nq, c.d, c.b, "bf16");
   std::string lse = llvm::formatv("memref<{0}x{1}x{2}xf32>", c.b, c.hq, c.nq);
   std::string ds = llvm::formatv("memref<{0}x{1}xf32>", c.b, c.hkv);
   return llvm::formatv(
-             "func.func @attention(%q: {0}, %k: {1}, %v: {1}, %o: {2}, "
+             "func.func @attention(%q: {0}, %k: {1}, %v: {6}, %o: {2}, "
              "%lse: {3}, %qd: {4}, %kd: {4}, %vd: {4}) {{\n"
-             "  attn.attention ins(%q, %k, %v : {0}, {1}, {1}) outs(%o : {2})"
+             "  attn.attention ins(%q, %k, %v : {0}, {1}, {6}) outs(%o : {2})"
              " lse(%lse : {3}) descale(%qd, %kd, %vd : {4}, {4}, {4}) {5}\n"
              "  return\n}\n",
-             q, kv, o, lse, ds, c.causal ? "{causal}" : "")
+             q, kv, o, lse, ds, c.causal ? "{causal}" : "", v)
       .str();
 }
 
@@ -200,9 +209,24 @@ struct Outputs {
         lse({c.b, c.hq, c.nq}, std::numeric_limits<float>::quiet_NaN()) {}
 };
 
+/// V [B, Hkv, Nk, D] stored as V^T ([B, Hkv, D, Nk] row-major) and seen
+/// through a [B, Hkv, Nk, D] descriptor with unit stride along Nk.
+Buffer<uint8_t, 4> transposedV(const Config &c, const Buffer<uint8_t, 4> &v) {
+  Buffer<uint8_t, 4> vt({c.b, c.hkv, c.d, c.nk}, 0);
+  for (int64_t bh = 0; bh < c.b * c.hkv; ++bh)
+    for (int64_t n = 0; n < c.nk; ++n)
+      for (int64_t d = 0; d < c.d; ++d)
+        vt.data[(bh * c.d + d) * c.nk + n] = v.data[(bh * c.nk + n) * c.d + d];
+  std::swap(vt.desc.sizes[2], vt.desc.sizes[3]);
+  std::swap(vt.desc.strides[2], vt.desc.strides[3]);
+  return vt;
+}
+
 Outputs run(ExecutionEngine &engine, const Config &c, Inputs &in) {
   Outputs out(c);
-  auto *qp = &in.q.desc, *kp = &in.k.desc, *vp = &in.v.desc;
+  Buffer<uint8_t, 4> vt = transposedV(c, in.v);
+  auto *qp = &in.q.desc, *kp = &in.k.desc;
+  auto *vp = c.vTransposed ? &vt.desc : &in.v.desc;
   auto *qdp = &in.qd.desc, *kdp = &in.kd.desc, *vdp = &in.vd.desc;
   auto *op = &out.o.desc;
   auto *lp = &out.lse.desc;
@@ -318,6 +342,10 @@ const Config kConfigs[] = {
     // GQA packing: rows are (query, head in group); causal uses the query.
     {"gqa_packed_causal", 2, 8, 2, 5, 23, 32, true, 8, 4, true},
     {"decode_packed", 1, 8, 2, 1, 37, 64, false, 4, 8, true},
+    // V stored as V^T (the tensor-core path's layout), tails in Nk.
+    {"v_transposed_gqa_causal", 2, 4, 2, 9, 21, 32, true, 4, 8, false, true},
+    {"v_transposed_decode_packed", 1, 8, 2, 1, 37, 64, false, 4, 8, true,
+     true},
 };
 
 auto configName = [](const auto &info) { return std::string(info.param.name); };
