@@ -23,7 +23,6 @@ exit status 3). Exit status 0 iff every check passed.
         --bundles build/bundles
 """
 import argparse
-import math
 import os
 import statistics
 import sys
@@ -32,38 +31,9 @@ import time
 import torch
 
 import attn_runtime as rt
+from tma_cases import reference, wait_or_die
 
-WATCHDOG_S = 30.0
 SPLITS = (1, 16, 32, 128)
-
-
-def wait_or_die(what):
-    ev = torch.cuda.Event()
-    ev.record()
-    deadline = time.time() + WATCHDOG_S
-    while not ev.query():
-        if time.time() > deadline:
-            print("HANG: %s did not finish in %.0f s" % (what, WATCHDOG_S),
-                  flush=True)
-            os._exit(3)
-        time.sleep(0.001)
-
-
-def reference(q, k, v, causal):
-    """float64 attention with a bottom-right causal mask; O and LSE."""
-    B, Hq, Nq, D = q.shape
-    Hkv, Nk = k.shape[1], k.shape[2]
-    g = Hq // Hkv
-    kk = k.double().repeat_interleave(g, 1)
-    vv = v.double().repeat_interleave(g, 1)
-    s = (q.double() @ kk.transpose(-1, -2)) / math.sqrt(D)
-    if causal:
-        i = torch.arange(Nq, device="cuda")[:, None]
-        j = torch.arange(Nk, device="cuda")[None, :]
-        s = s.masked_fill(j > i + Nk - Nq, float("-inf"))
-    lse = torch.logsumexp(s, dim=-1)
-    p = torch.exp(s - lse[..., None]).nan_to_num(0.0)
-    return p @ vv, lse
 
 
 def launch(bundle, q, k, v, causal, what):
@@ -124,7 +94,7 @@ def checks(bundles):
     for name, B, Hq, Hkv, Nq, Nk, causal in CASES:
         q, k, v = rnd((B, Hq, Nq, 128)), rnd((B, Hkv, Nk, 128)), rnd(
             (B, Hkv, Nk, 128))
-        ro, rl = reference(q, k, v, causal)
+        ro, rl = reference(q, k, v, causal, torch.float64)
         base = None
         for s in SPLITS:
             o, lse, err = launch(bundles[s], q, k, v, causal,

@@ -15,10 +15,12 @@
 // The accumulator layout and the building blocks are in WarpgroupMMA.h; the
 // bf16/f16 A operand of the next wgmma has the accumulator's pattern, so P
 // goes from S's registers to A's with no data movement. FP8 (e4m3, k32;
-// FlashAttention-3 section 3.3) needs four consecutive keys per A register:
-// P is quantized in registers and exchanged within each quad (packP8), V is
-// V^T in shared memory (K-major), the descales scale the exp2 argument and
-// O, and P carries a 2^8 factor so that small probabilities survive e4m3.
+// FlashAttention-3 section 3.3) takes four consecutive k positions per A
+// register: P is quantized in registers and packed in the accumulator's
+// key order, which attn-async-pipeline has given V^T's keys too (packP8);
+// V is V^T in shared memory (K-major), the descales scale the exp2
+// argument and O, and P carries a 2^s factor (fp8-p-scale-log2) so that
+// small probabilities survive e4m3.
 //
 //===----------------------------------------------------------------------===//
 

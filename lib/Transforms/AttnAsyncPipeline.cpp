@@ -210,13 +210,18 @@ SharedState allocateShared(OpBuilder &b, Location loc, const PipelineShape &s,
       MemRefType::get(
           {ShapedType::kDynamic}, b.getI8Type(), MemRefLayoutAttrInterface(),
           gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)));
-  int64_t offset = 0;
-  auto view = [&](ArrayRef<int64_t> shape, Type elt) -> Value {
+  auto viewAt = [&](int64_t offset, ArrayRef<int64_t> shape,
+                    Type elt) -> Value {
     Value at = arith::ConstantIndexOp::create(b, loc, offset);
-    offset += ShapedType::getNumElements(shape) *
-              elt.getIntOrFloatBitWidth() / 8;
     return memref::ViewOp::create(b, loc, sharedType(shape, elt), smem, at,
                                   ValueRange{});
+  };
+  int64_t offset = 0; // the next buffer's
+  auto view = [&](ArrayRef<int64_t> shape, Type elt) -> Value {
+    Value buffer = viewAt(offset, shape, elt);
+    offset += ShapedType::getNumElements(shape) *
+              elt.getIntOrFloatBitWidth() / 8;
+    return buffer;
   };
   int64_t cols = chunkCols(s.elt);
   SharedState st;
@@ -226,13 +231,9 @@ SharedState allocateShared(OpBuilder &b, Location loc, const PipelineShape &s,
   st.v = s.fp8() ? view({s.stages, s.blockN / kFP8KeyChunk, s.headDim, cols},
                         s.elt)
                  : view({s.stages, s.chunks, s.blockN, cols}, s.elt);
-  if (s.fp8()) {
-    int64_t end = offset;
-    offset = vOffset;
-    st.vUnits =
-        view({s.stages, s.vBytes() / 16, 4}, IntegerType::get(ctx, 32));
-    offset = end;
-  }
+  if (s.fp8()) // the same bytes as 16-byte units of four words
+    st.vUnits = viewAt(vOffset, {s.stages, s.vBytes() / 16, 4},
+                       IntegerType::get(ctx, 32));
   SmallVector<OpFoldResult> zeros(4, b.getIndexAttr(0));
   SmallVector<OpFoldResult> sizes = {
       b.getIndexAttr(1), b.getIndexAttr(s.chunks), b.getIndexAttr(s.blockM),
