@@ -655,8 +655,6 @@ LogicalResult checkDescales(CtaNest nest, const PipelineShape &s) {
 
 /// What the FP8 tensor-core step needs: V stored as V^T (the MMA reads FP8
 /// B operands K-major only) and whole 128-key rows of it per K/V block.
-/// BLOCK_N 256 (two rows of V^T) hung on the H200 and is refused until it
-/// is understood.
 LogicalResult checkFP8(CtaNest nest, const PipelineShape &s) {
   if (!isTransposedV(nest.step.getV()))
     return nest.cta.emitOpError(
@@ -664,9 +662,9 @@ LogicalResult checkFP8(CtaNest nest, const PipelineShape &s) {
                "operand 'v' needs unit stride along Nk (stored [B, Hkv, D, "
                "Nk]), but got ")
            << nest.step.getV().getType();
-  if (s.blockN != kFP8KeyChunk)
-    return nest.cta.emitOpError("attn-async-pipeline: FP8 needs BLOCK_N = "
-                                "128 (one row of V^T per block), but got ")
+  if (s.blockN % kFP8KeyChunk != 0)
+    return nest.cta.emitOpError("attn-async-pipeline: FP8 needs BLOCK_N 128 "
+                                "or 256 (whole 128-key rows of V^T), but got ")
            << s.blockN;
   if (s.headDim % 16 != 0)
     return nest.cta.emitOpError("attn-async-pipeline: FP8 needs D a multiple "
