@@ -26,27 +26,14 @@ import argparse
 import os
 import statistics
 import sys
-import time
 
 import torch
 
 import attn_runtime as rt
-from tma_cases import reference, wait_or_die
+from harness import timed_back_to_back
+from tma_cases import launch, reference, wait_or_die
 
 SPLITS = (1, 16, 32, 128)
-
-
-def launch(bundle, q, k, v, causal, what):
-    """attn_fwd with O and LSE poisoned with NaN."""
-    o = torch.full(q.shape, float("nan"), device="cuda", dtype=q.dtype)
-    lse = torch.full(q.shape[:3], float("nan"), device="cuda",
-                     dtype=torch.float32)
-    args = rt.fwd_args(q, k, v, o, lse, causal)
-    st, msg = bundle.fwd(args, torch.cuda.current_stream().cuda_stream)
-    if st != 0:
-        return None, None, "status %d: %s" % (st, msg)
-    wait_or_die(what)
-    return o, lse, None
 
 
 def rnd(shape):
@@ -98,7 +85,7 @@ def checks(bundles):
         base = None
         for s in SPLITS:
             o, lse, err = launch(bundles[s], q, k, v, causal,
-                                 "%s S=%d" % (name, s))
+                                 what="%s S=%d" % (name, s))
             if err:
                 good, text = False, err
             else:
@@ -109,19 +96,6 @@ def checks(bundles):
             print("%-4s %-44s S=%-3d %s" % ("PASS" if good else "FAIL", name,
                                             s, text), flush=True)
     return ok
-
-
-def time_ms(fn, iters):
-    fn()
-    torch.cuda.synchronize()
-    time.sleep(0.2)
-    e0, e1 = (torch.cuda.Event(enable_timing=True) for _ in range(2))
-    e0.record()
-    for _ in range(iters):
-        fn()
-    e1.record()
-    torch.cuda.synchronize()
-    return e0.elapsed_time(e1) / iters
 
 
 def sdpa_call(backend, q, k, v):
@@ -174,7 +148,7 @@ def speed(bundles, rounds, iters):
                 calls.pop(label, None)
         ref = {}
         for label, fn in calls.items():
-            ref[label] = statistics.median(time_ms(fn, iters)
+            ref[label] = statistics.median(timed_back_to_back(fn, iters)
                                            for _ in range(rounds))
         for s in SPLITS:
             st, msg = bundles[s].fwd(args, stream)
@@ -183,7 +157,7 @@ def speed(bundles, rounds, iters):
                 continue
             wait_or_die("%s S=%d" % (name, s))
             ms = statistics.median(
-                time_ms(lambda: bundles[s].fwd(args, stream), iters)
+                timed_back_to_back(lambda: bundles[s].fwd(args, stream), iters)
                 for _ in range(rounds))
 
             def cell(label):

@@ -17,11 +17,11 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 
 import torch
 
 import attn_runtime as rt
+from harness import timed_back_to_back
 from tma_cases import reference, wait_or_die
 
 E4M3 = torch.float8_e4m3fn
@@ -154,20 +154,6 @@ def sass_check(bundle_dir):
     return ok
 
 
-def time_ms(fn, iters):
-    fn()
-    torch.cuda.synchronize()
-    time.sleep(0.3)
-    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(
-        enable_timing=True)
-    e0.record()
-    for _ in range(iters):
-        fn()
-    e1.record()
-    torch.cuda.synchronize()
-    return e0.elapsed_time(e1) / iters
-
-
 def speed(fp8, bf16, shape, rounds, iters):
     name, B, Hq, Hkv, N, D, causal = shape
     q8, qd = quantize(torch.randn(B, Hq, N, D, device="cuda"), Hkv)
@@ -203,7 +189,7 @@ def speed(fp8, bf16, shape, rounds, iters):
     times = {k: [] for k in calls}
     for _ in range(rounds):
         for k, fn in calls.items():
-            times[k].append(time_ms(fn, iters))
+            times[k].append(timed_back_to_back(fn, iters))
     tf = {k: flops / (statistics.median(v) * 1e-3) / 1e12
           for k, v in times.items()}
     print("| %s | %.1f | %.1f | %.2fx | %.1f | %.1f | %.2fx |" % (

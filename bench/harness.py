@@ -18,6 +18,7 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -113,6 +114,21 @@ def compare(o, lse, ro, rl):
     res["pass"] = (rel < 1e-2 and nan_o == 0 and res["nan_lse"] == 0
                    and res["lse_err"] < 1e-3 and res["no_key_ok"])
     return res
+
+
+def timed_back_to_back(fn, iters, idle_s=0.3):
+    """Mean ms of `iters` back-to-back calls after a warm-up and `idle_s`
+    seconds of idle GPU (every kernel timed from the same state)."""
+    fn()
+    torch.cuda.synchronize()
+    time.sleep(idle_s)
+    e0, e1 = torch.cuda.Event(True), torch.cuda.Event(True)
+    e0.record()
+    for _ in range(iters):
+        fn()
+    e1.record()
+    torch.cuda.synchronize()
+    return e0.elapsed_time(e1) / iters
 
 
 def timed(fn, iters=10):
