@@ -7,7 +7,9 @@
 #   tma_fma: the same kernels on the CUDA-core path;
 #   fp8:   e4m3 kernels (bench/specs_fp8.json), for bench/fp8_check.py;
 #   decode_s<S>: split-KV decode kernels with S K/V splits (S = 1: unsplit)
-#          (bench/specs_decode.json), for bench/decode_check.py.
+#          (bench/specs_decode.json), for bench/decode_check.py;
+#   decode_pack_s<S>: the same with GQA packing where the head counts are
+#          static (bench/specs_decode_pack.json).
 # Extra arguments go to attn-compile (e.g. --path=fma, --max-mma-n=64).
 # Then, on the GPU machine:
 #   python3 bench/harness.py --bundle build/bundles/bench --lib build/lib/libattn_runtime.so
@@ -18,11 +20,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${ATTN_BUILD_DIR:-build}
 OUT=${ATTN_BUNDLE_ROOT:-$BUILD/bundles}
-rm -rf "$OUT/bench" "$OUT/tma" "$OUT/tma_fma" "$OUT/fp8" "$OUT"/decode_s*
+rm -rf "$OUT/bench" "$OUT/tma" "$OUT/tma_fma" "$OUT/fp8" "$OUT"/decode_s* "$OUT"/decode_pack_s*
 "$BUILD/bin/attn-compile" --spec-file=bench/specs.json -o "$OUT/bench" "$@"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_tma.json -o "$OUT/tma" "$@"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_tma.json -o "$OUT/tma_fma" --path=fma "$@"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_fp8.json -o "$OUT/fp8" "$@"
-for s in 1 16 32 128; do
+for s in 1 4 16 32 128; do
   "$BUILD/bin/attn-compile" --spec-file=bench/specs_decode.json --splits=$s -o "$OUT/decode_s$s" "$@"
+  "$BUILD/bin/attn-compile" --spec-file=bench/specs_decode_pack.json --splits=$s -o "$OUT/decode_pack_s$s" "$@"
 done

@@ -1,11 +1,12 @@
 """Split-KV decode (flash-decoding) on the GPU, through the C API.
 
-Issue 13 item 1 on the device: every split count S in {1, 16, 32, 128}
-(bench/build_bundle.sh builds one bundle per count from
-bench/specs_decode.json: decode_s1, decode_s16, decode_s32, decode_s128),
-each case with O and LSE poisoned with NaN first and compared with a
-float64 reference (torch), and head by head with the unsplit (S = 1)
-kernel's result:
+Issue 13 items 1 and 2 on the device: every split count S in {1, 4, 16,
+32, 128} (bench/build_bundle.sh builds one bundle per count from
+bench/specs_decode.json: decode_s1, decode_s4, ..., decode_s128),
+and the same with GQA packing (one K/V read per KV group: decode_pack_s<S>
+from bench/specs_decode_pack.json, static head counts), each case with O and
+LSE poisoned with NaN first and compared with a float64 reference (torch),
+and head by head with the unsplit, unpacked (S = 1) kernel's result:
 
 - B1 Nq1 Nk4096 Hq16 Hkv8 D128 bf16 (the issue's case; 128 splits are more
   than its 32 K/V blocks of 128 keys: 96 empty splits),
@@ -33,7 +34,10 @@ import attn_runtime as rt
 from harness import timed_back_to_back
 from tma_cases import launch, reference, wait_or_die
 
-SPLITS = (1, 16, 32, 128)
+SPLITS = (1, 4, 16, 32, 128)
+# (label, bundle directory prefix): unpacked, and GQA-packed where the
+# bundle has a kernel for the case's head counts (else its dynamic one).
+KINDS = (("", "decode_s"), ("pack", "decode_pack_s"))
 
 
 def rnd(shape):
@@ -83,18 +87,18 @@ def checks(bundles):
             (B, Hkv, Nk, 128))
         ro, rl = reference(q, k, v, causal, torch.float64)
         base = None
-        for s in SPLITS:
-            o, lse, err = launch(bundles[s], q, k, v, causal,
-                                 what="%s S=%d" % (name, s))
+        for kind, s in [(kind, s) for kind, _ in KINDS for s in SPLITS]:
+            o, lse, err = launch(bundles[kind, s], q, k, v, causal,
+                                 what="%s %s S=%d" % (name, kind, s))
             if err:
                 good, text = False, err
             else:
                 good, text = compare(o, lse, ro, rl, base)
-                if s == 1:
+                if base is None:
                     base = (o, lse)
             ok &= good
-            print("%-4s %-44s S=%-3d %s" % ("PASS" if good else "FAIL", name,
-                                            s, text), flush=True)
+            print("%-4s %-44s %-4s S=%-3d %s" % (
+                "PASS" if good else "FAIL", name, kind, s, text), flush=True)
     return ok
 
 
@@ -124,8 +128,9 @@ def sdpa_call(backend, q, k, v):
 def speed(bundles, rounds, iters):
     from torch.nn.attention import SDPBackend
     stream = torch.cuda.current_stream().cuda_stream
-    print("\n| shape | S | attn ms | attn TB/s | FA2 ms | FA2 TB/s | cuDNN ms "
-          "| cuDNN TB/s | attn/cuDNN |\n|---|---|---|---|---|---|---|---|---|")
+    print("\n| shape | GQA | S | attn ms | attn TB/s | FA2 ms | FA2 TB/s | cuDNN ms "
+          "| cuDNN TB/s | attn/cuDNN |\n|---|---|---|---|---|---|---|---|---|"
+          "---|")
     for name, B, Hq, Hkv, Nk in (("B64 Hq32 Hkv8 Nk32768", 64, 32, 8, 32768),
                                  ("B1 Hq32 Hkv8 Nk131072", 1, 32, 8, 131072)):
         q, k, v = rnd((B, Hq, 1, 128)), rnd((B, Hkv, Nk, 128)), rnd(
@@ -150,14 +155,17 @@ def speed(bundles, rounds, iters):
         for label, fn in calls.items():
             ref[label] = statistics.median(timed_back_to_back(fn, iters)
                                            for _ in range(rounds))
-        for s in SPLITS:
-            st, msg = bundles[s].fwd(args, stream)
+        for kind, s in [(kind, s) for kind, _ in KINDS for s in SPLITS]:
+            bundle = bundles[kind, s]
+            label = kind or "-"
+            st, msg = bundle.fwd(args, stream)
             if st != 0:
-                print("| %s | %d | status %d: %s |" % (name, s, st, msg))
+                print("| %s | %s | %d | status %d: %s |" % (name, label, s, st,
+                                                            msg))
                 continue
-            wait_or_die("%s S=%d" % (name, s))
+            wait_or_die("%s %s S=%d" % (name, kind, s))
             ms = statistics.median(
-                timed_back_to_back(lambda: bundles[s].fwd(args, stream), iters)
+                timed_back_to_back(lambda: bundle.fwd(args, stream), iters)
                 for _ in range(rounds))
 
             def cell(label):
@@ -165,16 +173,17 @@ def speed(bundles, rounds, iters):
                     return "- | -"
                 return "%.3f | %.2f" % (ref[label], kv_bytes / ref[label] / 1e9)
             vs = ("%.2fx" % (ref["cuDNN"] / ms)) if "cuDNN" in ref else "-"
-            print("| %s | %d | %.3f | %.2f | %s | %s | %s |" % (
-                name, s, ms, kv_bytes / ms / 1e9, cell("FA2"), cell("cuDNN"),
-                vs), flush=True)
+            print("| %s | %s | %d | %.3f | %.2f | %s | %s | %s |" % (
+                name, label, s, ms, kv_bytes / ms / 1e9, cell("FA2"),
+                cell("cuDNN"), vs), flush=True)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lib", required=True)
     ap.add_argument("--bundles", required=True,
-                    help="directory holding decode_s1, decode_s16, ...")
+                    help="directory holding decode_s1, decode_s16, ..., "
+                    "decode_pack_s1, ...")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--skip-speed", action="store_true")
@@ -182,12 +191,14 @@ def main():
     torch.manual_seed(int.from_bytes(os.urandom(4), "little"))
     lib = rt.load_library(a.lib)
     bundles = {}
-    for s in SPLITS:
-        b = rt.Bundle(lib, os.path.join(a.bundles, "decode_s%d" % s))
-        assert b.status == 0, b.message
-        bundles[s] = b
-    for line in bundles[16].kernels():
-        print("  " + line)
+    for kind, prefix in KINDS:
+        for s in SPLITS:
+            b = rt.Bundle(lib, os.path.join(a.bundles, "%s%d" % (prefix, s)))
+            assert b.status == 0, b.message
+            bundles[kind, s] = b
+    for kind, _ in KINDS:
+        for line in bundles[kind, 16].kernels():
+            print("  " + line)
     ok = checks(bundles)
     if not a.skip_speed:
         speed(bundles, a.rounds, a.iters)

@@ -192,7 +192,8 @@ Value issueScores(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
 
 /// Sets scores of keys a row may not see to -inf. Key of register i is
 /// k_pos + 2q + colOf(i); row h sees keys < limit_h, with limit_h = Nk, or
-/// for causal min(Nk, q_pos + row_h + causal_offset + 1).
+/// for causal min(Nk, query_h + causal_offset + 1), query_h = q_pos +
+/// row_h (with GQA packing G: (q_pos + row_h) / G).
 void maskScores(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
                 const ThreadLayout &tl, MutableArrayRef<Value> s) {
   if (op.getMask() == MaskKind::none)
@@ -202,8 +203,11 @@ void maskScores(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
   for (int h = 0; h < 2; ++h) {
     Value limit = op.getNumKeys();
     if (op.getMask() == MaskKind::causal) {
+      Value query = arith::AddIOp::create(b, op.getQPos(), tl.row[h]);
+      if (op.getGqaPack() > 1)
+        query = arith::DivUIOp::create(b, query, cIndex(b, op.getGqaPack()));
       Value last = arith::AddIOp::create(
-          b, arith::AddIOp::create(b, op.getQPos(), tl.row[h]),
+          b, query,
           arith::AddIOp::create(b, op.getCausalOffset(), cIndex(b, 1)));
       limit = arith::MinSIOp::create(b, limit, last);
     }
@@ -649,6 +653,23 @@ void pipelineLoop(KVLoop kv, const Schedule &sched) {
 // attn.epilogue
 //===----------------------------------------------------------------------===//
 
+/// Where tile row `row` of an epilogue goes in O and LSE: query q_pos + row
+/// of `head`, or with GQA packing (G > 1, rows packed query-major) query
+/// (q_pos + row) / G of head `head` + (q_pos + row) % G.
+struct RowTarget {
+  Value head, query;
+};
+
+RowTarget rowTarget(ImplicitLocOpBuilder &b, EpilogueOp op, Value row) {
+  Value packed = arith::AddIOp::create(b, op.getQPos(), row);
+  int64_t g = op.getGqaPack();
+  if (g == 1)
+    return {op.getHead(), packed};
+  return {arith::AddIOp::create(
+              b, op.getHead(), arith::RemUIOp::create(b, packed, cIndex(b, g))),
+          arith::DivUIOp::create(b, packed, cIndex(b, g))};
+}
+
 /// Element index, within a 64-column chunk row, of column `col` of tile row
 /// `row` under the 128-byte swizzle: 16-byte unit u moves to u ^ (row % 8).
 Value swizzled(ImplicitLocOpBuilder &b, Value col, Value rowMod8) {
@@ -699,24 +720,25 @@ void copyOut(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
   Value chunk = arith::DivUIOp::create(b, col, cIndex(b, 64));
   // The last round may run past the warpgroup's units (64 D / 8 need not
   // be a multiple of 128) and past Nq.
-  Value qRow = arith::AddIOp::create(b, op.getQPos(), tileRow);
+  RowTarget to = rowTarget(b, op, tileRow);
   Value inside = arith::AndIOp::create(
       b,
       arith::CmpIOp::create(b, arith::CmpIPredicate::ult, idx,
                             cIndex(b, units)),
-      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, qRow, numRows));
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, to.query, numRows));
   auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
   b.setInsertionPointToStart(ifOp.thenBlock());
   Value v =
       vector::LoadOp::create(b, VectorType::get({8}, elt), op.getStaging(),
                              ValueRange{chunk, tileRow, at});
   vector::StoreOp::create(b, v, op.getO(),
-                          ValueRange{op.getBatch(), op.getHead(), qRow, col});
+                          ValueRange{op.getBatch(), to.head, to.query, col});
 }
 
 /// Writes the warpgroup's 64 staged rows to O with one TMA store per
 /// 64-column chunk (which clips rows past Nq and columns past D), issued by
-/// its thread 0. That thread then waits until TMA has read the staging
+/// its thread 0; with GQA packing (G > 1) each box is 64 / G queries of
+/// the G heads from `head`, on O's [B, N, H, D] view. That thread then waits until TMA has read the staging
 /// tile, which a persistent CTA's next Q overwrites; the global writes
 /// complete in the background.
 void storeOut(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
@@ -733,18 +755,24 @@ void storeOut(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
                                      b.getIndexAttr(kWarpgroupRows),
                                      b.getIndexAttr(64)};
   SmallVector<OpFoldResult> ones(3, b.getIndexAttr(1));
+  int64_t g = op.getGqaPack();
   SmallVector<ReassociationIndices> toBox = {{0, 1}, {2}, {3}};
+  SmallVector<int64_t> boxShape = {1, 1, kWarpgroupRows, 64};
+  SmallVector<Value> at = {Value(), row, op.getHead(), op.getBatch()};
+  if (g > 1) {
+    toBox = {{0}, {1, 2}, {3}};
+    boxShape = {1, kWarpgroupRows / g, g, 64};
+    at = {Value(), op.getHead(),
+          arith::DivUIOp::create(b, row, cIndex(b, g)), op.getBatch()};
+  }
   for (int64_t c = 0; c < chunks; ++c) {
     SmallVector<OpFoldResult> offsets = {b.getIndexAttr(c), wgRow,
                                          b.getIndexAttr(0)};
     Value rows = memref::SubViewOp::create(b, op.getStaging(), offsets, sizes,
                                            ones);
-    Value box = memref::ExpandShapeOp::create(
-        b, ArrayRef<int64_t>{1, 1, kWarpgroupRows, 64}, rows, toBox);
-    nvgpu::TmaAsyncStoreOp::create(
-        b, box, op.getOMap(),
-        ValueRange{cIndex(b, c * 64), row, op.getHead(), op.getBatch()},
-        Value());
+    Value box = memref::ExpandShapeOp::create(b, boxShape, rows, toBox);
+    at[0] = cIndex(b, c * 64);
+    nvgpu::TmaAsyncStoreOp::create(b, box, op.getOMap(), at, Value());
   }
   NVVM::CpAsyncBulkCommitGroupOp::create(b);
   NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr());
@@ -763,9 +791,9 @@ void storeF32(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
     if (col >= d)
       continue; // a group of padding columns past D
     Value c = arith::AddIOp::create(b, tl.twoQ, cIndex(b, col));
-    Value qRow = arith::AddIOp::create(b, op.getQPos(), tl.row[h]);
+    RowTarget to = rowTarget(b, op, tl.row[h]);
     Value write =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, qRow, numRows);
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, to.query, numRows);
     if (col + 8 > d) // a partial group of 8 columns: this thread's pair?
       write = arith::AndIOp::create(
           b, write,
@@ -778,7 +806,7 @@ void storeF32(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
                                                 ValueRange{o[j], o[j + 1]});
     // 8-byte aligned: the workspace is, D and the column are even.
     vector::StoreOp::create(b, pair, op.getO(),
-                            ValueRange{op.getBatch(), op.getHead(), qRow, c},
+                            ValueRange{op.getBatch(), to.head, to.query, c},
                             /*nontemporal=*/false, llvm::MaybeAlign(8));
   }
 }
@@ -795,15 +823,16 @@ void storeLse(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
       log2Sum = arith::SubFOp::create(b, log2Sum, cF32(b, pOffset));
     Value lse = arith::MulFOp::create(b, log2Sum, cF32(b, M_LN2));
     lse = arith::SelectOp::create(b, noKey[h], cF32(b, -INFINITY), lse);
-    Value qRow = arith::AddIOp::create(b, op.getQPos(), tl.row[h]);
+    RowTarget to = rowTarget(b, op, tl.row[h]);
     Value write = arith::AndIOp::create(
         b, tl.quadLeader,
-        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, qRow, numRows));
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, to.query,
+                              numRows));
     auto ifOp = scf::IfOp::create(b, write, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
     memref::StoreOp::create(b, lse, op.getLse(),
-                            ValueRange{op.getBatch(), op.getHead(), qRow});
+                            ValueRange{op.getBatch(), to.head, to.query});
   }
 }
 

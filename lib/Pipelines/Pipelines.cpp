@@ -81,7 +81,7 @@ void mlir::attn::buildCubinPipeline(OpPassManager &pm,
   if (path == KernelPath::fma) {
     auto [bm, bn] = defaultBlockSizes(path, 0, std::nullopt);
     addTiling(pm, options.blockM ? options.blockM : bm,
-              options.blockN ? options.blockN : bn);
+              options.blockN ? options.blockN : bn, options.packGqa);
     pm.nest<func::FuncOp>().addPass(createAttnDistributeRows());
     addDecomposition(pm);
   } else {
@@ -90,7 +90,7 @@ void mlir::attn::buildCubinPipeline(OpPassManager &pm,
     addTiling(pm,
               options.blockM || options.splits == 1 ? int64_t(options.blockM)
                                                     : kSplitKVBlockM,
-              options.blockN);
+              options.blockN, options.packGqa);
     OpPassManager &fn = pm.nest<func::FuncOp>();
     fn.addPass(createAttnAsyncPipeline(AttnAsyncPipelineOptions{
         options.stages, kProducerRegisters, /*consumerRegisters=*/0,

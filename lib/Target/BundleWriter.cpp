@@ -53,6 +53,7 @@ struct KernelSource {
   // Block sizes asked for (attribute or option; 0: the default), which a
   // variant starts from: its defaults follow its own path and BLOCK_N.
   int64_t requestedBlockM = 0, requestedBlockN = 0;
+  bool packGqa = false; // GQA packing (attribute or option)
 };
 
 /// The dimension of a rank-4 operand with unit stride: D, except Nk for the
@@ -134,7 +135,8 @@ std::optional<int64_t> staticDim(Value v, unsigned i) {
 }
 
 constexpr llvm::StringLiteral kKernelAttrs[] = {"attn.block_m", "attn.block_n",
-                                                "attn.path", "attn.splits"};
+                                                "attn.path", "attn.splits",
+                                                "attn.pack_gqa"};
 
 /// The function must be `attn.attention` + `return` (anything else would be
 /// lost: a bundle holds only the kernel) with an identifier for a name.
@@ -159,7 +161,7 @@ FailureOr<AttentionOp> kernelOp(func::FuncOp func) {
       return func.emitError("unknown attribute '")
              << attr.getName().strref()
              << "'; a bundle kernel function takes attn.block_m, "
-                "attn.block_n and attn.path";
+                "attn.block_n, attn.path, attn.splits and attn.pack_gqa";
   return ops.front();
 }
 
@@ -262,6 +264,19 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
   if (failed(splits))
     return failure();
   key.splits = *splits;
+  src.packGqa = opts.packGqa;
+  if (Attribute attr = func->getAttr("attn.pack_gqa")) {
+    auto flag = dyn_cast<BoolAttr>(attr);
+    if (!flag)
+      return func.emitError("attribute 'attn.pack_gqa' must be a bool, but "
+                            "got ")
+             << attr;
+    src.packGqa = flag.getValue();
+  }
+  if (src.packGqa && (!key.numHeadsQ || !key.numHeadsKV))
+    return func.emitError("GQA packing (attn.pack_gqa, a spec's pack_gqa or "
+                          "--pack-gqa) needs static num_heads_q and "
+                          "num_heads_kv");
   src.requestedBlockM = *blockM;
   src.requestedBlockN = *blockN;
   auto [bm, bn] = defaultBlockSizes(path, key.headDim, key.seqLenQ, *blockN,
@@ -312,22 +327,19 @@ FailureOr<bundle::GridDim> gridDim(Value v, const KernelSource &src,
   return dim;
 }
 
-/// True for memref.transpose (d0, d1, d2, d3) -> (d0, d1, d3, d2): the
-/// [B, H, D, N] view of a V^T operand.
-bool swapsInnerDims(memref::TransposeOp transpose) {
-  AffineMap perm = transpose.getPermutation();
-  return perm.isPermutation() && perm.getNumResults() == 4 &&
-         perm == AffineMap::getPermutationMap(ArrayRef<unsigned>{0, 1, 3, 2},
-                                              perm.getContext());
+/// True for memref.transpose of a rank-4 operand with permutation `perm`.
+bool isTranspose(memref::TransposeOp transpose, ArrayRef<unsigned> perm) {
+  AffineMap map = transpose.getPermutation();
+  return map == AffineMap::getPermutationMap(perm, map.getContext());
 }
 
 /// The operand a tensor-map kernel argument describes, and its box
 /// (innermost first): the argument is
 /// unrealized_conversion_cast(nvgpu.tma.create.descriptor(cast(operand))),
-/// or for an FP8 V^T operand
-/// unrealized_conversion_cast(nvgpu.tma.create.descriptor(cast(
-///     memref.transpose(operand) (d0, d1, d2, d3) -> (d0, d1, d3, d2)))),
-/// recorded as a transposed map (dims N, D, H, B innermost first).
+/// or the same of memref.transpose(operand): (d0, d1, d3, d2) for an FP8
+/// V^T operand, recorded as a transposed map (dims N, D, H, B innermost
+/// first), or (d0, d2, d1, d3) for a GQA-packed Q or O, recorded as a
+/// heads_inner map (dims D, H, N, B).
 FailureOr<bundle::Param> tensorMapParam(Value arg, const KernelSource &src,
                                         gpu::LaunchFuncOp launch) {
   auto cast = arg.getDefiningOp<UnrealizedConversionCastOp>();
@@ -348,18 +360,24 @@ FailureOr<bundle::Param> tensorMapParam(Value arg, const KernelSource &src,
   bundle::Param param;
   param.operand = src.roles.lookup(operand.getArgNumber());
   param.field = bundle::Param::Field::TensorMap;
-  if (transpose && !swapsInnerDims(transpose))
+  param.transposed = transpose && isTranspose(transpose, {0, 1, 3, 2});
+  param.headsInner = transpose && isTranspose(transpose, {0, 2, 1, 3});
+  StringRef name = bundle::operandName(param.operand);
+  if (transpose && !param.transposed && !param.headsInner)
     return launch.emitOpError("the TMA descriptor of operand '")
-           << bundle::operandName(param.operand)
-           << "' is built from memref.transpose "
+           << name << "' is built from memref.transpose "
            << AffineMapAttr::get(transpose.getPermutation())
-           << "; only (d0, d1, d2, d3) -> (d0, d1, d3, d2) (V^T storage) has "
-              "a manifest form";
-  if (transpose && param.operand != Operand::V)
+           << "; only (d0, d1, d3, d2) (V^T storage) and (d0, d2, d1, d3) "
+              "(GQA packing) have a manifest form";
+  if (param.transposed && param.operand != Operand::V)
     return launch.emitOpError("the TMA descriptor of operand '")
-           << bundle::operandName(param.operand)
-           << "' is built from a transposed view; only v (V^T storage) may be";
-  param.transposed = static_cast<bool>(transpose);
+           << name << "' is built from a transposed view; only v (V^T "
+                      "storage) may be";
+  if (param.headsInner && param.operand != Operand::Q &&
+      param.operand != Operand::O)
+    return launch.emitOpError("the TMA descriptor of operand '")
+           << name << "' is built from a heads-inner view; only q and o (GQA "
+                      "packing) may be";
   ArrayRef<int64_t> box = desc.getTensorMap().getType().getTensor().getShape();
   if (box.size() != 4)
     return launch.emitOpError("TMA boxes are rank 4 [B, H, N, D]");
@@ -579,6 +597,7 @@ LogicalResult pipelineOptions(KernelSource &src, const BundleOptions &opts,
   pipeline.persistentCtas = opts.persistentCtas;
   pipeline.tmaStore = opts.tmaStore;
   pipeline.splits = src.key.splits;
+  pipeline.packGqa = src.packGqa;
   pipeline.chip = opts.chip;
   pipeline.features = opts.features;
   if (variant.empty())

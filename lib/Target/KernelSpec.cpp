@@ -41,6 +41,8 @@ std::string KernelSpec::defaultName() const {
                 .str();
   if (splits > 1)
     name += llvm::formatv("_split{0}", splits).str();
+  if (packGqa)
+    name += "_gqapack";
   return name;
 }
 
@@ -59,7 +61,7 @@ static constexpr llvm::StringLiteral kSpecKeys[] = {
     "name",   "batch",     "num_heads_q", "num_heads_kv", "seqlen_q",
     "seqlen_k", "head_dim", "dtype",      "causal",       "lse",
     "scale",  "layout",    "block_m",     "block_n",      "path",
-    "splits"};
+    "splits", "pack_gqa"};
 
 bool mlir::attn::fromJSON(const json::Value &value, KernelSpec &spec,
                           json::Path path) {
@@ -79,7 +81,8 @@ bool mlir::attn::fromJSON(const json::Value &value, KernelSpec &spec,
       !o.mapOptional("lse", spec.lse) || !o.mapOptional("scale", spec.scale) ||
       !o.mapOptional("layout", layout) || !o.mapOptional("block_m", blockM) ||
       !o.mapOptional("block_n", blockN) || !o.mapOptional("path", spec.path) ||
-      !o.mapOptional("splits", spec.splits))
+      !o.mapOptional("splits", spec.splits) ||
+      !o.mapOptional("pack_gqa", spec.packGqa))
     return false;
   if (spec.splits < 1 || spec.splits > 256) {
     path.field("splits").report("must be in [1, 256] (1: unsplit)");
@@ -235,6 +238,8 @@ LogicalResult mlir::attn::buildKernelFunction(ModuleOp module,
     func->setAttr("attn.path", builder.getStringAttr(spec.path));
   if (spec.splits > 1)
     func->setAttr("attn.splits", builder.getI64IntegerAttr(spec.splits));
+  if (spec.packGqa)
+    func->setAttr("attn.pack_gqa", builder.getBoolAttr(true));
   Block *body = func.addEntryBlock();
   builder.setInsertionPointToStart(body);
   ValueRange a = body->getArguments();

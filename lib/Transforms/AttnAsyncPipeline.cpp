@@ -130,13 +130,23 @@ FailureOr<CtaNest> matchNest(scf::ForallOp cta, LoadTileOp loadQ) {
   return nest;
 }
 
-/// !nvgpu.tensormap.descriptor of a [1, 1, rows, 128 bytes] box of a
-/// [B, H, N, D] tensor (or V^T's [B, H, D, N]), 128-byte swizzled,
+/// The TMA box of `rows` rows of a tile, 128 bytes each: [1, 1, rows,
+/// chunk] of a [B, H, N, D] tensor (or V^T's [B, H, D, N]), or with GQA
+/// packing (`pack` = G > 1) [1, rows / G, G, chunk] of its [B, N, H, D]
+/// view, which lands query-major: tile row r is query r / G of head r % G.
+SmallVector<int64_t> boxShape(Type elt, int64_t rows, int64_t pack) {
+  if (pack > 1)
+    return {1, rows / pack, pack, chunkCols(elt)};
+  return {1, 1, rows, chunkCols(elt)};
+}
+
+/// !nvgpu.tensormap.descriptor of boxes `box`, 128-byte swizzled,
 /// out-of-bounds elements read as zero.
-nvgpu::TensorMapDescriptorType descriptorType(Type elt, int64_t rows) {
+nvgpu::TensorMapDescriptorType descriptorType(Type elt,
+                                              ArrayRef<int64_t> boxDims) {
   MLIRContext *ctx = elt.getContext();
   auto box = MemRefType::get(
-      {1, 1, rows, chunkCols(elt)}, elt, MemRefLayoutAttrInterface(),
+      boxDims, elt, MemRefLayoutAttrInterface(),
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
   return nvgpu::TensorMapDescriptorType::get(
       ctx, box, nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
@@ -148,28 +158,36 @@ nvgpu::TensorMapDescriptorType descriptorType(Type elt, int64_t rows) {
 /// Rows of O one warpgroup stores (the box of O's descriptor).
 constexpr int64_t kWarpgroupRows = 64;
 
-/// Host side, before the CTA loop: the TMA descriptor of `tensor`.
-Value createDescriptor(OpBuilder &b, Location loc, Value tensor, int64_t rows) {
-  auto type = cast<MemRefType>(tensor.getType());
+/// The view of `t` with dimensions `perm` (a permutation of 0..3).
+Value permuted(OpBuilder &b, Location loc, Value t,
+               ArrayRef<unsigned> perm) {
+  return memref::TransposeOp::create(
+      b, loc, t,
+      AffineMapAttr::get(AffineMap::getPermutationMap(perm, b.getContext())));
+}
+
+/// Host side, before the CTA loop: the TMA descriptor of `tensor` in boxes
+/// of `rows` rows (boxShape; with `pack` > 1, of its [B, N, H, D] view).
+Value createDescriptor(OpBuilder &b, Location loc, Value tensor, int64_t rows,
+                       int64_t pack = 1) {
+  if (pack > 1)
+    tensor = permuted(b, loc, tensor, {0, 2, 1, 3});
+  Type elt = cast<MemRefType>(tensor.getType()).getElementType();
   Value unranked = memref::CastOp::create(
-      b, loc, UnrankedMemRefType::get(type.getElementType(), 0), tensor);
+      b, loc, UnrankedMemRefType::get(elt, 0), tensor);
+  SmallVector<int64_t> boxDims = boxShape(elt, rows, pack);
   SmallVector<Value> box;
-  for (int64_t extent : {int64_t(1), int64_t(1), rows,
-                         chunkCols(type.getElementType())})
+  for (int64_t extent : boxDims)
     box.push_back(arith::ConstantIndexOp::create(b, loc, extent));
   return nvgpu::TmaCreateDescriptorOp::create(
-      b, loc, descriptorType(type.getElementType(), rows), unranked, box);
+      b, loc, descriptorType(elt, boxDims), unranked, box);
 }
 
 /// Host side: the TMA descriptor of an FP8 V stored as V^T (unit stride
 /// along N), read through its [B, H, D, N] view in [1, 1, D, 128] boxes.
 Value createTransposedDescriptor(OpBuilder &b, Location loc, Value v,
                                  int64_t headDim) {
-  MLIRContext *ctx = b.getContext();
-  auto perm = AffineMapAttr::get(AffineMap::getPermutationMap(
-      ArrayRef<unsigned>{0, 1, 3, 2}, ctx));
-  Value vt = memref::TransposeOp::create(b, loc, v, perm);
-  return createDescriptor(b, loc, vt, headDim);
+  return createDescriptor(b, loc, permuted(b, loc, v, {0, 1, 3, 2}), headDim);
 }
 
 /// Whether `v` (FP8) is stored as V^T: unit stride along N.
@@ -318,17 +336,39 @@ Value boxView(OpBuilder &b, Location loc, Value buffer, Value slot,
   return memref::SubViewOp::create(b, loc, buffer, offsets, sizes, ones);
 }
 
+/// A [1, 1, rows, chunk] box view as GQA packing's [1, rows / G, G, chunk]
+/// (boxShape): the same bytes.
+Value packedBox(OpBuilder &b, Location loc, Value box, int64_t pack) {
+  auto type = cast<MemRefType>(box.getType());
+  int64_t rows = type.getDimSize(2), cols = type.getDimSize(3);
+  Value flat = memref::CollapseShapeOp::create(
+      b, loc, box, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+  return memref::ExpandShapeOp::create(
+      b, loc, ArrayRef<int64_t>{1, rows / pack, pack, cols}, flat,
+      SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}});
+}
+
 /// TMA copies of the chunks of rows [row, row + box rows) of (batch, head)
-/// into stage `slot` of `buffer`, completing on `bars[slot]`.
+/// into stage `slot` of `buffer`, completing on `bars[slot]`. With GQA
+/// packing (`pack` = G > 1) `row` counts packed rows and the box is
+/// queries [row / G, ..) of heads [head, head + G) (boxShape).
 void copyTile(OpBuilder &b, Location loc, Value desc, Value buffer, Value slot,
               Value bars, Value barId, Value row, Value head, Value batch,
-              int64_t chunks) {
+              int64_t chunks, int64_t pack = 1) {
   int64_t cols = cast<MemRefType>(buffer.getType()).getDimSize(3);
+  SmallVector<Value> at = {Value(), row, head, batch};
+  if (pack > 1)
+    at = {Value(), head,
+          arith::DivUIOp::create(b, loc, row,
+                                 arith::ConstantIndexOp::create(b, loc, pack)),
+          batch};
   for (int64_t c = 0; c < chunks; ++c) {
-    Value col = arith::ConstantIndexOp::create(b, loc, c * cols);
-    nvgpu::TmaAsyncLoadOp::create(b, loc, boxView(b, loc, buffer, slot, c),
-                                  bars, desc, ValueRange{col, row, head, batch},
-                                  barId, Value(), Value());
+    at[0] = arith::ConstantIndexOp::create(b, loc, c * cols);
+    Value box = boxView(b, loc, buffer, slot, c);
+    if (pack > 1)
+      box = packedBox(b, loc, box, pack);
+    nvgpu::TmaAsyncLoadOp::create(b, loc, box, bars, desc, at, barId, Value(),
+                                  Value());
   }
 }
 
@@ -399,7 +439,7 @@ void buildProducer(OpBuilder &b, Location loc, CtaNest nest,
       b, loc, st.qBar, arith::ConstantIndexOp::create(b, loc, s.qBytes()), c0,
       Value());
   copyTile(b, loc, desc[0], st.q, c0, st.qBar, c0, q.getRow(), q.getHead(),
-           q.getBatch(), s.chunks);
+           q.getBatch(), s.chunks, q.getGqaPack());
 
   Value first = nest.loops.front().getLowerBound();
   auto loop = scf::ForOp::create(b, loc, first, numBlocks, c1);
@@ -537,6 +577,7 @@ void rewriteConsumerLoop(scf::ForOp loop, const PipelineShape &s,
       step.getCausalOffset(), step.getQkDescale(), step.getM(), step.getL(),
       step.getAcc(),
       step.getScaleAttr(), b.getI64IntegerAttr(s.headDim), step.getMaskAttr());
+  mma.setGqaPack(step.getGqaPack());
   step.replaceAllUsesWith(mma.getResults());
   step.erase();
   b.setInsertionPointAfter(mma);
@@ -719,6 +760,12 @@ struct AttnAsyncPipelinePass
                                   "128 or 192 (one to three consumer "
                                   "warpgroups of 64 rows), but got ")
              << s.blockM;
+    if (kWarpgroupRows % nest.loadQ.getGqaPack() != 0)
+      return nest.cta.emitOpError("attn-async-pipeline: GQA packing needs "
+                                  "the group size Hq / Hkv to divide 64 (a "
+                                  "warpgroup's rows hold whole queries), but "
+                                  "got ")
+             << nest.loadQ.getGqaPack();
     if (s.blockN % 16 != 0 || s.blockN > 256)
       return nest.cta.emitOpError("attn-async-pipeline: BLOCK_N must be a "
                                   "multiple of 16 up to 256, but got ")
@@ -753,8 +800,9 @@ struct AttnAsyncPipelinePass
     // Host side: TMA descriptors of Q, K, V.
     OpBuilder host(nest.cta);
     Location loc = nest.cta.getLoc();
+    int64_t pack = nest.loadQ.getGqaPack();
     SmallVector<Value> desc = {
-        createDescriptor(host, loc, nest.loadQ.getSource(), s.blockM),
+        createDescriptor(host, loc, nest.loadQ.getSource(), s.blockM, pack),
         createDescriptor(host, loc, step.getK(), s.blockN),
         s.fp8() ? createTransposedDescriptor(host, loc, step.getV(), d)
                 : createDescriptor(host, loc, step.getV(), s.blockN)};
@@ -811,7 +859,7 @@ struct AttnAsyncPipelinePass
       nest.epilogue.getStagingMutable().assign(st.staging);
     if (tmaStore && !splitKV)
       nest.epilogue.getOMapMutable().assign(createDescriptor(
-          host, loc, nest.epilogue.getO(), kWarpgroupRows));
+          host, loc, nest.epilogue.getO(), kWarpgroupRows, pack));
     if (persistent) {
       // The next tile's Q may land once every consumer thread is done with
       // Q and the staged O (generic-proxy writes before TMA's).
@@ -866,7 +914,8 @@ struct AttnAsyncPipelinePass
 
   void runOnOperation() override {
     if (failed(checkNoHostOnlyTiles(getOperation(), "attn-async-pipeline",
-                                    /*allowFP8=*/true)))
+                                    GpuTileSupport{/*fp8=*/true,
+                                                   /*gqaPack=*/true})))
       return signalPassFailure();
     SmallVector<std::pair<scf::ForallOp, LoadTileOp>> ctas;
     getOperation().walk([&](LoadTileOp load) {

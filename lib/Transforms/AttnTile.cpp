@@ -143,12 +143,23 @@ Descales loadDescales(OpBuilder &b, Location loc, const ForwardOp &op,
 /// dimensions (or the whole loop) away, so later passes always find it.
 Cta buildGrid(OpBuilder &b, Location loc, const ProblemSizes &sz,
               const TileShape &t) {
-  Value rows = sz.seqLenQ;
-  if (t.pack > 1)
-    rows = arith::MulIOp::create(
-        b, loc, rows, arith::ConstantIndexOp::create(b, loc, t.pack));
   Value bm = arith::ConstantIndexOp::create(b, loc, t.blockM);
-  Value numQBlocks = b.createOrFold<arith::CeilDivUIOp>(loc, rows, bm);
+  // ceil(Nq * G / BLOCK_M) packed rows; ceil(Nq / (BLOCK_M / G)) where G
+  // divides BLOCK_M, which a bundle's grid can express (operand size over a
+  // constant).
+  Value numQBlocks;
+  if (t.pack > 1 && t.blockM % t.pack == 0)
+    numQBlocks = b.createOrFold<arith::CeilDivUIOp>(
+        loc, sz.seqLenQ,
+        arith::ConstantIndexOp::create(b, loc, t.blockM / t.pack));
+  else if (t.pack > 1)
+    numQBlocks = b.createOrFold<arith::CeilDivUIOp>(
+        loc,
+        arith::MulIOp::create(b, loc, sz.seqLenQ,
+                              arith::ConstantIndexOp::create(b, loc, t.pack)),
+        bm);
+  else
+    numQBlocks = b.createOrFold<arith::CeilDivUIOp>(loc, sz.seqLenQ, bm);
   Value splits = arith::ConstantIndexOp::create(b, loc, t.splits);
   Value x = t.splits > 1 ? arith::MulIOp::create(b, loc, numQBlocks, splits)
                          : numQBlocks;

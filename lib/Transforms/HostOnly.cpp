@@ -19,9 +19,9 @@ static bool isFP8Tile(Operation *op) {
 }
 
 LogicalResult attn::checkNoHostOnlyTiles(Operation *root, StringRef pass,
-                                         bool allowFP8) {
+                                         GpuTileSupport support) {
   WalkResult res = root->walk([&](Operation *op) {
-    if (!allowFP8 && isFP8Tile(op))
+    if (!support.fp8 && isFP8Tile(op))
       return WalkResult(op->emitOpError()
                         << "is FP8 (an f8E4M3FN tile or its descale), but "
                         << pass
@@ -42,12 +42,13 @@ LogicalResult attn::checkNoHostOnlyTiles(Operation *root, StringRef pass,
                              "--attn-to-cpu)");
     } else if (epilogue)
       pack = epilogue.getGqaPack();
-    if (pack == 1)
+    if (pack == 1 || support.gqaPack)
       return WalkResult::advance();
     return WalkResult(op->emitOpError()
                       << pass
-                      << ": GQA packing has no GPU lowering yet (it lowers "
-                         "to the host only: --attn-to-cpu)");
+                      << ": GQA packing has no lowering here: it lowers to "
+                         "the host (--attn-to-cpu) and the tensor-core path "
+                         "(attn-async-pipeline)");
   });
   return failure(res.wasInterrupted());
 }

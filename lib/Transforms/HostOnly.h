@@ -1,10 +1,11 @@
-//===- HostOnly.h - tile ops with a host lowering only ----------*- C++ -*-===//
+//===- HostOnly.h - tile ops a GPU pass cannot lower ------------*- C++ -*-===//
 //
-// f32 attention and GQA packing (gqa_pack > 1) lower to the host so far, and
-// FP8 attention (f8E4M3FN tiles, descales on the step and epilogue) to the
-// host and the tensor-core path; the GPU passes after attn-tile refuse what
-// they cannot lower with this check. Split-KV (an fp32 attn.epilogue into
-// the workspace, attn.combine_step) lowers on both GPU paths.
+// The host lowering (attn-to-cpu) takes every tile op; the GPU passes after
+// attn-tile take a subset and refuse the rest with this check: f32
+// attention lowers to the host only; FP8 (f8E4M3FN tiles, descales on the
+// step and epilogue) and GQA packing (gqa_pack > 1) to the host and the
+// tensor-core path. Split-KV (an fp32 attn.epilogue into the workspace,
+// attn.combine_step) lowers on both GPU paths.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,10 +16,16 @@
 
 namespace mlir::attn {
 
-/// Fails with an error naming `pass` on the first f32 or GQA-packed tile
-/// op under `root`, and on FP8 ones unless `allowFP8`.
+/// What a GPU pass lowers beyond f16/bf16 tiles of one query head.
+struct GpuTileSupport {
+  bool fp8 = false;
+  bool gqaPack = false;
+};
+
+/// Fails with an error naming `pass` on the first f32 tile op under
+/// `root`, and on FP8 or GQA-packed ones that `support` leaves out.
 LogicalResult checkNoHostOnlyTiles(Operation *root, StringRef pass,
-                                   bool allowFP8 = false);
+                                   GpuTileSupport support = {});
 
 } // namespace mlir::attn
 

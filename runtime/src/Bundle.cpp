@@ -741,7 +741,8 @@ struct alignas(64) TensorMap {
 };
 
 /// Encodes `t` as the rank-4 tensor (D, N, H, B), or (N, D, H, B) for a
-/// transposed map (FP8 V^T storage), in boxes of `param.box` (128-byte
+/// transposed map (FP8 V^T storage), or (D, H, N, B) for a heads_inner map
+/// (GQA packing), in boxes of `param.box` (128-byte
 /// swizzle, out-of-bounds elements zero). e4m3 maps are UINT8: TMA copies
 /// bytes. A dimension of size 1 has no meaningful stride: it gets the
 /// packed one, so that any stride a caller left there is never put into the
@@ -755,8 +756,10 @@ static Status encodeTensorMap(const DriverApi &driver, const Param &param,
   const attn_tensor &t = operandTensor(args, param.operand);
   auto elt = static_cast<int64_t>(elementBytes(dtypeOf(t)));
   // The memref dimension of each TMA dimension, innermost first.
-  const int order[4] = {param.transposed ? 2 : 3, param.transposed ? 3 : 2, 1,
-                        0};
+  const int order[4] = {
+      param.transposed ? 2 : 3,
+      param.transposed ? 3 : param.headsInner ? 1 : 2,
+      param.headsInner ? 2 : 1, 0};
   cuuint64_t dims[4], strides[3];
   for (int i = 0; i < 4; ++i)
     dims[i] = static_cast<cuuint64_t>(std::max<int64_t>(t.sizes[order[i]], 1));

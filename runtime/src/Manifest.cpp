@@ -140,6 +140,8 @@ static json::Value toJSON(const Param &param) {
     obj["box"] = json::Array(param.box);
   if (param.transposed)
     obj["transposed"] = true;
+  if (param.headsInner)
+    obj["heads_inner"] = true;
   return obj;
 }
 
@@ -323,19 +325,28 @@ static bool fromJSON(const json::Value &value, Param &param, json::Path path) {
   }
   param.field = *parsed;
   param.index = 0;
-  param.transposed = false;
-  if (*parsed != Param::Field::TensorMap &&
-      value.getAsObject()->get("transposed")) {
-    path.field("transposed").report("only a tensor_map may be transposed");
-    return false;
+  param.transposed = param.headsInner = false;
+  // json::Path::report takes a literal: one message per key.
+  if (*parsed != Param::Field::TensorMap) {
+    if (value.getAsObject()->get("transposed")) {
+      path.field("transposed").report("only a tensor_map may be transposed");
+      return false;
+    }
+    if (value.getAsObject()->get("heads_inner")) {
+      path.field("heads_inner").report("only a tensor_map may be heads_inner");
+      return false;
+    }
   }
   if (*parsed == Param::Field::TensorMap) {
     std::vector<int64_t> box;
-    if (!o.map("box", box) || !o.mapOptional("transposed", param.transposed))
+    if (!o.map("box", box) || !o.mapOptional("transposed", param.transposed) ||
+        !o.mapOptional("heads_inner", param.headsInner))
       return false;
     if (box.size() != 4) {
       path.field("box").report(param.transposed
                                    ? "expected 4 extents (N, D, H, B)"
+                               : param.headsInner
+                                   ? "expected 4 extents (D, H, N, B)"
                                    : "expected 4 extents (D, N, H, B)");
       return false;
     }
@@ -513,7 +524,8 @@ static llvm::Error checkResources(const Resources &r, const llvm::Twine &at) {
 /// A tensor map of a wgmma kernel: q, k, v or o; a box of one 128-byte
 /// swizzle span innermost (64 f16/bf16 or 128 e4m3 elements), at most 256
 /// rows, 1 head, 1 batch; transposed exactly for the V of an e4m3 kernel
-/// (V^T storage: the span runs along Nk).
+/// (V^T storage: the span runs along Nk); heads_inner only for q and o (GQA
+/// packing: G >= 2 heads of rows / G queries, at most 256 rows).
 static llvm::Error checkTensorMap(const KernelEntry &kernel, const Param &p,
                                   const llvm::Twine &at) {
   if (kernel.key.path != "wgmma" || p.operand == Operand::LSE ||
@@ -532,9 +544,24 @@ static llvm::Error checkTensorMap(const KernelEntry &kernel, const Param &p,
                          "transposed (V^T storage, unit stride along Nk)"
                        : "the tensor map of v is transposed, but only e4m3 "
                          "kernels take V^T storage");
+  if (p.headsInner && p.operand != Operand::Q && p.operand != Operand::O)
+    return corrupt(at + ".params",
+                   "the tensor map of " + name +
+                       " has heads_inner; only q's and o's may (GQA packing)");
   // O is bf16 in an e4m3 kernel.
   int64_t elementBytes = fp8 && p.operand != Operand::O ? 1 : 2;
   int64_t span = 128 / elementBytes;
+  if (p.headsInner) {
+    if (p.box[0] != span || p.box[1] < 2 || p.box[2] < 1 ||
+        p.box[1] * p.box[2] > 256 || p.box[3] != 1)
+      return corrupt(at + ".params",
+                     llvm::formatv("a heads_inner tensor map box must be "
+                                   "[{0}, G >= 2, rows / G, 1] with at most "
+                                   "256 rows for {1}, got [{2}, {3}, {4}, {5}]",
+                                   span, name, p.box[0], p.box[1], p.box[2],
+                                   p.box[3]));
+    return llvm::Error::success();
+  }
   if (p.box[0] != span || p.box[1] < 1 || p.box[1] > 256 || p.box[2] != 1 ||
       p.box[3] != 1)
     return corrupt(at + ".params",
@@ -710,12 +737,23 @@ static llvm::Error checkWgmma(const KernelEntry &kernel,
     StringRef what = p.operand == Operand::Q   ? "block_m"
                      : p.operand == Operand::O ? "one warpgroup's rows"
                                                : "block_n";
-    if (p.box[1] != rows)
+    if (p.headsInner) {
+      const FwdKey &key = kernel.key;
+      if (!key.numHeadsQ || !key.numHeadsKV ||
+          p.box[1] * *key.numHeadsKV != *key.numHeadsQ)
+        return corrupt(at + ".params",
+                       llvm::formatv("the heads_inner tensor map of {0} packs "
+                                     "{1} heads; GQA packing needs static "
+                                     "num_heads_q = {1} * num_heads_kv",
+                                     operandName(p.operand), p.box[1]));
+    }
+    int64_t boxRows = p.headsInner ? p.box[1] * p.box[2] : p.box[1];
+    if (boxRows != rows)
       return corrupt(at + ".params",
                      llvm::formatv("the tensor map of {0} must have {1} rows "
                                    "({2}), not {3}",
                                    operandName(p.operand), rows, what,
-                                   p.box[1]));
+                                   boxRows));
   }
   if (maps[0] != 1 || maps[1] != 1 || maps[2] != 1 || maps[3] > 1)
     return corrupt(at + ".params", "a wgmma kernel takes exactly one tensor "

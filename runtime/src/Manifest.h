@@ -92,7 +92,10 @@ struct GridDim {
 /// [B, H, N, D] (innermost first: D, N, H, B), copied in boxes of `box`
 /// elements (innermost first), 128-byte swizzled, out-of-bounds elements
 /// zero. A `transposed` map (FP8 V, stored V^T with unit stride along Nk)
-/// views the operand as (Nk, D, H, B) instead, innermost first.
+/// views the operand as (Nk, D, H, B) instead, innermost first; a
+/// `heads_inner` map (GQA packing: Q and O) as (D, H, N, B), so that a box
+/// [span, G, rows / G, 1] holds the G query heads of a KV group
+/// query-major.
 struct Param {
   enum class Field {
     AllocatedPtr,
@@ -107,6 +110,7 @@ struct Param {
   int64_t index = 0;                         // dimension, for Size and Stride
   std::array<int64_t, 4> box = {0, 0, 0, 0}; // for TensorMap
   bool transposed = false; // for TensorMap: dims (N, D, H, B)
+  bool headsInner = false; // for TensorMap: dims (D, H, N, B)
   /// >= 0: the parameter describes workspace buffer `workspace` of the
   /// kernel (a contiguous fp32 memref) instead of `operand`.
   int64_t workspace = -1;

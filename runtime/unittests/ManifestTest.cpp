@@ -681,6 +681,71 @@ TEST(ManifestFp8, TransposedMapsAreFp8VOnly) {
                    "transposed");
 }
 
+//===----------------------------------------------------------------------===//
+// GQA packing: heads_inner tensor maps
+//===----------------------------------------------------------------------===//
+
+template <typename Edit> std::string packedErrorAfter(Edit edit) {
+  json::Value value = toJSON(manifestOf({gqaPackedKernel("p")}));
+  edit(*value.getAsObject());
+  llvm::Expected<Manifest> parsed =
+      parseManifest(llvm::formatv("{0}", value).str());
+  return parsed ? std::string() : llvm::toString(parsed.takeError());
+}
+
+TEST(ManifestGqaPack, RoundTripsTheHeadsInnerMap) {
+  Manifest m = manifestOf({gqaPackedKernel("p")});
+  std::string text = manifestText(m);
+  EXPECT_NE(text.find("\"heads_inner\": true"), std::string::npos) << text;
+  llvm::Expected<Manifest> parsed = parseManifest(text);
+  ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+  expectSameKernel(parsed->kernels[0], m.kernels[0]);
+  const Param &q = parsed->kernels[0].params[2];
+  EXPECT_EQ(q.operand, Operand::Q);
+  EXPECT_TRUE(q.headsInner);
+  EXPECT_FALSE(q.transposed);
+  // O's map (the TMA-store epilogue) may be heads_inner too: 64 rows.
+  EXPECT_EQ(packedErrorAfter([](json::Object &top) {
+              kernel0(top).getArray("params")->push_back(
+                  json::Object{{"operand", "o"},
+                               {"field", "tensor_map"},
+                               {"heads_inner", true},
+                               {"box", json::Array{64, 2, 32, 1}}});
+            }),
+            "");
+}
+
+TEST(ManifestGqaPack, HeadsInnerMapsAreChecked) {
+  EXPECT_ERROR_HAS(packedErrorAfter([](json::Object &top) {
+                     tensorMap0(top, "k")["heads_inner"] = true;
+                   }),
+                   "the tensor map of k has heads_inner; only q's and o's may");
+  // The box packs G = Hq / Hkv heads, G >= 2, by BLOCK_M / G queries.
+  EXPECT_ERROR_HAS(packedErrorAfter([](json::Object &top) {
+                     tensorMap0(top, "q")["box"] = json::Array{64, 1, 128, 1};
+                   }),
+                   "a heads_inner tensor map box must be [64, G >= 2, rows / "
+                   "G, 1] with at most 256 rows for q, got [64, 1, 128, 1]");
+  EXPECT_ERROR_HAS(packedErrorAfter([](json::Object &top) {
+                     tensorMap0(top, "q")["box"] = json::Array{64, 4, 32, 1};
+                   }),
+                   "packs 4 heads; GQA packing needs static num_heads_q = 4 * "
+                   "num_heads_kv");
+  EXPECT_ERROR_HAS(packedErrorAfter([](json::Object &top) {
+                     tensorMap0(top, "q")["box"] = json::Array{64, 2, 32, 1};
+                   }),
+                   "the tensor map of q must have 128 rows (block_m), not 64");
+  EXPECT_ERROR_HAS(packedErrorAfter([](json::Object &top) {
+                     (*kernel0(top).getObject("key"))["num_heads_q"] = nullptr;
+                   }),
+                   "GQA packing needs static num_heads_q");
+  EXPECT_ERROR_HAS(packedErrorAfter([](json::Object &top) {
+                     kernel0(top).getArray("params")->back().getAsObject()
+                         ->insert({"heads_inner", true});
+                   }),
+                   "only a tensor_map may be heads_inner");
+}
+
 TEST(ManifestFp8, BoxesSpan128Bytes) {
   // 64 e4m3 columns are half a swizzle span.
   EXPECT_ERROR_HAS(fp8ErrorAfter([](json::Object &top) {

@@ -1160,6 +1160,23 @@ TEST_F(FakeLaunch, OTensorMapIsEncodedFromItsView) {
             static_cast<int64_t>(reinterpret_cast<uintptr_t>(fakeAddress(3))));
 }
 
+// GQA packing: Q's map is (D, H, N, B) innermost first, so that a box of
+// G heads by 64 queries lands query-major.
+TEST_F(FakeLaunch, GqaPackedQIsHeadsInner) {
+  load({gqaPackedKernel("k")});
+  attn_fwd_args args = makeArgs(2, 4, 2, 100, 100);
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  ASSERT_EQ(state.encodes.size(), 3u);
+  const FakeState::Encode &q = state.encodes[2];
+  EXPECT_EQ(q.box, (std::array<cuuint32_t, 4>{64, 2, 64, 1}));
+  EXPECT_EQ(q.dims, (std::array<cuuint64_t, 4>{128, 4, 100, 2}));
+  EXPECT_EQ(q.strides, (std::array<cuuint64_t, 3>{100 * 128 * 2, 128 * 2,
+                                                  4 * 100 * 128 * 2}));
+  ASSERT_EQ(state.launches.size(), 1u);
+  // ceil(Nq / 64) Q blocks * Hkv * B.
+  EXPECT_EQ(state.launches[0].grid, (std::array<unsigned, 3>{2 * 2 * 2, 1, 1}));
+}
+
 TEST_F(FakeLaunch, SizeOneStridesNeverReachTheMap) {
   load({wgmmaKernel("k")});
   attn_fwd_args args = smallArgs();

@@ -107,6 +107,23 @@ inline KernelEntry fp8Kernel(const std::string &name) {
   return k;
 }
 
+/// A GQA-packed wgmma kernel (attn-compile pack_gqa) for Hq 4, Hkv 2: the
+/// grid's y walks KV heads, Q's map views it as (D, H, N, B) in boxes of
+/// the 2 heads of a group by 64 queries (BLOCK_M 128 packed rows).
+inline KernelEntry gqaPackedKernel(const std::string &name) {
+  KernelEntry k = wgmmaKernel(name);
+  k.key.numHeadsQ = 4;
+  k.key.numHeadsKV = 2;
+  k.grid[0] = GridDim{1, {{Operand::Q, 2, 64}, {Operand::K, 1, 1},
+                          {Operand::Q, 0, 1}}};
+  for (Param &p : k.params)
+    if (p.field == Param::Field::TensorMap && p.operand == Operand::Q) {
+      p.box = {64, 2, 64, 1};
+      p.headsInner = true;
+    }
+  return k;
+}
+
 /// The memref descriptor of workspace buffer `buffer` (rank `rank`).
 inline void appendWorkspace(std::vector<Param> &params, int64_t buffer,
                             int64_t rank) {

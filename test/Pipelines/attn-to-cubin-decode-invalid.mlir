@@ -1,11 +1,12 @@
-// The GPU path has no GQA packing or f32 attention yet (issue 13: host
-// first); attn-to-cubin, its passes and attn-compile refuse them with a
-// clear error instead of lowering them wrong. Split-KV lowers
-// (attn-to-cubin-split-kv.mlir); attn-lower-to-nvvm asks for its ops tiled.
+// The GPU paths have no f32 attention yet, and the CUDA-core path no GQA
+// packing (issue 13: host first); attn-to-cubin, its passes and
+// attn-compile refuse them with a clear error instead of lowering them
+// wrong. Split-KV lowers (attn-to-cubin-split-kv.mlir), GQA packing on the
+// tensor cores (attn-async-pipeline-gqa-pack.mlir); attn-lower-to-nvvm asks
+// for its ops tiled.
 // RUN: not attn-opt %s --split-input-file --attn-to-cubin="format=none" 2>&1 | FileCheck %s --check-prefix=WGMMA
 // RUN: not attn-opt %s --split-input-file --attn-to-cubin="format=none path=fma" 2>&1 | FileCheck %s --check-prefix=FMA
 // RUN: not attn-opt %s --split-input-file --attn-lower-to-nvvm 2>&1 | FileCheck %s --check-prefix=NVVM
-// RUN: not attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=64 pack-gqa=true" --attn-async-pipeline 2>&1 | FileCheck %s --check-prefix=PACK
 // RUN: not attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=64 pack-gqa=true" --attn-distribute-rows 2>&1 | FileCheck %s --check-prefix=PACKFMA
 // RUN: rm -rf %t && not attn-compile %s -o %t 2>&1 | FileCheck %s --check-prefix=COMPILE
 
@@ -45,8 +46,7 @@ func.func @f32(%q: memref<1x4x64x64xf32>, %k: memref<1x4x64x64xf32>,
 
 // -----
 
-// PACK: error: 'attn.load_tile' op attn-async-pipeline: GQA packing has no GPU lowering yet (it lowers to the host only: --attn-to-cpu)
-// PACKFMA: error: 'attn.load_tile' op attn-distribute-rows: GQA packing has no GPU lowering yet
+// PACKFMA: error: 'attn.load_tile' op attn-distribute-rows: GQA packing has no lowering here: it lowers to the host (--attn-to-cpu) and the tensor-core path (attn-async-pipeline)
 func.func @gqa(%q: memref<1x8x64x64xbf16>, %k: memref<1x2x64x64xbf16>,
                %o: memref<1x8x64x64xbf16>) {
   attn.attention ins(%q, %k, %k : memref<1x8x64x64xbf16>, memref<1x2x64x64xbf16>,

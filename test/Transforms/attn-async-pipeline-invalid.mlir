@@ -11,6 +11,7 @@
 // RUN: not attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=64" --attn-causal-split --attn-distribute-rows --attn-async-pipeline 2>&1 | FileCheck %s --check-prefix=ORDER
 // RUN: not attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=256" --attn-causal-split --attn-async-pipeline 2>&1 | FileCheck %s --check-prefix=SMEM
 // RUN: not attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline=persistent-ctas=-1 2>&1 | FileCheck %s --check-prefix=PERS
+// RUN: not attn-opt %s --split-input-file --attn-tile="block-m=192 block-n=64 pack-gqa=true" --attn-causal-split --attn-async-pipeline 2>&1 | FileCheck %s --check-prefix=PACK3
 
 func.func @d64(%q: memref<1x2x256x64xbf16>, %k: memref<1x2x256x64xbf16>,
                %v: memref<1x2x256x64xbf16>, %o: memref<1x2x256x64xbf16>) {
@@ -83,5 +84,16 @@ func.func @fp8_block_n(%q: memref<1x2x256x128xf8E4M3FN>, %k: memref<1x2x256x128x
   attn.attention ins(%q, %k, %v : memref<1x2x256x128xf8E4M3FN>, memref<1x2x256x128xf8E4M3FN>, !vt)
                  outs(%o : memref<1x2x256x128xbf16>)
                  descale(%d, %d, %d : memref<1x2xf32>, memref<1x2xf32>, memref<1x2xf32>)
+  return
+}
+
+// -----
+
+// A group of 3 query heads per KV head does not divide a warpgroup's 64 rows.
+func.func @group3(%q: memref<1x6x64x64xbf16>, %k: memref<1x2x64x64xbf16>,
+                  %o: memref<1x6x64x64xbf16>) {
+  // PACK3: error: 'scf.forall' op attn-async-pipeline: GQA packing needs the group size Hq / Hkv to divide 64 (a warpgroup's rows hold whole queries), but got 3
+  attn.attention ins(%q, %k, %k : memref<1x6x64x64xbf16>, memref<1x2x64x64xbf16>,
+                     memref<1x2x64x64xbf16>) outs(%o : memref<1x6x64x64xbf16>)
   return
 }

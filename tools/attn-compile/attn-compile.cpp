@@ -102,6 +102,14 @@ static cl::opt<int64_t>
                     "launches, the partial attention and the combine, with "
                     "an fp32 workspace the runtime allocates"),
            cl::cat(codegen));
+static cl::opt<bool> packGqa(
+    "pack-gqa", cl::init(false),
+    cl::desc("GQA packing (FlashAttention-3's pack_gqa): the Hq / Hkv query "
+             "heads of a KV group share a tile, so each K/V block is read "
+             "once per group (wgmma path; static head counts, Hq / Hkv "
+             "dividing 64; also a spec's \"pack_gqa\": true or a "
+             "function's attn.pack_gqa)"),
+    cl::cat(codegen));
 static cl::opt<mlir::attn::KernelPath> path(
     "path", cl::desc("Default kernel path (a spec's \"path\" or a "
                      "function's attn.path attribute wins)"),
@@ -233,6 +241,7 @@ static FailureOr<mlir::attn::KernelSpec> specFromFlags() {
   spec.scale = scale;
   spec.strided = layout == "strided";
   spec.splits = splits; // in the name too
+  spec.packGqa = packGqa;
   return spec;
 }
 
@@ -299,7 +308,7 @@ static bool rejectRepeatedOptions() {
                              &layout,   &name,      &blockM,  &blockN,
                              &chip,     &ptxas,     &path,   &maxMmaN,
                              &pingPong, &overlap, &stages, &persistentCtas,
-                             &tmaStore, &fp8PScaleLog2, &splits};
+                             &tmaStore, &fp8PScaleLog2, &splits, &packGqa};
   for (const cl::Option *opt : own)
     if (opt->getNumOccurrences() > 1) {
       fail((opt->ArgStr.size() == 1 ? "-" : "--") + opt->ArgStr +
@@ -384,6 +393,7 @@ int main(int argc, char **argv) {
   options.persistentCtas = persistentCtas;
   options.tmaStore = tmaStore;
   options.splits = splits;
+  options.packGqa = packGqa;
   options.variants.assign(variants.begin(), variants.end());
   options.chip = chip;
   options.ptxas = ptxas;

@@ -107,6 +107,13 @@ struct CubinPipelineOptions : PassPipelineOptions<CubinPipelineOptions> {
   Option<int64_t> smCount{*this, "sm-count",
                           llvm::cl::desc("SMs for splits=0 (attn-split-kv)"),
                           llvm::cl::init(132)};
+  Option<bool> packGqa{
+      *this, "pack-gqa",
+      llvm::cl::desc("GQA packing (attn-tile pack-gqa): a tile's rows are "
+                     "the query heads of one KV group, so each K/V block is "
+                     "read once per group (wgmma path; Hq / Hkv static, "
+                     "dividing 64)"),
+      llvm::cl::init(false)};
   Option<int64_t> maxMmaN{*this, "max-mma-n",
                           llvm::cl::desc("Widest O += P V wgmma (columns)"),
                           llvm::cl::init(256)};

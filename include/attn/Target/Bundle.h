@@ -39,6 +39,9 @@ struct KernelSpec {
   /// Split-KV (attn-to-cubin splits): 1 = unsplit, else the fixed number of
   /// K/V splits, in [2, 256] (a partial-attention and a combine launch).
   int64_t splits = 1;
+  /// GQA packing (attn-to-cubin pack-gqa): the Hq / Hkv query heads of a KV
+  /// group share a tile (one K/V read per group); needs static head counts.
+  bool packGqa = false;
 
   /// The name used when `name` is empty, e.g.
   /// fwd_bf16_d128_causal_b1_hq32_hkv8_nq8192_nkdyn.
@@ -81,6 +84,7 @@ struct BundleOptions {
   int64_t persistentCtas = 0; // persistent kernel of this many CTAs; 0: off
   bool tmaStore = false; // O written by TMA stores (wgmma path)
   int64_t splits = 1;    // split-KV K/V splits; a function's attn.splits wins
+  bool packGqa = false;  // GQA packing; a function's attn.pack_gqa wins
   std::string chip = "sm_90a";
   std::string features; // empty: the chip's oldest PTX ISA
   std::string ptxas; // path to ptxas; empty: PATH, then /usr/local/cuda/bin

@@ -1185,15 +1185,15 @@ func.func @epilogue_staging(%m: !m, %acc: !acc, %o: memref<1x2x256x128xbf16>, %i
 
 // -----
 
-// The tensor-core epilogue (staging) has no GQA packing (its lowering is
-// host-only): refused rather than ignored. (A v_descale is FP8's, which the
+// The tensor-core epilogue (staging) stores each warpgroup's 64 rows as
+// whole queries: G must divide 64. (A v_descale is FP8's, which the
 // tensor-core path lowers: ops.mlir.)
 !m = vector<128xf32>
 !acc = vector<128x128xf32>
 !st = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
 func.func @epilogue_staging_packed(%m: !m, %acc: !acc, %o: memref<1x2x256x128xbf16>, %i: index, %s: !st) {
-  // expected-error @+1 {{operand 'staging' (the tensor-core epilogue) does not take gqa_pack > 1}}
-  attn.epilogue state(%m, %m, %acc : !m, !m, !acc) to %o[%i, %i, %i, %i] staging(%s : !st) {gqa_pack = 2 : i64} : memref<1x2x256x128xbf16>
+  // expected-error @+1 {{operand 'staging' (the tensor-core epilogue) needs gqa_pack to divide 64 (a warpgroup's rows hold whole queries), but got 3}}
+  attn.epilogue state(%m, %m, %acc : !m, !m, !acc) to %o[%i, %i, %i, %i] staging(%s : !st) {gqa_pack = 3 : i64} : memref<1x2x256x128xbf16>
   return
 }
 
@@ -1208,6 +1208,19 @@ func.func @epilogue_staging_packed(%m: !m, %acc: !acc, %o: memref<1x2x256x128xbf
 func.func @epilogue_map_box(%m: !m, %acc: !acc, %o: memref<1x2x256x128xbf16>, %i: index, %s: !st, %d: !map) {
   // expected-error @+1 {{operand 'o_map' must be a 128-byte swizzled !nvgpu.tensormap.descriptor of [1, 1, 64, 64] boxes of 'bf16', but got '!nvgpu.tensormap.descriptor<tensor = memref<1x1x128x64xbf16, #gpu.address_space<workgroup>>}}
   attn.epilogue state(%m, %m, %acc : !m, !m, !acc) to %o[%i, %i, %i, %i] staging(%s : !st) tma_store(%d : !map) : memref<1x2x256x128xbf16>
+  return
+}
+
+// -----
+
+// With GQA packing (G = 4) the box is 16 queries of the group's 4 heads.
+!m = vector<128xf32>
+!acc = vector<128x128xf32>
+!st = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+!map = !nvgpu.tensormap.descriptor<tensor = memref<1x1x64x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = l2promo_128b, oob = zero, interleave = none>
+func.func @epilogue_map_packed_box(%m: !m, %acc: !acc, %o: memref<1x8x256x128xbf16>, %i: index, %s: !st, %d: !map) {
+  // expected-error @+1 {{operand 'o_map' must be a 128-byte swizzled !nvgpu.tensormap.descriptor of [1, 16, 4, 64] boxes of 'bf16'}}
+  attn.epilogue state(%m, %m, %acc : !m, !m, !acc) to %o[%i, %i, %i, %i] staging(%s : !st) tma_store(%d : !map) {gqa_pack = 4 : i64} : memref<1x8x256x128xbf16>
   return
 }
 

@@ -15,6 +15,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/InterleavedRange.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
@@ -602,12 +603,17 @@ LogicalResult checkSharedTile(Operation *op, Value v, StringRef name,
 LogicalResult checkStoreMap(EpilogueOp op, Value map, Type elt) {
   auto type = dyn_cast<nvgpu::TensorMapDescriptorType>(map.getType());
   MemRefType box = type ? type.getTensor() : MemRefType();
-  if (!box || box.getShape() != ArrayRef<int64_t>{1, 1, 64, 64} ||
+  // GQA packing: 64 / G queries of G heads, on O's [B, N, H, D] view.
+  int64_t g = op.getGqaPack();
+  SmallVector<int64_t> shape = {1, 1, 64, 64};
+  if (g > 1)
+    shape = {1, 64 / g, g, 64};
+  if (!box || box.getShape() != ArrayRef<int64_t>(shape) ||
       box.getElementType() != elt ||
       type.getSwizzle() != nvgpu::TensorMapSwizzleKind::SWIZZLE_128B)
     return op.emitOpError() << "operand 'o_map' must be a 128-byte swizzled "
-                               "!nvgpu.tensormap.descriptor of [1, 1, 64, 64] "
-                               "boxes of "
+                               "!nvgpu.tensormap.descriptor of ["
+                            << llvm::interleaved(shape, ", ") << "] boxes of "
                             << elt << ", but got " << map.getType();
   if (!op.getStaging())
     return op.emitOpError() << "operand 'o_map' needs the 'staging' tile the "
@@ -755,10 +761,12 @@ LogicalResult EpilogueOp::verify() {
     if (oElt.isF32())
       return emitOpError() << "operand 'staging' needs an f16 or bf16 'o', "
                               "but 'o' is f32";
-    // The tensor-core epilogue stores unpacked rows.
-    if (getGqaPack() != 1)
+    // Each consumer warpgroup stores its 64 rows as whole queries.
+    if (64 % getGqaPack() != 0)
       return emitOpError() << "operand 'staging' (the tensor-core epilogue) "
-                              "does not take gqa_pack > 1";
+                              "needs gqa_pack to divide 64 (a warpgroup's "
+                              "rows hold whole queries), but got "
+                           << getGqaPack();
     if (failed(checkSharedTile(getOperation(), staging, "staging", blockM, d,
                                o.getElementType())))
       return failure();
@@ -1049,6 +1057,8 @@ LogicalResult OnlineAttentionMmaOp::verify() {
   if ((getMask() == MaskKind::causal) != static_cast<bool>(getCausalOffset()))
     return emitOpError() << "operand 'causal_offset' must be present exactly "
                             "when mask is causal";
+  if (failed(checkGqaPack(getOperation(), getGqaPack())))
+    return failure();
   return checkState(getOperation(), getM().getType(), getL().getType(),
                     getAcc().getType(), blockM, d);
 }

@@ -679,6 +679,11 @@ def Attn_OnlineAttentionMmaOp : Attn_Op<"online_attention_mma", [
     `q_pos`). Zero-filled key rows past Nk give S = 0, so `bounds` must be
     set on any block that may reach past Nk.
 
+    GQA packing (`gqa_pack` = G > 1, as on `attn.online_attention`): the
+    tile's rows are packed (query, head-in-group) rows, query-major, so
+    `q_pos` counts packed rows and the causal mask uses row i's query
+    index `(q_pos + i) / G`.
+
     Lowered by `attn-lower-to-wgmma`: S = Q K^T with both operands in
     shared memory, the online softmax on the accumulator registers, P
     converted in registers to the A operand of O += P V (V row-major,
@@ -692,7 +697,8 @@ def Attn_OnlineAttentionMmaOp : Attn_Op<"online_attention_mma", [
                        AnyVectorOfNonZeroRank:$m, AnyVectorOfNonZeroRank:$l,
                        AnyVectorOfNonZeroRank:$acc,
                        F32Attr:$scale, I64Attr:$head_dim,
-                       Attn_MaskKindAttr:$mask);
+                       Attn_MaskKindAttr:$mask,
+                       DefaultValuedAttr<I64Attr, "1">:$gqa_pack);
   let results = (outs AnyVectorOfNonZeroRank:$new_m,
                       AnyVectorOfNonZeroRank:$new_l,
                       AnyVectorOfNonZeroRank:$new_acc);
