@@ -21,9 +21,10 @@ using namespace mlir::attn;
 namespace {
 /// The target-independent prefix both pipelines share.
 void addTiling(OpPassManager &pm, int64_t blockM, int64_t blockN,
-               bool packGqa = false) {
+               bool packGqa = false, int64_t combineBlockM = 0) {
   OpPassManager &fn = pm.nest<func::FuncOp>();
-  fn.addPass(createAttnTile(AttnTileOptions{blockM, blockN, packGqa}));
+  fn.addPass(createAttnTile(
+      AttnTileOptions{blockM, blockN, packGqa, combineBlockM}));
   fn.addPass(createAttnCausalSplit());
 }
 
@@ -81,7 +82,8 @@ void mlir::attn::buildCubinPipeline(OpPassManager &pm,
   if (path == KernelPath::fma) {
     auto [bm, bn] = defaultBlockSizes(path, 0, std::nullopt);
     addTiling(pm, options.blockM ? options.blockM : bm,
-              options.blockN ? options.blockN : bn, options.packGqa);
+              options.blockN ? options.blockN : bn, options.packGqa,
+              kGpuCombineBlockM);
     pm.nest<func::FuncOp>().addPass(createAttnDistributeRows());
     addDecomposition(pm);
   } else {
@@ -90,7 +92,7 @@ void mlir::attn::buildCubinPipeline(OpPassManager &pm,
     addTiling(pm,
               options.blockM || options.splits == 1 ? int64_t(options.blockM)
                                                     : kSplitKVBlockM,
-              options.blockN, options.packGqa);
+              options.blockN, options.packGqa, kGpuCombineBlockM);
     OpPassManager &fn = pm.nest<func::FuncOp>();
     fn.addPass(createAttnAsyncPipeline(AttnAsyncPipelineOptions{
         options.stages, kProducerRegisters, /*consumerRegisters=*/0,

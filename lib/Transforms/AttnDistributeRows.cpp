@@ -5,6 +5,9 @@
 #include "HostOnly.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -33,6 +36,21 @@ int64_t chooseLanes(int64_t d) {
     lanes *= 2;
   return lanes;
 }
+
+/// Lanes per row of a split-KV combine (its rows are fp32 O_s): four
+/// columns per lane (16-byte loads), at most a warp per row, so that the
+/// few rows of a decode call still keep many lanes loading.
+int64_t chooseCombineLanes(int64_t d) {
+  int64_t lanes = 1;
+  while (lanes < 32 && d % (8 * lanes) == 0)
+    lanes *= 2;
+  return lanes;
+}
+
+/// Splits the combine folds per unrolled iteration: each thread's loads of
+/// that many O_s slices and LSE_s are independent, so they are in flight
+/// together instead of one split's latency after another's.
+constexpr int64_t kCombineUnroll = 16;
 
 /// vector<BLOCK_M> -> vector<1>, vector<BLOCK_M x D> -> vector<1 x cols>.
 Type threadType(Type t, const RowLayout &layout) {
@@ -158,6 +176,34 @@ bool isThreadLoop(scf::ForallOp forall) {
          });
 }
 
+/// True for the CTA loop of an attn.decode_combine (its steps are
+/// attn.combine_step).
+bool isCombine(scf::ForallOp cta) {
+  return cta.getBody()
+      ->walk([](CombineStepOp) { return WalkResult::interrupt(); })
+      .wasInterrupted();
+}
+
+/// Unrolls the combine's loops over the splits by kCombineUnroll.
+void unrollSplitLoops(scf::ForallOp cta) {
+  SmallVector<scf::ForOp> loops;
+  cta.getBody()->walk([&](CombineStepOp step) {
+    if (auto loop = dyn_cast<scf::ForOp>(step->getParentOp()))
+      loops.push_back(loop);
+  });
+  for (scf::ForOp loop : loops) {
+    // The split count is static (the workspace's first dimension): fewer
+    // splits than the factor unroll fully.
+    std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+    std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+    if (lb && ub && *ub - *lb <= kCombineUnroll &&
+        matchPattern(loop.getStep(), m_One()))
+      (void)loopUnrollFull(loop);
+    else
+      (void)loopUnrollByFactor(loop, kCombineUnroll);
+  }
+}
+
 /// True when the CTA loop `forall` already holds a thread loop.
 bool isDistributed(scf::ForallOp forall) {
   return forall.getBody()
@@ -190,7 +236,10 @@ struct AttnDistributeRowsPass
         return WalkResult::advance();
       VectorType tile = load.getResult().getType();
       int64_t d = tile.getDimSize(1);
-      int64_t lanes = lanesPerRow > 0 ? lanesPerRow : chooseLanes(d);
+      bool combine = isCombine(cta);
+      int64_t lanes = lanesPerRow > 0 ? lanesPerRow
+                      : combine       ? chooseCombineLanes(d)
+                                      : chooseLanes(d);
       ctas.emplace_back(
           cta, RowLayout{tile.getDimSize(0), d, lanes, d / lanes});
       return WalkResult::advance();
@@ -232,6 +281,8 @@ struct AttnDistributeRowsPass
       }
       if (failed(distribute(cta, layout)))
         return signalPassFailure();
+      if (isCombine(cta))
+        unrollSplitLoops(cta);
     }
   }
 };

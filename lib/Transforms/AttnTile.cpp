@@ -351,6 +351,13 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
   using AttnTileBase::AttnTileBase;
   void runOnOperation() override {
     // Block sizes 0 pick the tensor-core defaults per D (below).
+    if (combineBlockM != 0 && !isValidBlockM(combineBlockM)) {
+      getOperation().emitError()
+          << "attn-tile: combine-block-m must be in [1, " << kMaxBlockM
+          << "] (or 0: block-m), but got "
+          << static_cast<int64_t>(combineBlockM);
+      return signalPassFailure();
+    }
     if ((blockM != 0 && !isValidBlockM(blockM)) ||
         (blockN != 0 && !isValidBlockN(blockN))) {
       getOperation().emitError()
@@ -376,7 +383,9 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
       int64_t d = cast<MemRefType>(combine.getO().getType()).getDimSize(3);
       if (failed(checkStaticHeadDim(op, d)))
         return failure();
-      tileCombine(combine, blockM ? int64_t(blockM) : kCombineBlockM);
+      tileCombine(combine, combineBlockM ? int64_t(combineBlockM)
+                           : blockM  ? int64_t(blockM)
+                                     : kCombineBlockM);
       return success();
     }
     auto attention = dyn_cast<AttentionOp>(op);

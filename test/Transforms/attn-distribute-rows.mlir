@@ -173,19 +173,25 @@ func.func @late(%q: memref<1x1x16x16xf16>, %k: memref<1x1x16x16xf16>,
 
 // -----
 
-// Split-KV's combine (attn.decode_combine tiled by attn-tile): its tiles sit
-// in the loop over the splits, and every one of them (O_s, LSE_s, the
-// state) is narrowed to the thread's row and column slice as the forward's
-// are. D = 64: 2 lanes per row, 16 x 2 threads.
+// Split-KV's combine (attn.decode_combine tiled by attn-tile): every tile
+// (O_s, LSE_s, the state) is narrowed to the thread's row and column slice
+// as the forward's are, with min(32, D / 4) lanes per row: D = 64, 16
+// lanes of 4 fp32 columns, 16 x 16 threads. The loop over the 3 splits is
+// unrolled, so a thread's loads of every split are in flight together.
 // CHECK-LABEL: func.func @combine
 //       CHECK:   scf.forall (%{{.*}}, %[[H:.*]], %[[B:.*]]) in (1, 4, 2) {
-//       CHECK:     scf.forall (%[[TID:.*]]) in (32) {
-//       CHECK:       %[[ROW:.*]] = arith.divui %[[TID]], %c2 : index
-//       CHECK:       %[[COL:.*]] = arith.muli %{{.*}}, %c32 : index
-//       CHECK:       scf.for %{{.*}} = %c0 to %c3 step %c1 iter_args({{.*}}) -> (vector<1xf32>, vector<1xf32>, vector<1x32xf32>) {
-//       CHECK:         attn.load_tile %{{.*}}[%[[B]], %[[H]], %[[ROW]], %[[COL]]] {{.*}} -> vector<1x32xf32>
-//       CHECK:         attn.load_rows %{{.*}}[%[[B]], %[[H]], %[[ROW]]] {{.*}} -> vector<1xf32>
-//       CHECK:         attn.combine_step partial({{.*}} : vector<1x32xf32>, vector<1xf32>)
+//       CHECK:     scf.forall (%[[TID:.*]]) in (256) {
+//       CHECK:       %[[ROW:.*]] = arith.divui %[[TID]], %c16 : index
+//       CHECK:       %[[COL:.*]] = arith.muli %{{.*}}, %c4 : index
+//   CHECK-NOT:       scf.for
+//       CHECK:       attn.load_tile %{{.*}}[%[[B]], %[[H]], %[[ROW]], %[[COL]]] {{.*}} -> vector<1x4xf32>
+//       CHECK:       attn.load_rows %{{.*}}[%[[B]], %[[H]], %[[ROW]]] {{.*}} -> vector<1xf32>
+//       CHECK:       attn.combine_step partial({{.*}} : vector<1x4xf32>, vector<1xf32>)
+//       CHECK:       attn.load_tile {{.*}} -> vector<1x4xf32>
+//       CHECK:       attn.combine_step
+//       CHECK:       attn.load_tile {{.*}} -> vector<1x4xf32>
+//       CHECK:       attn.combine_step
+//   CHECK-NOT:       attn.combine_step
 //       CHECK:       attn.epilogue {{.*}} to %{{.*}}, lse %{{.*}}[%[[B]], %[[H]], %[[ROW]], %[[COL]]]
 //       CHECK:     } {mapping = [#gpu.thread<x>]}
 func.func @combine(%op: memref<3x2x4x3x64xf32>, %lp: memref<3x2x4x3xf32>,

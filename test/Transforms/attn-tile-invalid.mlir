@@ -3,6 +3,7 @@
 // RUN: not attn-opt %s --split-input-file --attn-tile="block-m=16 block-n=-4" 2>&1 | FileCheck %s --check-prefix=BLOCKN
 // RUN: not attn-opt %s --split-input-file --attn-tile="block-m=16 block-n=1024" 2>&1 | FileCheck %s --check-prefix=BIGN
 // RUN: not attn-opt %s --split-input-file --attn-tile="block-m=2048 block-n=16" 2>&1 | FileCheck %s --check-prefix=BIGM
+// RUN: not attn-opt %s --split-input-file --attn-tile="block-m=16 block-n=16 combine-block-m=-1" 2>&1 | FileCheck %s --check-prefix=COMBINEM
 // RUN: not attn-opt %s --split-input-file --attn-to-cpu="block-n=9223372036854775807" 2>&1 | FileCheck %s --check-prefix=HUGE
 // RUN: not attn-opt %s --split-input-file --attn-to-cpu="block-m=128 block-n=128" 2>&1 | FileCheck %s --check-prefix=UNROLL
 
@@ -29,6 +30,7 @@ func.func @dynamic_head_dim(%q: memref<1x2x8x?xf16>, %k: memref<1x2x8x?xf16>,
 // BIGN: attn-tile-invalid.mlir:[[# @LINE + 6]]:1: error: attn-tile: {{.*}} but got block-m=16 block-n=1024
 // BIGM: attn-tile-invalid.mlir:[[# @LINE + 5]]:1: error: attn-tile: {{.*}} but got block-m=2048 block-n=16
 // HUGE: attn-tile-invalid.mlir:[[# @LINE + 4]]:1: error: attn-tile: {{.*}} but got block-m=16 block-n=9223372036854775807
+// COMBINEM: attn-tile-invalid.mlir:[[# @LINE + 3]]:1: error: attn-tile: combine-block-m must be in [1, 1024] (or 0: block-m), but got -1
 // The host lowering unrolls BLOCK_N keys over BLOCK_M rows (128 x 128: 22 s, 3 GB).
 // UNROLL: attn-tile-invalid.mlir:[[# @LINE + 4]]:3: error: 'attn.online_attention' op attn-online-softmax unrolls block_n (128) keys over the tile's 128 rows, but at most 4096 key-rows per block compile in reasonable time; use smaller tiles (e.g. block-m=64 block-n=64)
 // BLOCKM-NOT: attn.load_tile

@@ -149,6 +149,12 @@ struct CubinPipelineOptions : PassPipelineOptions<CubinPipelineOptions> {
 /// (256 threads, no register spills with run-time strides).
 constexpr int64_t kSplitKVBlockM = 64;
 
+/// Rows per CTA of the split-KV combine on the GPU: attn-distribute-rows
+/// gives each row up to a warp of lanes (four fp32 columns each), so 8 rows
+/// are 256 threads at D = 128, and a decode call's one row keeps a warp
+/// loading.
+constexpr int64_t kGpuCombineBlockM = 8;
+
 /// The path `automatic` resolves to for `chip`.
 KernelPath resolvePath(KernelPath path, llvm::StringRef chip);
 
