@@ -15,8 +15,12 @@
 
 namespace mlir::attn {
 
-/// Fails with an error naming `pass` on the first f32 or GQA-packed tile
-/// op under `root`, and on FP8 ones unless `allowFP8`.
+/// Discardable unit attribute on the CTA loop attn-tile builds for
+/// attn.varlen_attention (per-sequence views inside): host lowering only.
+constexpr llvm::StringLiteral kVarlenAttr = "attn.varlen";
+
+/// Fails with an error naming `pass` on the first f32, GQA-packed or
+/// varlen tile op under `root`, and on FP8 ones unless `allowFP8`.
 LogicalResult checkNoHostOnlyTiles(Operation *root, StringRef pass,
                                    bool allowFP8 = false);
 
