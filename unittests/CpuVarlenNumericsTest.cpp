@@ -20,7 +20,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
+#include <tuple>
 
 using namespace mlir;
 using mlir::attn::test::Buffer;
@@ -47,25 +49,35 @@ struct VarlenConfig {
   int64_t blockM, blockN;
   std::vector<Batch> batches;
   bool packGqa = false;
+  /// Q, K and V are slices of one [total, 3, H, D] buffer (self-attention
+  /// with Hq = Hkv, Nq_b = Nk_b): strided views, as from a fused QKV GEMM.
+  bool qkvPacked = false;
 };
 
 void PrintTo(const VarlenConfig &c, std::ostream *os) { *os << c.name; }
 
 std::string buildModule(const VarlenConfig &c) {
-  auto packed = [&](int64_t h) {
-    return llvm::formatv("memref<?x{0}x{1}x{2}>", h, c.d, eltName(c.elt)).str();
+  auto packed = [&](int64_t h, bool qkv) {
+    std::string layout =
+        qkv ? llvm::formatv(", strided<[{0}, {1}, 1], offset: ?>", 3 * h * c.d,
+                            c.d)
+                  .str()
+            : "";
+    return llvm::formatv("memref<?x{0}x{1}x{2}{3}>", h, c.d, eltName(c.elt),
+                         layout)
+        .str();
   };
-  std::string q = packed(c.hq), kv = packed(c.hkv);
+  std::string q = packed(c.hq, c.qkvPacked), kv = packed(c.hkv, c.qkvPacked);
   std::string lse = llvm::formatv("memref<{0}x?xf32>", c.hq);
   return llvm::formatv(
              "func.func @varlen(%q: {0}, %k: {1}, %v: {1}, %cu_q: "
              "memref<?xi32>, %cu_k: memref<?xi32>, %max_q: index, %max_k: "
-             "index, %o: {0}, %lse: {2}) {{\n"
+             "index, %o: {4}, %lse: {2}) {{\n"
              "  attn.varlen_attention ins(%q, %k, %v : {0}, {1}, {1})\n"
              "      seqlens(%cu_q, %cu_k : memref<?xi32>, memref<?xi32>)\n"
-             "      max(%max_q, %max_k) outs(%o : {0}) lse(%lse : {2}) {3}\n"
+             "      max(%max_q, %max_k) outs(%o : {4}) lse(%lse : {2}) {3}\n"
              "  return\n}\n",
-             q, kv, lse, c.causal ? "{causal}" : "")
+             q, kv, lse, c.causal ? "{causal}" : "", packed(c.hq, false))
       .str();
 }
 
@@ -77,23 +89,62 @@ std::vector<int32_t> prefixSums(const Batch &batch, bool keys) {
   return cu;
 }
 
-/// A packed operand with fresh normal values rounded to its element type,
-/// and the rounded values as doubles.
+/// Fills `buf` with fresh normal values rounded to its element type and
+/// returns them as doubles.
+template <int N>
+std::vector<double> fillRandom(Buffer<N> &buf, std::mt19937 &rng) {
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::vector<double> values(buf.numElements);
+  for (int64_t i = 0; i < buf.numElements; ++i) {
+    buf.set(i, normal(rng));
+    values[i] = buf.get(i);
+  }
+  return values;
+}
+
+/// A packed [total, H, D] operand: its descriptor and its values as
+/// doubles in row-major order.
 struct Input {
-  Buffer<3> buf;
+  StridedMemRefType<uint8_t, 3> desc;
   std::vector<double> values;
 };
 
-Input randomInput(Elt elt, std::array<int64_t, 3> shape, std::mt19937 &rng) {
-  Input in{Buffer<3>(elt, shape), {}};
-  std::normal_distribution<double> normal(0.0, 1.0);
-  in.values.resize(in.buf.numElements);
-  for (int64_t i = 0; i < in.buf.numElements; ++i) {
-    in.buf.set(i, normal(rng));
-    in.values[i] = in.buf.get(i);
+/// Q, K and V as separate row-major buffers, or as the three slices of
+/// one [total, 3, H, D] buffer (`qkv`).
+struct Inputs {
+  std::vector<Buffer<3>> buffers;
+  std::optional<Buffer<4>> qkv;
+  Input q, k, v;
+
+  Inputs(const VarlenConfig &c, int64_t totalQ, int64_t totalK,
+         std::mt19937 &rng) {
+    if (c.qkvPacked) {
+      qkv.emplace(c.elt, std::array<int64_t, 4>{totalQ, 3, c.hq, c.d});
+      std::vector<double> all = fillRandom(*qkv, rng);
+      int64_t hd = c.hq * c.d;
+      for (auto [slot, in] : llvm::enumerate(std::array{&q, &k, &v})) {
+        in->desc = {qkv->desc.basePtr,
+                    qkv->desc.data,
+                    int64_t(slot) * hd,
+                    {totalQ, c.hq, c.d},
+                    {3 * hd, c.d, 1}};
+        for (int64_t row = 0; row < totalQ; ++row)
+          in->values.insert(in->values.end(),
+                            all.begin() + (row * 3 + slot) * hd,
+                            all.begin() + (row * 3 + slot + 1) * hd);
+      }
+      return;
+    }
+    buffers.reserve(3);
+    for (auto [in, total, h] :
+         {std::tuple{&q, totalQ, c.hq}, std::tuple{&k, totalK, c.hkv},
+          std::tuple{&v, totalK, c.hkv}}) {
+      Buffer<3> &buf = buffers.emplace_back(c.elt, std::array{total, h, c.d});
+      in->values = fillRandom(buf, rng);
+      in->desc = buf.desc;
+    }
   }
-  return in;
-}
+};
 
 struct Result {
   std::vector<double> o, lse; // [total_q, Hq, D], [Hq, total_q]
@@ -208,9 +259,8 @@ void runBatch(ExecutionEngine &engine, const VarlenConfig &c,
     maxK = std::max(maxK, nk);
   }
   maxQ += batch.extraMaxQ;
-  Input q = randomInput(c.elt, {totalQ, c.hq, c.d}, rng);
-  Input k = randomInput(c.elt, {totalK, c.hkv, c.d}, rng);
-  Input v = randomInput(c.elt, {totalK, c.hkv, c.d}, rng);
+  ASSERT_TRUE(!c.qkvPacked || totalQ == totalK) << "QKV needs Nq_b = Nk_b";
+  Inputs in(c, totalQ, totalK, rng);
   attn::test::RowMajorBuffer<int32_t, 1> cuQBuf({int64_t(cuQ.size())}, 0),
       cuKBuf({int64_t(cuK.size())}, 0);
   std::copy(cuQ.begin(), cuQ.end(), cuQBuf.data.begin());
@@ -220,7 +270,7 @@ void runBatch(ExecutionEngine &engine, const VarlenConfig &c,
   o.fill(NAN);
   lse.fill(NAN);
 
-  auto *qp = &q.buf.desc, *kp = &k.buf.desc, *vp = &v.buf.desc;
+  auto *qp = &in.q.desc, *kp = &in.k.desc, *vp = &in.v.desc;
   auto *cqp = &cuQBuf.desc, *ckp = &cuKBuf.desc;
   auto *op = &o.desc;
   auto *lp = &lse.desc;
@@ -233,7 +283,7 @@ void runBatch(ExecutionEngine &engine, const VarlenConfig &c,
     got.o.push_back(o.get(i));
   for (int64_t i = 0; i < lse.numElements; ++i)
     got.lse.push_back(lse.get(i));
-  Result want = reference(c, batch, totalQ, q, k, v);
+  Result want = reference(c, batch, totalQ, in.q, in.k, in.v);
   expectClose(c, batch, totalQ, got, want);
 }
 
@@ -263,6 +313,11 @@ const std::vector<Batch> kMixed = {
     {{{13, 13}}},
     {{}}, // B = 0
 };
+// Self-attention batches (Nq_b = Nk_b) for a packed QKV buffer.
+const std::vector<Batch> kSelf = {
+    {{{6, 6}, {0, 0}, {11, 11}, {1, 1}}, /*padQ=*/2, /*padK=*/2},
+    {{{0, 0}, {0, 0}}},
+};
 // Decode: one query per sequence (Nk_b = 1, tails, an empty cache).
 const std::vector<Batch> kDecode = {
     {{{1, 1}, {1, 17}, {1, 33}, {1, 8}}},
@@ -281,6 +336,8 @@ const VarlenConfig kConfigs[] = {
     {"pack_gqa_causal_bf16", 4, 1, 16, Elt::bf16, true, 8, 4, kMixed, true},
     {"decode_gqa_bf16", 4, 2, 16, Elt::bf16, false, 1, 8, kDecode},
     {"decode_causal_f16", 4, 1, 16, Elt::f16, true, 1, 8, kDecode},
+    {"qkv_packed_causal_bf16", 2, 2, 16, Elt::bf16, true, 4, 4, kSelf, false,
+     true},
 };
 // clang-format on
 

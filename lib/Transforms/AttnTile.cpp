@@ -316,7 +316,7 @@ void tileForward(const ForwardOp &op, TileShape t) {
 
 /// Rows [start, start + len) of a packed [total, H, D] operand as a
 /// one-batch [1, H, len, D] view (strides [_, H stride, row stride, 1]);
-/// with `rank` 2, an LSE [H, total] as [1, H, len].
+/// columns [start, start + len) of an LSE [H, total] as [1, H, len].
 Value sequenceView(OpBuilder &b, Location loc, Value packed, Value start,
                    Value len) {
   auto type = cast<MemRefType>(packed.getType());
@@ -349,10 +349,29 @@ Value sequenceView(OpBuilder &b, Location loc, Value packed, Value start,
   return memref::TransposeOp::create(b, loc, view, AffineMapAttr::get(perm));
 }
 
-/// Entry `i` of an i32 cu_seqlens operand as an index.
-Value loadSeqStart(OpBuilder &b, Location loc, Value cuSeqlens, Value i) {
-  Value entry = memref::LoadOp::create(b, loc, cuSeqlens, ValueRange{i});
-  return arith::IndexCastOp::create(b, loc, b.getIndexType(), entry);
+/// Where one sequence lies in the packed operands: its first query row and
+/// key, and its lengths Nq_b and Nk_b.
+struct Sequence {
+  Value qStart, kStart, lenQ, lenK;
+};
+
+/// Sequence `seq`'s entries of cu_seqlens_q / cu_seqlens_k (i32).
+Sequence loadSequence(OpBuilder &b, Location loc, VarlenAttentionOp op,
+                      Value seq) {
+  Value next = arith::AddIOp::create(b, loc, seq,
+                                     arith::ConstantIndexOp::create(b, loc, 1));
+  auto load = [&](Value cuSeqlens, Value i) -> Value {
+    Value entry = memref::LoadOp::create(b, loc, cuSeqlens, ValueRange{i});
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), entry);
+  };
+  Sequence s;
+  s.qStart = load(op.getCuSeqlensQ(), seq);
+  s.kStart = load(op.getCuSeqlensK(), seq);
+  s.lenQ =
+      arith::SubIOp::create(b, loc, load(op.getCuSeqlensQ(), next), s.qStart);
+  s.lenK =
+      arith::SubIOp::create(b, loc, load(op.getCuSeqlensK(), next), s.kStart);
+  return s;
 }
 
 /// Varlen: the FA2 grid over (Q block of max_seqlen_q, head, sequence);
@@ -373,37 +392,24 @@ void tileVarlen(VarlenAttentionOp op, TileShape t) {
   cast<scf::ForallOp>(b.getInsertionBlock()->getParentOp())
       ->setAttr(kVarlenAttr, b.getUnitAttr());
 
-  Value next = arith::AddIOp::create(b, loc, cta.batch, one);
-  Value qStart = loadSeqStart(b, loc, op.getCuSeqlensQ(), cta.batch);
-  Value kStart = loadSeqStart(b, loc, op.getCuSeqlensK(), cta.batch);
-  Value lenQ = arith::SubIOp::create(
-      b, loc, loadSeqStart(b, loc, op.getCuSeqlensQ(), next), qStart);
-  Value lenK = arith::SubIOp::create(
-      b, loc, loadSeqStart(b, loc, op.getCuSeqlensK(), next), kStart);
-  Value rows = lenQ;
+  Sequence s = loadSequence(b, loc, op, cta.batch);
+  Value rows = s.lenQ;
   if (t.pack > 1)
     rows = arith::MulIOp::create(
-        b, loc, lenQ, arith::ConstantIndexOp::create(b, loc, t.pack));
+        b, loc, rows, arith::ConstantIndexOp::create(b, loc, t.pack));
   Value inside =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, cta.qPos, rows);
   auto ifInside = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
   b.setInsertionPointToStart(ifInside.thenBlock());
 
-  ForwardOp seq{op,
-                sequenceView(b, loc, op.getQ(), qStart, lenQ),
-                sequenceView(b, loc, op.getK(), kStart, lenK),
-                sequenceView(b, loc, op.getV(), kStart, lenK),
-                op.getScaleOrDefault(),
-                op.getCausal(),
-                op.getHeadDim(),
-                sequenceView(b, loc, op.getO(), qStart, lenQ),
-                op.getLse() ? sequenceView(b, loc, op.getLse(), qStart, lenQ)
-                            : Value(),
-                /*splits=*/1,
-                /*qDescale=*/Value(),
-                /*kDescale=*/Value(),
-                /*vDescale=*/Value()};
-  ProblemSizes sz{one, grid.numHeadsQ, lenQ, grid.numHeadsKV, lenK};
+  ForwardOp seq = viewOf(op);
+  seq.q = sequenceView(b, loc, seq.q, s.qStart, s.lenQ);
+  seq.k = sequenceView(b, loc, seq.k, s.kStart, s.lenK);
+  seq.v = sequenceView(b, loc, seq.v, s.kStart, s.lenK);
+  seq.o = sequenceView(b, loc, seq.o, s.qStart, s.lenQ);
+  if (seq.lse)
+    seq.lse = sequenceView(b, loc, seq.lse, s.qStart, s.lenQ);
+  ProblemSizes sz{one, grid.numHeadsQ, s.lenQ, grid.numHeadsKV, s.lenK};
   Cta local = cta;
   local.batch = arith::ConstantIndexOp::create(b, loc, 0);
   buildCta(b, loc, seq, sz, t, local);
