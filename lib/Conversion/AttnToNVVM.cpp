@@ -417,7 +417,8 @@ LogicalResult checkNVVMPreconditions(ModuleOp module) {
       return WalkResult(op->emitOpError(
           "has no GPU lowering yet: the backward lowers to the host only "
           "(--attn-to-cpu)"));
-    if (isa<AttentionOp, PartialAttentionOp, DecodeCombineOp>(op))
+    if (isa<AttentionOp, PartialAttentionOp, DecodeCombineOp,
+            VarlenAttentionOp>(op))
       return WalkResult(op->emitOpError(
           "attn-lower-to-nvvm needs it tiled and decomposed: run attn-tile, "
           "attn-causal-split, then attn-async-pipeline and "

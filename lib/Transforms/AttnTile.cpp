@@ -2,6 +2,8 @@
 
 #include "attn/Transforms/Passes.h"
 
+#include "HostOnly.h"
+
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
@@ -63,6 +65,24 @@ ForwardOp viewOf(PartialAttentionOp op) {
           op.getOPartial(),
           op.getLsePartial(),
           op.getNumSplits(),
+          /*qDescale=*/Value(),
+          /*kDescale=*/Value(),
+          /*vDescale=*/Value()};
+}
+
+/// The packed operands of a varlen op (rank 3; the tiling views them per
+/// sequence).
+ForwardOp viewOf(VarlenAttentionOp op) {
+  return {op,
+          op.getQ(),
+          op.getK(),
+          op.getV(),
+          op.getScaleOrDefault(),
+          op.getCausal(),
+          op.getHeadDim(),
+          op.getO(),
+          op.getLse(),
+          /*splits=*/1,
           /*qDescale=*/Value(),
           /*kDescale=*/Value(),
           /*vDescale=*/Value()};
@@ -263,14 +283,11 @@ LogicalResult checkStaticHeadDim(Operation *op, int64_t d) {
   return success();
 }
 
-/// The FA2 loop nest of a forward op; with split-KV the epilogue stores into
-/// the CTA's split of the workspace.
-void tileForward(const ForwardOp &op, TileShape t) {
+/// One CTA of the FA2 nest: the Q tile, the K/V loop and the epilogue;
+/// with split-KV the epilogue stores into the CTA's split of the workspace.
+void buildCta(OpBuilder &b, Location loc, const ForwardOp &op,
+              const ProblemSizes &sz, const TileShape &t, const Cta &cta) {
   Value o = op.o, lse = op.lse;
-  OpBuilder b(op.op);
-  Location loc = op.op->getLoc();
-  ProblemSizes sz = getSizes(b, loc, op.q, op.k);
-  Cta cta = buildGrid(b, loc, sz, t);
   auto qType = cast<MemRefType>(op.q.getType());
   auto qTileType =
       VectorType::get({t.blockM, op.headDim}, qType.getElementType());
@@ -296,7 +313,118 @@ void tileForward(const ForwardOp &op, TileShape t) {
                                      /*staging=*/Value(), /*oMap=*/Value(),
                                      descale.v);
   epilogue.setGqaPack(t.pack);
+}
+
+/// The FA2 loop nest of a forward op.
+void tileForward(const ForwardOp &op, TileShape t) {
+  OpBuilder b(op.op);
+  Location loc = op.op->getLoc();
+  ProblemSizes sz = getSizes(b, loc, op.q, op.k);
+  Cta cta = buildGrid(b, loc, sz, t);
+  buildCta(b, loc, op, sz, t, cta);
   op.op->erase();
+}
+
+/// Rows [start, start + len) of a packed [total, H, D] operand as a
+/// one-batch [1, H, len, D] view (strides [_, H stride, row stride, 1]);
+/// columns [start, start + len) of an LSE [H, total] as [1, H, len].
+Value sequenceView(OpBuilder &b, Location loc, Value packed, Value start,
+                   Value len) {
+  auto type = cast<MemRefType>(packed.getType());
+  int64_t rank = type.getRank();
+  // The sequence dimension: rows of Q/K/V/O, columns of LSE.
+  int64_t seqDim = rank == 3 ? 0 : 1;
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes, strides(rank, b.getIndexAttr(1));
+  for (int64_t i = 0; i < rank; ++i)
+    sizes.push_back(i == seqDim ? OpFoldResult(len)
+                                : memref::getMixedSize(b, loc, packed, i));
+  offsets[seqDim] = start;
+  Value slice =
+      memref::SubViewOp::create(b, loc, packed, offsets, sizes, strides);
+  // A unit batch dimension in front.
+  SmallVector<int64_t> shape = {1};
+  llvm::append_range(shape, cast<MemRefType>(slice.getType()).getShape());
+  SmallVector<OpFoldResult> outputShape = {b.getIndexAttr(1)};
+  llvm::append_range(outputShape, sizes);
+  SmallVector<ReassociationIndices> groups = {{0, 1}};
+  for (int64_t i = 2; i <= rank; ++i)
+    groups.push_back({i});
+  Value view =
+      memref::ExpandShapeOp::create(b, loc, shape, slice, groups, outputShape);
+  if (rank == 2)
+    return view;
+  // [1, len, H, D] -> [1, H, len, D].
+  AffineMap perm = AffineMap::getPermutationMap(ArrayRef<unsigned>{0, 2, 1, 3},
+                                                b.getContext());
+  return memref::TransposeOp::create(b, loc, view, AffineMapAttr::get(perm));
+}
+
+/// Where one sequence lies in the packed operands: its first query row and
+/// key, and its lengths Nq_b and Nk_b.
+struct Sequence {
+  Value qStart, kStart, lenQ, lenK;
+};
+
+/// Sequence `seq`'s entries of cu_seqlens_q / cu_seqlens_k (i32).
+Sequence loadSequence(OpBuilder &b, Location loc, VarlenAttentionOp op,
+                      Value seq) {
+  Value next = arith::AddIOp::create(b, loc, seq,
+                                     arith::ConstantIndexOp::create(b, loc, 1));
+  auto load = [&](Value cuSeqlens, Value i) -> Value {
+    Value entry = memref::LoadOp::create(b, loc, cuSeqlens, ValueRange{i});
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), entry);
+  };
+  Sequence s;
+  s.qStart = load(op.getCuSeqlensQ(), seq);
+  s.kStart = load(op.getCuSeqlensK(), seq);
+  s.lenQ =
+      arith::SubIOp::create(b, loc, load(op.getCuSeqlensQ(), next), s.qStart);
+  s.lenK =
+      arith::SubIOp::create(b, loc, load(op.getCuSeqlensK(), next), s.kStart);
+  return s;
+}
+
+/// Varlen: the FA2 grid over (Q block of max_seqlen_q, head, sequence);
+/// each CTA whose Q block starts inside its sequence builds the dense nest
+/// on one-batch views of that sequence.
+void tileVarlen(VarlenAttentionOp op, TileShape t) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  auto dim = [&](Value v, int64_t i) -> Value {
+    return b.createOrFold<memref::DimOp>(loc, v, i);
+  };
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value numSeqs =
+      b.createOrFold<arith::SubIOp>(loc, dim(op.getCuSeqlensQ(), 0), one);
+  ProblemSizes grid{numSeqs, dim(op.getQ(), 1), op.getMaxSeqlenQ(),
+                    dim(op.getK(), 1), op.getMaxSeqlenK()};
+  Cta cta = buildGrid(b, loc, grid, t);
+  cast<scf::ForallOp>(b.getInsertionBlock()->getParentOp())
+      ->setAttr(kVarlenAttr, b.getUnitAttr());
+
+  Sequence s = loadSequence(b, loc, op, cta.batch);
+  Value rows = s.lenQ;
+  if (t.pack > 1)
+    rows = arith::MulIOp::create(
+        b, loc, rows, arith::ConstantIndexOp::create(b, loc, t.pack));
+  Value inside =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, cta.qPos, rows);
+  auto ifInside = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(ifInside.thenBlock());
+
+  ForwardOp seq = viewOf(op);
+  seq.q = sequenceView(b, loc, seq.q, s.qStart, s.lenQ);
+  seq.k = sequenceView(b, loc, seq.k, s.kStart, s.lenK);
+  seq.v = sequenceView(b, loc, seq.v, s.kStart, s.lenK);
+  seq.o = sequenceView(b, loc, seq.o, s.qStart, s.lenQ);
+  if (seq.lse)
+    seq.lse = sequenceView(b, loc, seq.lse, s.qStart, s.lenQ);
+  ProblemSizes sz{one, grid.numHeadsQ, s.lenQ, grid.numHeadsKV, s.lenK};
+  Cta local = cta;
+  local.batch = arith::ConstantIndexOp::create(b, loc, 0);
+  buildCta(b, loc, seq, sz, t, local);
+  op.erase();
 }
 
 /// GQA packing applies where the group size Hq / Hkv is static and > 1.
@@ -370,7 +498,8 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
     }
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
-      if (isa<AttentionOp, PartialAttentionOp, DecodeCombineOp>(op))
+      if (isa<AttentionOp, PartialAttentionOp, DecodeCombineOp,
+              VarlenAttentionOp>(op))
         ops.push_back(op);
     });
     for (Operation *op : ops)
@@ -389,12 +518,16 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
       return success();
     }
     auto attention = dyn_cast<AttentionOp>(op);
-    ForwardOp fwd =
-        attention ? viewOf(attention) : viewOf(cast<PartialAttentionOp>(op));
+    auto varlen = dyn_cast<VarlenAttentionOp>(op);
+    ForwardOp fwd = attention ? viewOf(attention)
+                    : varlen  ? viewOf(varlen)
+                              : viewOf(cast<PartialAttentionOp>(op));
     if (failed(checkStaticHeadDim(op, fwd.headDim)))
       return failure();
     int64_t d = fwd.headDim;
-    int64_t nq = cast<MemRefType>(fwd.q.getType()).getDimSize(2);
+    // Varlen: the sequences' Nq differ; max_seqlen_q is a value.
+    int64_t nq = varlen ? ShapedType::kDynamic
+                        : cast<MemRefType>(fwd.q.getType()).getDimSize(2);
     int64_t bn =
         blockN ? int64_t(blockN)
                : tensorCoreBlockN(d, isa<Float8E4M3FNType>(
@@ -405,7 +538,11 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
                                            ShapedType::isDynamic(nq)
                                                ? std::nullopt
                                                : std::optional(nq));
-    tileForward(fwd, TileShape{bm, bn, packFactor(fwd, packGqa), fwd.splits});
+    TileShape shape{bm, bn, packFactor(fwd, packGqa), fwd.splits};
+    if (varlen)
+      tileVarlen(varlen, shape);
+    else
+      tileForward(fwd, shape);
     return success();
   }
 };

@@ -20,7 +20,14 @@ static bool isFP8Tile(Operation *op) {
 
 LogicalResult attn::checkNoHostOnlyTiles(Operation *root, StringRef pass,
                                          GpuTileSupport support) {
-  WalkResult res = root->walk([&](Operation *op) {
+  // Pre-order: a varlen CTA is refused as a whole, before its tiles.
+  WalkResult res = root->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (op->hasAttr(kVarlenAttr))
+      return WalkResult(op->emitOpError()
+                        << pass
+                        << ": variable-length batches "
+                           "(attn.varlen_attention) have no GPU lowering yet "
+                           "(they lower to the host only: --attn-to-cpu)");
     if (!support.fp8 && isFP8Tile(op))
       return WalkResult(op->emitOpError()
                         << "is FP8 (an f8E4M3FN tile or its descale), but "

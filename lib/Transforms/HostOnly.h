@@ -2,7 +2,7 @@
 //
 // The host lowering (attn-to-cpu) takes every tile op; the GPU passes after
 // attn-tile take a subset and refuse the rest with this check: f32
-// attention lowers to the host only; FP8 (f8E4M3FN tiles, descales on the
+// attention and varlen batches lower to the host only; FP8 (f8E4M3FN tiles, descales on the
 // step and epilogue) and GQA packing (gqa_pack > 1) to the host and the
 // tensor-core path. Split-KV (an fp32 attn.epilogue into the workspace,
 // attn.combine_step) lowers on both GPU paths.
@@ -16,14 +16,18 @@
 
 namespace mlir::attn {
 
+/// Discardable unit attribute on the CTA loop attn-tile builds for
+/// attn.varlen_attention (per-sequence views inside): host lowering only.
+constexpr llvm::StringLiteral kVarlenAttr = "attn.varlen";
+
 /// What a GPU pass lowers beyond f16/bf16 tiles of one query head.
 struct GpuTileSupport {
   bool fp8 = false;
   bool gqaPack = false;
 };
 
-/// Fails with an error naming `pass` on the first f32 tile op under
-/// `root`, and on FP8 or GQA-packed ones that `support` leaves out.
+/// Fails with an error naming `pass` on the first f32 or varlen tile op
+/// under `root`, and on FP8 or GQA-packed ones that `support` leaves out.
 LogicalResult checkNoHostOnlyTiles(Operation *root, StringRef pass,
                                    GpuTileSupport support = {});
 

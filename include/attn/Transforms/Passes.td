@@ -104,6 +104,17 @@ def AttnTile : Pass<"attn-tile", "func::FuncOp"> {
     of its (batch, KV head) and passes `q_descale * k_descale` to
     `attn.online_attention` and `v_descale` to `attn.epilogue`.
 
+    Varlen (`attn.varlen_attention`, FlashAttention-2's varlen API): the
+    grid is (ceil(max_seqlen_q / BLOCK_M), Hq, B) with B + 1 the length of
+    `cu_seqlens_q`, marked `attn.varlen`. Each CTA loads its sequence's
+    bounds from cu_seqlens_q / cu_seqlens_k and, if its Q block starts
+    below Nq_b, views the packed operands as one-batch [1, H, N_b, D]
+    memrefs (`memref.subview` of rows [start, start + N_b), then
+    `memref.expand_shape` and `memref.transpose`; LSE [Hq, total_q] as
+    [1, Hq, Nq_b]) and builds the same nest as `attn.attention` on them,
+    with batch 0, dynamic N_b and `causal_offset` = Nk_b - Nq_b. A CTA
+    whose Q block starts at or past Nq_b does nothing.
+
     Errors: dynamic head dim D.
     Source: FlashAttention-2 (Dao 2023) Algorithm 1; seed 000, forward
     kernel; split-KV: flash-decoding, FlashAttention-2's `num_splits`; GQA

@@ -533,3 +533,48 @@ func.func @fp8_tile_ops(%qt: vector<64x128xf8E4M3FN>,
       to %o[%i, %i, %i, %i] descale(%vd) : memref<1x32x256x128xbf16>
   return
 }
+
+// -----
+
+// Varlen (FlashAttention-2's varlen API): packed [total, H, D] operands,
+// i32 cu_seqlens [B + 1], index max_seqlen, LSE [Hq, total_q]; GQA 32/8,
+// causal with an explicit scale.
+// CHECK-LABEL: func.func @varlen_causal_lse
+//  CHECK-SAME:   (%[[Q:[^:]*]]: memref<?x32x128xbf16>, %[[K:[^:]*]]: memref<?x8x128xbf16>, %[[V:[^:]*]]: memref<?x8x128xbf16>, %[[CQ:[^:]*]]: memref<5xi32>, %[[CK:[^:]*]]: memref<5xi32>, %[[MQ:[^:]*]]: index, %[[MK:[^:]*]]: index, %[[O:[^:]*]]: memref<?x32x128xbf16>, %[[LSE:[^:]*]]: memref<32x?xf32>)
+//       CHECK:   attn.varlen_attention ins(%[[Q]], %[[K]], %[[V]] : memref<?x32x128xbf16>, memref<?x8x128xbf16>, memref<?x8x128xbf16>)
+//  CHECK-SAME:     seqlens(%[[CQ]], %[[CK]] : memref<5xi32>, memref<5xi32>)
+//  CHECK-SAME:     max(%[[MQ]], %[[MK]])
+//  CHECK-SAME:     outs(%[[O]] : memref<?x32x128xbf16>)
+//  CHECK-SAME:     lse(%[[LSE]] : memref<32x?xf32>) {causal, scale = 1.250000e-01 : f32}
+func.func @varlen_causal_lse(%q: memref<?x32x128xbf16>, %k: memref<?x8x128xbf16>,
+                             %v: memref<?x8x128xbf16>, %cu_q: memref<5xi32>,
+                             %cu_k: memref<5xi32>, %max_q: index, %max_k: index,
+                             %o: memref<?x32x128xbf16>, %lse: memref<32x?xf32>) {
+  attn.varlen_attention ins(%q, %k, %v : memref<?x32x128xbf16>,
+                            memref<?x8x128xbf16>, memref<?x8x128xbf16>)
+                        seqlens(%cu_q, %cu_k : memref<5xi32>, memref<5xi32>)
+                        max(%max_q, %max_k)
+                        outs(%o : memref<?x32x128xbf16>)
+                        lse(%lse : memref<32x?xf32>) {causal, scale = 0.125 : f32}
+  return
+}
+
+// -----
+
+// Varlen without LSE, f16, static totals, a strided Q (a slice of a packed
+// QKV buffer [total, 3, H, D] seen as [total, H, D]).
+// CHECK-LABEL: func.func @varlen_f16_strided
+//       CHECK:   attn.varlen_attention ins(%{{.*}}, %{{.*}}, %{{.*}} : memref<40x4x64xf16, strided<[768, 64, 1], offset: ?>>, memref<56x4x64xf16>, memref<56x4x64xf16>)
+//  CHECK-SAME:     seqlens(%{{.*}}, %{{.*}} : memref<?xi32>, memref<?xi32>)
+//  CHECK-SAME:     outs(%{{.*}} : memref<40x4x64xf16>){{$}}
+func.func @varlen_f16_strided(%q: memref<40x4x64xf16, strided<[768, 64, 1], offset: ?>>,
+                              %k: memref<56x4x64xf16>, %v: memref<56x4x64xf16>,
+                              %cu_q: memref<?xi32>, %cu_k: memref<?xi32>,
+                              %max_q: index, %max_k: index, %o: memref<40x4x64xf16>) {
+  attn.varlen_attention ins(%q, %k, %v : memref<40x4x64xf16, strided<[768, 64, 1], offset: ?>>,
+                            memref<56x4x64xf16>, memref<56x4x64xf16>)
+                        seqlens(%cu_q, %cu_k : memref<?xi32>, memref<?xi32>)
+                        max(%max_q, %max_k)
+                        outs(%o : memref<40x4x64xf16>)
+  return
+}

@@ -560,6 +560,116 @@ LogicalResult AttentionGradOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// VarlenAttentionOp
+//===----------------------------------------------------------------------===//
+
+int64_t VarlenAttentionOp::getHeadDim() {
+  return cast<MemRefType>(getQ().getType()).getDimSize(2);
+}
+
+float VarlenAttentionOp::getScaleOrDefault() {
+  if (auto scale = getScaleAttr())
+    return scale.getValueAsDouble();
+  return 1.0f / std::sqrt(static_cast<float>(getHeadDim()));
+}
+
+namespace {
+/// A packed [total, H, D] operand: rank, memory space, layout, extent and
+/// a unit stride along D where it is static.
+FailureOr<MemRefType> checkPacked(Operation *op, Value v, StringRef name,
+                                  StringRef layout) {
+  FailureOr<MemRefType> t = checkRank(op, v, name, 3, layout);
+  if (failed(t))
+    return failure();
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  (void)t->getStridesAndOffset(strides, offset);
+  if (!ShapedType::isDynamic(strides[2]) && strides[2] != 1)
+    return op->emitOpError() << "operand '" << name
+                             << "' must have unit stride along D, but got "
+                                "stride "
+                             << strides[2];
+  return t;
+}
+
+/// cu_seqlens_q / cu_seqlens_k: i32 [B + 1] with B + 1 >= 1.
+FailureOr<MemRefType> checkCuSeqlens(Operation *op, Value v, StringRef name) {
+  FailureOr<MemRefType> t = checkRank(op, v, name, 1, "of i32 [B + 1]");
+  if (failed(t))
+    return failure();
+  if (!t->getElementType().isSignlessInteger(32))
+    return op->emitOpError()
+           << "operand '" << name << "' element type must be i32, but got "
+           << t->getElementType();
+  if (t->getDimSize(0) == 0)
+    return op->emitOpError()
+           << "operand '" << name
+           << "' must have B + 1 >= 1 entries (prefix sums starting at 0), "
+              "but got 0";
+  return t;
+}
+} // namespace
+
+LogicalResult VarlenAttentionOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkNotLowered(op)))
+    return failure();
+  FailureOr<MemRefType> q, k, v, o, cuQ, cuK;
+  if (failed(q = checkPacked(op, getQ(), "q", "[total_q, Hq, D]")) ||
+      failed(k = checkPacked(op, getK(), "k", "[total_k, Hkv, D]")) ||
+      failed(v = checkPacked(op, getV(), "v", "[total_k, Hkv, D]")) ||
+      failed(o = checkPacked(op, getO(), "o", "[total_q, Hq, D]")))
+    return failure();
+  Type qElt = q->getElementType();
+  if (!isGradElement(qElt))
+    return emitOpError() << "operand 'q' element type must be f16, bf16 or "
+                            "f32 (there is no FP8 varlen attention), but got "
+                         << qElt;
+  for (auto [name, type] :
+       {std::pair<StringRef, MemRefType>{"k", *k}, {"v", *v}, {"o", *o}})
+    if (type.getElementType() != qElt)
+      return emitOpError() << "operand '" << name
+                           << "' element type must match 'q' (" << qElt
+                           << "), but got " << type.getElementType();
+  ArrayRef<int64_t> qs = q->getShape(), ks = k->getShape();
+  if (failed(checkDim(op, *k, "k", 2, "head dim D", qs[2], "q")) ||
+      failed(checkSameShape(op, *v, "v", ks, "k")) ||
+      failed(checkSameShape(op, *o, "o", qs, "q")))
+    return failure();
+  int64_t hq = qs[1], hkv = ks[1], d = qs[2];
+  if (hkv == 0 || (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) &&
+                   hq % hkv != 0))
+    return emitOpError() << "operand 'q' head count Hq (" << dimStr(hq)
+                         << ") must be a positive multiple of operand 'k' "
+                            "head count Hkv ("
+                         << dimStr(hkv) << ") for GQA/MQA";
+  if (!ShapedType::isDynamic(d) && (d <= 0 || d > 256 || d % 8 != 0))
+    return emitOpError() << "operand 'q' head dim D must be a multiple of 8 "
+                            "in [8, 256], but got "
+                         << d;
+  if (failed(cuQ = checkCuSeqlens(op, getCuSeqlensQ(), "cu_seqlens_q")) ||
+      failed(cuK = checkCuSeqlens(op, getCuSeqlensK(), "cu_seqlens_k")) ||
+      failed(checkDim(op, *cuK, "cu_seqlens_k", 0, "length B + 1",
+                      cuQ->getDimSize(0), "cu_seqlens_q")))
+    return failure();
+  if (Value lse = getLse()) {
+    FailureOr<MemRefType> lt = checkRank(op, lse, "lse", 2, "[Hq, total_q]");
+    if (failed(lt))
+      return failure();
+    if (!lt->getElementType().isF32())
+      return emitOpError() << "operand 'lse' element type must be f32, but got "
+                           << lt->getElementType();
+    SmallVector<int64_t> expected = {hq, qs[0]};
+    for (auto [got, want] : llvm::zip_equal(lt->getShape(), expected))
+      if (dimsDiffer(got, want))
+        return emitOpError() << "operand 'lse' shape must be [Hq, total_q] = "
+                             << shapeStr(expected) << ", but got "
+                             << shapeStr(lt->getShape());
+  }
+  return checkScaleAttr(op, getScaleAttr());
+}
+
+//===----------------------------------------------------------------------===//
 // Tile ops
 //===----------------------------------------------------------------------===//
 

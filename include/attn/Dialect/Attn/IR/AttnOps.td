@@ -251,6 +251,82 @@ def Attn_DecodeCombineOp : Attn_Op<"decode_combine"> {
 }
 
 //===----------------------------------------------------------------------===//
+// attn.varlen_attention
+//===----------------------------------------------------------------------===//
+
+def Attn_VarlenAttentionOp : Attn_Op<"varlen_attention"> {
+  let summary = "attention over a packed batch of variable-length sequences";
+  let description = [{
+    `attn.attention` applied to each sequence of a batch stored without
+    padding, as FlashAttention-2's varlen API (`flash_attn_varlen_func`).
+    Sequence b holds the query rows `[cu_seqlens_q[b], cu_seqlens_q[b + 1])`
+    of `q` and `o` and the keys `[cu_seqlens_k[b], cu_seqlens_k[b + 1])` of
+    `k` and `v`; with Nq_b and Nk_b its lengths:
+
+    ```
+    O_b   = softmax(Q_b K_b^T * scale + mask_b) V_b
+    LSE_b = log(sum_j exp(S_ij + mask_ij))              // natural log
+    ```
+
+    Shapes (any strides; D must have unit stride at run time):
+    * `q`, `o`: [total_q, Hq, D]; `k`, `v`: [total_k, Hkv, D].
+    * `cu_seqlens_q`, `cu_seqlens_k`: i32 [B + 1], prefix sums of the
+      sequence lengths (`cu_seqlens[0] = 0`, non-decreasing, the last entry
+      at most total_q / total_k).
+    * `max_seqlen_q`, `max_seqlen_k` (index): at least every Nq_b / Nk_b;
+      the grid is sized by max_seqlen_q (rows past it are not computed).
+    * `lse`: fp32 [Hq, total_q] (FlashAttention-2's varlen layout).
+    * GQA/MQA: `Hq % Hkv == 0`; query head h reads KV head `h / (Hq / Hkv)`.
+
+    The values of cu_seqlens and max_seqlen are the caller's contract, as
+    in FlashAttention: one that breaks it is undefined behaviour.
+
+    Attributes: `scale` (f32 > 0, default `1/sqrt(D)`); `causal`,
+    bottom-right aligned per sequence: query i of sequence b sees key j iff
+    `j <= i + Nk_b - Nq_b`. A row that sees no key gets O = 0,
+    LSE = -inf. A sequence with Nq_b = 0 writes nothing; B = 0 and batches
+    whose sequences are all empty are valid.
+
+    Element types: Q, K, V and O all f16, all bf16 or all f32 (f32: host
+    only); no FP8. Accumulation is fp32. D is a multiple of 8 in [8, 256].
+    Source: FlashAttention-2 (Dao 2023), `flash_attn_varlen_func`
+    (cu_seqlens, max_seqlen, LSE [H, total_q]); FlashAttention >= 2.1 for
+    the bottom-right causal mask.
+
+    Example:
+    ```mlir
+    attn.varlen_attention ins(%q, %k, %v : memref<?x32x128xbf16>,
+        memref<?x8x128xbf16>, memref<?x8x128xbf16>)
+        seqlens(%cu_q, %cu_k : memref<?xi32>, memref<?xi32>)
+        max(%max_q, %max_k)
+        outs(%o : memref<?x32x128xbf16>)
+        lse(%lse : memref<32x?xf32>) {causal}
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$q, AnyMemRef:$k, AnyMemRef:$v,
+                       AnyMemRef:$cu_seqlens_q, AnyMemRef:$cu_seqlens_k,
+                       Index:$max_seqlen_q, Index:$max_seqlen_k,
+                       AnyMemRef:$o, Optional<AnyMemRef>:$lse,
+                       OptionalAttr<F32Attr>:$scale, UnitAttr:$causal);
+  let assemblyFormat = [{
+    `ins` `(` $q `,` $k `,` $v `:` type($q) `,` type($k) `,` type($v) `)`
+    `seqlens` `(` $cu_seqlens_q `,` $cu_seqlens_k `:` type($cu_seqlens_q) `,`
+        type($cu_seqlens_k) `)`
+    `max` `(` $max_seqlen_q `,` $max_seqlen_k `)`
+    `outs` `(` $o `:` type($o) `)`
+    (`lse` `(` $lse^ `:` type($lse) `)`)?
+    attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The softmax scale: the `scale` attribute or 1/sqrt(D).
+    float getScaleOrDefault();
+    /// Static head dimension D (ShapedType::kDynamic if dynamic).
+    int64_t getHeadDim();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Tile ops (produced by attn-tile)
 //===----------------------------------------------------------------------===//
 

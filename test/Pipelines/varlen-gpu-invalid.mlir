@@ -1,0 +1,21 @@
+// RUN: not attn-opt %s --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline 2>&1 | FileCheck %s --check-prefix=PIPE
+// RUN: not attn-opt %s --attn-tile="block-m=64 block-n=16" --attn-causal-split --attn-distribute-rows 2>&1 | FileCheck %s --check-prefix=ROWS
+// RUN: not attn-opt %s --attn-to-cubin="format=none" 2>&1 | FileCheck %s --check-prefix=PIPE
+// RUN: not attn-opt %s --attn-to-cubin="path=fma format=none" 2>&1 | FileCheck %s --check-prefix=ROWS
+// RUN: not attn-opt %s --attn-lower-to-nvvm 2>&1 | FileCheck %s --check-prefix=NVVM
+
+// Varlen has a host lowering only so far: both GPU paths refuse attn-tile's
+// varlen CTA (marked attn.varlen) with an error naming the pass, located
+// on the op, and attn-lower-to-nvvm refuses the untiled op.
+// PIPE: varlen-gpu-invalid.mlir:[[# @LINE + 7]]:3: error: 'scf.forall' op attn-async-pipeline: variable-length batches (attn.varlen_attention) have no GPU lowering yet (they lower to the host only: --attn-to-cpu)
+// ROWS: varlen-gpu-invalid.mlir:[[# @LINE + 6]]:3: error: 'scf.forall' op attn-distribute-rows: variable-length batches (attn.varlen_attention) have no GPU lowering yet (they lower to the host only: --attn-to-cpu)
+// NVVM: varlen-gpu-invalid.mlir:[[# @LINE + 5]]:3: error: 'attn.varlen_attention' op attn-lower-to-nvvm needs it tiled and decomposed
+func.func @varlen(%q: memref<?x4x64xbf16>, %k: memref<?x2x64xbf16>, %v: memref<?x2x64xbf16>,
+                  %cu_q: memref<?xi32>, %cu_k: memref<?xi32>, %max_q: index, %max_k: index,
+                  %o: memref<?x4x64xbf16>) {
+  // The tensor-core path's tile sizes (BLOCK_M 128) and the FMA path's.
+  attn.varlen_attention ins(%q, %k, %v : memref<?x4x64xbf16>, memref<?x2x64xbf16>, memref<?x2x64xbf16>)
+      seqlens(%cu_q, %cu_k : memref<?xi32>, memref<?xi32>) max(%max_q, %max_k)
+      outs(%o : memref<?x4x64xbf16>) {causal}
+  return
+}

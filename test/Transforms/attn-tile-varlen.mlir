@@ -1,0 +1,103 @@
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=4 block-n=8" | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=4 block-n=8 pack-gqa=true" | FileCheck %s --check-prefix=PACK
+
+// attn-tile on attn.varlen_attention: the FA2 grid over (Q block of
+// max_seqlen_q, head, sequence); each CTA reads its sequence's bounds from
+// cu_seqlens, skips a Q block at or past Nq_b, and runs the dense nest on
+// one-batch [1, H, N_b, D] views of the packed operands.
+
+// CHECK-LABEL: func.func @varlen_causal_gqa
+//  CHECK-SAME:   (%[[Q:[^:]*]]: memref<?x4x16xbf16>, %[[K:[^:]*]]: memref<?x2x16xbf16>, %[[V:[^:]*]]: memref<?x2x16xbf16>, %[[CQ:[^:]*]]: memref<?xi32>, %[[CK:[^:]*]]: memref<?xi32>, %[[MQ:[^:]*]]: index, %[[MK:[^:]*]]: index, %[[O:[^:]*]]: memref<?x4x16xbf16>, %[[LSE:[^:]*]]: memref<4x?xf32>)
+// B = dim(cu_seqlens_q) - 1; Q blocks: ceil(max_seqlen_q / BLOCK_M).
+//       CHECK:   %[[CUDIM:.*]] = memref.dim %[[CQ]], %c0
+//       CHECK:   %[[B:.*]] = arith.subi %[[CUDIM]], %c1
+//       CHECK:   %[[NQB:.*]] = arith.ceildivui %[[MQ]], %c4
+//       CHECK:   scf.forall (%[[QB:.*]], %[[H:.*]], %[[S:.*]]) in (%[[NQB]], %c4, %[[B]]) {
+//       CHECK:     %[[QPOS:.*]] = arith.muli %[[QB]], %c4
+//       CHECK:     %[[HKV:.*]] = arith.divui %[[H]], %c2
+// The sequence's rows: [cu[s], cu[s + 1]) of Q/O and of K/V.
+//       CHECK:     %[[NEXT:.*]] = arith.addi %[[S]], %c1
+//       CHECK:     %[[Q0I:.*]] = memref.load %[[CQ]][%[[S]]] : memref<?xi32>
+//       CHECK:     %[[Q0:.*]] = arith.index_cast %[[Q0I]] : i32 to index
+//       CHECK:     %[[K0I:.*]] = memref.load %[[CK]][%[[S]]] : memref<?xi32>
+//       CHECK:     %[[K0:.*]] = arith.index_cast %[[K0I]] : i32 to index
+//       CHECK:     %[[Q1I:.*]] = memref.load %[[CQ]][%[[NEXT]]]
+//       CHECK:     %[[Q1:.*]] = arith.index_cast %[[Q1I]]
+//       CHECK:     %[[NQ:.*]] = arith.subi %[[Q1]], %[[Q0]]
+//       CHECK:     %[[K1I:.*]] = memref.load %[[CK]][%[[NEXT]]]
+//       CHECK:     %[[K1:.*]] = arith.index_cast %[[K1I]]
+//       CHECK:     %[[NK:.*]] = arith.subi %[[K1]], %[[K0]]
+// A Q block at or past Nq_b (an empty sequence included) does nothing.
+//       CHECK:     %[[INSIDE:.*]] = arith.cmpi ult, %[[QPOS]], %[[NQ]]
+//       CHECK:     scf.if %[[INSIDE]] {
+// Q: rows [Q0, Q0 + Nq) -> [1, Nq, H, D] -> [1, H, Nq, D].
+//       CHECK:       %[[SQ:.*]] = memref.subview %[[Q]][%[[Q0]], 0, 0] [%[[NQ]], 4, 16] [1, 1, 1] : memref<?x4x16xbf16> to memref<?x4x16xbf16, strided<[64, 16, 1], offset: ?>>
+//       CHECK:       %[[EQ:.*]] = memref.expand_shape %[[SQ]] {{\[}}[0, 1], [2], [3]] output_shape [1, %[[NQ]], 4, 16] : {{.*}} into memref<1x?x4x16xbf16, strided<[?, 64, 16, 1], offset: ?>>
+//       CHECK:       %[[TQ:.*]] = memref.transpose %[[EQ]] (d0, d1, d2, d3) -> (d0, d2, d1, d3) : {{.*}} to memref<1x4x?x16xbf16, strided<[?, 16, 64, 1], offset: ?>>
+//       CHECK:       memref.subview %[[K]][%[[K0]], 0, 0] [%[[NK]], 2, 16]
+//       CHECK:       %[[TK:.*]] = memref.transpose {{.*}} to memref<1x2x?x16xbf16, strided<[?, 16, 32, 1], offset: ?>>
+//       CHECK:       memref.subview %[[V]][%[[K0]], 0, 0] [%[[NK]], 2, 16]
+//       CHECK:       %[[TV:.*]] = memref.transpose
+//       CHECK:       memref.subview %[[O]][%[[Q0]], 0, 0] [%[[NQ]], 4, 16]
+//       CHECK:       %[[TO:.*]] = memref.transpose
+// LSE [Hq, total_q]: columns [Q0, Q0 + Nq) -> [1, Hq, Nq].
+//       CHECK:       %[[SL:.*]] = memref.subview %[[LSE]][0, %[[Q0]]] [4, %[[NQ]]] [1, 1] : memref<4x?xf32> to memref<4x?xf32, strided<[?, 1], offset: ?>>
+//       CHECK:       %[[EL:.*]] = memref.expand_shape %[[SL]] {{\[}}[0, 1], [2]] output_shape [1, 4, %[[NQ]]] : {{.*}} into memref<1x4x?xf32, strided<[?, ?, 1], offset: ?>>
+// The dense nest with batch 0, dynamic N and causal_offset = Nk_b - Nq_b.
+//       CHECK:       %[[QT:.*]] = attn.load_tile %[[TQ]][%[[B0:.*]], %[[H]], %[[QPOS]], %{{.*}}] : memref<1x4x?x16xbf16, strided<[?, 16, 64, 1], offset: ?>> -> vector<4x16xbf16>
+//       CHECK:       %[[NKB:.*]] = arith.ceildivui %[[NK]], %c8
+//       CHECK:       %[[OFF:.*]] = arith.subi %[[NK]], %[[NQ]]
+//       CHECK:       scf.for %{{.*}} = %{{.*}} to %[[NKB]]
+//       CHECK:         attn.online_attention q(%[[QT]] : vector<4x16xbf16>) kv(%[[TK]], %[[TV]] : {{.*}}) at[%[[B0]], %[[HKV]], %{{.*}}, %{{.*}}] rows(%[[QPOS]], causal_offset %[[OFF]])
+//  CHECK-SAME:           mask = #attn.mask<causal>
+//       CHECK:       attn.epilogue state({{.*}}) to %[[TO]], lse %[[EL]][%[[B0]], %[[H]], %[[QPOS]], %{{.*}}]
+//       CHECK:     }
+//       CHECK:   } {attn.varlen, mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
+
+// GQA packing: y walks KV heads, rows = Nq_b * G.
+// PACK-LABEL: func.func @varlen_causal_gqa
+//       PACK:   %[[ROWS:.*]] = arith.muli %{{.*}}, %c2
+//       PACK:   %[[NQB:.*]] = arith.ceildivui %[[ROWS]], %c4
+//       PACK:   scf.forall (%[[QB:.*]], %[[HKV:.*]], %[[S:.*]]) in (%[[NQB]], %c2, %{{.*}}) {
+//       PACK:     %[[NQ:.*]] = arith.subi
+//       PACK:     %[[NK:.*]] = arith.subi
+//       PACK:     %[[PROWS:.*]] = arith.muli %[[NQ]], %c2
+//       PACK:     arith.cmpi ult, %{{.*}}, %[[PROWS]]
+//       PACK:     attn.load_tile {{.*}} {gqa_pack = 2 : i64}
+//       PACK:     attn.online_attention {{.*}} gqa_pack = 2 : i64
+//       PACK:     attn.epilogue {{.*}} {gqa_pack = 2 : i64}
+//       PACK:   } {attn.varlen, mapping
+func.func @varlen_causal_gqa(%q: memref<?x4x16xbf16>, %k: memref<?x2x16xbf16>, %v: memref<?x2x16xbf16>,
+                             %cu_q: memref<?xi32>, %cu_k: memref<?xi32>, %max_q: index, %max_k: index,
+                             %o: memref<?x4x16xbf16>, %lse: memref<4x?xf32>) {
+  attn.varlen_attention ins(%q, %k, %v : memref<?x4x16xbf16>, memref<?x2x16xbf16>, memref<?x2x16xbf16>)
+      seqlens(%cu_q, %cu_k : memref<?xi32>, memref<?xi32>) max(%max_q, %max_k)
+      outs(%o : memref<?x4x16xbf16>) lse(%lse : memref<4x?xf32>) {causal}
+  return
+}
+
+// -----
+
+// Not causal, no LSE, static totals and a strided Q (a slice of a packed
+// QKV buffer): every block is masked by bounds (N_b is a value); the views
+// keep Q's strides.
+// CHECK-LABEL: func.func @varlen_strided_no_lse
+//       CHECK:   scf.forall
+//       CHECK:     scf.if
+//       CHECK:       memref.subview %{{.*}} : memref<40x4x16xf16, strided<[192, 16, 1], offset: ?>> to memref<?x4x16xf16, strided<[192, 16, 1], offset: ?>>
+//       CHECK:       memref.transpose {{.*}} to memref<1x4x?x16xf16, strided<[?, 16, 192, 1], offset: ?>>
+//       CHECK:       attn.online_attention
+//   CHECK-NOT:         causal_offset
+//  CHECK-SAME:         mask = #attn.mask<bounds>
+//       CHECK:       attn.epilogue state({{.*}}) to %{{[^,]*}}[
+//       CHECK:   } {attn.varlen
+func.func @varlen_strided_no_lse(%q: memref<40x4x16xf16, strided<[192, 16, 1], offset: ?>>,
+                                 %k: memref<56x4x16xf16>, %v: memref<56x4x16xf16>,
+                                 %cu_q: memref<3xi32>, %cu_k: memref<3xi32>,
+                                 %max_q: index, %max_k: index, %o: memref<40x4x16xf16>) {
+  attn.varlen_attention ins(%q, %k, %v : memref<40x4x16xf16, strided<[192, 16, 1], offset: ?>>,
+                            memref<56x4x16xf16>, memref<56x4x16xf16>)
+      seqlens(%cu_q, %cu_k : memref<3xi32>, memref<3xi32>) max(%max_q, %max_k)
+      outs(%o : memref<40x4x16xf16>)
+  return
+}

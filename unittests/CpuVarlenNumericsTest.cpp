@@ -1,0 +1,349 @@
+//===- CpuVarlenNumericsTest.cpp - varlen attention vs float64 ------------===//
+//
+// Compiles attn.varlen_attention (FlashAttention-2's varlen API: packed
+// [total, H, D] operands, i32 cu_seqlens, LSE [Hq, total_q]) through
+// attn-to-cpu once per configuration, with dynamic totals and batch size,
+// and runs it on several batches of fresh random inputs against a float64
+// reference that loops over the sequences. O and LSE are poisoned with NaN
+// first: every row of a sequence must be written, and rows past
+// cu_seqlens_q[B] (padding) must be left alone.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuJit.h"
+#include "TypedBuffer.h"
+#include "attn/Pipelines/Pipelines.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <random>
+#include <tuple>
+
+using namespace mlir;
+using mlir::attn::test::Buffer;
+using mlir::attn::test::CpuPipeline;
+using mlir::attn::test::Elt;
+using mlir::attn::test::eltName;
+
+namespace {
+
+/// One batch: the (Nq_b, Nk_b) of its sequences, and padding rows after
+/// the last sequence of Q/O and of K/V (total = sum + padding).
+struct Batch {
+  std::vector<std::pair<int64_t, int64_t>> lengths;
+  int64_t padQ = 0, padK = 0;
+  /// Added to the true max_seqlen_q: CTAs past every sequence do nothing.
+  int64_t extraMaxQ = 0;
+};
+
+struct VarlenConfig {
+  const char *name;
+  int64_t hq, hkv, d;
+  Elt elt;
+  bool causal;
+  int64_t blockM, blockN;
+  std::vector<Batch> batches;
+  bool packGqa = false;
+  /// Q, K and V are slices of one [total, 3, H, D] buffer (self-attention
+  /// with Hq = Hkv, Nq_b = Nk_b): strided views, as from a fused QKV GEMM.
+  bool qkvPacked = false;
+};
+
+void PrintTo(const VarlenConfig &c, std::ostream *os) { *os << c.name; }
+
+std::string buildModule(const VarlenConfig &c) {
+  auto packed = [&](int64_t h, bool qkv) {
+    std::string layout =
+        qkv ? llvm::formatv(", strided<[{0}, {1}, 1], offset: ?>", 3 * h * c.d,
+                            c.d)
+                  .str()
+            : "";
+    return llvm::formatv("memref<?x{0}x{1}x{2}{3}>", h, c.d, eltName(c.elt),
+                         layout)
+        .str();
+  };
+  std::string q = packed(c.hq, c.qkvPacked), kv = packed(c.hkv, c.qkvPacked);
+  std::string lse = llvm::formatv("memref<{0}x?xf32>", c.hq);
+  return llvm::formatv(
+             "func.func @varlen(%q: {0}, %k: {1}, %v: {1}, %cu_q: "
+             "memref<?xi32>, %cu_k: memref<?xi32>, %max_q: index, %max_k: "
+             "index, %o: {4}, %lse: {2}) {{\n"
+             "  attn.varlen_attention ins(%q, %k, %v : {0}, {1}, {1})\n"
+             "      seqlens(%cu_q, %cu_k : memref<?xi32>, memref<?xi32>)\n"
+             "      max(%max_q, %max_k) outs(%o : {4}) lse(%lse : {2}) {3}\n"
+             "  return\n}\n",
+             q, kv, lse, c.causal ? "{causal}" : "", packed(c.hq, false))
+      .str();
+}
+
+/// Prefix sums of one side's lengths (B + 1 entries).
+std::vector<int32_t> prefixSums(const Batch &batch, bool keys) {
+  std::vector<int32_t> cu = {0};
+  for (auto [nq, nk] : batch.lengths)
+    cu.push_back(cu.back() + int32_t(keys ? nk : nq));
+  return cu;
+}
+
+/// Fills `buf` with fresh normal values rounded to its element type and
+/// returns them as doubles.
+template <int N>
+std::vector<double> fillRandom(Buffer<N> &buf, std::mt19937 &rng) {
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::vector<double> values(buf.numElements);
+  for (int64_t i = 0; i < buf.numElements; ++i) {
+    buf.set(i, normal(rng));
+    values[i] = buf.get(i);
+  }
+  return values;
+}
+
+/// A packed [total, H, D] operand: its descriptor and its values as
+/// doubles in row-major order.
+struct Input {
+  StridedMemRefType<uint8_t, 3> desc;
+  std::vector<double> values;
+};
+
+/// Q, K and V as separate row-major buffers, or as the three slices of
+/// one [total, 3, H, D] buffer (`qkv`).
+struct Inputs {
+  std::vector<Buffer<3>> buffers;
+  std::optional<Buffer<4>> qkv;
+  Input q, k, v;
+
+  Inputs(const VarlenConfig &c, int64_t totalQ, int64_t totalK,
+         std::mt19937 &rng) {
+    if (c.qkvPacked) {
+      qkv.emplace(c.elt, std::array<int64_t, 4>{totalQ, 3, c.hq, c.d});
+      std::vector<double> all = fillRandom(*qkv, rng);
+      int64_t hd = c.hq * c.d;
+      for (auto [slot, in] : llvm::enumerate(std::array{&q, &k, &v})) {
+        in->desc = {qkv->desc.basePtr,
+                    qkv->desc.data,
+                    int64_t(slot) * hd,
+                    {totalQ, c.hq, c.d},
+                    {3 * hd, c.d, 1}};
+        for (int64_t row = 0; row < totalQ; ++row)
+          in->values.insert(in->values.end(),
+                            all.begin() + (row * 3 + slot) * hd,
+                            all.begin() + (row * 3 + slot + 1) * hd);
+      }
+      return;
+    }
+    buffers.reserve(3);
+    for (auto [in, total, h] :
+         {std::tuple{&q, totalQ, c.hq}, std::tuple{&k, totalK, c.hkv},
+          std::tuple{&v, totalK, c.hkv}}) {
+      Buffer<3> &buf = buffers.emplace_back(c.elt, std::array{total, h, c.d});
+      in->values = fillRandom(buf, rng);
+      in->desc = buf.desc;
+    }
+  }
+};
+
+struct Result {
+  std::vector<double> o, lse; // [total_q, Hq, D], [Hq, total_q]
+};
+
+/// float64 attention per sequence: bottom-right causal, GQA. Padding rows
+/// stay NaN (never written).
+Result reference(const VarlenConfig &c, const Batch &batch, int64_t totalQ,
+                 const Input &q, const Input &k, const Input &v) {
+  Result r;
+  r.o.assign(totalQ * c.hq * c.d, NAN);
+  r.lse.assign(c.hq * totalQ, NAN);
+  std::vector<int32_t> cuQ = prefixSums(batch, false),
+                       cuK = prefixSums(batch, true);
+  double scale = 1.0 / std::sqrt(double(c.d));
+  for (size_t b = 0; b < batch.lengths.size(); ++b) {
+    auto [nq, nk] = batch.lengths[b];
+    std::vector<double> s(nk);
+    for (int64_t h = 0; h < c.hq; ++h)
+      for (int64_t i = 0; i < nq; ++i) {
+        int64_t row = cuQ[b] + i;
+        double *o = &r.o[(row * c.hq + h) * c.d];
+        auto kRow = [&](const Input &in, int64_t j) {
+          return &in.values[((cuK[b] + j) * c.hkv + h / (c.hq / c.hkv)) * c.d];
+        };
+        std::fill(o, o + c.d, 0.0);
+        double mx = -INFINITY;
+        for (int64_t j = 0; j < nk; ++j) {
+          s[j] = -INFINITY;
+          if (c.causal && j > i + nk - nq)
+            continue;
+          double dot = 0;
+          for (int64_t x = 0; x < c.d; ++x)
+            dot += q.values[(row * c.hq + h) * c.d + x] * kRow(k, j)[x];
+          s[j] = dot * scale;
+          mx = std::max(mx, s[j]);
+        }
+        r.lse[h * totalQ + row] = -INFINITY;
+        if (mx == -INFINITY)
+          continue; // no key: O = 0, LSE = -inf
+        double sum = 0;
+        for (int64_t j = 0; j < nk; ++j) {
+          if (s[j] == -INFINITY)
+            continue;
+          double p = std::exp(s[j] - mx);
+          sum += p;
+          for (int64_t x = 0; x < c.d; ++x)
+            o[x] += p * kRow(v, j)[x];
+        }
+        for (int64_t x = 0; x < c.d; ++x)
+          o[x] /= sum;
+        r.lse[h * totalQ + row] = mx + std::log(sum);
+      }
+  }
+  return r;
+}
+
+/// Rounding O to the storage type alone gives ~2^-9 (bf16), 2^-12 (f16).
+double boundFor(Elt elt) {
+  return elt == Elt::bf16 ? 8e-3 : elt == Elt::f16 ? 1e-3 : 1e-5;
+}
+
+/// Compares O per (sequence, head) by ||O - ref|| / ||ref|| and LSE per
+/// row; padding (NaN in `want`) must still be NaN.
+void expectClose(const VarlenConfig &c, const Batch &batch, int64_t totalQ,
+                 const Result &got, const Result &want) {
+  std::vector<int32_t> cuQ = prefixSums(batch, false);
+  for (size_t b = 0; b < batch.lengths.size(); ++b)
+    for (int64_t h = 0; h < c.hq; ++h) {
+      double num = 0, den = 0;
+      for (int64_t row = cuQ[b]; row < cuQ[b + 1]; ++row)
+        for (int64_t x = 0; x < c.d; ++x) {
+          int64_t i = (row * c.hq + h) * c.d + x;
+          ASSERT_FALSE(std::isnan(got.o[i]))
+              << "O of row " << row << " head " << h << " unwritten or NaN";
+          num += (got.o[i] - want.o[i]) * (got.o[i] - want.o[i]);
+          den += want.o[i] * want.o[i];
+        }
+      double rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+      EXPECT_LE(rel, boundFor(c.elt)) << "sequence " << b << " head " << h
+                                      << ": ||O - ref|| / ||ref|| = " << rel;
+    }
+  for (int64_t row = cuQ.back(); row < totalQ; ++row)
+    for (int64_t i = row * c.hq * c.d; i < (row + 1) * c.hq * c.d; ++i)
+      ASSERT_TRUE(std::isnan(got.o[i])) << "padding row " << row << " written";
+  for (size_t i = 0; i < want.lse.size(); ++i) {
+    if (std::isnan(want.lse[i]))
+      EXPECT_TRUE(std::isnan(got.lse[i])) << "padding LSE[" << i << "] written";
+    else if (std::isinf(want.lse[i]))
+      EXPECT_TRUE(std::isinf(got.lse[i]) && got.lse[i] < 0)
+          << "LSE[" << i << "] = " << got.lse[i] << ", want -inf";
+    else
+      EXPECT_NEAR(got.lse[i], want.lse[i],
+                  1e-4 * std::max(1.0, std::fabs(want.lse[i])))
+          << "LSE[" << i << "]";
+  }
+}
+
+/// Runs `engine` on one batch of fresh inputs and checks it.
+void runBatch(ExecutionEngine &engine, const VarlenConfig &c,
+              const Batch &batch) {
+  unsigned seed = std::random_device{}();
+  SCOPED_TRACE(
+      llvm::formatv("B = {0}, seed {1}", batch.lengths.size(), seed).str());
+  std::mt19937 rng(seed);
+  std::vector<int32_t> cuQ = prefixSums(batch, false),
+                       cuK = prefixSums(batch, true);
+  int64_t totalQ = cuQ.back() + batch.padQ, totalK = cuK.back() + batch.padK;
+  int64_t maxQ = 0, maxK = 0;
+  for (auto [nq, nk] : batch.lengths) {
+    maxQ = std::max(maxQ, nq);
+    maxK = std::max(maxK, nk);
+  }
+  maxQ += batch.extraMaxQ;
+  ASSERT_TRUE(!c.qkvPacked || totalQ == totalK) << "QKV needs Nq_b = Nk_b";
+  Inputs in(c, totalQ, totalK, rng);
+  attn::test::RowMajorBuffer<int32_t, 1> cuQBuf({int64_t(cuQ.size())}, 0),
+      cuKBuf({int64_t(cuK.size())}, 0);
+  std::copy(cuQ.begin(), cuQ.end(), cuQBuf.data.begin());
+  std::copy(cuK.begin(), cuK.end(), cuKBuf.data.begin());
+  Buffer<3> o(c.elt, {totalQ, c.hq, c.d});
+  Buffer<2> lse(Elt::f32, {c.hq, totalQ});
+  o.fill(NAN);
+  lse.fill(NAN);
+
+  auto *qp = &in.q.desc, *kp = &in.k.desc, *vp = &in.v.desc;
+  auto *cqp = &cuQBuf.desc, *ckp = &cuKBuf.desc;
+  auto *op = &o.desc;
+  auto *lp = &lse.desc;
+  llvm::Error err =
+      engine.invoke("varlen", qp, kp, vp, cqp, ckp, maxQ, maxK, op, lp);
+  ASSERT_FALSE(bool(err)) << llvm::toString(std::move(err));
+
+  Result got;
+  for (int64_t i = 0; i < o.numElements; ++i)
+    got.o.push_back(o.get(i));
+  for (int64_t i = 0; i < lse.numElements; ++i)
+    got.lse.push_back(lse.get(i));
+  Result want = reference(c, batch, totalQ, in.q, in.k, in.v);
+  expectClose(c, batch, totalQ, got, want);
+}
+
+class CpuVarlenNumerics : public ::testing::TestWithParam<VarlenConfig> {
+protected:
+  static void SetUpTestSuite() { attn::registerAttnPassesAndPipelines(); }
+};
+
+TEST_P(CpuVarlenNumerics, MatchesFloat64PerSequence) {
+  const VarlenConfig &c = GetParam();
+  auto engine = attn::test::compileOnCpu(
+      buildModule(c), CpuPipeline{c.blockM, c.blockN, 1, c.packGqa});
+  ASSERT_TRUE(bool(engine)) << llvm::toString(engine.takeError());
+  for (const Batch &batch : c.batches)
+    ASSERT_NO_FATAL_FAILURE(runBatch(**engine, c, batch));
+}
+
+// Lengths (Nq_b, Nk_b) with tails (not multiples of BLOCK_M / BLOCK_N),
+// Nq_b != Nk_b both ways, empty sequences first, in the middle and last,
+// Nk_b = 0 with Nq_b > 0 (O = 0, LSE = -inf), and all-empty batches.
+const std::vector<Batch> kMixed = {
+    {{{5, 7}, {0, 3}, {9, 9}, {3, 0}, {1, 12}}},
+    {{{0, 0}, {12, 5}, {4, 11}, {0, 6}}, /*padQ=*/3, /*padK=*/2},
+    {{{7, 7}, {2, 19}, {0, 0}}, 0, 0, /*extraMaxQ=*/9},
+    {{{0, 0}, {0, 0}, {0, 0}}},
+    {{{0, 4}, {0, 1}}, /*padQ=*/2},
+    {{{13, 13}}},
+    {{}}, // B = 0
+};
+// Self-attention batches (Nq_b = Nk_b) for a packed QKV buffer.
+const std::vector<Batch> kSelf = {
+    {{{6, 6}, {0, 0}, {11, 11}, {1, 1}}, /*padQ=*/2, /*padK=*/2},
+    {{{0, 0}, {0, 0}}},
+};
+// Decode: one query per sequence (Nk_b = 1, tails, an empty cache).
+const std::vector<Batch> kDecode = {
+    {{{1, 1}, {1, 17}, {1, 33}, {1, 8}}},
+    {{{1, 0}, {1, 5}, {0, 9}, {1, 2}}},
+};
+
+// clang-format would put a field per line.
+// clang-format off
+const VarlenConfig kConfigs[] = {
+    // name, Hq, Hkv, D, type, causal, BLOCK_M, BLOCK_N, batches[, pack-gqa]
+    {"mha_bf16", 2, 2, 16, Elt::bf16, false, 4, 4, kMixed},
+    {"mha_causal_bf16", 2, 2, 16, Elt::bf16, true, 4, 4, kMixed},
+    {"gqa_f16", 4, 2, 16, Elt::f16, false, 8, 4, kMixed},
+    {"gqa_causal_f16", 4, 2, 16, Elt::f16, true, 4, 8, kMixed},
+    {"mqa_causal_f32", 3, 1, 8, Elt::f32, true, 4, 4, kMixed},
+    {"pack_gqa_causal_bf16", 4, 1, 16, Elt::bf16, true, 8, 4, kMixed, true},
+    {"decode_gqa_bf16", 4, 2, 16, Elt::bf16, false, 1, 8, kDecode},
+    {"decode_causal_f16", 4, 1, 16, Elt::f16, true, 1, 8, kDecode},
+    {"qkv_packed_causal_bf16", 2, 2, 16, Elt::bf16, true, 4, 4, kSelf, false,
+     true},
+};
+// clang-format on
+
+INSTANTIATE_TEST_SUITE_P(Varlen, CpuVarlenNumerics,
+                         ::testing::ValuesIn(kConfigs), [](const auto &info) {
+                           return std::string(info.param.name);
+                         });
+
+} // namespace
