@@ -9,7 +9,9 @@
 #   decode_s<S>: split-KV decode kernels with S K/V splits (S = 1: unsplit)
 #          (bench/specs_decode.json), for bench/decode_check.py;
 #   decode_pack_s<S>: the same with GQA packing where the head counts are
-#          static (bench/specs_decode_pack.json).
+#          static (bench/specs_decode_pack.json);
+#   decode_pack_auto: those with splits 1, 4, 16 and 32 as variants, the
+#          runtime choosing per call.
 # Extra arguments go to attn-compile (e.g. --path=fma, --max-mma-n=64).
 # Then, on the GPU machine:
 #   python3 bench/harness.py --bundle build/bundles/bench --lib build/lib/libattn_runtime.so
@@ -20,7 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${ATTN_BUILD_DIR:-build}
 OUT=${ATTN_BUNDLE_ROOT:-$BUILD/bundles}
-rm -rf "$OUT/bench" "$OUT/tma" "$OUT/tma_fma" "$OUT/fp8" "$OUT"/decode_s* "$OUT"/decode_pack_s*
+rm -rf "$OUT/bench" "$OUT/tma" "$OUT/tma_fma" "$OUT/fp8" "$OUT"/decode_s* "$OUT"/decode_pack_*
 "$BUILD/bin/attn-compile" --spec-file=bench/specs.json -o "$OUT/bench" "$@"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_tma.json -o "$OUT/tma" "$@"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_tma.json -o "$OUT/tma_fma" --path=fma "$@"
@@ -29,3 +31,6 @@ for s in 1 4 16 32 128; do
   "$BUILD/bin/attn-compile" --spec-file=bench/specs_decode.json --splits=$s -o "$OUT/decode_s$s" "$@"
   "$BUILD/bin/attn-compile" --spec-file=bench/specs_decode_pack.json --splits=$s -o "$OUT/decode_pack_s$s" "$@"
 done
+"$BUILD/bin/attn-compile" --spec-file=bench/specs_decode_pack.json --splits=1 \
+  --variant="splits=4" --variant="splits=16" --variant="splits=32" \
+  -o "$OUT/decode_pack_auto" "$@"

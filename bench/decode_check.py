@@ -6,7 +6,9 @@ bench/specs_decode.json: decode_s1, decode_s4, ..., decode_s128),
 and the same with GQA packing (one K/V read per KV group: decode_pack_s<S>
 from bench/specs_decode_pack.json, static head counts), each case with O and
 LSE poisoned with NaN first and compared with a float64 reference (torch),
-and head by head with the unsplit, unpacked (S = 1) kernel's result:
+and head by head with the unsplit, unpacked (S = 1) kernel's result; and
+through decode_pack_auto, whose split counts 1, 4, 16, 32 are variants the
+runtime chooses among per call:
 
 - B1 Nq1 Nk4096 Hq16 Hkv8 D128 bf16 (the issue's case; 128 splits are more
   than its 32 K/V blocks of 128 keys: 96 empty splits),
@@ -38,6 +40,13 @@ SPLITS = (1, 4, 16, 32, 128)
 # (label, bundle directory prefix): unpacked, and GQA-packed where the
 # bundle has a kernel for the case's head counts (else its dynamic one).
 KINDS = (("", "decode_s"), ("pack", "decode_pack_s"))
+# decode_pack_auto: the packed kernels with splits 1, 4, 16 and 32 as
+# variants; the runtime picks the split count per call (chooseSplits).
+RUNS = [(kind, s) for kind, _ in KINDS for s in SPLITS] + [("pack", "auto")]
+
+
+def run_name(kind, s):
+    return "%-4s S=%-4s" % (kind, s)
 
 
 def rnd(shape):
@@ -87,9 +96,9 @@ def checks(bundles):
             (B, Hkv, Nk, 128))
         ro, rl = reference(q, k, v, causal, torch.float64)
         base = None
-        for kind, s in [(kind, s) for kind, _ in KINDS for s in SPLITS]:
+        for kind, s in RUNS:
             o, lse, err = launch(bundles[kind, s], q, k, v, causal,
-                                 what="%s %s S=%d" % (name, kind, s))
+                                 what="%s %s" % (name, run_name(kind, s)))
             if err:
                 good, text = False, err
             else:
@@ -97,8 +106,8 @@ def checks(bundles):
                 if base is None:
                     base = (o, lse)
             ok &= good
-            print("%-4s %-44s %-4s S=%-3d %s" % (
-                "PASS" if good else "FAIL", name, kind, s, text), flush=True)
+            print("%-4s %-44s %s %s" % ("PASS" if good else "FAIL", name,
+                                        run_name(kind, s), text), flush=True)
     return ok
 
 
@@ -155,15 +164,15 @@ def speed(bundles, rounds, iters):
         for label, fn in calls.items():
             ref[label] = statistics.median(timed_back_to_back(fn, iters)
                                            for _ in range(rounds))
-        for kind, s in [(kind, s) for kind, _ in KINDS for s in SPLITS]:
+        for kind, s in RUNS:
             bundle = bundles[kind, s]
             label = kind or "-"
             st, msg = bundle.fwd(args, stream)
             if st != 0:
-                print("| %s | %s | %d | status %d: %s |" % (name, label, s, st,
+                print("| %s | %s | %s | status %d: %s |" % (name, label, s, st,
                                                             msg))
                 continue
-            wait_or_die("%s %s S=%d" % (name, kind, s))
+            wait_or_die("%s %s" % (name, run_name(kind, s)))
             ms = statistics.median(
                 timed_back_to_back(lambda: bundle.fwd(args, stream), iters)
                 for _ in range(rounds))
@@ -173,7 +182,7 @@ def speed(bundles, rounds, iters):
                     return "- | -"
                 return "%.3f | %.2f" % (ref[label], kv_bytes / ref[label] / 1e9)
             vs = ("%.2fx" % (ref["cuDNN"] / ms)) if "cuDNN" in ref else "-"
-            print("| %s | %s | %d | %.3f | %.2f | %s | %s | %s |" % (
+            print("| %s | %s | %s | %.3f | %.2f | %s | %s | %s |" % (
                 name, label, s, ms, kv_bytes / ms / 1e9, cell("FA2"),
                 cell("cuDNN"), vs), flush=True)
 
@@ -196,6 +205,9 @@ def main():
             b = rt.Bundle(lib, os.path.join(a.bundles, "%s%d" % (prefix, s)))
             assert b.status == 0, b.message
             bundles[kind, s] = b
+    bundles["pack", "auto"] = rt.Bundle(
+        lib, os.path.join(a.bundles, "decode_pack_auto"))
+    assert bundles["pack", "auto"].status == 0, bundles["pack", "auto"].message
     for kind, _ in KINDS:
         for line in bundles[kind, 16].kernels():
             print("  " + line)

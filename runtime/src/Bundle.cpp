@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <type_traits>
 
@@ -463,6 +464,75 @@ static Status checkGrid(const bundle::KernelLaunch &kernel,
   return Status::success();
 }
 
+/// SMs of the current context's device; 0 without a driver or context.
+static int currentDeviceSMs() {
+  std::string error;
+  const DriverApi *driver = getDriver(error);
+  CUcontext context = nullptr;
+  CUdevice device = 0;
+  int sms = 0;
+  if (!driver || !driver->deviceGetAttribute ||
+      driver->ctxGetCurrent(&context) != CUDA_SUCCESS || !context ||
+      driver->ctxGetDevice(&device) != CUDA_SUCCESS ||
+      driver->deviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                 device) != CUDA_SUCCESS)
+    return 0;
+  return sms;
+}
+
+/// CTAs of `launch` an SM holds at once, by dynamic shared memory (228 KiB
+/// per SM, 1 KiB of it reserved per CTA) and threads (2048 per SM).
+static int64_t ctasPerSM(const bundle::KernelLaunch &launch) {
+  int64_t threads =
+      std::max<int64_t>(1, launch.threads[0] * launch.threads[1] *
+                               launch.threads[2]);
+  int64_t bySmem = launch.dynamicSharedBytes > 0
+                       ? 228 * 1024 / (launch.dynamicSharedBytes + 1024)
+                       : 32;
+  return std::max<int64_t>(1, std::min({bySmem, 2048 / threads, int64_t(32)}));
+}
+
+/// Split-KV's split count per call, FlashAttention-2's num_splits
+/// heuristic: a bundle built with several split counts of one kernel
+/// (attn-compile --variant="splits=S") holds them as variants. For each
+/// count (its first variant), the partial launch fills waves = CTAs / (SMs
+/// * CTAs per SM) of the device, with efficiency waves / ceil(waves); the
+/// fewest splits within 85% of the best efficiency win, since every split
+/// adds a workspace round trip and combine work. Counts above the K/V
+/// blocks (splits left empty) are skipped. A tuned choice (attn_tune) wins
+/// over this.
+size_t Bundle::chooseSplits(const FwdCall &call, const attn_fwd_args &args,
+                            size_t best) const {
+  std::map<int64_t, size_t> bySplits; // split count -> first variant
+  for (size_t v : variantsOf(call, best))
+    bySplits.try_emplace(kernel(v).key.splits, v);
+  if (bySplits.size() < 2)
+    return best;
+  int sms = currentDeviceSMs();
+  if (sms <= 0)
+    return best;
+  int64_t blocks =
+      std::max<int64_t>(1, llvm::divideCeil(call.seqLenK,
+                                            std::max<int64_t>(
+                                                1, kernel(best).key.blockN)));
+  std::vector<std::pair<double, size_t>> efficiency; // by split count
+  double top = 0;
+  for (auto [splits, v] : bySplits) {
+    if (splits > blocks && splits != bySplits.begin()->first)
+      continue;
+    std::array<int64_t, 3> grid = gridOf(kernel(v).launch(0), args);
+    double waves = double(grid[0]) * double(grid[1]) * double(grid[2]) /
+                   double(sms * ctasPerSM(kernel(v).launch(0)));
+    double e = waves / std::ceil(waves);
+    efficiency.emplace_back(e, v);
+    top = std::max(top, e);
+  }
+  for (auto [e, v] : efficiency)
+    if (e >= 0.85 * top)
+      return v;
+  return best;
+}
+
 Status Bundle::pickKernel(const FwdCall &call, const attn_fwd_args &args,
                           int64_t &index) const {
   std::optional<size_t> best;
@@ -486,11 +556,16 @@ Status Bundle::pickKernel(const FwdCall &call, const attn_fwd_args &args,
     return makeError(ATTN_ERROR_NO_MATCHING_KERNEL, message);
   }
   // Most bundles have no choices: no shape string, no variant scan per call.
+  bool tuned = false;
   if (!tuning.empty())
     if (auto choice = tuning.lookup(call.describe()))
       for (size_t v : variantsOf(call, *best))
-        if (kernel(v).name == choice->kernel)
+        if (kernel(v).name == choice->kernel) {
           best = v;
+          tuned = true;
+        }
+  if (splitKV && !tuned && !call.empty())
+    best = chooseSplits(call, args, *best);
   if (!call.empty())
     for (size_t i = 0; i < kernel(*best).numLaunches(); ++i)
       if (Status s = checkGrid(kernel(*best).launch(i), args); !s.ok())
@@ -630,8 +705,10 @@ Status Bundle::load(StringRef dir, std::unique_ptr<Bundle> &out) {
                                "SHA-256 in {2}/manifest.json",
                                kernel.cubin, kernel.name, dir));
   llvm::StringSet<> names;
-  for (const KernelEntry &kernel : bundle->manifest.kernels)
+  for (const KernelEntry &kernel : bundle->manifest.kernels) {
     names.insert(kernel.name);
+    bundle->splitKV |= kernel.key.splits > 1;
+  }
   if (Status s = bundle->tuning.load(dir, names); !s.ok())
     return s;
   out = std::move(bundle);

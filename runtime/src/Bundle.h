@@ -111,6 +111,11 @@ private:
   /// The kernels that tie with `best` for `call`, in manifest order: the
   /// variants of one kernel (just `best` when it has none).
   std::vector<size_t> variantsOf(const FwdCall &call, size_t best) const;
+  /// Among the variants of `best` for `call`, the split-KV split count that
+  /// fills the current device best (chooseSplits in Bundle.cpp); `best`
+  /// where the variants all split alike or there is no device to ask.
+  size_t chooseSplits(const FwdCall &call, const attn_fwd_args &args,
+                      size_t best) const;
   /// Host checks, the kernel to launch (pickKernel), the driver, the
   /// current context's device and the device checks of every operand.
   Status prepare(const attn_fwd_args &args, FwdCall &call, int64_t &index,
@@ -145,6 +150,9 @@ private:
   /// Driver state of each launch of each kernel, created on first launch.
   std::vector<std::vector<std::unique_ptr<Loaded>>> loaded;
   TuningTable tuning;
+  /// Some kernel is split-KV: calls may choose their split count
+  /// (chooseSplits).
+  bool splitKV = false;
   std::atomic<bool> autoTune{false};
   std::atomic<bool> checkValues{true};
 };

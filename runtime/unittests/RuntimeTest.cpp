@@ -1227,6 +1227,43 @@ TEST_F(FakeLaunch, FoldedGridTakesLargeBatches) {
   EXPECT_EQ(state.launches[0].grid[0], 70000u * 8);
 }
 
+// Split-KV variants of one kernel (--variant="splits=S"): each call takes
+// the split count whose partial grid fills the device best, the fewest
+// within 85% of the best wave efficiency (FlashAttention-2's num_splits
+// heuristic); counts above the K/V blocks are skipped; without a device to
+// ask, the first variant.
+TEST_F(FakeLaunch, SplitCountIsChosenPerCall) {
+  std::vector<KernelEntry> kernels;
+  for (int64_t splits : {4, 16}) {
+    KernelEntry k = splitKernel("k_s" + std::to_string(splits), splits);
+    k.dynamicSharedBytes = 200 * 1024; // one CTA per SM, as wgmma's
+    kernels.push_back(k);
+  }
+  load(kernels);
+  state.multiprocessors = 132;
+  auto pick = [&](int64_t b, int64_t nk) {
+    attn_fwd_args args = makeArgs(b, 4, 2, 1, nk, 128, /*lse=*/true);
+    int64_t index = -1;
+    EXPECT_STATUS(attn_fwd_select(bundle, &args, &index), ATTN_SUCCESS, "");
+    return index;
+  };
+  // B1 Hq4: 16 or 64 CTAs on 132 SMs (efficiency 0.12 / 0.48): 16 splits.
+  EXPECT_EQ(pick(1, 4096), 1);
+  // B64: 1024 or 4096 CTAs, 7.8 / 31.0 waves (0.97 both): the fewer splits.
+  EXPECT_EQ(pick(64, 4096), 0);
+  // 10 K/V blocks of 64 keys: 16 splits would leave 6 empty.
+  EXPECT_EQ(pick(1, 640), 0);
+  state.multiprocessors = 0; // no answer: the first variant
+  EXPECT_EQ(pick(1, 4096), 0);
+  // attn_fwd launches the chosen one: 16 splits' grid.
+  state.multiprocessors = 132;
+  state.paramsByLaunch = {3 * 11 + 13 + 11, 13 + 11 + 11 + 9};
+  attn_fwd_args args = makeArgs(1, 4, 2, 1, 4096, 128, /*lse=*/true);
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  ASSERT_EQ(state.launches.size(), 2u);
+  EXPECT_EQ(state.launches[0].grid, (std::array<unsigned, 3>{16, 4, 1}));
+}
+
 TEST_F(FakeLaunch, PersistentGridIsCappedAtTheSMCount) {
   KernelEntry k = wgmmaKernel("k");
   k.grid[0] = GridDim{132, {}};
