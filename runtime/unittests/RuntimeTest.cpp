@@ -1258,7 +1258,7 @@ TEST_F(FakeLaunch, SplitCountIsChosenPerCall) {
   // attn_fwd launches the chosen one: 16 splits' grid.
   state.multiprocessors = 132;
   state.paramsByLaunch = {3 * 11 + 13 + 11, 13 + 11 + 11 + 9};
-  attn_fwd_args args = makeArgs(1, 4, 2, 1, 4096, 128, /*lse=*/true);
+  attn_fwd_args args = makeArgs(1, 4, 2, 1, 2048, 128, /*lse=*/true);
   EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
   ASSERT_EQ(state.launches.size(), 2u);
   EXPECT_EQ(state.launches[0].grid, (std::array<unsigned, 3>{16, 4, 1}));

@@ -54,10 +54,10 @@
 //       CHECK:     }
 //       CHECK:   } {attn.varlen, mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
 
-// GQA packing: y walks KV heads, rows = Nq_b * G.
+// GQA packing: y walks KV heads, rows = Nq_b * G; the grid's x is
+// ceil(max_seqlen_q / (BLOCK_M / G)).
 // PACK-LABEL: func.func @varlen_causal_gqa
-//       PACK:   %[[ROWS:.*]] = arith.muli %{{.*}}, %c2
-//       PACK:   %[[NQB:.*]] = arith.ceildivui %[[ROWS]], %c4
+//       PACK:   %[[NQB:.*]] = arith.ceildivui %{{.*}}, %c2
 //       PACK:   scf.forall (%[[QB:.*]], %[[HKV:.*]], %[[S:.*]]) in (%[[NQB]], %c2, %{{.*}}) {
 //       PACK:     %[[NQ:.*]] = arith.subi
 //       PACK:     %[[NK:.*]] = arith.subi
