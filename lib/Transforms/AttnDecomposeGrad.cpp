@@ -46,8 +46,8 @@ Value gatherRows(ImplicitLocOpBuilder &b, LoadRowsOp op, Value pad) {
     Value x = vector::TransferReadOp::create(
         b, one, op.getSource(), ValueRange{op.getBatch(), head, entry}, pad,
         ArrayRef<bool>{false});
-    rows = vector::InsertOp::create(b, vector::ExtractOp::create(b, x, 0),
-                                    rows, t);
+    rows = vector::InsertOp::create(b, vector::ExtractOp::create(b, x, 0), rows,
+                                    t);
   }
   return rows;
 }

@@ -124,16 +124,16 @@ Groups perTensor(ArrayRef<int64_t> s) {
   return {{1, 1}, [full](ImplicitLocOpBuilder &b, ValueRange) {
             Value c0 = index(b, 0);
             return Box{{c0, c0, c0, c0},
-                       {index(b, full[0]), index(b, full[1]),
-                        index(b, full[2]), index(b, full[3])}};
+                       {index(b, full[0]), index(b, full[1]), index(b, full[2]),
+                        index(b, full[3])}};
           }};
 }
 
 /// [B, H / group]: the `group` heads that share a KV head, all rows.
 Groups perHead(ArrayRef<int64_t> s, int64_t group) {
   SmallVector<int64_t> full(s);
-  return {{s[0], s[1] / group}, [full, group](ImplicitLocOpBuilder &b,
-                                              ValueRange idx) {
+  return {{s[0], s[1] / group},
+          [full, group](ImplicitLocOpBuilder &b, ValueRange idx) {
             Value c0 = index(b, 0), c1 = index(b, 1);
             Value h0 = arith::MulIOp::create(b, idx[1], index(b, group));
             return Box{{idx[0], h0, c0, c0},
@@ -168,8 +168,7 @@ Groups perChannel(ArrayRef<int64_t> s) {
             Value c1 = index(b, 1);
             return Box{{idx[0], idx[1], index(b, 0), idx[2]},
                        {arith::AddIOp::create(b, idx[0], c1),
-                        arith::AddIOp::create(b, idx[1], c1),
-                        index(b, full[2]),
+                        arith::AddIOp::create(b, idx[1], c1), index(b, full[2]),
                         arith::AddIOp::create(b, idx[2], c1)}};
           }};
 }
@@ -192,8 +191,8 @@ Quantized quantize(ImplicitLocOpBuilder &b, Value src, const Groups &groups,
   ArrayRef<int64_t> shape = type.getShape();
   auto fp8Type = MemRefType::get(shape, b.getType<Float8E4M3FNType>());
   Value fp8 = memref::AllocOp::create(b, fp8Type);
-  Value descale = memref::AllocOp::create(
-      b, MemRefType::get(groups.shape, b.getF32Type()));
+  Value descale =
+      memref::AllocOp::create(b, MemRefType::get(groups.shape, b.getF32Type()));
   RowValue value(src, shape[3], rotate);
   SmallVector<Value> lbs, ubs, steps;
   for (int64_t n : groups.shape) {
@@ -226,9 +225,9 @@ Quantized quantize(ImplicitLocOpBuilder &b, Value src, const Groups &groups,
         memref::StoreOp::create(ib, scale, descale, idx);
         forEach(ib, box, [&](ImplicitLocOpBuilder &eb, ValueRange bhnj) {
           Value y = value.build(eb, bhnj.take_front(3), bhnj[3]);
-          Value q = arith::TruncFOp::create(
-              eb, eb.getType<Float8E4M3FNType>(),
-              arith::DivFOp::create(eb, y, scale));
+          Value q =
+              arith::TruncFOp::create(eb, eb.getType<Float8E4M3FNType>(),
+                                      arith::DivFOp::create(eb, y, scale));
           memref::StoreOp::create(eb, q, fp8, bhnj);
         });
       });
@@ -275,8 +274,8 @@ LogicalResult quantizeAttention(AttentionOp op, QuantizeOptions opts) {
                             << d;
   // Block sizes 0: the tensor-core FP8 tile's.
   int64_t bn = opts.blockN ? opts.blockN : tensorCoreBlockN(d, /*fp8=*/true);
-  int64_t bm = opts.blockM ? opts.blockM
-                           : tensorCoreBlockM(d, bn, qType.getDimSize(2));
+  int64_t bm =
+      opts.blockM ? opts.blockM : tensorCoreBlockM(d, bn, qType.getDimSize(2));
   ImplicitLocOpBuilder b(op.getLoc(), op);
   ArrayRef<int64_t> qs = qType.getShape(), ks = kType.getShape();
   int64_t group = qs[1] / ks[1];
@@ -298,8 +297,8 @@ LogicalResult quantizeAttention(AttentionOp op, QuantizeOptions opts) {
                          opts.v == VGranularity::channel ? perChannel(ks)
                                                          : perHead(ks, 1),
                          /*rotate=*/false);
-  auto fp8 = AttentionOp::create(b, q.fp8, k.fp8, v.fp8, op.getO(),
-                                 op.getLse(), q.descale, k.descale, v.descale,
+  auto fp8 = AttentionOp::create(b, q.fp8, k.fp8, v.fp8, op.getO(), op.getLse(),
+                                 q.descale, k.descale, v.descale,
                                  op.getScaleAttr(), op.getCausalAttr(),
                                  /*q_descale_block=*/nullptr,
                                  /*k_descale_block=*/nullptr);
@@ -330,8 +329,7 @@ struct AttnQuantizeFP8Pass
           << " block-n=" << static_cast<int64_t>(blockN);
       return signalPassFailure();
     }
-    QuantizeOptions opts{hadamard, qkGranularity, vGranularity, blockM,
-                         blockN};
+    QuantizeOptions opts{hadamard, qkGranularity, vGranularity, blockM, blockN};
     for (AttentionOp op : ops)
       if (failed(quantizeAttention(op, opts)))
         return signalPassFailure();

@@ -154,9 +154,8 @@ Descales loadDescales(OpBuilder &b, Location loc, const ForwardOp &op,
   d.v = load(op.vDescale);
   Type f32 = b.getF32Type();
   if (!q) {
-    auto rows =
-        LoadRowsOp::create(b, loc, VectorType::get({t.blockM}, f32),
-                           op.qDescale, cta.batch, cta.head, cta.qPos);
+    auto rows = LoadRowsOp::create(b, loc, VectorType::get({t.blockM}, f32),
+                                   op.qDescale, cta.batch, cta.head, cta.qPos);
     rows.setRowBlock(op.qBlock);
     rows.setGqaPack(t.pack);
     d.rows = rows;
@@ -178,13 +177,13 @@ Descales loadDescales(OpBuilder &b, Location loc, const ForwardOp &op,
 
 /// The k descale of each key of the block at `kPos` (per-block k_descale;
 /// null otherwise).
-Value keyDescales(OpBuilder &b, Location loc, const Descales &d,
-                  const Cta &cta, Value kPos, int64_t blockN) {
+Value keyDescales(OpBuilder &b, Location loc, const Descales &d, const Cta &cta,
+                  Value kPos, int64_t blockN) {
   if (!d.kBlocks)
     return Value();
-  auto keys = LoadRowsOp::create(b, loc,
-                                 VectorType::get({blockN}, b.getF32Type()),
-                                 d.kBlocks, cta.batch, cta.kvHead, kPos);
+  auto keys =
+      LoadRowsOp::create(b, loc, VectorType::get({blockN}, b.getF32Type()),
+                         d.kBlocks, cta.batch, cta.kvHead, kPos);
   keys.setRowBlock(d.kBlock);
   return keys;
 }
@@ -277,8 +276,8 @@ scf::ForOp buildKVLoop(OpBuilder &b, Location loc, const ForwardOp &op,
       op.k, op.v, cta.batch, cta.kvHead, kPos, /*d_offset=*/zero, cta.qPos,
       causalOffset, state[0], state[1], state[2], descale.qk, descale.rows,
       keyDescales(b, loc, descale, cta, kPos, t.blockN),
-      b.getF32FloatAttr(op.scale),
-      b.getI64IntegerAttr(t.blockN), MaskKindAttr::get(b.getContext(), mask),
+      b.getF32FloatAttr(op.scale), b.getI64IntegerAttr(t.blockN),
+      MaskKindAttr::get(b.getContext(), mask),
       /*row_lanes=*/b.getI64IntegerAttr(1), b.getI64IntegerAttr(t.pack));
   scf::YieldOp::create(b, loc, step.getResults());
   return loop;

@@ -322,23 +322,21 @@ LogicalResult checkDescale(Operation *op, Value v, StringRef name,
   if (failed(checkRank(op, v, name, rank, "")))
     return failure();
   if (!type.getElementType().isF32())
-    return op->emitOpError() << "operand '" << name
-                             << "' element type must be f32, but got "
-                             << type.getElementType();
+    return op->emitOpError()
+           << "operand '" << name << "' element type must be f32, but got "
+           << type.getElementType();
   bool blocked = !fine.blockAttr.empty();
   if (blocked && rank == 2 && fine.block)
     return op->emitOpError()
-           << "attribute '" << fine.blockAttr << "' needs a per-block '"
-           << name << "' " << fine.layout << ", but '" << name
-           << "' is [B, Hkv]";
+           << "attribute '" << fine.blockAttr << "' needs a per-block '" << name
+           << "' " << fine.layout << ", but '" << name << "' is [B, Hkv]";
   if (blocked && rank == 3 && !fine.block)
-    return op->emitOpError() << "operand '" << name << "' is per block "
-                             << fine.layout << " and needs attribute '"
-                             << fine.blockAttr << "'";
+    return op->emitOpError()
+           << "operand '" << name << "' is per block " << fine.layout
+           << " and needs attribute '" << fine.blockAttr << "'";
   if (blocked && rank == 3 && *fine.block < 1)
     return op->emitOpError() << "attribute '" << fine.blockAttr
-                             << "' must be at least 1, but got "
-                             << *fine.block;
+                             << "' must be at least 1, but got " << *fine.block;
   SmallVector<int64_t> expected(perHead);
   StringRef layout = "[B, Hkv]";
   if (rank == 3) {
@@ -358,12 +356,11 @@ LogicalResult checkDescale(Operation *op, Value v, StringRef name,
 } // namespace
 
 bool AttentionOp::hasPerHeadDescales() {
-  return isFP8() && llvm::all_of(ValueRange{getQDescale(), getKDescale(),
-                                            getVDescale()},
-                                 [](Value v) {
-                                   return cast<MemRefType>(v.getType())
-                                              .getRank() == 2;
-                                 });
+  return isFP8() &&
+         llvm::all_of(ValueRange{getQDescale(), getKDescale(), getVDescale()},
+                      [](Value v) {
+                        return cast<MemRefType>(v.getType()).getRank() == 2;
+                      });
 }
 
 LogicalResult AttentionOp::verify() {
@@ -431,8 +428,8 @@ LogicalResult AttentionOp::verify() {
     return success();
   int64_t nq = qs[2], nk = qk->second.getDimSize(2), d = qs[3];
   if (failed(checkDescale(op, getQDescale(), "q_descale", {qs[0], hkv},
-                          {"q_descale_block", "[B, Hq, ceil(Nq / bm)]",
-                           qs[1], nq, getQDescaleBlock()})) ||
+                          {"q_descale_block", "[B, Hq, ceil(Nq / bm)]", qs[1],
+                           nq, getQDescaleBlock()})) ||
       failed(checkDescale(op, getKDescale(), "k_descale", {qs[0], hkv},
                           {"k_descale_block", "[B, Hkv, ceil(Nk / bn)]", hkv,
                            nk, getKDescaleBlock()})))
@@ -838,8 +835,8 @@ LogicalResult EpilogueOp::verify() {
       return failure();
   }
   if (Value channels = getChannelDescale())
-    if (failed(checkF32Vector(*this, channels.getType(), "channel_descale",
-                              {d})))
+    if (failed(
+            checkF32Vector(*this, channels.getType(), "channel_descale", {d})))
       return failure();
   if (Value map = getOMap())
     return checkStoreMap(*this, map, o.getElementType());
