@@ -505,10 +505,10 @@ INSTANTIATE_TEST_SUITE_P(
 /// With FlashAttention-3's outliers (an extra N(0, 10^2) term) block scales
 /// with the rotation beat per-tensor scales without it, 1.2-1.6x in RMSE
 /// here (so the test asks for 1.1x). With the outliers (entries
-/// multiplied by 10-100) neither helps on the host (0.7-1.2x): e4m3 rounds
-/// relatively, and the rotation spreads an outlier's rounding error over
-/// every column instead of removing it. Figures at the shape:
-/// docs/validation.md.
+/// multiplied by 10-100) they give 0.7-1.2x at this size (1.3x at N =
+/// 2048): e4m3 rounds relatively, and the rotation spreads an outlier's
+/// rounding error over every column rather than removing it. Figures at
+/// the shape: docs/validation.md.
 TEST(CpuFp8QuantizeOutliers, BlockHadamardAgainstPerTensor) {
   attn::registerAttnPassesAndPipelines();
   // D = 128: the rotation spreads an outlier over D columns; 2048 rows.
