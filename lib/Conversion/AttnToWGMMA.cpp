@@ -1058,6 +1058,18 @@ struct AttnLowerToWGMMAPass
     }
     if (failed(checkNesting(getOperation())))
       return signalPassFailure();
+    // Per-channel V descales lower to the host only (as HostOnly.h's).
+    WalkResult fine = getOperation().walk([](EpilogueOp op) {
+      if (!op.getChannelDescale())
+        return WalkResult::advance();
+      op.emitOpError("attn-lower-to-wgmma: per-channel V descales "
+                     "(channel_descale) have no GPU lowering (the "
+                     "tensor-core path takes fp32 [B, Hkv] descales); they "
+                     "lower to the host only: --attn-to-cpu");
+      return WalkResult::interrupt();
+    });
+    if (fine.wasInterrupted())
+      return signalPassFailure();
     SmallVector<WarpSpecializeOp> ops;
     getOperation().walk([&](WarpSpecializeOp ws) { ops.push_back(ws); });
     for (WarpSpecializeOp ws : ops)

@@ -251,7 +251,9 @@ LogicalResult mlir::attn::buildKernelFunction(ModuleOp module,
       descales[i] = a[a.size() - 3 + i];
   auto op = AttentionOp::create(builder, loc, a[0], a[1], a[2], a[3],
                                 spec.lse ? a[4] : Value(), descales[0],
-                                descales[1], descales[2], scale, spec.causal);
+                                descales[1], descales[2], scale, spec.causal,
+                                /*q_descale_block=*/nullptr,
+                                /*k_descale_block=*/nullptr);
   func::ReturnOp::create(builder, loc);
   return verify(op);
 }

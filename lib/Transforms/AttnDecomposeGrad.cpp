@@ -26,12 +26,42 @@ using namespace mlir::attn;
 
 namespace {
 
+/// Per-block or packed rows (`row_block`, `gqa_pack`): entries are not
+/// contiguous, so each is read alone (as zero at or past N).
+Value gatherRows(ImplicitLocOpBuilder &b, LoadRowsOp op, Value pad) {
+  auto type = cast<VectorType>(op.getResult().getType());
+  auto one = VectorType::get({1}, type.getElementType());
+  Value g = arith::ConstantIndexOp::create(b, op.getGqaPack());
+  Value block = arith::ConstantIndexOp::create(b, op.getRowBlock());
+  Value rows = arith::ConstantOp::create(b, b.getZeroAttr(type));
+  for (int64_t t = 0; t < type.getDimSize(0); ++t) {
+    Value r = arith::AddIOp::create(b, op.getRow(),
+                                    arith::ConstantIndexOp::create(b, t));
+    Value head = op.getHead();
+    if (op.getGqaPack() > 1) {
+      head = arith::AddIOp::create(b, head, arith::RemUIOp::create(b, r, g));
+      r = arith::DivUIOp::create(b, r, g);
+    }
+    Value entry = arith::DivUIOp::create(b, r, block);
+    Value x = vector::TransferReadOp::create(
+        b, one, op.getSource(), ValueRange{op.getBatch(), head, entry}, pad,
+        ArrayRef<bool>{false});
+    rows = vector::InsertOp::create(b, vector::ExtractOp::create(b, x, 0), rows,
+                                    t);
+  }
+  return rows;
+}
+
 struct LowerLoadRows : OpRewritePattern<LoadRowsOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(LoadRowsOp op,
                                 PatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     Value pad = arith::ConstantOp::create(b, b.getF32FloatAttr(0));
+    if (op.getRowBlock() > 1 || op.getGqaPack() > 1) {
+      rewriter.replaceOp(op, gatherRows(b, op, pad));
+      return success();
+    }
     rewriter.replaceOpWithNewOp<vector::TransferReadOp>(
         op, op.getResult().getType(), op.getSource(),
         ValueRange{op.getBatch(), op.getHead(), op.getRow()}, pad,

@@ -132,6 +132,9 @@ struct LowerOnlineAttention : OpRewritePattern<OnlineAttentionOp> {
     if (Value descale = op.getQkDescale())
       q = arith::MulFOp::create(
           b, q, vector::BroadcastOp::create(b, tileType, descale));
+    // Per-block Q descales: row i of S scaled by row_descale[i].
+    if (Value rows = op.getRowDescale())
+      q = arith::MulFOp::create(b, q, broadcastRows(b, rows, d));
 
     bool masked = op.getMask() != MaskKind::none;
     Value numKeys = memref::DimOp::create(b, op.getK(), 2);
@@ -158,6 +161,12 @@ struct LowerOnlineAttention : OpRewritePattern<OnlineAttentionOp> {
           vector::CombiningKind::ADD);
       if (op.getRowLanes() > 1)
         s = sumAcrossLanes(b, s, op.getRowLanes());
+      // Per-block K descales: S_j scaled by key_descale[j].
+      if (Value keys = op.getKeyDescale())
+        s = arith::MulFOp::create(
+            b, s,
+            vector::BroadcastOp::create(b, rowType,
+                                        vector::ExtractOp::create(b, keys, j)));
       scores.push_back(masked ? maskScore(b, op, s, key, numKeys, rowIdx) : s);
     }
 
@@ -231,6 +240,10 @@ struct LowerEpilogue : OpRewritePattern<EpilogueOp> {
       inv = arith::MulFOp::create(
           b, inv, vector::BroadcastOp::create(b, rowType, descale));
     Value o = arith::MulFOp::create(b, op.getAcc(), broadcastRows(b, inv, d));
+    // Per-channel V descales: column c scaled by channel_descale[c].
+    if (Value channels = op.getChannelDescale())
+      o = arith::MulFOp::create(
+          b, o, vector::BroadcastOp::create(b, accType, channels));
     Type oElt = cast<MemRefType>(op.getO().getType()).getElementType();
     if (oElt != accType.getElementType())
       o = arith::TruncFOp::create(b, accType.clone(oElt), o);

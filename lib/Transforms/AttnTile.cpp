@@ -6,6 +6,7 @@
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 
 #include <cmath>
@@ -34,8 +35,10 @@ struct ForwardOp {
   int64_t headDim;
   Value o, lse;
   int64_t splits;
-  /// FP8: the [B, Hkv] f32 descale factors (null for f16/bf16).
+  /// FP8: the f32 descale factors (null for f16/bf16): [B, Hkv], or per
+  /// block of `qBlock` rows / `kBlock` keys, or (V) per channel.
   Value qDescale, kDescale, vDescale;
+  int64_t qBlock = 0, kBlock = 0;
 };
 
 ForwardOp viewOf(AttentionOp op) {
@@ -51,7 +54,9 @@ ForwardOp viewOf(AttentionOp op) {
           /*splits=*/1,
           op.getQDescale(),
           op.getKDescale(),
-          op.getVDescale()};
+          op.getVDescale(),
+          static_cast<int64_t>(op.getQDescaleBlock().value_or(0)),
+          static_cast<int64_t>(op.getKDescaleBlock().value_or(0))};
 }
 
 ForwardOp viewOf(PartialAttentionOp op) {
@@ -137,23 +142,70 @@ struct Cta {
   Value batch, head, kvHead, qPos, split;
 };
 
-/// FP8 descale factors of one (batch, KV head), f32 scalars: q_descale *
-/// k_descale (for the scores) and v_descale (for O); null for f16/bf16.
+/// FP8 descale factors of one CTA (all null for f16/bf16): f32 scalars of
+/// its (batch, KV head) from the [B, Hkv] descales, `qk` = q_descale *
+/// k_descale (or the one of them that is per head) and `v`; the tile rows'
+/// q descales (per-block q_descale, vector<BLOCK_M x f32>); V's per-channel
+/// descales (vector<D x f32>); and the per-block k_descale, read per K/V
+/// block by the loop (keyDescales).
 struct Descales {
-  Value qk, v;
+  Value qk, v, rows, channels;
+  Value kBlocks;
+  int64_t kBlock = 0;
 };
 
+bool isPerHead(Value descale) {
+  return cast<MemRefType>(descale.getType()).getRank() == 2;
+}
+
 Descales loadDescales(OpBuilder &b, Location loc, const ForwardOp &op,
-                      const Cta &cta) {
+                      const Cta &cta, const TileShape &t) {
   if (!op.qDescale)
     return {};
-  auto load = [&](Value mem) {
+  auto load = [&](Value mem) -> Value {
+    if (!isPerHead(mem))
+      return Value();
     return memref::LoadOp::create(b, loc, mem,
                                   ValueRange{cta.batch, cta.kvHead});
   };
-  Value qk = arith::MulFOp::create(b, loc, load(op.qDescale),
-                                   load(op.kDescale));
-  return {qk, load(op.vDescale)};
+  Descales d;
+  Value q = load(op.qDescale), k = load(op.kDescale);
+  d.qk = q && k ? arith::MulFOp::create(b, loc, q, k) : (q ? q : k);
+  d.v = load(op.vDescale);
+  Type f32 = b.getF32Type();
+  if (!q) {
+    auto rows = LoadRowsOp::create(b, loc, VectorType::get({t.blockM}, f32),
+                                   op.qDescale, cta.batch, cta.head, cta.qPos);
+    rows.setRowBlock(op.qBlock);
+    rows.setGqaPack(t.pack);
+    d.rows = rows;
+  }
+  if (!k) {
+    d.kBlocks = op.kDescale;
+    d.kBlock = op.kBlock;
+  }
+  if (!d.v) {
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    d.channels = vector::TransferReadOp::create(
+        b, loc, VectorType::get({op.headDim}, f32), op.vDescale,
+        ValueRange{cta.batch, cta.kvHead, zero},
+        arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)),
+        ArrayRef<bool>{true});
+  }
+  return d;
+}
+
+/// The k descale of each key of the block at `kPos` (per-block k_descale;
+/// null otherwise).
+Value keyDescales(OpBuilder &b, Location loc, const Descales &d, const Cta &cta,
+                  Value kPos, int64_t blockN) {
+  if (!d.kBlocks)
+    return Value();
+  auto keys =
+      LoadRowsOp::create(b, loc, VectorType::get({blockN}, b.getF32Type()),
+                         d.kBlocks, cta.batch, cta.kvHead, kPos);
+  keys.setRowBlock(d.kBlock);
+  return keys;
 }
 
 /// One CTA per (Q block, query head, batch): the FA2 grid. With GQA
@@ -234,7 +286,7 @@ std::pair<Value, Value> splitBlockRange(OpBuilder &b, Location loc,
 /// its results are the final (m, l, acc).
 scf::ForOp buildKVLoop(OpBuilder &b, Location loc, const ForwardOp &op,
                        const ProblemSizes &sz, const TileShape &t, Value qTile,
-                       const Cta &cta, Value qkDescale, Value begin,
+                       const Cta &cta, const Descales &descale, Value begin,
                        Value end) {
   SmallVector<Value> init = initialState(b, loc, t.blockM, op.headDim);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
@@ -253,9 +305,10 @@ scf::ForOp buildKVLoop(OpBuilder &b, Location loc, const ForwardOp &op,
   auto step = OnlineAttentionOp::create(
       b, loc, init[0].getType(), init[1].getType(), init[2].getType(), qTile,
       op.k, op.v, cta.batch, cta.kvHead, kPos, /*d_offset=*/zero, cta.qPos,
-      causalOffset, state[0], state[1], state[2], qkDescale,
-      b.getF32FloatAttr(op.scale),
-      b.getI64IntegerAttr(t.blockN), MaskKindAttr::get(b.getContext(), mask),
+      causalOffset, state[0], state[1], state[2], descale.qk, descale.rows,
+      keyDescales(b, loc, descale, cta, kPos, t.blockN),
+      b.getF32FloatAttr(op.scale), b.getI64IntegerAttr(t.blockN),
+      MaskKindAttr::get(b.getContext(), mask),
       /*row_lanes=*/b.getI64IntegerAttr(1), b.getI64IntegerAttr(t.pack));
   scf::YieldOp::create(b, loc, step.getResults());
   return loop;
@@ -304,14 +357,14 @@ void buildCta(OpBuilder &b, Location loc, const ForwardOp &op,
     o = splitSlice(b, loc, o, cta.split);
     lse = splitSlice(b, loc, lse, cta.split);
   }
-  Descales descale = loadDescales(b, loc, op, cta);
+  Descales descale = loadDescales(b, loc, op, cta, t);
   scf::ForOp loop =
-      buildKVLoop(b, loc, op, sz, t, qTile, cta, descale.qk, begin, end);
+      buildKVLoop(b, loc, op, sz, t, qTile, cta, descale, begin, end);
   ValueRange fin = loop.getResults();
   auto epilogue = EpilogueOp::create(b, loc, fin[0], fin[1], fin[2], o, lse,
                                      cta.batch, cta.head, cta.qPos, col,
                                      /*staging=*/Value(), /*oMap=*/Value(),
-                                     descale.v);
+                                     descale.v, descale.channels);
   epilogue.setGqaPack(t.pack);
 }
 
@@ -471,7 +524,8 @@ void tileCombine(DecodeCombineOp op, int64_t blockM) {
   ValueRange fin = loop.getResults();
   EpilogueOp::create(b, loc, fin[0], fin[1], fin[2], op.getO(), op.getLse(),
                      cta.batch, cta.head, cta.qPos, zero, /*staging=*/Value(),
-                     /*oMap=*/Value(), /*vDescale=*/Value());
+                     /*oMap=*/Value(), /*vDescale=*/Value(),
+                     /*channelDescale=*/Value());
   op.erase();
 }
 

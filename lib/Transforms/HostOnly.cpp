@@ -18,8 +18,41 @@ static bool isFP8Tile(Operation *op) {
   return false;
 }
 
+/// Per-block Q/K descales (a step's row or key descales, their per-block
+/// or packed loads) and per-channel V descales (an epilogue's), or an
+/// attn.attention that has them.
+static bool hasFineDescales(Operation *op) {
+  if (auto step = dyn_cast<OnlineAttentionOp>(op))
+    return step.getRowDescale() || step.getKeyDescale();
+  if (auto epilogue = dyn_cast<EpilogueOp>(op))
+    return bool(epilogue.getChannelDescale());
+  if (auto rows = dyn_cast<LoadRowsOp>(op))
+    return rows.getRowBlock() != 1 || rows.getGqaPack() != 1;
+  if (auto attention = dyn_cast<AttentionOp>(op))
+    return attention.isFP8() && !attention.hasPerHeadDescales();
+  return false;
+}
+
+LogicalResult attn::checkPerHeadDescales(Operation *root, StringRef pass) {
+  WalkResult res = root->walk([&](Operation *op) {
+    if (!hasFineDescales(op))
+      return WalkResult::advance();
+    return WalkResult(op->emitOpError()
+                      << pass
+                      << ": per-block Q/K descales and per-channel V "
+                         "descales have no GPU lowering (the tensor-core "
+                         "path takes fp32 [B, Hkv] descales: "
+                         "attn-quantize-fp8 qk-granularity=head or tensor, "
+                         "v-granularity=head); they lower to the host only: "
+                         "--attn-to-cpu");
+  });
+  return failure(res.wasInterrupted());
+}
+
 LogicalResult attn::checkNoHostOnlyTiles(Operation *root, StringRef pass,
                                          GpuTileSupport support) {
+  if (failed(checkPerHeadDescales(root, pass)))
+    return failure();
   // Pre-order: a varlen CTA is refused as a whole, before its tiles.
   WalkResult res = root->walk<WalkOrder::PreOrder>([&](Operation *op) {
     if (op->hasAttr(kVarlenAttr))

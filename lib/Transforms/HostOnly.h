@@ -2,9 +2,10 @@
 //
 // The host lowering (attn-to-cpu) takes every tile op; the GPU passes after
 // attn-tile take a subset and refuse the rest with this check: f32
-// attention and varlen batches lower to the host only; FP8 (f8E4M3FN tiles, descales on the
-// step and epilogue) and GQA packing (gqa_pack > 1) to the host and the
-// tensor-core path. Split-KV (an fp32 attn.epilogue into the workspace,
+// attention, varlen batches and per-block or per-channel FP8 descales lower
+// to the host only; FP8 (f8E4M3FN tiles, [B, Hkv] descales on the step and
+// epilogue) and GQA packing (gqa_pack > 1) to the host and the tensor-core
+// path. Split-KV (an fp32 attn.epilogue into the workspace,
 // attn.combine_step) lowers on both GPU paths.
 //
 //===----------------------------------------------------------------------===//
@@ -27,9 +28,16 @@ struct GpuTileSupport {
 };
 
 /// Fails with an error naming `pass` on the first f32 or varlen tile op
-/// under `root`, and on FP8 or GQA-packed ones that `support` leaves out.
+/// under `root`, on per-block or per-channel descales
+/// (checkPerHeadDescales), and on FP8 or GQA-packed ones that `support`
+/// leaves out.
 LogicalResult checkNoHostOnlyTiles(Operation *root, StringRef pass,
                                    GpuTileSupport support = {});
+
+/// Fails with an error naming `pass` on the first op under `root` with
+/// per-block Q/K or per-channel V descales (an attn.attention, its tile
+/// ops): only [B, Hkv] descales have a GPU lowering.
+LogicalResult checkPerHeadDescales(Operation *root, StringRef pass);
 
 } // namespace mlir::attn
 

@@ -28,3 +28,11 @@ func.func @hadamard_d24(%q: memref<1x2x8x24xbf16>, %o: memref<1x2x8x24xbf16>) {
                      memref<1x2x8x24xbf16>) outs(%o : memref<1x2x8x24xbf16>)
   return
 }
+
+// -----
+
+// Option errors (the pass's, and the option parser's for an unknown value).
+// RUN: not attn-opt %s --attn-quantize-fp8=block-m=-1 2>&1 | FileCheck %s --check-prefix=BLOCK
+// RUN: not attn-opt %s --attn-quantize-fp8=qk-granularity=row 2>&1 | FileCheck %s --check-prefix=GRAN
+// BLOCK: error: attn-quantize-fp8: block-m and block-n must be >= 0 (0: the tensor-core tile's), but got block-m=-1 block-n=0
+// GRAN: Cannot find option named 'row'!

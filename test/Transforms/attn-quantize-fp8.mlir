@@ -1,8 +1,9 @@
-// RUN: attn-opt %s --attn-quantize-fp8 | FileCheck %s
-// RUN: attn-opt %s --attn-quantize-fp8=hadamard=true | FileCheck %s --check-prefix=HAD
+// RUN: attn-opt %s --attn-quantize-fp8=qk-granularity=head | FileCheck %s
+// RUN: attn-opt %s --attn-quantize-fp8="qk-granularity=head hadamard=true" | FileCheck %s --check-prefix=HAD
 
-// attn-quantize-fp8: bf16 attn.attention -> quantize Q, K, V per (batch,
-// KV head) -> FP8 attn.attention with [B, Hkv] descales. GQA Hq = 4,
+// attn-quantize-fp8 qk-granularity=head: bf16 attn.attention -> quantize
+// Q, K, V per (batch, KV head) -> FP8 attn.attention with [B, Hkv] descales
+// (the other granularities: attn-quantize-fp8-granularity.mlir). GQA Hq = 4,
 // Hkv = 2: Q's scale of KV head hk covers query heads 2 hk, 2 hk + 1.
 //   amax    = max |x| over the slice
 //   descale = amax > 0 ? amax / 448 : 1
@@ -15,8 +16,10 @@
 //       CHECK:   scf.for %[[B:.*]] = {{.*}} {
 //       CHECK:     scf.for %[[HK:.*]] = {{.*}} {
 //       CHECK:       %[[H0:.*]] = arith.muli %[[HK]], %c2
+//       CHECK:       %[[B1:.*]] = arith.addi %[[B]], %c1
 //       CHECK:       %[[H1:.*]] = arith.addi %[[H0]], %c2
-//       CHECK:       %[[AMAX:.*]] = scf.for %{{.*}} = %[[H0]] to %[[H1]]
+//       CHECK:       %[[AMAX:.*]] = scf.for %{{.*}} = %[[B]] to %[[B1]]
+//       CHECK:         scf.for %{{.*}} = %[[H0]] to %[[H1]]
 //       CHECK:         memref.load %[[Q]]
 //       CHECK:         math.absf
 //       CHECK:         arith.maximumf

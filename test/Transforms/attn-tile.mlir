@@ -242,3 +242,38 @@ func.func @fp8_gqa(%q: memref<2x4x40x16xf8E4M3FN>, %k: memref<2x2x48x16xf8E4M3FN
                          memref<2x2xf32>)
   return
 }
+
+// -----
+
+// FP8 with per-block Q/K and per-channel V descales. The scale blocks need
+// not be the tiles (32 Q rows and 16 keys per scale here, tiles 16 x 8):
+// each tile row gets the q descale of its (head, query / 32) once per CTA
+// (row_descale), each key of a K/V block the k descale of its key / 16
+// (key_descale, read per block), and the epilogue V's D descales of the KV
+// head (channel_descale). No scalar qk or v descale.
+// CHECK-LABEL: func.func @fp8_blocks
+//  CHECK-SAME:   %[[QD:[a-z0-9]+]]: memref<2x4x2xf32>, %[[KD:[a-z0-9]+]]: memref<2x2x3xf32>, %[[VD:[a-z0-9]+]]: memref<2x2x16xf32>
+//       CHECK:   scf.forall (%[[X:.*]], %[[H:.*]], %[[B:.*]]) in (3, 4, 2) {
+//       CHECK:     %[[QPOS:.*]] = arith.muli %[[X]], %c16
+//       CHECK:     %[[KVH:.*]] = arith.divui %[[H]], %{{.*}} : index
+//       CHECK:     %[[QT:.*]] = attn.load_tile {{.*}} -> vector<16x16xf8E4M3FN>
+//       CHECK:     %[[ROWS:.*]] = attn.load_rows %[[QD]][%[[B]], %[[H]], %[[QPOS]]] {row_block = 32 : i64} : memref<2x4x2xf32> -> vector<16xf32>
+//       CHECK:     %[[CH:.*]] = vector.transfer_read %[[VD]][%[[B]], %[[KVH]], %c0], %{{.*}} {in_bounds = [true]} : memref<2x2x16xf32>, vector<16xf32>
+//       CHECK:     scf.for %[[KB:[a-z0-9]+]] = 
+//       CHECK:       %[[KPOS:.*]] = arith.muli %[[KB]], %c8
+//       CHECK:       %[[KEYS:.*]] = attn.load_rows %[[KD]][%[[B]], %[[KVH]], %[[KPOS]]] {row_block = 16 : i64} : memref<2x2x3xf32> -> vector<8xf32>
+//       CHECK:       attn.online_attention q(%[[QT]] : vector<16x16xf8E4M3FN>)
+//   CHECK-NOT:         descale(
+//  CHECK-SAME:         row_descale(%[[ROWS]] : vector<16xf32>) key_descale(%[[KEYS]] : vector<8xf32>)
+//       CHECK:     attn.epilogue
+//  CHECK-SAME:       channel_descale(%[[CH]] : vector<16xf32>) : memref<2x4x40x16xbf16>{{$}}
+func.func @fp8_blocks(%q: memref<2x4x40x16xf8E4M3FN>, %k: memref<2x2x48x16xf8E4M3FN>,
+                      %v: memref<2x2x48x16xf8E4M3FN>, %o: memref<2x4x40x16xbf16>,
+                      %qd: memref<2x4x2xf32>, %kd: memref<2x2x3xf32>, %vd: memref<2x2x16xf32>) {
+  attn.attention ins(%q, %k, %v : memref<2x4x40x16xf8E4M3FN>,
+                     memref<2x2x48x16xf8E4M3FN>, memref<2x2x48x16xf8E4M3FN>)
+                 outs(%o : memref<2x4x40x16xbf16>)
+                 descale(%qd, %kd, %vd : memref<2x4x2xf32>, memref<2x2x3xf32>,
+                         memref<2x2x16xf32>) {q_descale_block = 32 : i64, k_descale_block = 16 : i64}
+  return
+}

@@ -17,6 +17,10 @@ namespace mlir {
 class RewritePatternSet;
 namespace attn {
 
+/// attn-quantize-fp8's scale groups of Q and K, and of V.
+enum class QkGranularity { tensor, head, block };
+enum class VGranularity { head, channel };
+
 #define GEN_PASS_DECL
 #include "attn/Transforms/Passes.h.inc"
 

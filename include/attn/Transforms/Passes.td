@@ -102,7 +102,13 @@ def AttnTile : Pass<"attn-tile", "func::FuncOp"> {
 
     FP8 (f8E4M3FN with fp32 [B, Hkv] descales): each CTA loads the descales
     of its (batch, KV head) and passes `q_descale * k_descale` to
-    `attn.online_attention` and `v_descale` to `attn.epilogue`.
+    `attn.online_attention` and `v_descale` to `attn.epilogue`. Per-block
+    descales need no relation between the scale blocks and the tiles: a
+    per-block `q_descale` becomes the CTA's `row_descale` (an
+    `attn.load_rows {row_block}` of each tile row's scale, packed rows
+    included) and a per-block `k_descale` each step's `key_descale` (the
+    scale of each key of the block); a per-channel `v_descale` is read
+    as vector<D x f32> and passed as the epilogue's `channel_descale`.
 
     Varlen (`attn.varlen_attention`, FlashAttention-2's varlen API): the
     grid is (ceil(max_seqlen_q / BLOCK_M), Hq, B) with B + 1 the length of
@@ -145,32 +151,70 @@ def AttnQuantizeFP8 : Pass<"attn-quantize-fp8", "func::FuncOp"> {
   let summary = "Quantize a bf16 attn.attention to the FP8 one with descales";
   let description = [{
     Rewrites each bf16 `attn.attention` into a quantize step and the FP8
-    (f8E4M3FN) `attn.attention` with fp32 [B, Hkv] descales, writing the same
-    O (bf16) and LSE. The quantize step allocates f8E4M3FN copies of Q, K, V
-    ([B, H, N, D], freed after the call) and, per (batch, KV head):
+    (f8E4M3FN) `attn.attention` with fp32 descales, writing the same O
+    (bf16) and LSE. The quantize step allocates f8E4M3FN copies of Q, K, V
+    ([B, H, N, D], freed after the call) and, per scale group:
 
     ```
-    amax       = max |x| over the slice (Q: its Hq / Hkv query heads)
+    amax       = max |x| over the group
     descale    = amax > 0 ? amax / 448 : 1        // 448: largest e4m3 value
     x_fp8      = satfinite_rne(x / descale)
     ```
+
+    Groups of Q and K (`qk-granularity`):
+    * `tensor`: the whole tensor; the descale fills the [B, Hkv] operand.
+    * `head`: per (batch, KV head), Q's group being the query heads of that
+      KV head: [B, Hkv] descales (what the tensor-core path takes).
+    * `block` (default): per `block-m` rows of one query head for Q
+      ([B, Hq, ceil(Nq / block-m)], `q_descale_block` = block-m) and per
+      `block-n` keys of one KV head for K ([B, Hkv, ceil(Nk / block-n)],
+      `k_descale_block` = block-n). Block sizes 0 are the tensor-core
+      tile's (Attn.h tensorCoreBlockN(D, fp8) and tensorCoreBlockM), so a
+      scale block is a tile of the FP8 kernel (FlashAttention-3's block
+      quantization).
+    Groups of V (`v-granularity`): `head`, per (batch, KV head), [B, Hkv];
+    or `channel`, per (batch, KV head, column of D), [B, Hkv, D].
 
     `hadamard=true` first rotates the rows of Q and K along D by
     R = H S / sqrt(D) (H the Sylvester-Hadamard matrix, S a fixed
     pseudo-random diagonal of signs): R R^T = I, so (Q R)(K R)^T = Q K^T in
     exact arithmetic, and outliers are spread across D before quantization
     (FlashAttention-3's incoherent processing, arXiv 2407.08608 section
-    3.3). V is not rotated.
+    3.3); amax is taken over the rotated values. V is not rotated.
 
     The quantize step is host-style scalar loops (scf/memref/arith), lowered
-    by attn-to-cpu; per-block (BLOCK_M rows / BLOCK_N keys) and per-tensor
-    scales, f16 inputs and a GPU quantize kernel are not implemented.
+    by attn-to-cpu; f16 inputs and a GPU quantize kernel are not
+    implemented, and the per-block / per-channel descales lower to the host
+    only (the GPU passes refuse them).
     Errors: f16 inputs; dynamic shapes; hadamard=true with D not a power of
-    two.
+    two; block-m or block-n negative.
   }];
   let options = [
     Option<"hadamard", "hadamard", "bool", "false",
-           "Rotate Q and K along D by a random-sign Hadamard transform first">
+           "Rotate Q and K along D by a random-sign Hadamard transform first">,
+    Option<"qkGranularity", "qk-granularity", "QkGranularity",
+           "QkGranularity::block", "Scale groups of Q and K",
+           [{::llvm::cl::values(
+               clEnumValN(QkGranularity::tensor, "tensor",
+                          "one scale per tensor"),
+               clEnumValN(QkGranularity::head, "head",
+                          "one per (batch, KV head)"),
+               clEnumValN(QkGranularity::block, "block",
+                          "one per block-m rows of a query head (Q), "
+                          "block-n keys of a KV head (K)"))}]>,
+    Option<"vGranularity", "v-granularity", "VGranularity",
+           "VGranularity::head", "Scale groups of V",
+           [{::llvm::cl::values(
+               clEnumValN(VGranularity::head, "head",
+                          "one per (batch, KV head)"),
+               clEnumValN(VGranularity::channel, "channel",
+                          "one per (batch, KV head, column of D)"))}]>,
+    Option<"blockM", "block-m", "int64_t", "0",
+           "Q rows per scale with qk-granularity=block (0: the tensor-core "
+           "BLOCK_M for D and Nq)">,
+    Option<"blockN", "block-n", "int64_t", "0",
+           "Keys per scale with qk-granularity=block (0: the tensor-core FP8 "
+           "BLOCK_N, 128)">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
@@ -365,7 +409,9 @@ def AttnOnlineSoftmax : Pass<"attn-online-softmax", "func::FuncOp"> {
     FP8 tiles: c is multiplied by the tile's `q_descale * k_descale` (the
     descaling folded into the exp2 argument, FlashAttention-3 section 3.3)
     and O by `v_descale`; P stays fp32 (the GPU's quantization of P to e4m3
-    is not emulated).
+    is not emulated). Per-block descales: the Q tile's rows are multiplied
+    by `row_descale` with c, and S_j by `key_descale[j]`; a per-channel
+    `channel_descale` multiplies O's columns.
     Source: Milakov & Gimelshein 2018; FlashAttention-2; seed 000 (exp2).
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",

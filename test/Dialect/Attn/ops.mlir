@@ -192,6 +192,47 @@ func.func @fp8_descale(%q: memref<2x16x256x128xf8E4M3FN>,
 
 // -----
 
+// FP8 with per-block Q/K descales (128 rows of a query head, 128 keys of a
+// KV head; Nk = 200 gives two K blocks) and per-channel V descales, and the
+// tile ops that carry them (attn-tile's form, host lowering only).
+// CHECK-LABEL: func.func @fp8_block_descale
+//       CHECK:   attn.attention {{.*}} descale(%{{.*}}, %{{.*}}, %{{.*}} : memref<2x16x2xf32>, memref<2x4x2xf32>, memref<2x4x128xf32>) {causal, k_descale_block = 128 : i64, q_descale_block = 128 : i64}
+//       CHECK:   attn.load_rows %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] {gqa_pack = 4 : i64, row_block = 128 : i64} : memref<2x16x2xf32> -> vector<64xf32>
+//       CHECK:   attn.online_attention
+//  CHECK-SAME:     row_descale(%{{.*}} : vector<64xf32>) key_descale(%{{.*}} : vector<32xf32>) {block_n = 32 : i64
+//       CHECK:   attn.epilogue
+//  CHECK-SAME:     channel_descale(%{{.*}} : vector<128xf32>) : memref<2x16x256x128xbf16>
+func.func @fp8_block_descale(%q: memref<2x16x256x128xf8E4M3FN>,
+                             %k: memref<2x4x200x128xf8E4M3FN>,
+                             %v: memref<2x4x200x128xf8E4M3FN>,
+                             %o: memref<2x16x256x128xbf16>,
+                             %qd: memref<2x16x2xf32>, %kd: memref<2x4x2xf32>,
+                             %vd: memref<2x4x128xf32>, %i: index,
+                             %qt: vector<64x128xf8E4M3FN>, %m: vector<64xf32>,
+                             %acc: vector<64x128xf32>, %keys: vector<32xf32>,
+                             %ch: vector<128xf32>) {
+  attn.attention ins(%q, %k, %v : memref<2x16x256x128xf8E4M3FN>,
+                     memref<2x4x200x128xf8E4M3FN>, memref<2x4x200x128xf8E4M3FN>)
+                 outs(%o : memref<2x16x256x128xbf16>)
+                 descale(%qd, %kd, %vd : memref<2x16x2xf32>, memref<2x4x2xf32>,
+                         memref<2x4x128xf32>)
+                 {causal, q_descale_block = 128 : i64, k_descale_block = 128 : i64}
+  %rows = attn.load_rows %qd[%i, %i, %i] {row_block = 128 : i64, gqa_pack = 4 : i64}
+      : memref<2x16x2xf32> -> vector<64xf32>
+  %m1, %l1, %a1 = attn.online_attention q(%qt : vector<64x128xf8E4M3FN>)
+      kv(%k, %v : memref<2x4x200x128xf8E4M3FN>, memref<2x4x200x128xf8E4M3FN>)
+      at[%i, %i, %i, %i] rows(%i)
+      state(%m, %m, %acc : vector<64xf32>, vector<64xf32>, vector<64x128xf32>)
+      row_descale(%rows : vector<64xf32>) key_descale(%keys : vector<32xf32>)
+      {block_n = 32 : i64, mask = #attn.mask<bounds>, scale = 0.125 : f32}
+  attn.epilogue state(%m1, %l1, %a1 : vector<64xf32>, vector<64xf32>, vector<64x128xf32>)
+      to %o[%i, %i, %i, %i] channel_descale(%ch : vector<128xf32>)
+      : memref<2x16x256x128xbf16>
+  return
+}
+
+// -----
+
 // FP8 V stored V^T (unit stride along Nk): the layout the wgmma path reads.
 // CHECK-LABEL: func.func @fp8_vt
 //       CHECK:   attn.attention ins({{.*}} : memref<1x4x64x64xf8E4M3FN>, memref<1x4x64x64xf8E4M3FN>, memref<1x4x64x64xf8E4M3FN, strided<[16384, 4096, 1, 64]>>)

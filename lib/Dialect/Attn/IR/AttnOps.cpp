@@ -300,6 +300,70 @@ LogicalResult checkWorkspace(Operation *op, Value oPartial, Value lsePartial,
 }
 } // namespace
 
+namespace {
+/// The rank-3 form of a descale operand: [B, heads, n] with n = ceil(len /
+/// block) (per-block Q or K, `blockAttr` the attribute that gives the
+/// block) or n = len (per-channel V, no attribute).
+struct FineDescale {
+  StringRef blockAttr, layout;
+  int64_t heads, len;
+  std::optional<int64_t> block;
+};
+
+/// An FP8 descale: fp32 [B, Hkv] (`perHead`), or the rank-3 form `fine`.
+LogicalResult checkDescale(Operation *op, Value v, StringRef name,
+                           ArrayRef<int64_t> perHead, const FineDescale &fine) {
+  auto type = cast<MemRefType>(v.getType());
+  int64_t rank = type.getRank();
+  if (rank != 2 && rank != 3)
+    return op->emitOpError()
+           << "operand '" << name
+           << "' must be a rank-2 memref [B, Hkv] or a rank-3 memref "
+           << fine.layout << ", but got rank " << rank;
+  if (failed(checkRank(op, v, name, rank, "")))
+    return failure();
+  if (!type.getElementType().isF32())
+    return op->emitOpError()
+           << "operand '" << name << "' element type must be f32, but got "
+           << type.getElementType();
+  bool blocked = !fine.blockAttr.empty();
+  if (blocked && rank == 2 && fine.block)
+    return op->emitOpError()
+           << "attribute '" << fine.blockAttr << "' needs a per-block '" << name
+           << "' " << fine.layout << ", but '" << name << "' is [B, Hkv]";
+  if (blocked && rank == 3 && !fine.block)
+    return op->emitOpError()
+           << "operand '" << name << "' is per block " << fine.layout
+           << " and needs attribute '" << fine.blockAttr << "'";
+  if (blocked && rank == 3 && *fine.block < 1)
+    return op->emitOpError() << "attribute '" << fine.blockAttr
+                             << "' must be at least 1, but got " << *fine.block;
+  SmallVector<int64_t> expected(perHead);
+  StringRef layout = "[B, Hkv]";
+  if (rank == 3) {
+    int64_t n = fine.len;
+    if (blocked && !ShapedType::isDynamic(n))
+      n = llvm::divideCeil(n, *fine.block);
+    expected = {perHead[0], fine.heads, n};
+    layout = fine.layout;
+  }
+  for (auto [got, want] : llvm::zip_equal(type.getShape(), expected))
+    if (dimsDiffer(got, want))
+      return op->emitOpError()
+             << "operand '" << name << "' shape must be " << layout << " = "
+             << shapeStr(expected) << ", but got " << shapeStr(type.getShape());
+  return success();
+}
+} // namespace
+
+bool AttentionOp::hasPerHeadDescales() {
+  return isFP8() &&
+         llvm::all_of(ValueRange{getQDescale(), getKDescale(), getVDescale()},
+                      [](Value v) {
+                        return cast<MemRefType>(v.getType()).getRank() == 2;
+                      });
+}
+
 LogicalResult AttentionOp::verify() {
   Operation *op = getOperation();
   if (failed(checkNotLowered(op)))
@@ -357,27 +421,22 @@ LogicalResult AttentionOp::verify() {
     return emitOpError() << "descale operands are only valid with FP8 "
                             "(f8E4M3FN) inputs, but 'q' is "
                          << qElt;
-  if (hasDescale) {
-    for (auto [name, val] :
-         {std::pair<StringRef, Value>{"q_descale", getQDescale()},
-          {"k_descale", getKDescale()},
-          {"v_descale", getVDescale()}}) {
-      auto t = checkRank(op, val, name, 2, "[B, Hkv]");
-      if (failed(t))
-        return failure();
-      if (!t->getElementType().isF32())
-        return emitOpError()
-               << "operand '" << name << "' element type must be f32, but got "
-               << t->getElementType();
-      if (dimsDiffer(t->getDimSize(0), qs[0]) ||
-          dimsDiffer(t->getDimSize(1), hkv))
-        return emitOpError()
-               << "operand '" << name
-               << "' shape must be [B, Hkv] = " << shapeStr({qs[0], hkv})
-               << ", but got " << shapeStr(t->getShape());
-    }
-  }
-  return success();
+  if (!hasDescale && (getQDescaleBlock() || getKDescaleBlock()))
+    return emitOpError() << "attributes 'q_descale_block' and "
+                            "'k_descale_block' are only valid with FP8 "
+                            "descales";
+  if (!hasDescale)
+    return success();
+  int64_t nq = qs[2], nk = qk->second.getDimSize(2), d = qs[3];
+  if (failed(checkDescale(op, getQDescale(), "q_descale", {qs[0], hkv},
+                          {"q_descale_block", "[B, Hq, ceil(Nq / bm)]", qs[1],
+                           nq, getQDescaleBlock()})) ||
+      failed(checkDescale(op, getKDescale(), "k_descale", {qs[0], hkv},
+                          {"k_descale_block", "[B, Hkv, ceil(Nk / bn)]", hkv,
+                           nk, getKDescaleBlock()})))
+    return failure();
+  return checkDescale(op, getVDescale(), "v_descale", {qs[0], hkv},
+                      {"", "[B, Hkv, D]", hkv, d, std::nullopt});
 }
 
 //===----------------------------------------------------------------------===//
@@ -826,10 +885,22 @@ LogicalResult OnlineAttentionOp::verify() {
                             "when mask is causal";
   if (failed(checkGqaPack(*this, getGqaPack())))
     return failure();
-  if (getQkDescale() && !isFP8(q.getElementType()))
-    return emitOpError() << "operand 'qk_descale' is only valid for an "
-                            "f8E4M3FN tile, but 'q' is "
-                         << q.getElementType();
+  for (auto [name, val] :
+       {std::pair<StringRef, Value>{"qk_descale", getQkDescale()},
+        {"row_descale", getRowDescale()},
+        {"key_descale", getKeyDescale()}})
+    if (val && !isFP8(q.getElementType()))
+      return emitOpError() << "operand '" << name
+                           << "' is only valid for an f8E4M3FN tile, but 'q' "
+                              "is "
+                           << q.getElementType();
+  if (Value rows = getRowDescale())
+    if (failed(checkF32Vector(*this, rows.getType(), "row_descale", {blockM})))
+      return failure();
+  if (Value keys = getKeyDescale())
+    if (failed(checkF32Vector(*this, keys.getType(), "key_descale",
+                              {int64_t(getBlockN())})))
+      return failure();
   return checkState(getOperation(), getM().getType(), getL().getType(),
                     getAcc().getType(), blockM, d);
 }
@@ -881,6 +952,10 @@ LogicalResult EpilogueOp::verify() {
                                o.getElementType())))
       return failure();
   }
+  if (Value channels = getChannelDescale())
+    if (failed(
+            checkF32Vector(*this, channels.getType(), "channel_descale", {d})))
+      return failure();
   if (Value map = getOMap())
     return checkStoreMap(*this, map, o.getElementType());
   return success();
@@ -970,8 +1045,12 @@ FailureOr<VectorType> checkGradStep(Operation *op, Value q, Value dO, Value lse,
 
 LogicalResult LoadRowsOp::verify() {
   if (failed(checkNotLowered(*this)) ||
-      failed(checkRowsMemRef(*this, getSource(), "source")))
+      failed(checkRowsMemRef(*this, getSource(), "source")) ||
+      failed(checkGqaPack(*this, getGqaPack())))
     return failure();
+  if (int64_t block = getRowBlock(); block < 1)
+    return emitOpError() << "attribute 'row_block' must be at least 1, but got "
+                         << block;
   auto res = cast<VectorType>(getResult().getType());
   if (res.getRank() != 1 || !res.getElementType().isF32())
     return emitOpError() << "result must be vector<BLOCK_M x f32>, but got "

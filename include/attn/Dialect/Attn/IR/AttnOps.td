@@ -52,9 +52,30 @@ def Attn_AttentionOp : Attn_Op<"attention", [AttrSizedOperandSegments]> {
 
     Element types: Q, K, V all f16, all bf16 or all f32 (f32: host lowering
     only so far), O of the same type; or all
-    f8E4M3FN with `descale` operands (fp32 [B, Hkv], the factors that undo
-    the per-head quantization scales, as in FlashAttention-3) and a bf16 O.
+    f8E4M3FN with `descale` operands (fp32, the factors that undo the
+    quantization scales) and a bf16 O.
     Accumulation is fp32. A row that sees no key yields O = 0, LSE = -inf.
+
+    FP8 descales. With qd(b, h, i) the factor of query row i of query head
+    h, kd(b, g, j) that of key j of KV head g = h / (Hq / Hkv), and
+    vd(b, g, c) that of column c of V:
+    ```
+    S[b, h, i, j] = (sum_c Q8[b, h, i, c] K8[b, g, j, c]) * qd(b, h, i)
+                    * kd(b, g, j) * scale
+    O[b, h, i, c] = (sum_j P[b, h, i, j] V8[b, g, j, c]) * vd(b, g, c)
+    ```
+    i.e. attention on the dequantized inputs Q8 * qd, K8 * kd, V8 * vd.
+    * `q_descale`: [B, Hkv] (per KV head, as FlashAttention-3: qd(b, h, i)
+      = q_descale[b, g]) or, with `q_descale_block` = bm, [B, Hq,
+      ceil(Nq / bm)] (per block of bm rows of one query head: qd(b, h, i) =
+      q_descale[b, h, i / bm]).
+    * `k_descale`: [B, Hkv] (kd(b, g, j) = k_descale[b, g]) or, with
+      `k_descale_block` = bn, [B, Hkv, ceil(Nk / bn)] (kd(b, g, j) =
+      k_descale[b, g, j / bn]).
+    * `v_descale`: [B, Hkv] (vd(b, g, c) = v_descale[b, g]) or [B, Hkv, D]
+      (per channel: vd(b, g, c) = v_descale[b, g, c]).
+    The tensor-core path (attn-to-cubin) takes [B, Hkv] descales only; the
+    per-block and per-channel forms lower to the host (attn-to-cpu).
 
     Example:
     ```mlir
@@ -69,7 +90,9 @@ def Attn_AttentionOp : Attn_Op<"attention", [AttrSizedOperandSegments]> {
                        Optional<AnyMemRef>:$q_descale,
                        Optional<AnyMemRef>:$k_descale,
                        Optional<AnyMemRef>:$v_descale,
-                       OptionalAttr<F32Attr>:$scale, UnitAttr:$causal);
+                       OptionalAttr<F32Attr>:$scale, UnitAttr:$causal,
+                       OptionalAttr<I64Attr>:$q_descale_block,
+                       OptionalAttr<I64Attr>:$k_descale_block);
   let assemblyFormat = [{
     `ins` `(` $q `,` $k `,` $v `:` type($q) `,` type($k) `,` type($v) `)`
     `outs` `(` $o `:` type($o) `)`
@@ -85,6 +108,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [AttrSizedOperandSegments]> {
     /// Static head dimension D (ShapedType::kDynamic if dynamic).
     int64_t getHeadDim();
     bool isFP8() ;
+    /// FP8 with [B, Hkv] descales only (what the tensor-core path takes).
+    bool hasPerHeadDescales();
   }];
 }
 
@@ -394,6 +419,12 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
     `scale * log2(e)`, so the descaling is folded into the exp2 argument and
     the softmax stays fp32 (FlashAttention-3, arXiv 2407.08608, section 3.3).
     Absent, it is 1; it is rejected for f16/bf16 tiles.
+    Per-block descales (attn.attention's rank-3 q_descale / k_descale):
+    `row_descale` (vector<BLOCK_M x f32>, the q descale of each tile row)
+    and `key_descale` (vector<block_n x f32>, the k descale of each key of
+    the block) multiply S too: S[i, j] is multiplied by
+    `qk_descale * row_descale[i] * key_descale[j]` (each absent is 1).
+    FP8 tiles only; the host lowering takes them, the GPU passes refuse them.
     Source: online softmax (Milakov & Gimelshein 2018), FlashAttention-2
     Algorithm 1; seed 000, sections on the forward kernel and exp2.
   }];
@@ -404,6 +435,8 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
                        AnyVectorOfNonZeroRank:$m, AnyVectorOfNonZeroRank:$l,
                        AnyVectorOfNonZeroRank:$acc,
                        Optional<F32>:$qk_descale,
+                       Optional<AnyVectorOfNonZeroRank>:$row_descale,
+                       Optional<AnyVectorOfNonZeroRank>:$key_descale,
                        F32Attr:$scale, I64Attr:$block_n,
                        Attn_MaskKindAttr:$mask,
                        DefaultValuedAttr<I64Attr, "1">:$row_lanes,
@@ -418,6 +451,8 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
     `rows` `(` $q_pos (`,` `causal_offset` $causal_offset^)? `)`
     `state` `(` $m `,` $l `,` $acc `:` type($m) `,` type($l) `,` type($acc) `)`
     (`descale` `(` $qk_descale^ `)`)?
+    (`row_descale` `(` $row_descale^ `:` type($row_descale) `)`)?
+    (`key_descale` `(` $key_descale^ `:` type($key_descale) `)`)?
     attr-dict
   }];
   let hasVerifier = 1;
@@ -437,6 +472,9 @@ def Attn_EpilogueOp : Attn_Op<"epilogue", [
     `v_descale` (f32), when given, multiplies O: `O = acc * v_descale / l`,
     the `v_descale` of an FP8 attention's KV head (P V is linear in V, so
     the factor is applied once per row here rather than per key).
+    `channel_descale` (vector<Dt x f32>, a per-channel `v_descale` for the
+    columns `col ..` the tile holds), when given, multiplies column c of O
+    by `channel_descale[c]` (host lowering only; the GPU passes refuse it).
 
     `staging`, when given, is a workgroup-memory tile [C, BLOCK_M, 64] of O's
     element type (the layout of `attn.online_attention_mma`'s Q operand)
@@ -460,6 +498,7 @@ def Attn_EpilogueOp : Attn_Op<"epilogue", [
                        Index:$q_pos, Index:$col,
                        Optional<AnyMemRef>:$staging,
                        Optional<AnyType>:$o_map, Optional<F32>:$v_descale,
+                       Optional<AnyVectorOfNonZeroRank>:$channel_descale,
                        DefaultValuedAttr<I64Attr, "1">:$gqa_pack);
   let assemblyFormat = [{
     `state` `(` $m `,` $l `,` $acc `:` type($m) `,` type($l) `,` type($acc) `)`
@@ -467,6 +506,7 @@ def Attn_EpilogueOp : Attn_Op<"epilogue", [
     (`staging` `(` $staging^ `:` type($staging) `)`)?
     (`tma_store` `(` $o_map^ `:` type($o_map) `)`)?
     (`descale` `(` $v_descale^ `)`)?
+    (`channel_descale` `(` $channel_descale^ `:` type($channel_descale) `)`)?
     attr-dict `:` type($o) (`,` type($lse)^)?
   }];
   let hasVerifier = 1;
@@ -519,9 +559,17 @@ def Attn_LoadRowsOp : Attn_Op<"load_rows", [MemoryEffects<[MemRead]>]> {
     Reads rows `row .. row + BLOCK_M - 1` of the fp32 [B, H, N] memref at
     (`batch`, `head`) into a `vector<BLOCK_M x f32>`. Rows at or past N read
     as zero (the backward tile ops make such rows contribute nothing).
+
+    Per-block values (attn-tile, the per-block FP8 descales of Q and K):
+    with `row_block` = R, element t is entry `(row + t) / R` of the [B, H,
+    N] memref, whose N counts blocks of R rows. With `gqa_pack` = G, rows
+    are packed GQA rows (`attn.load_tile`): row r reads head `head + r % G`
+    at `(r / G) / R`. Entries at or past N read as zero.
   }];
   let arguments = (ins AnyMemRef:$source, Index:$batch, Index:$head,
-                       Index:$row);
+                       Index:$row,
+                       DefaultValuedAttr<I64Attr, "1">:$row_block,
+                       DefaultValuedAttr<I64Attr, "1">:$gqa_pack);
   let results = (outs AnyVectorOfNonZeroRank:$result);
   let assemblyFormat = [{
     $source `[` $batch `,` $head `,` $row `]` attr-dict `:` type($source)
