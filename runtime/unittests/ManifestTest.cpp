@@ -154,14 +154,20 @@ TEST(Manifest, Describe) {
             std::string::npos);
 }
 
-/// Parses the sample manifest after `edit` changed its JSON and returns the
-/// error message ("" when it parsed).
-template <typename Edit> std::string errorAfter(Edit edit) {
-  json::Value value = toJSON(sampleManifest());
+/// Parses `manifest` after `edit` changed its JSON and returns the error
+/// message ("" when it parsed).
+template <typename Edit>
+std::string errorAfterEditing(const Manifest &manifest, Edit edit) {
+  json::Value value = toJSON(manifest);
   edit(*value.getAsObject());
   llvm::Expected<Manifest> parsed =
       parseManifest(llvm::formatv("{0}", value).str());
   return parsed ? std::string() : llvm::toString(parsed.takeError());
+}
+
+/// errorAfterEditing of the sample manifest.
+template <typename Edit> std::string errorAfter(Edit edit) {
+  return errorAfterEditing(sampleManifest(), edit);
 }
 
 json::Object &kernel0(json::Object &top) {
@@ -630,11 +636,7 @@ TEST(ManifestCorrupt, DeepNestingIsRejectedNotRecursedInto) {
 /// Parses a manifest holding fp8Kernel("f8") after `edit` changed its JSON;
 /// the error message, "" when it parsed.
 template <typename Edit> std::string fp8ErrorAfter(Edit edit) {
-  json::Value value = toJSON(manifestOf({fp8Kernel("f8")}));
-  edit(*value.getAsObject());
-  llvm::Expected<Manifest> parsed =
-      parseManifest(llvm::formatv("{0}", value).str());
-  return parsed ? std::string() : llvm::toString(parsed.takeError());
+  return errorAfterEditing(manifestOf({fp8Kernel("f8")}), edit);
 }
 
 TEST(ManifestFp8, RoundTripsDescalesAndTheTransposedMap) {
@@ -685,12 +687,9 @@ TEST(ManifestFp8, TransposedMapsAreFp8VOnly) {
 // GQA packing: heads_inner tensor maps
 //===----------------------------------------------------------------------===//
 
+/// Parses a manifest holding gqaPackedKernel("p") after `edit`.
 template <typename Edit> std::string packedErrorAfter(Edit edit) {
-  json::Value value = toJSON(manifestOf({gqaPackedKernel("p")}));
-  edit(*value.getAsObject());
-  llvm::Expected<Manifest> parsed =
-      parseManifest(llvm::formatv("{0}", value).str());
-  return parsed ? std::string() : llvm::toString(parsed.takeError());
+  return errorAfterEditing(manifestOf({gqaPackedKernel("p")}), edit);
 }
 
 TEST(ManifestGqaPack, RoundTripsTheHeadsInnerMap) {

@@ -528,6 +528,23 @@ LogicalResult checkSameShape(Operation *op, MemRefType type, StringRef name,
 }
 
 bool isGradElement(Type t) { return t.isF16() || t.isBF16() || t.isF32(); }
+
+/// Hq a positive multiple of Hkv (GQA/MQA), D a multiple of 8 in [8, 256],
+/// where static.
+LogicalResult checkHeadsAndDim(Operation *op, int64_t hq, int64_t hkv,
+                               int64_t d) {
+  if (hkv == 0 || (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) &&
+                   hq % hkv != 0))
+    return op->emitOpError()
+           << "operand 'q' head count Hq (" << dimStr(hq)
+           << ") must be a positive multiple of operand 'k' head count Hkv ("
+           << dimStr(hkv) << ") for GQA/MQA";
+  if (!ShapedType::isDynamic(d) && (d <= 0 || d > 256 || d % 8 != 0))
+    return op->emitOpError() << "operand 'q' head dim D must be a multiple "
+                                "of 8 in [8, 256], but got "
+                             << d;
+  return success();
+}
 } // namespace
 
 LogicalResult AttentionGradOp::verify() {
@@ -592,16 +609,8 @@ LogicalResult AttentionGradOp::verify() {
       return failure();
   }
   int64_t hq = qs[1], hkv = ks[1], d = qs[3];
-  if (hkv == 0 || (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) &&
-                   hq % hkv != 0))
-    return emitOpError() << "operand 'q' head count Hq (" << dimStr(hq)
-                         << ") must be a positive multiple of operand 'k' "
-                            "head count Hkv ("
-                         << dimStr(hkv) << ") for GQA/MQA";
-  if (!ShapedType::isDynamic(d) && (d <= 0 || d > 256 || d % 8 != 0))
-    return emitOpError() << "operand 'q' head dim D must be a multiple of 8 "
-                            "in [8, 256], but got "
-                         << d;
+  if (failed(checkHeadsAndDim(op, hq, hkv, d)))
+    return failure();
   SmallVector<int64_t> lseShape = {qs[0], qs[1], qs[2]};
   for (auto [got, want] : llvm::zip_equal(lse->getShape(), lseShape))
     if (dimsDiffer(got, want))
@@ -696,16 +705,8 @@ LogicalResult VarlenAttentionOp::verify() {
       failed(checkSameShape(op, *o, "o", qs, "q")))
     return failure();
   int64_t hq = qs[1], hkv = ks[1], d = qs[2];
-  if (hkv == 0 || (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) &&
-                   hq % hkv != 0))
-    return emitOpError() << "operand 'q' head count Hq (" << dimStr(hq)
-                         << ") must be a positive multiple of operand 'k' "
-                            "head count Hkv ("
-                         << dimStr(hkv) << ") for GQA/MQA";
-  if (!ShapedType::isDynamic(d) && (d <= 0 || d > 256 || d % 8 != 0))
-    return emitOpError() << "operand 'q' head dim D must be a multiple of 8 "
-                            "in [8, 256], but got "
-                         << d;
+  if (failed(checkHeadsAndDim(op, hq, hkv, d)))
+    return failure();
   if (failed(cuQ = checkCuSeqlens(op, getCuSeqlensQ(), "cu_seqlens_q")) ||
       failed(cuK = checkCuSeqlens(op, getCuSeqlensK(), "cu_seqlens_k")) ||
       failed(checkDim(op, *cuK, "cu_seqlens_k", 0, "length B + 1",
