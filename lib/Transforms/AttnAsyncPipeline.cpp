@@ -262,8 +262,8 @@ SharedState allocateShared(OpBuilder &b, Location loc, const PipelineShape &s,
       sizes, ones);
   st.qTile =
       memref::SubViewOp::create(b, loc, tileType, st.q, zeros, sizes, ones);
-  st.staging = s.fp8() ? view({llvm::divideCeil(s.headDim, 64), s.blockM,
-                               chunkCols(oElt)},
+  st.staging = s.fp8() ? view({llvm::divideCeilSigned(s.headDim, int64_t(64)),
+                               s.blockM, chunkCols(oElt)},
                               oElt)
                        : st.qTile;
   return st;
@@ -745,7 +745,7 @@ struct AttnAsyncPipelinePass
     PipelineShape s{qType.getDimSize(0),
                     static_cast<int64_t>(step.getBlockN()),
                     d,
-                    llvm::divideCeil(d, chunkCols(elt)),
+                    llvm::divideCeilSigned(d, chunkCols(elt)),
                     0,
                     elt};
     if (!s.elt.isF16() && !s.elt.isBF16() && !s.fp8())
