@@ -17,6 +17,7 @@
 #ifndef ATTN_LIB_CONVERSION_WARPGROUPMMA_H
 #define ATTN_LIB_CONVERSION_WARPGROUPMMA_H
 
+#include "attn/Dialect/Attn/IR/Attn.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -24,8 +25,7 @@
 
 namespace mlir::attn::wgmma {
 
-/// Rows of a warpgroup's wgmma tile, and bytes of one swizzled chunk row.
-constexpr int64_t kWarpgroupRows = 64;
+/// Bytes of one swizzled chunk row (a warpgroup's rows: kWarpgroupRows).
 constexpr int64_t kChunkBytes = 128;
 
 //===----------------------------------------------------------------------===//

@@ -264,6 +264,10 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
   if (failed(splits))
     return failure();
   key.splits = *splits;
+  if (key.splits > 1 && key.dtype == "e4m3")
+    return func.emitError("FP8 (e4m3) kernels have no split-KV yet: splits "
+                          "must be 1, but got ")
+           << key.splits;
   src.packGqa = opts.packGqa;
   if (Attribute attr = func->getAttr("attn.pack_gqa")) {
     auto flag = dyn_cast<BoolAttr>(attr);
@@ -622,6 +626,9 @@ LogicalResult pipelineOptions(KernelSource &src, const BundleOptions &opts,
     return src.func.emitError("variant \"")
            << variant << "\": splits must be in [1, " << kMaxSplits
            << "] in a bundle (a fixed count)";
+  if (pipeline.splits > 1 && src.key.dtype == "e4m3")
+    return src.func.emitError("variant \"")
+           << variant << "\": FP8 (e4m3) kernels have no split-KV yet";
   src.key.splits = pipeline.splits;
   auto [bm, bn] = defaultBlockSizes(path, src.key.headDim, src.key.seqLenQ,
                                     pipeline.blockN, src.key.dtype == "e4m3");
@@ -796,6 +803,13 @@ LogicalResult mlir::attn::writeBundle(ModuleOp module,
   for (auto func : module.getOps<func::FuncOp>()) {
     bool hasAttention = false;
     func.walk([&](AttentionOp) { hasAttention = true; });
+    WalkResult varlen = func.walk([](VarlenAttentionOp op) {
+      op.emitOpError("has no GPU lowering yet (it lowers to the host only: "
+                     "--attn-to-cpu); bundles take attn.attention");
+      return WalkResult::interrupt();
+    });
+    if (varlen.wasInterrupted())
+      return failure();
     if (!hasAttention)
       continue;
     FailureOr<KernelSource> src = inspect(func, opts);

@@ -41,7 +41,9 @@ std::string KernelSpec::defaultName() const {
                 .str();
   if (splits > 1)
     name += llvm::formatv("_split{0}", splits).str();
-  if (packGqa)
+  // Packing needs a group: Hq / Hkv > 1 (static; the writer refuses
+  // dynamic head counts).
+  if (packGqa && numHeadsQ && numHeadsKV && *numHeadsQ != *numHeadsKV)
     name += "_gqapack";
   return name;
 }

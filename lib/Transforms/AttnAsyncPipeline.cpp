@@ -155,8 +155,6 @@ nvgpu::TensorMapDescriptorType descriptorType(Type elt,
       nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
 }
 
-/// Rows of O one warpgroup stores (the box of O's descriptor).
-constexpr int64_t kWarpgroupRows = 64;
 
 /// The view of `t` with dimensions `perm` (a permutation of 0..3).
 Value permuted(OpBuilder &b, Location loc, Value t,

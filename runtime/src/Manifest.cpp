@@ -718,10 +718,19 @@ static llvm::Error checkWgmma(const KernelEntry &kernel,
                    "a wgmma kernel keeps its tiles in dynamic shared memory "
                    "(must be > 0)");
   std::array<int, 4> maps = {};
+  // GQA packing views Q and O alike: their maps are heads_inner together.
+  std::optional<bool> packed;
   for (const Param &p : kernel.params) {
     if (p.field != Param::Field::TensorMap)
       continue;
     ++maps[static_cast<size_t>(p.operand)];
+    if (p.operand == Operand::Q || p.operand == Operand::O) {
+      if (packed && *packed != p.headsInner)
+        return corrupt(at + ".params",
+                       "the tensor maps of q and o must both be heads_inner "
+                       "(GQA packing) or neither");
+      packed = p.headsInner;
+    }
     // V^T boxes: 128 keys of all D rows (checkTensorMap checked the keys).
     if (p.transposed) {
       if (p.box[1] != kernel.key.headDim)

@@ -715,6 +715,15 @@ TEST(ManifestGqaPack, RoundTripsTheHeadsInnerMap) {
 }
 
 TEST(ManifestGqaPack, HeadsInnerMapsAreChecked) {
+  // Q and O are packed alike (the TMA-store epilogue's O map).
+  EXPECT_ERROR_HAS(packedErrorAfter([](json::Object &top) {
+                     kernel0(top).getArray("params")->push_back(
+                         json::Object{{"operand", "o"},
+                                      {"field", "tensor_map"},
+                                      {"box", json::Array{64, 64, 1, 1}}});
+                   }),
+                   "the tensor maps of q and o must both be heads_inner (GQA "
+                   "packing) or neither");
   EXPECT_ERROR_HAS(packedErrorAfter([](json::Object &top) {
                      tensorMap0(top, "k")["heads_inner"] = true;
                    }),

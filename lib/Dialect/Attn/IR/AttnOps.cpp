@@ -775,9 +775,9 @@ LogicalResult checkStoreMap(EpilogueOp op, Value map, Type elt) {
   MemRefType box = type ? type.getTensor() : MemRefType();
   // GQA packing: 64 / G queries of G heads, on O's [B, N, H, D] view.
   int64_t g = op.getGqaPack();
-  SmallVector<int64_t> shape = {1, 1, 64, 64};
+  SmallVector<int64_t> shape = {1, 1, kWarpgroupRows, 64};
   if (g > 1)
-    shape = {1, 64 / g, g, 64};
+    shape = {1, kWarpgroupRows / g, g, 64};
   if (!box || box.getShape() != ArrayRef<int64_t>(shape) ||
       box.getElementType() != elt ||
       type.getSwizzle() != nvgpu::TensorMapSwizzleKind::SWIZZLE_128B)
@@ -944,7 +944,7 @@ LogicalResult EpilogueOp::verify() {
       return emitOpError() << "operand 'staging' needs an f16 or bf16 'o', "
                               "but 'o' is f32";
     // Each consumer warpgroup stores its 64 rows as whole queries.
-    if (64 % getGqaPack() != 0)
+    if (kWarpgroupRows % getGqaPack() != 0)
       return emitOpError() << "operand 'staging' (the tensor-core epilogue) "
                               "needs gqa_pack to divide 64 (a warpgroup's "
                               "rows hold whole queries), but got "

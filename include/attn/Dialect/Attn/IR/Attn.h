@@ -42,6 +42,11 @@ constexpr int64_t kMaxUnrolledRows = 4096;
 inline bool isValidBlockM(int64_t m) { return m >= 1 && m <= kMaxBlockM; }
 inline bool isValidBlockN(int64_t n) { return n >= 1 && n <= kMaxBlockN; }
 
+/// Rows of a consumer warpgroup's wgmma tile (m64): the unit of BLOCK_M on
+/// the tensor cores, of O's TMA-store box, and of what GQA packing's group
+/// size must divide.
+constexpr int64_t kWarpgroupRows = 64;
+
 /// attn.warp_specialize: at most three consumer warpgroups of 64 rows
 /// (BLOCK_M 192) besides the producer, 512 threads.
 constexpr int64_t kMaxConsumerWarpgroups = 3;
