@@ -28,6 +28,7 @@ using namespace mlir;
 using mlir::attn::test::Buffer;
 using mlir::attn::test::Elt;
 using mlir::attn::test::eltName;
+using mlir::attn::test::fillNormal;
 
 namespace {
 
@@ -170,16 +171,6 @@ Reference reference(const GradConfig &c, const std::vector<double> &q,
   return r;
 }
 
-/// Fills `buf` with N(0, 1) samples rounded to its type and returns them.
-std::vector<double> randomFill(Buffer<4> &buf, std::mt19937 &rng) {
-  std::normal_distribution<double> normal(0.0, 1.0);
-  std::vector<double> values(buf.numElements);
-  for (int64_t i = 0; i < buf.numElements; ++i) {
-    buf.set(i, normal(rng));
-    values[i] = buf.get(i);
-  }
-  return values;
-}
 
 /// ||out - ref|| / ||ref|| (||out - ref|| where ref is 0); fails on NaN.
 double relativeError(const Buffer<4> &out, const std::vector<double> &ref,
@@ -215,8 +206,8 @@ void runAndCompare(ExecutionEngine &engine, const GradConfig &c) {
       dO(c.elt, qShape, c.bnhd), dQ(c.elt, qShape, c.bnhd),
       dK(c.elt, kShape, c.bnhd), dV(c.elt, kShape, c.bnhd);
   Buffer<3> lse(Elt::f32, {c.b, c.hq, c.nq});
-  std::vector<double> qv = randomFill(q, rng), kv = randomFill(k, rng),
-                      vv = randomFill(v, rng), dOv = randomFill(dO, rng);
+  std::vector<double> qv = fillNormal(q, rng), kv = fillNormal(k, rng),
+                      vv = fillNormal(v, rng), dOv = fillNormal(dO, rng);
   Layout at{c};
   int64_t group = c.hq / c.hkv;
   if (c.onlyHead >= 0)

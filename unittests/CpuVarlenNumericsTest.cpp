@@ -29,6 +29,7 @@ using mlir::attn::test::Buffer;
 using mlir::attn::test::CpuPipeline;
 using mlir::attn::test::Elt;
 using mlir::attn::test::eltName;
+using mlir::attn::test::fillNormal;
 
 namespace {
 
@@ -89,19 +90,6 @@ std::vector<int32_t> prefixSums(const Batch &batch, bool keys) {
   return cu;
 }
 
-/// Fills `buf` with fresh normal values rounded to its element type and
-/// returns them as doubles.
-template <int N>
-std::vector<double> fillRandom(Buffer<N> &buf, std::mt19937 &rng) {
-  std::normal_distribution<double> normal(0.0, 1.0);
-  std::vector<double> values(buf.numElements);
-  for (int64_t i = 0; i < buf.numElements; ++i) {
-    buf.set(i, normal(rng));
-    values[i] = buf.get(i);
-  }
-  return values;
-}
-
 /// A packed [total, H, D] operand: its descriptor and its values as
 /// doubles in row-major order.
 struct Input {
@@ -120,7 +108,7 @@ struct Inputs {
          std::mt19937 &rng) {
     if (c.qkvPacked) {
       qkv.emplace(c.elt, std::array<int64_t, 4>{totalQ, 3, c.hq, c.d});
-      std::vector<double> all = fillRandom(*qkv, rng);
+      std::vector<double> all = fillNormal(*qkv, rng);
       int64_t hd = c.hq * c.d;
       for (auto [slot, in] : llvm::enumerate(std::array{&q, &k, &v})) {
         in->desc = {qkv->desc.basePtr,
@@ -140,7 +128,7 @@ struct Inputs {
          {std::tuple{&q, totalQ, c.hq}, std::tuple{&k, totalK, c.hkv},
           std::tuple{&v, totalK, c.hkv}}) {
       Buffer<3> &buf = buffers.emplace_back(c.elt, std::array{total, h, c.d});
-      in->values = fillRandom(buf, rng);
+      in->values = fillNormal(buf, rng);
       in->desc = buf.desc;
     }
   }

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -121,6 +122,19 @@ template <int N> struct Buffer {
       set(i, x);
   }
 };
+
+/// Fills `buf` with N(0, 1) samples rounded to its type and returns them
+/// (as stored) in row-major order of the view.
+template <int N>
+std::vector<double> fillNormal(Buffer<N> &buf, std::mt19937 &rng) {
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::vector<double> values(buf.numElements);
+  for (int64_t i = 0; i < buf.numElements; ++i) {
+    buf.set(i, normal(rng));
+    values[i] = buf.get(i);
+  }
+  return values;
+}
 
 } // namespace mlir::attn::test
 

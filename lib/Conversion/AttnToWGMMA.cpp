@@ -190,6 +190,14 @@ Value issueScores(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
   return acc;
 }
 
+/// GQA packing (G = `pack` > 1): packed row r is query r / G of head
+/// r % G of the group (query-major, as attn.load_tile packs them).
+Value queryOf(ImplicitLocOpBuilder &b, Value packedRow, int64_t pack) {
+  if (pack == 1)
+    return packedRow;
+  return arith::DivUIOp::create(b, packedRow, cIndex(b, pack));
+}
+
 /// Sets scores of keys a row may not see to -inf. Key of register i is
 /// k_pos + 2q + colOf(i); row h sees keys < limit_h, with limit_h = Nk, or
 /// for causal min(Nk, query_h + causal_offset + 1), query_h = q_pos +
@@ -203,9 +211,9 @@ void maskScores(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
   for (int h = 0; h < 2; ++h) {
     Value limit = op.getNumKeys();
     if (op.getMask() == MaskKind::causal) {
-      Value query = arith::AddIOp::create(b, op.getQPos(), tl.row[h]);
-      if (op.getGqaPack() > 1)
-        query = arith::DivUIOp::create(b, query, cIndex(b, op.getGqaPack()));
+      Value query = queryOf(
+          b, arith::AddIOp::create(b, op.getQPos(), tl.row[h]),
+          op.getGqaPack());
       Value last = arith::AddIOp::create(
           b, query,
           arith::AddIOp::create(b, op.getCausalOffset(), cIndex(b, 1)));
@@ -667,7 +675,7 @@ RowTarget rowTarget(ImplicitLocOpBuilder &b, EpilogueOp op, Value row) {
     return {op.getHead(), packed};
   return {arith::AddIOp::create(
               b, op.getHead(), arith::RemUIOp::create(b, packed, cIndex(b, g))),
-          arith::DivUIOp::create(b, packed, cIndex(b, g))};
+          queryOf(b, packed, g)};
 }
 
 /// Element index, within a 64-column chunk row, of column `col` of tile row
@@ -762,8 +770,7 @@ void storeOut(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
   if (g > 1) {
     toBox = {{0}, {1, 2}, {3}};
     boxShape = {1, kWarpgroupRows / g, g, 64};
-    at = {Value(), op.getHead(),
-          arith::DivUIOp::create(b, row, cIndex(b, g)), op.getBatch()};
+    at = {Value(), op.getHead(), queryOf(b, row, g), op.getBatch()};
   }
   for (int64_t c = 0; c < chunks; ++c) {
     SmallVector<OpFoldResult> offsets = {b.getIndexAttr(c), wgRow,

@@ -22,9 +22,11 @@ using namespace mlir::attn;
 namespace {
 
 /// The layout of one CTA tile over threads: BLOCK_M rows, each split into
-/// `lanes` column slices of `cols` elements held by consecutive threads.
+/// `lanes` column slices of `cols` elements held by consecutive threads;
+/// `combine` for a split-KV combine's CTA.
 struct RowLayout {
   int64_t blockM, headDim, lanes, cols;
+  bool combine = false;
 };
 
 /// Lanes per row for head dim D: the fewest that bring a thread's slice to
@@ -241,7 +243,7 @@ struct AttnDistributeRowsPass
                       : combine       ? chooseCombineLanes(d)
                                       : chooseLanes(d);
       ctas.emplace_back(
-          cta, RowLayout{tile.getDimSize(0), d, lanes, d / lanes});
+          cta, RowLayout{tile.getDimSize(0), d, lanes, d / lanes, combine});
       return WalkResult::advance();
     });
     if (outside.wasInterrupted())
@@ -281,7 +283,7 @@ struct AttnDistributeRowsPass
       }
       if (failed(distribute(cta, layout)))
         return signalPassFailure();
-      if (isCombine(cta))
+      if (layout.combine)
         unrollSplitLoops(cta);
     }
   }

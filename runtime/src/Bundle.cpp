@@ -464,20 +464,26 @@ static Status checkGrid(const bundle::KernelLaunch &kernel,
   return Status::success();
 }
 
+/// SMs of `device`; 0 where the driver cannot tell.
+static int deviceSMs(const DriverApi &driver, CUdevice device) {
+  int sms = 0;
+  if (!driver.deviceGetAttribute ||
+      driver.deviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                device) != CUDA_SUCCESS)
+    return 0;
+  return std::max(sms, 0);
+}
+
 /// SMs of the current context's device; 0 without a driver or context.
 static int currentDeviceSMs() {
   std::string error;
   const DriverApi *driver = getDriver(error);
   CUcontext context = nullptr;
   CUdevice device = 0;
-  int sms = 0;
-  if (!driver || !driver->deviceGetAttribute ||
-      driver->ctxGetCurrent(&context) != CUDA_SUCCESS || !context ||
-      driver->ctxGetDevice(&device) != CUDA_SUCCESS ||
-      driver->deviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-                                 device) != CUDA_SUCCESS)
+  if (!driver || driver->ctxGetCurrent(&context) != CUDA_SUCCESS || !context ||
+      driver->ctxGetDevice(&device) != CUDA_SUCCESS)
     return 0;
-  return sms;
+  return deviceSMs(*driver, device);
 }
 
 /// CTAs of `launch` an SM holds at once, by dynamic shared memory (228 KiB
@@ -955,11 +961,9 @@ static Status buildParams(const DriverApi &driver,
 static void capPersistentGrid(const DriverApi &driver,
                               const KernelEntry &kernel, CUdevice device,
                               std::array<int64_t, 3> &grid) {
-  int sms = 0;
-  if (kernel.persistentCtas > 0 && driver.deviceGetAttribute &&
-      driver.deviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-                                device) == CUDA_SUCCESS &&
-      sms > 0)
+  if (kernel.persistentCtas <= 0)
+    return;
+  if (int sms = deviceSMs(driver, device); sms > 0)
     grid[0] = std::min<int64_t>(grid[0], sms);
 }
 
