@@ -128,6 +128,10 @@ static const attn_tensor &operandTensor(const attn_fwd_args &args,
     return args.k_descale;
   case Operand::VDescale:
     return args.v_descale;
+  case Operand::BlockTable:
+    return args.block_table;
+  case Operand::CacheSeqlens:
+    return args.cache_seqlens;
   }
   return args.lse;
 }
@@ -137,13 +141,16 @@ static const attn_tensor &operandTensor(const attn_fwd_args &args,
 static bool isPresent(const FwdCall &call, Operand op) {
   if (op == Operand::LSE)
     return call.hasLse;
+  if (op == Operand::BlockTable || op == Operand::CacheSeqlens)
+    return false;
   return !bundle::isDescale(op) || call.fp8;
 }
 
 static constexpr Operand kAllOperands[] = {
     Operand::Q,        Operand::K,        Operand::V,
     Operand::O,        Operand::LSE,      Operand::QDescale,
-    Operand::KDescale, Operand::VDescale};
+    Operand::KDescale, Operand::VDescale, Operand::BlockTable,
+    Operand::CacheSeqlens};
 static_assert(std::size(kAllOperands) == bundle::kNumOperands);
 
 static bool isEmpty(const attn_tensor &t) {

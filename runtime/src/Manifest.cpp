@@ -36,6 +36,10 @@ StringRef operandName(Operand operand) {
     return "k_descale";
   case Operand::VDescale:
     return "v_descale";
+  case Operand::BlockTable:
+    return "block_table";
+  case Operand::CacheSeqlens:
+    return "cache_seqlens";
   }
   return "?";
 }
@@ -50,6 +54,8 @@ std::optional<Operand> parseOperand(StringRef name) {
       .Case("q_descale", Operand::QDescale)
       .Case("k_descale", Operand::KDescale)
       .Case("v_descale", Operand::VDescale)
+      .Case("block_table", Operand::BlockTable)
+      .Case("cache_seqlens", Operand::CacheSeqlens)
       .Default(std::nullopt);
 }
 
@@ -59,7 +65,16 @@ bool isDescale(Operand operand) {
 }
 
 int64_t operandRank(Operand operand) {
-  return operand == Operand::LSE ? 3 : isDescale(operand) ? 2 : 4;
+  switch (operand) {
+  case Operand::LSE:
+    return 3;
+  case Operand::BlockTable:
+    return 2;
+  case Operand::CacheSeqlens:
+    return 1;
+  default:
+    return isDescale(operand) ? 2 : 4;
+  }
 }
 
 StringRef fieldName(Param::Field field) {
@@ -116,6 +131,8 @@ static json::Value keyJSON(const FwdKey &key) {
   json::Value out = toJSON(key);
   if (key.splits != 1)
     (*out.getAsObject())["splits"] = key.splits;
+  if (key.pageSize != 0)
+    (*out.getAsObject())["page_size"] = key.pageSize;
   return out;
 }
 
@@ -244,7 +261,7 @@ static bool fromJSON(const json::Value &value, Operand &out, json::Path path) {
     return true;
   }
   path.report("expected one of q, k, v, o, lse, q_descale, k_descale, "
-              "v_descale");
+              "v_descale, block_table, cache_seqlens");
   return false;
 }
 
@@ -255,7 +272,8 @@ static bool fromJSON(const json::Value &value, FwdKey &key, json::Path path) {
       !o.map("causal", key.causal) || !o.map("lse", key.hasLse) ||
       !o.map("scale", key.scale) || !o.map("layout", layout) ||
       !o.map("block_m", key.blockM) || !o.map("block_n", key.blockN) ||
-      !o.map("path", key.path) || !o.mapOptional("splits", key.splits))
+      !o.map("path", key.path) || !o.mapOptional("splits", key.splits) ||
+      !o.mapOptional("page_size", key.pageSize))
     return false;
   if (key.path != "fma" && key.path != "wgmma") {
     path.field("path").report("expected \"fma\" or \"wgmma\"");

@@ -34,13 +34,26 @@ constexpr int64_t kManifestVersion = 3;
 constexpr int64_t kMinManifestVersion = 2;
 
 /// The operands of a forward kernel, in attn.attention order: the FP8
-/// (e4m3) descales [B, Hkv] come last.
-enum class Operand { Q, K, V, O, LSE, QDescale, KDescale, VDescale };
+/// (e4m3) descales [B, Hkv], then a paged K/V cache's block table
+/// [B, max_pages] and cache sequence lengths [B] (i32).
+enum class Operand {
+  Q,
+  K,
+  V,
+  O,
+  LSE,
+  QDescale,
+  KDescale,
+  VDescale,
+  BlockTable,
+  CacheSeqlens
+};
 /// Number of Operand values (for arrays indexed by operand).
-constexpr size_t kNumOperands = 8;
+constexpr size_t kNumOperands = 10;
 llvm::StringRef operandName(Operand operand);
 std::optional<Operand> parseOperand(llvm::StringRef name);
-/// The rank of each operand: 4, except 3 for LSE and 2 for the descales.
+/// The rank of each operand: 4, except 3 for LSE, 2 for the descales and
+/// the block table, 1 for the cache sequence lengths.
 int64_t operandRank(Operand operand);
 /// True for q_descale, k_descale and v_descale.
 bool isDescale(Operand operand);
@@ -65,6 +78,10 @@ struct FwdKey {
   /// "wgmma" (Hopper: TMA + mbarrier pipeline, warpgroup MMA; needs tensor
   /// maps) or "fma" (CUDA-core kernel).
   std::string path = "fma";
+  /// Paged K/V (attn.attention's `paged` clause): tokens per page of the
+  /// [num_pages, page_size, Hkv, D] K/V caches; 0: contiguous [B, Hkv, Nk,
+  /// D] K/V.
+  int64_t pageSize = 0;
 
   /// Number of the five lengths that are static.
   int numStaticLengths() const;

@@ -63,7 +63,9 @@ typedef enum attn_dtype {
   ATTN_DTYPE_F32 = 2,
   /* float8 e4m3fn (1 byte: 4 exponent bits, 3 mantissa bits, no infinity,
    * largest finite 448): FP8 Q, K and V. */
-  ATTN_DTYPE_E4M3 = 3
+  ATTN_DTYPE_E4M3 = 3,
+  /* int32: a paged call's block table and cache sequence lengths. */
+  ATTN_DTYPE_I32 = 4
 } attn_dtype;
 
 /* A strided view of device memory. Sizes and strides count elements;
@@ -119,6 +121,9 @@ typedef struct attn_fwd_args {
   /* Appended for FP8: code compiled against an attn/runtime.h without them
    * passes a shorter struct and must be rebuilt. */
   attn_tensor q_descale, k_descale, v_descale;
+  /* Appended for paged K/V (see attn_fwd_args' paged form): zero-initialized
+   * for a call on contiguous K/V. */
+  attn_tensor block_table, cache_seqlens;
 } attn_fwd_args;
 
 typedef struct attn_bundle attn_bundle;
