@@ -11,18 +11,23 @@
 #   decode_pack_s<S>: the same with GQA packing where the head counts are
 #          static (bench/specs_decode_pack.json);
 #   decode_pack_auto: those with splits 1, 4, 16 and 32 as variants, the
-#          runtime choosing per call.
+#          runtime choosing per call;
+#   paged_s<S>: paged K/V kernels (pages of 16 and 256 tokens) with S splits
+#          (bench/specs_paged.json), for bench/paged_check.py;
+#   paged_auto: static paged decode kernels (bench/specs_paged_decode.json)
+#          with splits 1, 4, 16 and 32 as variants.
 # Extra arguments go to attn-compile (e.g. --path=fma, --max-mma-n=64).
 # Then, on the GPU machine:
 #   python3 bench/harness.py --bundle build/bundles/bench --lib build/lib/libattn_runtime.so
 #   python3 bench/tma_cases.py --bundle build/bundles/tma --lib build/lib/libattn_runtime.so
 #   python3 bench/fp8_check.py --lib build/lib/libattn_runtime.so --fp8 build/bundles/fp8 --bf16 build/bundles/bench
 #   python3 bench/decode_check.py --lib build/lib/libattn_runtime.so --bundles build/bundles
+#   python3 bench/paged_check.py --lib build/lib/libattn_runtime.so --bundles build/bundles
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${ATTN_BUILD_DIR:-build}
 OUT=${ATTN_BUNDLE_ROOT:-$BUILD/bundles}
-rm -rf "$OUT/bench" "$OUT/tma" "$OUT/tma_fma" "$OUT/fp8" "$OUT"/decode_s* "$OUT"/decode_pack_*
+rm -rf "$OUT/bench" "$OUT/tma" "$OUT/tma_fma" "$OUT/fp8" "$OUT"/decode_s* "$OUT"/decode_pack_* "$OUT"/paged_*
 "$BUILD/bin/attn-compile" --spec-file=bench/specs.json -o "$OUT/bench" "$@"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_tma.json -o "$OUT/tma" "$@"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_tma.json -o "$OUT/tma_fma" --path=fma "$@"
@@ -34,3 +39,9 @@ done
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_decode_pack.json --splits=1 \
   --variant="splits=4" --variant="splits=16" --variant="splits=32" \
   -o "$OUT/decode_pack_auto" "$@"
+for s in 1 2 16; do
+  "$BUILD/bin/attn-compile" --spec-file=bench/specs_paged.json --splits=$s -o "$OUT/paged_s$s" "$@"
+done
+"$BUILD/bin/attn-compile" --spec-file=bench/specs_paged_decode.json --splits=1 \
+  --variant="splits=4" --variant="splits=16" --variant="splits=32" \
+  -o "$OUT/paged_auto" "$@"

@@ -43,7 +43,8 @@ struct AttentionBuilder {
     auto op = attn::AttentionOp::create(
         b, b.getUnknownLoc(), body->getArgument(0), body->getArgument(1),
         body->getArgument(2), body->getArgument(3), lse, Value(), Value(),
-        Value(), FloatAttr(), causal ? b.getUnitAttr() : UnitAttr(),
+        Value(), /*block_table=*/Value(), /*cache_seqlens=*/Value(),
+        FloatAttr(), causal ? b.getUnitAttr() : UnitAttr(),
         /*q_descale_block=*/nullptr, /*k_descale_block=*/nullptr);
     func::ReturnOp::create(b, b.getUnknownLoc());
     return op;

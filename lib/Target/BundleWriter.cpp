@@ -82,8 +82,9 @@ std::string stridedForm(int64_t rank, int64_t unit) {
   if (rank == 4)
     return unit == 2 ? "strided<[?, ?, 1, ?], offset: ?>"
                      : "strided<[?, ?, ?, 1], offset: ?>";
-  return rank == 3 ? "strided<[?, ?, ?], offset: ?>"
-                   : "strided<[?, ?], offset: ?>";
+  if (rank == 3)
+    return "strided<[?, ?, ?], offset: ?>";
+  return rank == 2 ? "strided<[?, ?], offset: ?>" : "strided<[?], offset: ?>";
 }
 
 /// Decides the layout key: all operands identity (contiguous) or all with
@@ -198,6 +199,9 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
     operands.append({{op.getQDescale(), Operand::QDescale},
                      {op.getKDescale(), Operand::KDescale},
                      {op.getVDescale(), Operand::VDescale}});
+  if (op.isPaged())
+    operands.append({{op.getBlockTable(), Operand::BlockTable},
+                     {op.getCacheSeqlens(), Operand::CacheSeqlens}});
   for (auto [value, role] : operands) {
     // kernelOp() left no op that could define it: it is an argument.
     auto arg = cast<BlockArgument>(value);
@@ -238,6 +242,20 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
   key.numHeadsKV = staticDim(op.getK(), 1);
   key.seqLenK = staticDim(op.getK(), 2);
   key.strided = *strided;
+  if (op.isPaged()) {
+    // Caches [num_pages, page_size, Hkv, D]; each sequence's Nk is a value.
+    key.numHeadsKV = staticDim(op.getK(), 2);
+    key.seqLenK = std::nullopt;
+    std::optional<int64_t> pageSize = staticDim(op.getK(), 1);
+    if (!pageSize)
+      return op.emitOpError("a paged bundle kernel needs a static page_size "
+                            "(dimension 1 of 'k' and 'v')");
+    key.pageSize = *pageSize;
+    if (!key.strided)
+      return op.emitOpError("a paged bundle kernel takes the strided layout "
+                            "(every operand with dynamic offset and "
+                            "strides)");
+  }
   KernelPath path = resolvePath(opts.path, opts.chip);
   if (auto attr = func->getAttrOfType<StringAttr>("attn.path")) {
     if (attr.getValue() != "wgmma" && attr.getValue() != "fma")
@@ -253,6 +271,10 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
   if (op.isFP8() && path != KernelPath::wgmma)
     return func.emitError("FP8 (e4m3) kernels take the wgmma path (Hopper "
                           "tensor cores); the fma path has no FP8 lowering");
+  if (op.isPaged() && path != KernelPath::wgmma)
+    return func.emitError("paged K/V kernels take the wgmma path (Hopper "
+                          "tensor cores, TMA); the fma path has no paged "
+                          "lowering");
   FailureOr<int64_t> blockM =
       blockSize(func, "attn.block_m", opts.blockM, kMaxBlockM);
   FailureOr<int64_t> blockN =
@@ -342,8 +364,9 @@ bool isTranspose(memref::TransposeOp transpose, ArrayRef<unsigned> perm) {
 /// unrealized_conversion_cast(nvgpu.tma.create.descriptor(cast(operand))),
 /// or the same of memref.transpose(operand): (d0, d1, d3, d2) for an FP8
 /// V^T operand, recorded as a transposed map (dims N, D, H, B innermost
-/// first), or (d0, d2, d1, d3) for a GQA-packed Q or O, recorded as a
-/// heads_inner map (dims D, H, N, B).
+/// first), or (d0, d2, d1, d3) for a GQA-packed Q or O, or a paged K/V
+/// cache [num_pages, page_size, Hkv, D], recorded as a heads_inner map
+/// (dims D, H, N, B of [B, H, N, D]; a cache's D, page_size, Hkv, pages).
 FailureOr<bundle::Param> tensorMapParam(Value arg, const KernelSource &src,
                                         gpu::LaunchFuncOp launch) {
   auto cast = arg.getDefiningOp<UnrealizedConversionCastOp>();
@@ -377,11 +400,13 @@ FailureOr<bundle::Param> tensorMapParam(Value arg, const KernelSource &src,
     return launch.emitOpError("the TMA descriptor of operand '")
            << name << "' is built from a transposed view; only v (V^T "
                       "storage) may be";
+  bool pagedKV = src.key.pageSize > 0 &&
+                 (param.operand == Operand::K || param.operand == Operand::V);
   if (param.headsInner && param.operand != Operand::Q &&
-      param.operand != Operand::O)
+      param.operand != Operand::O && !pagedKV)
     return launch.emitOpError("the TMA descriptor of operand '")
            << name << "' is built from a heads-inner view; only q and o (GQA "
-                      "packing) may be";
+                      "packing) and paged k and v may be";
   ArrayRef<int64_t> box = desc.getTensorMap().getType().getTensor().getShape();
   if (box.size() != 4)
     return launch.emitOpError("TMA boxes are rank 4 [B, H, N, D]");
@@ -799,7 +824,7 @@ LogicalResult StagingDir::commit(Location loc) {
 LogicalResult mlir::attn::writeBundle(ModuleOp module,
                                       const BundleOptions &opts,
                                       llvm::raw_ostream &log) {
-  SmallVector<KernelSource> sources;
+  std::vector<KernelSource> sources;
   for (auto func : module.getOps<func::FuncOp>()) {
     bool hasAttention = false;
     func.walk([&](AttentionOp) { hasAttention = true; });

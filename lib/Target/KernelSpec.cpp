@@ -45,6 +45,8 @@ std::string KernelSpec::defaultName() const {
   // dynamic head counts).
   if (packGqa && numHeadsQ && numHeadsKV && *numHeadsQ != *numHeadsKV)
     name += "_gqapack";
+  if (pageSize > 0)
+    name += llvm::formatv("_page{0}", pageSize).str();
   return name;
 }
 
@@ -63,7 +65,7 @@ static constexpr llvm::StringLiteral kSpecKeys[] = {
     "name",   "batch",     "num_heads_q", "num_heads_kv", "seqlen_q",
     "seqlen_k", "head_dim", "dtype",      "causal",       "lse",
     "scale",  "layout",    "block_m",     "block_n",      "path",
-    "splits", "pack_gqa"};
+    "splits", "pack_gqa", "page_size"};
 
 bool mlir::attn::fromJSON(const json::Value &value, KernelSpec &spec,
                           json::Path path) {
@@ -84,8 +86,14 @@ bool mlir::attn::fromJSON(const json::Value &value, KernelSpec &spec,
       !o.mapOptional("layout", layout) || !o.mapOptional("block_m", blockM) ||
       !o.mapOptional("block_n", blockN) || !o.mapOptional("path", spec.path) ||
       !o.mapOptional("splits", spec.splits) ||
-      !o.mapOptional("pack_gqa", spec.packGqa))
+      !o.mapOptional("pack_gqa", spec.packGqa) ||
+      !o.mapOptional("page_size", spec.pageSize))
     return false;
+  if (value.getAsObject()->get("page_size") &&
+      (spec.pageSize < 1 || spec.pageSize > kMaxPageSize)) {
+    path.field("page_size").report("must be in [1, 1048576]");
+    return false;
+  }
   if (spec.splits < 1 || spec.splits > 256) {
     path.field("splits").report("must be in [1, 256] (1: unsplit)");
     return false;
@@ -119,11 +127,24 @@ bool mlir::attn::fromJSON(const json::Value &value, KernelSpec &spec,
   spec.blockN = blockN.value_or(0);
   spec.strided = !layout || *layout == "strided";
   const json::Object &obj = *value.getAsObject();
-  return mapLength(obj, "batch", spec.batch, path) &&
-         mapLength(obj, "num_heads_q", spec.numHeadsQ, path) &&
-         mapLength(obj, "num_heads_kv", spec.numHeadsKV, path) &&
-         mapLength(obj, "seqlen_q", spec.seqLenQ, path) &&
-         mapLength(obj, "seqlen_k", spec.seqLenK, path);
+  if (!mapLength(obj, "batch", spec.batch, path) ||
+      !mapLength(obj, "num_heads_q", spec.numHeadsQ, path) ||
+      !mapLength(obj, "num_heads_kv", spec.numHeadsKV, path) ||
+      !mapLength(obj, "seqlen_q", spec.seqLenQ, path))
+    return false;
+  // Paged K/V: each sequence's Nk is read from cache_seqlens.
+  if (spec.pageSize > 0) {
+    const json::Value *nk = obj.get("seqlen_k");
+    if (nk && nk->kind() != json::Value::Null) {
+      path.field("seqlen_k").report("must be null or left out with page_size "
+                                    "(each sequence's length is read from "
+                                    "cache_seqlens)");
+      return false;
+    }
+    spec.seqLenK = std::nullopt;
+    return true;
+  }
+  return mapLength(obj, "seqlen_k", spec.seqLenK, path);
 }
 
 llvm::Expected<std::vector<KernelSpec>>
@@ -187,6 +208,9 @@ static LogicalResult verifySpec(const KernelSpec &spec, Location loc) {
     if (len && *len <= 0)
       return emitError(loc) << "a static length must be > 0, got " << *len
                             << " (make it dynamic to accept empty calls)";
+  if (spec.pageSize > 0 && (spec.dtype == "e4m3" || !spec.strided))
+    return emitError(loc) << "page_size (paged K/V) takes f16 or bf16 and the "
+                             "strided layout";
   if (!std::isfinite(spec.scale) || spec.scale < 0)
     return emitError(loc) << "scale must be finite and >= 0 (0: 1/sqrt(D))";
   if ((spec.blockM && !isValidBlockM(spec.blockM)) ||
@@ -215,6 +239,10 @@ LogicalResult mlir::attn::buildKernelFunction(ModuleOp module,
                                                 spec.seqLenQ, d};
   SmallVector<std::optional<int64_t>> kvShape = {spec.batch, spec.numHeadsKV,
                                                  spec.seqLenK, d};
+  // Paged K/V: caches [num_pages, page_size, Hkv, D].
+  bool paged = spec.pageSize > 0;
+  if (paged)
+    kvShape = {std::nullopt, spec.pageSize, spec.numHeadsKV, d};
   Type q = memrefType(qShape, elt, spec.strided);
   Type k = memrefType(kvShape, elt, spec.strided);
   // FP8: V^T storage (the FP8 wgmma reads V K-major) and a bf16 O.
@@ -228,6 +256,11 @@ LogicalResult mlir::attn::buildKernelFunction(ModuleOp module,
   if (fp8)
     args.append(3, memrefType({spec.batch, spec.numHeadsKV}, b.getF32Type(),
                               spec.strided));
+  // Paged: block_table [B, max_pages] and cache_seqlens [B], i32, last.
+  if (paged)
+    args.append({memrefType({spec.batch, std::nullopt}, b.getI32Type(),
+                            spec.strided),
+                 memrefType({spec.batch}, b.getI32Type(), spec.strided)});
 
   OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
   auto func = func::FuncOp::create(builder, loc, name,
@@ -251,9 +284,12 @@ LogicalResult mlir::attn::buildKernelFunction(ModuleOp module,
   if (fp8)
     for (int i = 0; i < 3; ++i)
       descales[i] = a[a.size() - 3 + i];
+  Value blockTable = paged ? a[a.size() - 2] : Value();
+  Value cacheSeqlens = paged ? a[a.size() - 1] : Value();
   auto op = AttentionOp::create(builder, loc, a[0], a[1], a[2], a[3],
                                 spec.lse ? a[4] : Value(), descales[0],
-                                descales[1], descales[2], scale, spec.causal,
+                                descales[1], descales[2],
+                                blockTable, cacheSeqlens, scale, spec.causal,
                                 /*q_descale_block=*/nullptr,
                                 /*k_descale_block=*/nullptr);
   func::ReturnOp::create(builder, loc);

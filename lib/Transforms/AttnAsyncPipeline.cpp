@@ -370,6 +370,74 @@ void copyTile(OpBuilder &b, Location loc, Value desc, Value buffer, Value slot,
   }
 }
 
+/// Paged K/V: rows of a page per TMA box (the page, or BLOCK_N rows of it).
+int64_t pagedBoxRows(OnlineAttentionOp step, int64_t blockN) {
+  int64_t pageSize = cast<MemRefType>(step.getK().getType()).getDimSize(2);
+  return std::min(pageSize, blockN);
+}
+
+/// Paged K/V: where the boxes of the K/V block at key `key` come from, one
+/// (page, row in page) per pagedBoxRows rows: the block table's entries,
+/// all loaded before any copy is issued. A box that starts at or past the
+/// sequence's Nk reads page -1, which TMA fills with zeros, so no table
+/// entry past the sequence's pages (nor past the table's row) is read.
+SmallVector<std::pair<Value, Value>>
+pagedBoxes(OpBuilder &b, Location loc, OnlineAttentionOp step, Value key,
+           Value numKeys, int64_t blockN) {
+  Value table = step.getBlockTable();
+  int64_t pageSize = cast<MemRefType>(step.getK().getType()).getDimSize(2);
+  int64_t rows = pagedBoxRows(step, blockN);
+  Value ps = arith::ConstantIndexOp::create(b, loc, pageSize);
+  Value lastSlot = arith::SubIOp::create(
+      b, loc, b.createOrFold<memref::DimOp>(loc, table, 1),
+      arith::ConstantIndexOp::create(b, loc, 1));
+  Value none = arith::ConstantIndexOp::create(b, loc, -1);
+  SmallVector<std::pair<Value, Value>> boxes;
+  for (int64_t i = 0; i < blockN / rows; ++i) {
+    Value at = arith::AddIOp::create(
+        b, loc, key, arith::ConstantIndexOp::create(b, loc, i * rows));
+    Value slot = arith::MinUIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, at, ps), lastSlot);
+    Value entry = arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        memref::LoadOp::create(b, loc, table,
+                               ValueRange{step.getBatch(), slot}));
+    Value inside =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, at, numKeys);
+    boxes.push_back({arith::SelectOp::create(b, loc, inside, entry, none),
+                     arith::RemUIOp::create(b, loc, at, ps)});
+  }
+  return boxes;
+}
+
+/// Paged K/V: TMA copies of one K/V block of stage `slot` of `buffer` from
+/// `boxes` (pagedBoxes), completing on `bars[slot]`.
+void copyPagedTile(OpBuilder &b, Location loc, Value desc, Value buffer,
+                   Value slot, Value bars, ArrayRef<std::pair<Value, Value>> boxes,
+                   Value head, int64_t chunks) {
+  auto type = cast<MemRefType>(buffer.getType());
+  int64_t cols = type.getDimSize(3);
+  int64_t rows = type.getDimSize(2) / boxes.size();
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
+                                     b.getIndexAttr(rows),
+                                     b.getIndexAttr(cols)};
+  SmallVector<OpFoldResult> ones(4, b.getIndexAttr(1));
+  for (int64_t c = 0; c < chunks; ++c) {
+    Value tile = boxView(b, loc, buffer, slot, c);
+    Value col = arith::ConstantIndexOp::create(b, loc, c * cols);
+    for (auto [i, box] : llvm::enumerate(boxes)) {
+      SmallVector<OpFoldResult> offsets = {
+          b.getIndexAttr(0), b.getIndexAttr(0),
+          b.getIndexAttr(static_cast<int64_t>(i) * rows), b.getIndexAttr(0)};
+      Value dst =
+          memref::SubViewOp::create(b, loc, tile, offsets, sizes, ones);
+      nvgpu::TmaAsyncLoadOp::create(b, loc, dst, bars, desc,
+                                    ValueRange{col, box.second, head, box.first},
+                                    slot, Value(), Value());
+    }
+  }
+}
+
 /// TMA copies of keys [key, key + BLOCK_N) of an FP8 V^T (all D rows) into
 /// stage `slot` of `buffer`, 128 keys per copy.
 void copyTransposedTile(OpBuilder &b, Location loc, Value desc, Value buffer,
@@ -419,7 +487,7 @@ Value phaseParity(OpBuilder &b, Location loc, Value ordinal) {
 /// ring, waiting for each slot to be released.
 void buildProducer(OpBuilder &b, Location loc, CtaNest nest,
                    const PipelineShape &s, const SharedState &st,
-                   ArrayRef<Value> desc, Value numBlocks,
+                   ArrayRef<Value> desc, Value numBlocks, Value numKeys,
                    const TileState &tile) {
   auto ifOp = scf::IfOp::create(b, loc, st.leader, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
@@ -462,6 +530,15 @@ void buildProducer(OpBuilder &b, Location loc, CtaNest nest,
   Value row = arith::MulIOp::create(
       b, loc, kb, arith::ConstantIndexOp::create(b, loc, s.blockN));
   OnlineAttentionOp step = nest.step;
+  if (step.getBlockTable()) {
+    SmallVector<std::pair<Value, Value>> boxes =
+        pagedBoxes(b, loc, step, row, numKeys, s.blockN);
+    copyPagedTile(b, loc, desc[1], st.k, slot, landed, boxes,
+                  step.getKvHead(), s.chunks);
+    copyPagedTile(b, loc, desc[2], st.v, slot, landed, boxes,
+                  step.getKvHead(), s.chunks);
+    return;
+  }
   copyTile(b, loc, desc[1], st.k, slot, landed, slot, row, step.getKvHead(),
            step.getBatch(), s.chunks);
   if (s.fp8())
@@ -712,6 +789,25 @@ LogicalResult checkFP8(CtaNest nest, const PipelineShape &s) {
   return success();
 }
 
+/// Paged K/V: a static page size whose boxes tile a K/V block and keep the
+/// 128-byte swizzle's 8-row period: page_size a multiple of 8 dividing
+/// BLOCK_N, or a multiple of BLOCK_N.
+LogicalResult checkPaged(CtaNest nest, const PipelineShape &s) {
+  if (!nest.step.getBlockTable())
+    return success();
+  int64_t pageSize =
+      cast<MemRefType>(nest.step.getK().getType()).getDimSize(2);
+  if (!ShapedType::isDynamic(pageSize) &&
+      (pageSize % s.blockN == 0 ||
+       (s.blockN % pageSize == 0 && pageSize % 8 == 0)))
+    return success();
+  return nest.cta.emitOpError("attn-async-pipeline: paged K/V needs a static "
+                              "page_size that is a multiple of BLOCK_N (")
+         << s.blockN << ") or a multiple of 8 dividing it, but got "
+         << (ShapedType::isDynamic(pageSize) ? std::string("?")
+                                             : std::to_string(pageSize));
+}
+
 /// Stages that fit shared memory: at most `requested` (0: up to 4 for
 /// D <= 64, else 3), at least 2.
 FailureOr<int64_t> chooseStages(PipelineShape s, int64_t requested,
@@ -751,7 +847,7 @@ struct AttnAsyncPipelinePass
                                   "f16, bf16 or f8E4M3FN here, not ")
              << s.elt;
     if (failed(checkDescales(nest, s)) ||
-        (s.fp8() && failed(checkFP8(nest, s))))
+        (s.fp8() && failed(checkFP8(nest, s))) || failed(checkPaged(nest, s)))
       return failure();
     if (s.blockM % 64 != 0 || s.blockM / 64 > kMaxConsumerWarpgroups)
       return nest.cta.emitOpError("attn-async-pipeline: BLOCK_M must be 64, "
@@ -799,11 +895,13 @@ struct AttnAsyncPipelinePass
     OpBuilder host(nest.cta);
     Location loc = nest.cta.getLoc();
     int64_t pack = nest.loadQ.getGqaPack();
+    int64_t kvRows =
+        step.getBlockTable() ? pagedBoxRows(step, s.blockN) : s.blockN;
     SmallVector<Value> desc = {
         createDescriptor(host, loc, nest.loadQ.getSource(), s.blockM, pack),
-        createDescriptor(host, loc, step.getK(), s.blockN),
+        createDescriptor(host, loc, step.getK(), kvRows),
         s.fp8() ? createTransposedDescriptor(host, loc, step.getV(), d)
-                : createDescriptor(host, loc, step.getV(), s.blockN)};
+                : createDescriptor(host, loc, step.getV(), kvRows)};
 
     // CTA prologue: shared memory, barriers.
     OpBuilder b(nest.loops.front());
@@ -819,7 +917,7 @@ struct AttnAsyncPipelinePass
       numTiles = arith::MulIOp::create(
           b, loc, arith::MulIOp::create(b, loc, ub[0], ub[1]), ub[2]);
     }
-    Value numKeys = memref::DimOp::create(b, loc, step.getK(), 2);
+    Value numKeys = step.getKeyCount(b);
     auto ws = WarpSpecializeOp::create(
         b, loc, b.getI64IntegerAttr(groups),
         b.getI64IntegerAttr(producerRegisters),
@@ -875,7 +973,8 @@ struct AttnAsyncPipelinePass
     producerTile = {p0, p0};
     if (persistent)
       producerLoop = beginTileLoop(b, loc, numTiles, producerTile);
-    buildProducer(b, loc, nest, s, st, desc, numBlocks, producerTile);
+    buildProducer(b, loc, nest, s, st, desc, numBlocks, numKeys,
+                  producerTile);
     if (s.fp8())
       buildPermuter(b, loc, s, st, nest.loops.front().getLowerBound(),
                     numBlocks, producerTile);
@@ -913,7 +1012,8 @@ struct AttnAsyncPipelinePass
   void runOnOperation() override {
     if (failed(checkNoHostOnlyTiles(getOperation(), "attn-async-pipeline",
                                     GpuTileSupport{/*fp8=*/true,
-                                                   /*gqaPack=*/true})))
+                                                   /*gqaPack=*/true,
+                                                   /*paged=*/true})))
       return signalPassFailure();
     SmallVector<std::pair<scf::ForallOp, LoadTileOp>> ctas;
     getOperation().walk([&](LoadTileOp load) {

@@ -28,9 +28,9 @@ StageBounds computeBounds(OpBuilder &b, Location loc, scf::ForOp loop,
   int64_t blockM = cast<VectorType>(step.getQ().getType()).getDimSize(0);
   Value offset =
       step.getMask() == MaskKind::causal ? step.getCausalOffset() : Value();
-  BlockSplit split = keyBlockSplit(b, loc, step.getK(), step.getQPos(), offset,
-                                   loop.getUpperBound(), blockM,
-                                   step.getBlockN(), step.getGqaPack());
+  BlockSplit split = keyBlockSplit(b, loc, step.getKeyCount(b),
+                                   step.getQPos(), offset, loop.getUpperBound(),
+                                   blockM, step.getBlockN(), step.getGqaPack());
   if (isConstantIntValue(loop.getLowerBound(), 0))
     return {split.mid, split.end};
   // A K/V range [begin, end) (a split of split-KV): keep both stages in it.
@@ -77,11 +77,13 @@ LogicalResult checkSplittable(scf::ForOp loop, OnlineAttentionOp step) {
                             "attn-distribute-rows (the K/V loop must stay the "
                             "same for every thread of a CTA)");
   Value offset = step.getCausalOffset();
+  Value numKeys = step.getNumKeys();
   if (!loop.isDefinedOutsideOfLoop(step.getQPos()) ||
       !loop.isDefinedOutsideOfLoop(step.getK()) ||
-      (offset && !loop.isDefinedOutsideOfLoop(offset)))
-    return step.emitOpError("attn-causal-split needs q_pos, causal_offset "
-                            "and k defined outside the K/V loop");
+      (offset && !loop.isDefinedOutsideOfLoop(offset)) ||
+      (numKeys && !loop.isDefinedOutsideOfLoop(numKeys)))
+    return step.emitOpError("attn-causal-split needs q_pos, causal_offset, "
+                            "num_keys and k defined outside the K/V loop");
   if (loop.getNumRegionIterArgs() != 3 ||
       !llvm::equal(loop.getBody()->getTerminator()->getOperands(),
                    step.getResults()))

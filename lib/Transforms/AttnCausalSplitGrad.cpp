@@ -54,7 +54,9 @@ void splitDQ(scf::ForOp loop, GradDQOp step) {
   Value offset =
       step.getMask() == MaskKind::causal ? step.getCausalOffset() : Value();
   BlockSplit split =
-      keyBlockSplit(b, loop.getLoc(), step.getK(), step.getQPos(), offset,
+      keyBlockSplit(b, loop.getLoc(),
+                    b.createOrFold<memref::DimOp>(loop.getLoc(), step.getK(), 2),
+                    step.getQPos(), offset,
                     loop.getUpperBound(), blockM, step.getBlockN());
   splitLoop(loop, split.mid, split.end, /*firstIsFull=*/true);
 }

@@ -113,6 +113,22 @@ Value maskScore(ImplicitLocOpBuilder &b, OnlineAttentionOp op, Value s,
   return arith::SelectOp::create(b, valid, s, splat(b, rowType, -INFINITY));
 }
 
+/// Where key `key` of the step's sequence lies in k/v: (batch, row) of
+/// [B, Hkv, Nk, D], or with a block table (page, row in page) of the
+/// [num_pages, Hkv, page_size, D] view.
+std::pair<Value, Value> keyLocation(ImplicitLocOpBuilder &b,
+                                    OnlineAttentionOp op, Value key) {
+  Value table = op.getBlockTable();
+  if (!table)
+    return {op.getBatch(), key};
+  Value pageSize = memref::DimOp::create(b, op.getK(), 2);
+  Value entry = memref::LoadOp::create(
+      b, table,
+      ValueRange{op.getBatch(), arith::DivUIOp::create(b, key, pageSize)});
+  return {arith::IndexCastOp::create(b, b.getIndexType(), entry),
+          arith::RemUIOp::create(b, key, pageSize)};
+}
+
 struct LowerOnlineAttention : OpRewritePattern<OnlineAttentionOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(OnlineAttentionOp op,
@@ -137,7 +153,7 @@ struct LowerOnlineAttention : OpRewritePattern<OnlineAttentionOp> {
       q = arith::MulFOp::create(b, q, broadcastRows(b, rows, d));
 
     bool masked = op.getMask() != MaskKind::none;
-    Value numKeys = memref::DimOp::create(b, op.getK(), 2);
+    Value numKeys = op.getKeyCount(b);
     Value lastKey = arith::SubIOp::create(
         b, numKeys, arith::ConstantIndexOp::create(b, 1));
     Value rowIdx;
@@ -145,14 +161,16 @@ struct LowerOnlineAttention : OpRewritePattern<OnlineAttentionOp> {
       rowIdx = queryIndices(b, op.getQPos(), bm, op.getGqaPack());
 
     // S_j = rowsum(Q * K[j]), masked. Key rows past Nk are never read.
-    SmallVector<Value> scores, keyRows;
+    SmallVector<Value> scores;
+    SmallVector<std::pair<Value, Value>> keyRows;
     Value zeros = splat(b, rowType, 0.0);
     for (int64_t j = 0; j < bn; ++j) {
       Value key = arith::AddIOp::create(
           b, op.getKPos(), arith::ConstantIndexOp::create(b, j));
       Value row = masked ? arith::MinSIOp::create(b, key, lastKey) : key;
-      keyRows.push_back(row);
-      Value k = readKeyRow(b, op.getK(), op.getBatch(), op.getKvHead(), row,
+      auto [batch, at] = keyLocation(b, op, row);
+      keyRows.push_back({batch, at});
+      Value k = readKeyRow(b, op.getK(), batch, op.getKvHead(), at,
                            op.getDOffset(), d);
       Value prod = arith::MulFOp::create(
           b, q, vector::BroadcastOp::create(b, tileType, k));
@@ -187,8 +205,8 @@ struct LowerOnlineAttention : OpRewritePattern<OnlineAttentionOp> {
     for (int64_t j = 0; j < bn; ++j) {
       Value p = math::Exp2Op::create(b, arith::SubFOp::create(b, scores[j], mSafe));
       l = arith::AddFOp::create(b, l, p);
-      Value v = readKeyRow(b, op.getV(), op.getBatch(), op.getKvHead(),
-                           keyRows[j], op.getDOffset(), d);
+      Value v = readKeyRow(b, op.getV(), keyRows[j].first, op.getKvHead(),
+                           keyRows[j].second, op.getDOffset(), d);
       acc = vector::OuterProductOp::create(b, tileType, p, v, acc);
     }
     rewriter.replaceOp(op, {mNew, l, acc});

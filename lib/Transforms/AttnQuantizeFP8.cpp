@@ -267,6 +267,9 @@ LogicalResult quantizeAttention(AttentionOp op, QuantizeOptions opts) {
                             << qType.getElementType();
   if (!qType.hasStaticShape() || !kType.hasStaticShape())
     return op.emitOpError("attn-quantize-fp8 needs static shapes");
+  if (op.isPaged())
+    return op.emitOpError("attn-quantize-fp8 does not take paged K/V (FP8 "
+                          "attention has no paged form)");
   int64_t d = qType.getDimSize(3);
   if (opts.hadamard && !llvm::isPowerOf2_64(d))
     return op.emitOpError() << "attn-quantize-fp8 hadamard=true needs a "
@@ -299,7 +302,8 @@ LogicalResult quantizeAttention(AttentionOp op, QuantizeOptions opts) {
                          /*rotate=*/false);
   auto fp8 = AttentionOp::create(b, q.fp8, k.fp8, v.fp8, op.getO(), op.getLse(),
                                  q.descale, k.descale, v.descale,
-                                 op.getScaleAttr(), op.getCausalAttr(),
+                                 /*block_table=*/Value(),
+                                 /*cache_seqlens=*/Value(), op.getScaleAttr(), op.getCausalAttr(),
                                  /*q_descale_block=*/nullptr,
                                  /*k_descale_block=*/nullptr);
   if (opts.qk == QkGranularity::block) {

@@ -28,7 +28,10 @@ constexpr int64_t kRowsPerCta = 64;
 /// with a simpler rule). Needs static B, Hq and Nq; 1 otherwise.
 int64_t chooseSplits(AttentionOp op, int64_t smCount) {
   ArrayRef<int64_t> q = cast<MemRefType>(op.getQ().getType()).getShape();
-  int64_t nk = cast<MemRefType>(op.getK().getType()).getDimSize(2);
+  // Paged K/V: the sequences' lengths are values.
+  int64_t nk = op.isPaged()
+                   ? ShapedType::kDynamic
+                   : cast<MemRefType>(op.getK().getType()).getDimSize(2);
   if (ShapedType::isDynamic(q[0]) || ShapedType::isDynamic(q[1]) ||
       ShapedType::isDynamic(q[2]))
     return 1;
@@ -62,7 +65,9 @@ void splitAttention(AttentionOp op, int64_t splits) {
   Value lsePartial =
       allocWorkspace(b, loc, ArrayRef(shape).drop_back(), op.getQ());
   PartialAttentionOp::create(b, loc, op.getQ(), op.getK(), op.getV(), oPartial,
-                             lsePartial, op.getScaleAttr(), op.getCausal());
+                             lsePartial, op.getBlockTable(),
+                             op.getCacheSeqlens(), op.getScaleAttr(),
+                             op.getCausal());
   DecodeCombineOp::create(b, loc, oPartial, lsePartial, op.getO(), op.getLse());
   memref::DeallocOp::create(b, loc, oPartial);
   memref::DeallocOp::create(b, loc, lsePartial);

@@ -39,6 +39,9 @@ struct ForwardOp {
   /// block of `qBlock` rows / `kBlock` keys, or (V) per channel.
   Value qDescale, kDescale, vDescale;
   int64_t qBlock = 0, kBlock = 0;
+  /// Paged K/V (null otherwise): k and v are [num_pages, page_size, Hkv, D]
+  /// caches.
+  Value blockTable, cacheSeqlens;
 };
 
 ForwardOp viewOf(AttentionOp op) {
@@ -56,7 +59,9 @@ ForwardOp viewOf(AttentionOp op) {
           op.getKDescale(),
           op.getVDescale(),
           static_cast<int64_t>(op.getQDescaleBlock().value_or(0)),
-          static_cast<int64_t>(op.getKDescaleBlock().value_or(0))};
+          static_cast<int64_t>(op.getKDescaleBlock().value_or(0)),
+          op.getBlockTable(),
+          op.getCacheSeqlens()};
 }
 
 ForwardOp viewOf(PartialAttentionOp op) {
@@ -72,7 +77,11 @@ ForwardOp viewOf(PartialAttentionOp op) {
           op.getNumSplits(),
           /*qDescale=*/Value(),
           /*kDescale=*/Value(),
-          /*vDescale=*/Value()};
+          /*vDescale=*/Value(),
+          /*qBlock=*/0,
+          /*kBlock=*/0,
+          op.getBlockTable(),
+          op.getCacheSeqlens()};
 }
 
 /// The packed operands of a varlen op (rank 3; the tiling views them per
@@ -105,6 +114,31 @@ ProblemSizes getSizes(OpBuilder &b, Location loc, Value q, Value k) {
   return {dim(q, 0), dim(q, 1), dim(q, 2), dim(k, 1), dim(k, 2)};
 }
 
+/// Paged K/V: a cache [num_pages, page_size, Hkv, D] as the [num_pages,
+/// Hkv, page_size, D] view the tile ops read (a page where [B, Hkv, Nk, D]
+/// has a batch).
+Value pageView(OpBuilder &b, Location loc, Value cache) {
+  AffineMap perm = AffineMap::getPermutationMap(ArrayRef<unsigned>{0, 2, 1, 3},
+                                                b.getContext());
+  return memref::TransposeOp::create(b, loc, cache, AffineMapAttr::get(perm));
+}
+
+/// Paged K/V: Nk of sequence `batch`, cache_seqlens[batch] clamped to
+/// [0, max_pages * page_size] so that a length breaking the contract
+/// cannot make a CTA read past its row of the block table.
+Value cacheLength(OpBuilder &b, Location loc, const ForwardOp &op,
+                  Value batch) {
+  Value len = arith::IndexCastOp::create(
+      b, loc, b.getIndexType(),
+      memref::LoadOp::create(b, loc, op.cacheSeqlens, ValueRange{batch}));
+  Value capacity = arith::MulIOp::create(
+      b, loc, b.createOrFold<memref::DimOp>(loc, op.blockTable, 1),
+      b.createOrFold<memref::DimOp>(loc, op.k, 2));
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  return arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, len, zero), capacity);
+}
+
 /// The tile shape and CTA grid of one tiling.
 struct TileShape {
   int64_t blockM, blockN;
@@ -119,6 +153,8 @@ struct TileShape {
 MaskKind initialMask(const ForwardOp &op, int64_t blockN) {
   if (op.causal)
     return MaskKind::causal;
+  if (op.blockTable)
+    return MaskKind::bounds;
   int64_t nk = cast<MemRefType>(op.k.getType()).getDimSize(2);
   return (!ShapedType::isDynamic(nk) && nk % blockN == 0) ? MaskKind::none
                                                           : MaskKind::bounds;
@@ -307,6 +343,7 @@ scf::ForOp buildKVLoop(OpBuilder &b, Location loc, const ForwardOp &op,
       op.k, op.v, cta.batch, cta.kvHead, kPos, /*d_offset=*/zero, cta.qPos,
       causalOffset, state[0], state[1], state[2], descale.qk, descale.rows,
       keyDescales(b, loc, descale, cta, kPos, t.blockN),
+      op.blockTable, op.blockTable ? sz.seqLenK : Value(),
       b.getF32FloatAttr(op.scale), b.getI64IntegerAttr(t.blockN),
       MaskKindAttr::get(b.getContext(), mask),
       /*row_lanes=*/b.getI64IntegerAttr(1), b.getI64IntegerAttr(t.pack));
@@ -368,12 +405,21 @@ void buildCta(OpBuilder &b, Location loc, const ForwardOp &op,
   epilogue.setGqaPack(t.pack);
 }
 
-/// The FA2 loop nest of a forward op.
-void tileForward(const ForwardOp &op, TileShape t) {
+/// The FA2 loop nest of a forward op. Paged K/V: Hkv is the caches'
+/// dimension 2, the tile ops read their page views, and each CTA reads its
+/// sequence's Nk.
+void tileForward(ForwardOp op, TileShape t) {
   OpBuilder b(op.op);
   Location loc = op.op->getLoc();
   ProblemSizes sz = getSizes(b, loc, op.q, op.k);
+  if (op.blockTable) {
+    op.k = pageView(b, loc, op.k);
+    op.v = pageView(b, loc, op.v);
+    sz.numHeadsKV = b.createOrFold<memref::DimOp>(loc, op.k, 1);
+  }
   Cta cta = buildGrid(b, loc, sz, t);
+  if (op.blockTable)
+    sz.seqLenK = cacheLength(b, loc, op, cta.batch);
   buildCta(b, loc, op, sz, t, cta);
   op.op->erase();
 }
@@ -483,7 +529,9 @@ void tileVarlen(VarlenAttentionOp op, TileShape t) {
 /// GQA packing applies where the group size Hq / Hkv is static and > 1.
 int64_t packFactor(const ForwardOp &op, bool packGqa) {
   int64_t hq = cast<MemRefType>(op.q.getType()).getDimSize(1);
-  int64_t hkv = cast<MemRefType>(op.k.getType()).getDimSize(1);
+  // Paged caches [num_pages, page_size, Hkv, D] hold Hkv in dimension 2.
+  int64_t hkv =
+      cast<MemRefType>(op.k.getType()).getDimSize(op.blockTable ? 2 : 1);
   if (!packGqa || ShapedType::isDynamic(hq) || ShapedType::isDynamic(hkv))
     return 1;
   return hq / hkv;

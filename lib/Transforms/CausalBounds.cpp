@@ -3,7 +3,6 @@
 #include "CausalBounds.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 using namespace mlir;
 
@@ -21,12 +20,13 @@ Value addConst(OpBuilder &b, Location loc, Value x, int64_t c) {
 }
 } // namespace
 
-attn::BlockSplit attn::keyBlockSplit(OpBuilder &b, Location loc, Value k,
-                                     Value qPos, Value causalOffset,
+attn::BlockSplit attn::keyBlockSplit(OpBuilder &b, Location loc,
+                                     Value numKeys, Value qPos,
+                                     Value causalOffset,
                                      Value numKeyBlocks, int64_t blockM,
                                      int64_t blockN, int64_t rowsPerQuery) {
   Value bn = arith::ConstantIndexOp::create(b, loc, blockN);
-  Value nk = b.createOrFold<memref::DimOp>(loc, k, 2);
+  Value nk = numKeys;
   if (!causalOffset)
     return {b.createOrFold<arith::DivUIOp>(loc, nk, bn), numKeyBlocks};
   // Keys visible to the first row of the block: [0, q_pos + offset + 1);

@@ -24,12 +24,12 @@ struct BlockSplit {
 };
 
 /// The K/V blocks of the Q block [qPos, qPos + blockM) (a K/V loop over
-/// `numKeyBlocks` blocks of `blockN` keys of `k`, [B, H, Nk, D]): blocks
+/// `numKeyBlocks` blocks of `blockN` of the `numKeys` keys Nk): blocks
 /// [0, mid) need no mask (below the diagonal and inside Nk), [mid, end) do,
 /// and from `end` on no row sees a key. `causalOffset` null: not causal.
 /// With GQA packing (`rowsPerQuery` = G > 1) row r of the block is query
 /// r / G.
-BlockSplit keyBlockSplit(OpBuilder &b, Location loc, Value k, Value qPos,
+BlockSplit keyBlockSplit(OpBuilder &b, Location loc, Value numKeys, Value qPos,
                          Value causalOffset, Value numKeyBlocks, int64_t blockM,
                          int64_t blockN, int64_t rowsPerQuery = 1);
 

@@ -68,6 +68,13 @@ LogicalResult attn::checkNoHostOnlyTiles(Operation *root, StringRef pass,
                         << " has no FP8 lowering: FP8 attention runs on "
                            "the host (attn-to-cpu) and the tensor-core path "
                            "(attn-async-pipeline)");
+    if (auto step = dyn_cast<OnlineAttentionOp>(op);
+        step && step.getBlockTable() && !support.paged)
+      return WalkResult(op->emitOpError()
+                        << pass
+                        << ": paged K/V has no lowering here: it lowers to "
+                           "the host (--attn-to-cpu) and the tensor-core "
+                           "path (attn-async-pipeline)");
     auto epilogue = dyn_cast<EpilogueOp>(op);
     int64_t pack = 1;
     if (auto load = dyn_cast<LoadTileOp>(op))

@@ -4,9 +4,10 @@
 // attn-tile take a subset and refuse the rest with this check: f32
 // attention, varlen batches and per-block or per-channel FP8 descales lower
 // to the host only; FP8 (f8E4M3FN tiles, [B, Hkv] descales on the step and
-// epilogue) and GQA packing (gqa_pack > 1) to the host and the tensor-core
-// path. Split-KV (an fp32 attn.epilogue into the workspace,
-// attn.combine_step) lowers on both GPU paths.
+// epilogue), GQA packing (gqa_pack > 1) and paged K/V (a step's block
+// table) to the host and the tensor-core path. Split-KV (an fp32
+// attn.epilogue into the workspace, attn.combine_step) lowers on both GPU
+// paths.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +26,8 @@ constexpr llvm::StringLiteral kVarlenAttr = "attn.varlen";
 struct GpuTileSupport {
   bool fp8 = false;
   bool gqaPack = false;
+  /// Steps that read paged K/V through a block table.
+  bool paged = false;
 };
 
 /// Fails with an error naming `pass` on the first f32 or varlen tile op

@@ -127,7 +127,8 @@ func.func @causal(%q: memref<1x4x256x64xbf16>, %k: memref<1x2x256x64xbf16>,
 
 // The roles: one producer warpgroup (24 registers), two consumer
 // warpgroups of 64 rows (240 registers).
-//       CHECK:     %[[NK:.*]] = memref.dim %[[K]], %c2
+// Nk = 256, static: the steps' key count is a constant.
+//       CHECK:     %[[NK:.*]] = arith.constant 256 : index
 //       CHECK:     attn.warp_specialize consumers(2) registers(24, 240) producer {
 //       CHECK:       scf.if %[[LEADER]] {
 // Q once: expect_tx of the whole box (128 x 64 x 2 bytes), then the copy.

@@ -81,6 +81,13 @@ static cl::opt<std::string>
            cl::init("strided"), cl::cat(shape));
 static cl::opt<std::string> name("name", cl::desc("Kernel function name"),
                                  cl::cat(shape));
+static cl::opt<int64_t> pageSize(
+    "page-size", cl::init(0),
+    cl::desc("Paged K/V (a spec's \"page_size\"): tokens per page of the "
+             "[num_pages, page_size, Hkv, D] caches, read through a block "
+             "table [B, max_pages] with per-sequence lengths cache_seqlens "
+             "[B] (0: contiguous K/V; --seqlen-k is then dynamic)"),
+    cl::cat(shape));
 
 static cl::opt<int64_t>
     blockM("block-m", cl::init(0),
@@ -229,6 +236,18 @@ static FailureOr<mlir::attn::KernelSpec> specFromFlags() {
   if (failed(length(headsKV, spec.numHeadsQ, spec.numHeadsKV)) ||
       failed(length(seqLenK, spec.seqLenQ, spec.seqLenK)))
     return failure();
+  if (pageSize < 0 || pageSize > mlir::attn::kMaxPageSize) {
+    fail("--page-size must be in [1, 1048576] (0: contiguous K/V)");
+    return failure();
+  }
+  if (pageSize > 0 && seqLenK.getNumOccurrences() && seqLenK != "dynamic") {
+    fail("--seqlen-k must be dynamic or left out with --page-size (each "
+         "sequence's length is read from cache_seqlens)");
+    return failure();
+  }
+  spec.pageSize = pageSize;
+  if (pageSize > 0)
+    spec.seqLenK = std::nullopt;
   if (layout != "strided" && layout != "contiguous") {
     fail("--layout must be strided or contiguous");
     return failure();
@@ -308,7 +327,8 @@ static bool rejectRepeatedOptions() {
                              &layout,   &name,      &blockM,  &blockN,
                              &chip,     &ptxas,     &path,   &maxMmaN,
                              &pingPong, &overlap, &stages, &persistentCtas,
-                             &tmaStore, &fp8PScaleLog2, &splits, &packGqa};
+                             &tmaStore, &fp8PScaleLog2, &splits, &packGqa,
+                             &pageSize};
   for (const cl::Option *opt : own)
     if (opt->getNumOccurrences() > 1) {
       fail((opt->ArgStr.size() == 1 ? "-" : "--") + opt->ArgStr +

@@ -25,6 +25,9 @@ namespace mlir::attn {
 
 /// One forward kernel to generate: the shape of attn.attention's operands.
 /// A length left unset is dynamic (read from the call at run time).
+/// The largest page_size of a paged K/V spec (2^20 tokens).
+constexpr int64_t kMaxPageSize = int64_t{1} << 20;
+
 struct KernelSpec {
   std::string name; // function / kernel name; derived from the key if empty
   std::optional<int64_t> batch, numHeadsQ, numHeadsKV, seqLenQ, seqLenK;
@@ -42,6 +45,10 @@ struct KernelSpec {
   /// GQA packing (attn-to-cubin pack-gqa): the Hq / Hkv query heads of a KV
   /// group share a tile (one K/V read per group); needs static head counts.
   bool packGqa = false;
+  /// Paged K/V: tokens per page of the [num_pages, page_size, Hkv, D]
+  /// caches, read through a block table with per-sequence lengths (0:
+  /// contiguous K/V). seqLenK is then dynamic.
+  int64_t pageSize = 0;
 
   /// The name used when `name` is empty, e.g.
   /// fwd_bf16_d128_causal_b1_hq32_hkv8_nq8192_nkdyn.
@@ -51,8 +58,9 @@ struct KernelSpec {
 /// JSON form of a spec (attn-compile --spec-file): an object with the keys
 /// name, batch, num_heads_q, num_heads_kv, seqlen_q, seqlen_k (integer or
 /// null for dynamic), head_dim, dtype, causal, lse, scale, layout
-/// ("strided" | "contiguous"), block_m, block_n, path, splits. Lengths are
-/// required.
+/// ("strided" | "contiguous"), block_m, block_n, path, splits, pack_gqa,
+/// page_size. Lengths are required, except seqlen_k with page_size (it may
+/// only be null there).
 bool fromJSON(const llvm::json::Value &value, KernelSpec &spec,
               llvm::json::Path path);
 

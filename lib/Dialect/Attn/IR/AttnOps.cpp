@@ -196,13 +196,17 @@ bool AttentionOp::isFP8() {
 namespace {
 /// Q, K and V of a forward op (`attn.attention`, `attn.partial_attention`):
 /// ranks, element types (FP8 only where `allowFP8`), batch, D, V = K's
-/// shape, GQA head counts and D's range. Returns the types of Q and K.
+/// shape, GQA head counts and D's range. `paged`: K and V are caches
+/// [num_pages, page_size, Hkv, D]. Returns the types of Q and K.
 FailureOr<std::pair<MemRefType, MemRefType>>
-checkQKV(Operation *op, Value qv, Value kv, Value vv, bool allowFP8) {
+checkQKV(Operation *op, Value qv, Value kv, Value vv, bool allowFP8,
+         bool paged = false) {
+  StringRef kvLayout =
+      paged ? "[num_pages, page_size, Hkv, D]" : "[B, Hkv, Nk, D]";
   FailureOr<MemRefType> q, k, v;
   if (failed(q = checkRank(op, qv, "q", 4, "[B, Hq, Nq, D]")) ||
-      failed(k = checkRank(op, kv, "k", 4, "[B, Hkv, Nk, D]")) ||
-      failed(v = checkRank(op, vv, "v", 4, "[B, Hkv, Nk, D]",
+      failed(k = checkRank(op, kv, "k", 4, kvLayout)) ||
+      failed(v = checkRank(op, vv, "v", 4, kvLayout,
                            allowFP8 && isFP8(cast<MemRefType>(vv.getType())
                                                  .getElementType()))))
     return failure();
@@ -219,15 +223,18 @@ checkQKV(Operation *op, Value qv, Value kv, Value vv, bool allowFP8) {
              << "operand '" << name << "' element type must match 'q' (" << qElt
              << "), but got " << type.getElementType();
   ArrayRef<int64_t> qs = q->getShape(), ks = k->getShape();
-  if (failed(checkDim(op, *k, "k", 0, "batch B", qs[0], "q")) ||
+  if ((!paged && failed(checkDim(op, *k, "k", 0, "batch B", qs[0], "q"))) ||
       failed(checkDim(op, *k, "k", 3, "head dim D", qs[3], "q")))
     return failure();
+  if (paged && ks[1] == 0)
+    return op->emitOpError() << "operand 'k' page_size (dimension 1) must be "
+                                "at least 1, but got 0";
   for (unsigned i = 0; i < 4; ++i)
     if (dimsDiffer(v->getDimSize(i), ks[i]))
       return op->emitOpError()
              << "operand 'v' shape must equal 'k' shape " << shapeStr(ks)
              << ", but got " << shapeStr(v->getShape());
-  int64_t hq = qs[1], hkv = ks[1];
+  int64_t hq = qs[1], hkv = ks[paged ? 2 : 1];
   if (hkv == 0 || (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) &&
                    hq % hkv != 0))
     return op->emitOpError() << "operand 'q' head count Hq (" << dimStr(hq)
@@ -240,6 +247,39 @@ checkQKV(Operation *op, Value qv, Value kv, Value vv, bool allowFP8) {
                                 "8 in [8, 256], but got "
                              << d;
   return std::make_pair(*q, *k);
+}
+
+/// An i32 operand of rank 1 or 2 whose dimension 0 is the batch B.
+LogicalResult checkBatchI32(Operation *op, Value v, StringRef name,
+                            int64_t rank, StringRef layout, int64_t batch) {
+  FailureOr<MemRefType> t = checkRank(op, v, name, rank, layout);
+  if (failed(t))
+    return failure();
+  if (!t->getElementType().isInteger(32))
+    return op->emitOpError()
+           << "operand '" << name << "' element type must be i32, but got "
+           << t->getElementType();
+  return checkDim(op, *t, name, 0, "batch B", batch, "q");
+}
+
+/// The `paged` clause: block_table i32 [B, max_pages] and cache_seqlens
+/// i32 [B], given together, with f16/bf16/f32 operands.
+LogicalResult checkPaged(Operation *op, Value blockTable, Value cacheSeqlens,
+                         MemRefType q) {
+  if (!blockTable && !cacheSeqlens)
+    return success();
+  if (!blockTable || !cacheSeqlens)
+    return op->emitOpError() << "operands 'block_table' and 'cache_seqlens' "
+                                "must be given together (paged K/V)";
+  if (isFP8(q.getElementType()))
+    return op->emitOpError() << "paged K/V takes f16, bf16 or f32 operands, "
+                                "but 'q' is "
+                             << q.getElementType();
+  int64_t batch = q.getDimSize(0);
+  if (failed(checkBatchI32(op, blockTable, "block_table", 2,
+                           "[B, max_pages]", batch)))
+    return failure();
+  return checkBatchI32(op, cacheSeqlens, "cache_seqlens", 1, "[B]", batch);
 }
 
 LogicalResult checkScaleAttr(Operation *op, FloatAttr scale) {
@@ -368,8 +408,10 @@ LogicalResult AttentionOp::verify() {
   Operation *op = getOperation();
   if (failed(checkNotLowered(op)))
     return failure();
-  auto qk = checkQKV(op, getQ(), getK(), getV(), /*allowFP8=*/true);
-  if (failed(qk))
+  auto qk = checkQKV(op, getQ(), getK(), getV(), /*allowFP8=*/true,
+                     /*paged=*/bool(getBlockTable()));
+  if (failed(qk) ||
+      failed(checkPaged(op, getBlockTable(), getCacheSeqlens(), qk->first)))
     return failure();
   FailureOr<MemRefType> o = checkRank(op, getO(), "o", 4, "[B, Hq, Nq, D]");
   if (failed(o))
@@ -461,9 +503,12 @@ LogicalResult PartialAttentionOp::verify() {
   Operation *op = getOperation();
   if (failed(checkNotLowered(op)))
     return failure();
-  auto qk = checkQKV(op, getQ(), getK(), getV(), /*allowFP8=*/false);
-  if (failed(qk) || failed(checkWorkspace(op, getOPartial(), getLsePartial(),
-                                          qk->first.getShape())))
+  auto qk = checkQKV(op, getQ(), getK(), getV(), /*allowFP8=*/false,
+                     /*paged=*/bool(getBlockTable()));
+  if (failed(qk) ||
+      failed(checkPaged(op, getBlockTable(), getCacheSeqlens(), qk->first)) ||
+      failed(checkWorkspace(op, getOPartial(), getLsePartial(),
+                            qk->first.getShape())))
     return failure();
   return checkScaleAttr(op, getScaleAttr());
 }
@@ -836,6 +881,12 @@ LogicalResult LoadTileOp::verify() {
   return success();
 }
 
+Value OnlineAttentionOp::getKeyCount(OpBuilder &b) {
+  if (Value n = getNumKeys())
+    return n;
+  return b.createOrFold<memref::DimOp>(getLoc(), getK(), 2);
+}
+
 LogicalResult OnlineAttentionOp::verify() {
   if (failed(checkNotLowered(*this)))
     return failure();
@@ -902,6 +953,16 @@ LogicalResult OnlineAttentionOp::verify() {
     if (failed(checkF32Vector(*this, keys.getType(), "key_descale",
                               {int64_t(getBlockN())})))
       return failure();
+  if (Value table = getBlockTable()) {
+    auto t = cast<MemRefType>(table.getType());
+    if (t.getRank() != 2 || !t.getElementType().isInteger(32))
+      return emitOpError() << "operand 'block_table' must be an i32 "
+                              "[B, max_pages] memref, but got "
+                           << t;
+    if (!getNumKeys())
+      return emitOpError() << "operand 'num_keys' is required with "
+                              "'block_table' (the sequence's key count)";
+  }
   return checkState(getOperation(), getM().getType(), getL().getType(),
                     getAcc().getType(), blockM, d);
 }

@@ -77,6 +77,20 @@ def Attn_AttentionOp : Attn_Op<"attention", [AttrSizedOperandSegments]> {
     The tensor-core path (attn-to-cubin) takes [B, Hkv] descales only; the
     per-block and per-channel forms lower to the host (attn-to-cpu).
 
+    Paged K/V (the `paged` clause, as FlashAttention-2's
+    `flash_attn_with_kvcache` with `block_table` and `cache_seqlens`; vLLM's
+    PagedAttention): `k` and `v` are caches of fixed-size pages,
+    [num_pages, page_size, Hkv, D]; `block_table` (i32 [B, max_pages])
+    lists the pages of each sequence and `cache_seqlens` (i32 [B]) its
+    length Nk_b. Key j of sequence b is row `j % page_size` of page
+    `block_table[b, j / page_size]`; the causal mask and the bounds use
+    Nk_b (query i sees key j iff `j <= i + Nk_b - Nq`). The caller's
+    contract, as in FlashAttention: `0 <= Nk_b <= max_pages * page_size`
+    and the first `ceil(Nk_b / page_size)` entries of row b are pages in
+    `[0, num_pages)`; later entries are never read. Cache rows past Nk_b in
+    a sequence's last page may be read (not used) by the tensor-core path
+    and must hold finite values. f16, bf16 and f32 only (no FP8).
+
     Example:
     ```mlir
     attn.attention ins(%q, %k, %v : memref<1x32x8192x128xbf16>,
@@ -90,6 +104,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [AttrSizedOperandSegments]> {
                        Optional<AnyMemRef>:$q_descale,
                        Optional<AnyMemRef>:$k_descale,
                        Optional<AnyMemRef>:$v_descale,
+                       Optional<AnyMemRef>:$block_table,
+                       Optional<AnyMemRef>:$cache_seqlens,
                        OptionalAttr<F32Attr>:$scale, UnitAttr:$causal,
                        OptionalAttr<I64Attr>:$q_descale_block,
                        OptionalAttr<I64Attr>:$k_descale_block);
@@ -99,6 +115,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [AttrSizedOperandSegments]> {
     (`lse` `(` $lse^ `:` type($lse) `)`)?
     (`descale` `(` $q_descale^ `,` $k_descale `,` $v_descale `:`
         type($q_descale) `,` type($k_descale) `,` type($v_descale) `)`)?
+    (`paged` `(` $block_table^ `,` $cache_seqlens `:` type($block_table) `,`
+        type($cache_seqlens) `)`)?
     attr-dict
   }];
   let hasVerifier = 1;
@@ -107,6 +125,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [AttrSizedOperandSegments]> {
     float getScaleOrDefault();
     /// Static head dimension D (ShapedType::kDynamic if dynamic).
     int64_t getHeadDim();
+    /// K/V are paged caches [num_pages, page_size, Hkv, D].
+    bool isPaged() { return getBlockTable() != nullptr; }
     bool isFP8() ;
     /// FP8 with [B, Hkv] descales only (what the tensor-core path takes).
     bool hasPerHeadDescales();
@@ -190,7 +210,8 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad"> {
 // Split-KV decode (produced by attn-split-kv)
 //===----------------------------------------------------------------------===//
 
-def Attn_PartialAttentionOp : Attn_Op<"partial_attention"> {
+def Attn_PartialAttentionOp : Attn_Op<"partial_attention", [
+    AttrSizedOperandSegments]> {
   let summary = "split-KV attention: one partial O and LSE per K/V split";
   let description = [{
     The first kernel of split-KV (flash-decoding): the keys of each
@@ -218,17 +239,24 @@ def Attn_PartialAttentionOp : Attn_Op<"partial_attention"> {
     * `o_partial`: fp32 [S, B, Hq, Nq, D]; `lse_partial`: fp32
       [S, B, Hq, Nq], S static and >= 1 (the workspace, written whole).
 
+    Paged K/V: the `paged` clause as on `attn.attention`; the splits cut
+    each sequence's own Nk_b keys.
+
     Attributes: `scale` (default `1/sqrt(D)`) and `causal`, as
     `attn.attention`. Source: flash-decoding (Dao, Haziza, Massa, Sizov
     2023); FlashAttention-2's split-KV forward (`num_splits`).
   }];
   let arguments = (ins AnyMemRef:$q, AnyMemRef:$k, AnyMemRef:$v,
                        AnyMemRef:$o_partial, AnyMemRef:$lse_partial,
+                       Optional<AnyMemRef>:$block_table,
+                       Optional<AnyMemRef>:$cache_seqlens,
                        OptionalAttr<F32Attr>:$scale, UnitAttr:$causal);
   let assemblyFormat = [{
     `ins` `(` $q `,` $k `,` $v `:` type($q) `,` type($k) `,` type($v) `)`
     `outs` `(` $o_partial `,` $lse_partial `:` type($o_partial) `,`
         type($lse_partial) `)`
+    (`paged` `(` $block_table^ `,` $cache_seqlens `:` type($block_table) `,`
+        type($cache_seqlens) `)`)?
     attr-dict
   }];
   let hasVerifier = 1;
@@ -425,6 +453,14 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
     the block) multiply S too: S[i, j] is multiplied by
     `qk_descale * row_descale[i] * key_descale[j]` (each absent is 1).
     FP8 tiles only; the host lowering takes them, the GPU passes refuse them.
+
+    Paged K/V: with `block_table` (i32 [B, max_pages]) `k` and `v` are
+    [num_pages, Hkv, page_size, D] views of the caches (a page where
+    [B, Hkv, Nk, D] has a batch): key j of sequence `batch` is row
+    `j % page_size` of page `block_table[batch, j / page_size]`.
+    `num_keys` (required with `block_table`, optional otherwise) is the
+    sequence's key count Nk, which `bounds` and `causal_offset` refer to;
+    absent, Nk is k's dimension 2.
     Source: online softmax (Milakov & Gimelshein 2018), FlashAttention-2
     Algorithm 1; seed 000, sections on the forward kernel and exp2.
   }];
@@ -437,6 +473,8 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
                        Optional<F32>:$qk_descale,
                        Optional<AnyVectorOfNonZeroRank>:$row_descale,
                        Optional<AnyVectorOfNonZeroRank>:$key_descale,
+                       Optional<AnyMemRef>:$block_table,
+                       Optional<Index>:$num_keys,
                        F32Attr:$scale, I64Attr:$block_n,
                        Attn_MaskKindAttr:$mask,
                        DefaultValuedAttr<I64Attr, "1">:$row_lanes,
@@ -453,9 +491,15 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
     (`descale` `(` $qk_descale^ `)`)?
     (`row_descale` `(` $row_descale^ `:` type($row_descale) `)`)?
     (`key_descale` `(` $key_descale^ `:` type($key_descale) `)`)?
+    (`pages` `(` $block_table^ `:` type($block_table) `)`)?
+    (`num_keys` `(` $num_keys^ `)`)?
     attr-dict
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Nk: `num_keys`, or k's dimension 2 (a memref.dim built at `b`).
+    Value getKeyCount(OpBuilder &b);
+  }];
 }
 
 def Attn_EpilogueOp : Attn_Op<"epilogue", [
