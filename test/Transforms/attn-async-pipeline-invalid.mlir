@@ -65,6 +65,7 @@ func.func @side(%q: memref<1x4x256x64xbf16>, %k: memref<1x2x256x64xbf16>,
 // is a BLOCK_N that is not a whole number of 128-key V^T rows.
 // RUN: not attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=128" --attn-causal-split --attn-async-pipeline 2>&1 | FileCheck %s --check-prefix=FP8V
 // RUN: not attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=192" --attn-causal-split --attn-async-pipeline 2>&1 | FileCheck %s --check-prefix=FP8BN
+// RUN: not attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=64" --attn-causal-split --attn-async-pipeline 2>&1 | FileCheck %s --check-prefix=PAGE
 // FP8V: error: 'scf.forall' op attn-async-pipeline: FP8 on tensor cores reads V as V^T: operand 'v' needs unit stride along Nk (stored [B, Hkv, D, Nk]), but got 'memref<1x2x256x128xf8E4M3FN>'
 // FP8BN: error: 'scf.forall' op attn-async-pipeline: FP8 needs BLOCK_N 128 or 256 (whole 128-key rows of V^T), but got 192
 func.func @fp8_row_major_v(%q: memref<1x2x256x128xf8E4M3FN>, %k: memref<1x2x256x128xf8E4M3FN>,
@@ -95,5 +96,18 @@ func.func @group3(%q: memref<1x6x64x64xbf16>, %k: memref<1x2x64x64xbf16>,
   // PACK3: error: 'scf.forall' op attn-async-pipeline: GQA packing needs the group size Hq / Hkv to divide 64 (a warpgroup's rows hold whole queries), but got 3
   attn.attention ins(%q, %k, %k : memref<1x6x64x64xbf16>, memref<1x2x64x64xbf16>,
                      memref<1x2x64x64xbf16>) outs(%o : memref<1x6x64x64xbf16>)
+  return
+}
+
+// -----
+
+// Paged K/V: pages of 12 tokens neither hold whole 64-key blocks nor keep
+// the 128-byte swizzle's 8-row period; pages of 128 and of 8 would.
+func.func @page12(%q: memref<1x4x1x64xbf16>, %k: memref<?x12x4x64xbf16>,
+                  %o: memref<1x4x1x64xbf16>, %t: memref<1x?xi32>, %n: memref<1xi32>) {
+  // PAGE: error: 'scf.forall' op attn-async-pipeline: paged K/V needs a static page_size that is a multiple of BLOCK_N (64) or a multiple of 8 dividing it, but got 12
+  attn.attention ins(%q, %k, %k : memref<1x4x1x64xbf16>, memref<?x12x4x64xbf16>,
+                     memref<?x12x4x64xbf16>) outs(%o : memref<1x4x1x64xbf16>)
+      paged(%t, %n : memref<1x?xi32>, memref<1xi32>)
   return
 }

@@ -31,6 +31,17 @@ func.func @hadamard_d24(%q: memref<1x2x8x24xbf16>, %o: memref<1x2x8x24xbf16>) {
 
 // -----
 
+// Paged K/V: FP8 attention has no paged form.
+func.func @paged(%q: memref<1x4x1x64xbf16>, %k: memref<4x16x4x64xbf16>,
+                 %o: memref<1x4x1x64xbf16>, %t: memref<1x4xi32>, %n: memref<1xi32>) {
+  // expected-error @+1 {{attn-quantize-fp8 does not take paged K/V (FP8 attention has no paged form)}}
+  attn.attention ins(%q, %k, %k : memref<1x4x1x64xbf16>, memref<4x16x4x64xbf16>, memref<4x16x4x64xbf16>)
+      outs(%o : memref<1x4x1x64xbf16>) paged(%t, %n : memref<1x4xi32>, memref<1xi32>)
+  return
+}
+
+// -----
+
 // Option errors (the pass's, and the option parser's for an unknown value).
 // RUN: not attn-opt %s --attn-quantize-fp8=block-m=-1 2>&1 | FileCheck %s --check-prefix=BLOCK
 // RUN: not attn-opt %s --attn-quantize-fp8=qk-granularity=row 2>&1 | FileCheck %s --check-prefix=GRAN
