@@ -20,6 +20,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
@@ -374,7 +375,11 @@ int main(int argc, char **argv) {
                               blockM.getValue(), blockN.getValue())
                     .str());
 
+  llvm::StringSet<> seenVariants;
   for (const std::string &variant : variants) {
+    // The same options twice would compile one kernel twice under two names.
+    if (!seenVariants.insert(StringRef(variant).trim()).second)
+      return fail("--variant=\"" + variant + "\" is given twice");
     mlir::attn::CubinPipelineOptions parsed;
     std::string error;
     llvm::raw_string_ostream os(error);
