@@ -415,9 +415,12 @@ TEST_F(Validation, Dtypes) {
   args = makeArgs(1, 8, 8, 128, 128, 128, false, ATTN_DTYPE_F32);
   EXPECT_STATUS(select(args), kInvalid,
                 "q: dtype must be f16, bf16 or e4m3, got f32");
-  args.q.dtype = static_cast<attn_dtype>(4);
+  args.q.dtype = ATTN_DTYPE_I32;
   EXPECT_STATUS(select(args), kInvalid,
-                "q: dtype must be f16, bf16 or e4m3, got <dtype 4>");
+                "q: dtype must be f16, bf16 or e4m3, got i32");
+  args.q.dtype = static_cast<attn_dtype>(5);
+  EXPECT_STATUS(select(args), kInvalid,
+                "q: dtype must be f16, bf16 or e4m3, got <dtype 5>");
 }
 
 TEST_F(Validation, Ranks) {
