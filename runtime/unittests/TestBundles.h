@@ -19,6 +19,7 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -121,6 +122,24 @@ inline KernelEntry gqaPackedKernel(const std::string &name) {
       p.box = {64, 2, 64, 1};
       p.headsInner = true;
     }
+  return k;
+}
+
+/// A paged K/V wgmma kernel as attn-compile writes it (bf16 D=128, BLOCK_N
+/// 128, dynamic lengths): the maps of v and k heads_inner over the
+/// [num_pages, page_size, Hkv, D] caches in boxes of min(page_size, 128)
+/// rows, q's map, o's descriptor, then the descriptors of cache_seqlens
+/// and block_table (not in operand order: the params list gives it).
+inline KernelEntry pagedKernel(const std::string &name, int64_t pageSize) {
+  KernelEntry k = wgmmaKernel(name);
+  k.key.pageSize = pageSize;
+  for (Param &p : k.params)
+    if (p.field == Param::Field::TensorMap && p.operand != Operand::Q) {
+      p.headsInner = true;
+      p.box = {64, std::min<int64_t>(pageSize, k.key.blockN), 1, 1};
+    }
+  appendDescriptor(k.params, Operand::CacheSeqlens);
+  appendDescriptor(k.params, Operand::BlockTable);
   return k;
 }
 
