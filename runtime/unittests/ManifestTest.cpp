@@ -1111,32 +1111,10 @@ TEST(ManifestPaged, TablesArePassedWholeToPagedKernelsOnly) {
 
 // Paged split-KV: the partial launch takes the tables.
 TEST(ManifestPaged, SplitKernelsTakeTheTablesInALaunch) {
-  KernelEntry k = splitKernel("s", 2);
-  k.key.pageSize = 256;
-  appendDescriptor(k.params, Operand::BlockTable);
-  appendDescriptor(k.params, Operand::CacheSeqlens);
-  // splitKernel is an fma kernel: make it wgmma with paged maps.
-  k.key.path = "wgmma";
-  k.key.blockM = 64;
-  k.key.blockN = 128;
-  k.threads = {256, 1, 1};
-  k.dynamicSharedBytes = 65536;
-  std::vector<Param> params;
-  for (Operand op : {Operand::V, Operand::K, Operand::Q}) {
-    Param map;
-    map.operand = op;
-    map.field = Param::Field::TensorMap;
-    map.box = {64, op == Operand::Q ? 64 : 128, 1, 1};
-    map.headsInner = op != Operand::Q;
-    params.push_back(map);
-  }
-  for (const Param &p : k.params)
-    if (p.workspace >= 0 || isPagedOperand(p.operand))
-      params.push_back(p);
-  k.params = params;
-  Manifest m = manifestOf({k});
+  Manifest m = manifestOf({pagedSplitKernel("s", 2, 256)});
   m.version = 3;
   llvm::Expected<Manifest> parsed = parseManifest(manifestText(m));
   ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
   EXPECT_EQ(parsed->kernels[0].key.pageSize, 256);
+  EXPECT_EQ(parsed->kernels[0].key.splits, 2);
 }

@@ -193,6 +193,37 @@ inline KernelEntry splitKernel(const std::string &name, int64_t splits) {
   return k;
 }
 
+/// A paged split-KV kernel (wgmma, BLOCK_M 64, BLOCK_N 128, `splits`
+/// splits): splitKernel's launches and workspace, the partial launch
+/// reading v, k (paged maps) and q through tensor maps and taking the
+/// block table and cache lengths.
+inline KernelEntry pagedSplitKernel(const std::string &name, int64_t splits,
+                                    int64_t pageSize) {
+  KernelEntry k = splitKernel(name, splits);
+  k.key.pageSize = pageSize;
+  k.key.path = "wgmma";
+  k.key.blockN = 128;
+  k.threads = {256, 1, 1};
+  k.dynamicSharedBytes = 200 * 1024; // one CTA per SM
+  std::vector<Param> params;
+  for (Operand op : {Operand::V, Operand::K, Operand::Q}) {
+    Param map;
+    map.operand = op;
+    map.field = Param::Field::TensorMap;
+    map.box = {64, op == Operand::Q ? 64 : std::min<int64_t>(pageSize, 128),
+               1, 1};
+    map.headsInner = op != Operand::Q;
+    params.push_back(map);
+  }
+  for (const Param &p : k.params)
+    if (p.workspace >= 0)
+      params.push_back(p);
+  appendDescriptor(params, Operand::BlockTable);
+  appendDescriptor(params, Operand::CacheSeqlens);
+  k.params = params;
+  return k;
+}
+
 /// Sets every length of `k` to static values.
 inline KernelEntry withShape(KernelEntry k, int64_t b, int64_t hq, int64_t hkv,
                              int64_t nq, int64_t nk) {
