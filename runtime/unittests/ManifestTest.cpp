@@ -1109,6 +1109,22 @@ TEST(ManifestPaged, TablesArePassedWholeToPagedKernelsOnly) {
             std::string::npos);
 }
 
+// GQA packing over a paged cache: q's map packs the G heads of a KV group
+// (static head counts, Hkv being the caches' dim 2).
+TEST(ManifestPaged, GqaPackedQueriesOverPagedCaches) {
+  KernelEntry k = pagedKernel("p", 16);
+  k.key.numHeadsQ = 4;
+  k.key.numHeadsKV = 2;
+  for (Param &p : k.params)
+    if (p.field == Param::Field::TensorMap && p.operand == Operand::Q) {
+      p.box = {64, 2, 64, 1};
+      p.headsInner = true;
+    }
+  llvm::Expected<Manifest> parsed =
+      parseManifest(manifestText(manifestOf({k})));
+  ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+}
+
 // Paged split-KV: the partial launch takes the tables.
 TEST(ManifestPaged, SplitKernelsTakeTheTablesInALaunch) {
   Manifest m = manifestOf({pagedSplitKernel("s", 2, 256)});

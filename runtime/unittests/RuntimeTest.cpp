@@ -2185,6 +2185,42 @@ TEST_F(PagedLaunch, EmptyCallsLaunchNothing) {
   EXPECT_EQ(state.copies, 0);
 }
 
+// attn_tune checks the tables as attn_fwd does before timing anything.
+TEST_F(PagedLaunch, TuneChecksTheTablesFirst) {
+  KernelEntry k = pagedKernel("p", 16), v = pagedKernel("p_v1", 16);
+  v.variant = "stages=3";
+  load({k, v});
+  lengths() = {40, 65};
+  int64_t chosen = 7;
+  EXPECT_STATUS(attn_tune(bundle, &args, stream, &chosen), kInvalid,
+                "cache_seqlens[1] = 65");
+  EXPECT_TRUE(state.launches.empty());
+  lengths() = {40, 0};
+  EXPECT_STATUS(attn_tune(bundle, &args, stream, &chosen), ATTN_SUCCESS, "");
+  EXPECT_EQ(state.launches.size(), 2u * (1 + 5) + 1);
+}
+
+TEST_F(PagedLaunch, GqaPackedQueriesOverPagedCaches) {
+  KernelEntry k = pagedKernel("p", 16);
+  k.key.numHeadsQ = 4;
+  k.key.numHeadsKV = 2;
+  k.grid[0] = GridDim{1, {{Operand::Q, 2, 64}, {Operand::K, 2, 1},
+                          {Operand::Q, 0, 1}}};
+  for (Param &p : k.params)
+    if (p.field == Param::Field::TensorMap && p.operand == Operand::Q) {
+      p.box = {64, 2, 64, 1};
+      p.headsInner = true;
+    }
+  load({k});
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  ASSERT_EQ(state.encodes.size(), 3u);
+  EXPECT_EQ(state.encodes[2].dims, (std::array<cuuint64_t, 4>{128, 4, 3, 2}));
+  EXPECT_EQ(state.encodes[1].dims, (std::array<cuuint64_t, 4>{128, 16, 2, 8}));
+  // ceil(Nq / 64) * Hkv (the caches' dim 2) * B.
+  ASSERT_EQ(state.launches.size(), 1u);
+  EXPECT_EQ(state.launches[0].grid[0], 1u * 2 * 2);
+}
+
 // Split-KV over a paged cache: K/V blocks count from the capacity
 // max_pages * page_size (the lengths are on the device).
 TEST_F(PagedLaunch, SplitCountComesFromTheCapacity) {
