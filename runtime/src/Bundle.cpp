@@ -933,7 +933,8 @@ struct alignas(64) TensorMap {
 
 /// Encodes `t` as the rank-4 tensor (D, N, H, B), or (N, D, H, B) for a
 /// transposed map (FP8 V^T storage), or (D, H, N, B) for a heads_inner map
-/// (GQA packing), in boxes of `param.box` (128-byte
+/// (GQA packing; a paged [num_pages, page_size, Hkv, D] cache comes out as
+/// (D, page_size, Hkv, num_pages)), in boxes of `param.box` (128-byte
 /// swizzle, out-of-bounds elements zero). e4m3 maps are UINT8: TMA copies
 /// bytes. A dimension of size 1 has no meaningful stride: it gets the
 /// packed one, so that any stride a caller left there is never put into the

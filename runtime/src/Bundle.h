@@ -55,7 +55,7 @@ struct FwdCall {
   bool contiguous = false;
   double scale = 0;                         // softmax_scale, or 1/sqrt(D) for 0
   /// By bundle::Operand; 0: empty or absent (no LSE, descales of a non-FP8
-  /// call).
+  /// call, tables of a contiguous call).
   std::array<uint64_t, bundle::kNumOperands> extentBytes = {};
 
   /// Nothing to compute: no query row.

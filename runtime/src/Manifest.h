@@ -114,7 +114,9 @@ struct GridDim {
 /// views the operand as (Nk, D, H, B) instead, innermost first; a
 /// `heads_inner` map (GQA packing: Q and O) as (D, H, N, B), so that a box
 /// [span, G, rows / G, 1] holds the G query heads of a KV group
-/// query-major.
+/// query-major; the same dimension order views a paged kernel's K or V
+/// cache [num_pages, page_size, Hkv, D] as (D, page_size, Hkv, num_pages),
+/// boxes [64, min(page_size, block_n), 1, 1].
 struct Param {
   enum class Field {
     AllocatedPtr,
