@@ -75,4 +75,16 @@ TEST(PagedInputs, SmallAndOddShapes) {
   EXPECT_EQ(in.lengths[0], 8);
 }
 
+TEST(PagedInputs, GivenLengthsKeepTheTable) {
+  PagedInputs in = makePagedInputs(3, 4, 16, 5);
+  std::vector<int32_t> table = in.table;
+  setLengths(in, {1, 17, 0}, 4, 16);
+  EXPECT_EQ(in.table, table);
+  EXPECT_EQ(in.lengths, (std::vector<int32_t>{1, 17, 0}));
+  expectValid(in, 3, 4, 16);
+  EXPECT_EQ(in.validRows[table[0]], 1);
+  EXPECT_EQ(in.validRows[table[4]], 16);
+  EXPECT_EQ(in.validRows[table[5]], 1);
+}
+
 } // namespace

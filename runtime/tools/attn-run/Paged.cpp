@@ -37,12 +37,19 @@ PagedInputs makePagedInputs(int64_t batch, int64_t maxPages, int64_t pageSize,
   in.table.resize(numPages);
   std::iota(in.table.begin(), in.table.end(), 0);
   std::shuffle(in.table.begin(), in.table.end(), engine);
-  in.validRows.assign(numPages, 0);
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t j = 0; j * pageSize < in.lengths[b]; ++j)
-      in.validRows[in.table[b * maxPages + j]] = int32_t(
-          std::min<int64_t>(pageSize, in.lengths[b] - j * pageSize));
+  std::vector<int32_t> lengths = std::move(in.lengths);
+  setLengths(in, lengths, maxPages, pageSize);
   return in;
+}
+
+void setLengths(PagedInputs &in, const std::vector<int32_t> &lengths,
+                int64_t maxPages, int64_t pageSize) {
+  in.lengths = lengths;
+  in.validRows.assign(in.table.size(), 0);
+  for (size_t b = 0; b < lengths.size(); ++b)
+    for (int64_t j = 0; j * pageSize < lengths[b]; ++j)
+      in.validRows[in.table[b * maxPages + j]] =
+          int32_t(std::min<int64_t>(pageSize, lengths[b] - j * pageSize));
 }
 
 } // namespace attn::run

@@ -51,6 +51,11 @@ struct PagedInputs {
 /// are unused (validRows 0).
 PagedInputs makePagedInputs(int64_t batch, int64_t maxPages, int64_t pageSize,
                             uint64_t seed);
+
+/// Replaces the lengths of `in` (B of them, each in [0, max_pages *
+/// page_size]: the caller checks) and recomputes validRows.
+void setLengths(PagedInputs &in, const std::vector<int32_t> &lengths,
+                int64_t maxPages, int64_t pageSize);
 #endif
 
 } // namespace attn::run

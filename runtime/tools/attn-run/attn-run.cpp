@@ -76,6 +76,12 @@ static cl::opt<int64_t> seqKOpt(
              "capacity per sequence, rounded up to whole pages (max_pages * "
              "page_size)"),
     cl::value_desc("n"), cl::cat(category));
+static cl::list<int32_t> cacheSeqlensOpt(
+    "cache-seqlens", cl::CommaSeparated,
+    cl::desc("Paged K/V kernels: the B sequence lengths (cache_seqlens), "
+             "each in [0, capacity] (default: random, with a full, a ragged "
+             "and an empty sequence)"),
+    cl::value_desc("n,n,..."), cl::cat(category));
 static cl::opt<unsigned> itersOpt(
     "iters", cl::init(10), cl::value_desc("n"),
     cl::desc("Timed launches per kernel after one warm-up (0: no timing)"),
@@ -799,6 +805,26 @@ static Error runChecked(attn_bundle *bundle, const Reference &ref,
   return Error::success();
 }
 
+/// A paged call's tables from `seed`, with --cache-seqlens' lengths when
+/// given.
+static Error drawPages(Shape &s, uint64_t seed) {
+  s.pages = attn::run::makePagedInputs(s.batch, s.maxPages, s.pageSize, seed);
+  if (cacheSeqlensOpt.empty())
+    return Error::success();
+  std::vector<int32_t> lengths(cacheSeqlensOpt.begin(), cacheSeqlensOpt.end());
+  if (int64_t(lengths.size()) != s.batch)
+    return makeError(llvm::formatv("--cache-seqlens gives {0} lengths for B "
+                                   "= {1}",
+                                   lengths.size(), s.batch));
+  for (int32_t n : lengths)
+    if (n < 0 || n > s.seqK)
+      return makeError(llvm::formatv("--cache-seqlens: {0} is outside [0, "
+                                     "capacity = {1}]",
+                                     n, s.seqK));
+  attn::run::setLengths(s.pages, lengths, s.maxPages, s.pageSize);
+  return Error::success();
+}
+
 static Error runKernel(attn_bundle *bundle, const KernelEntry &kernel,
                        const Reference &ref, uint64_t seed, CUstream stream,
                        Result &r) {
@@ -813,8 +839,11 @@ static Error runKernel(attn_bundle *bundle, const KernelEntry &kernel,
     return Error::success();
   }
   if (shape->paged())
-    shape->pages = attn::run::makePagedInputs(shape->batch, shape->maxPages,
-                                              shape->pageSize, seed + 3);
+    if (Error err = drawPages(*shape, seed + 3)) {
+      r.shape = *shape;
+      r.note = llvm::toString(std::move(err));
+      return Error::success();
+    }
   r.shape = *shape;
   return runChecked(bundle, ref, *shape, seed, stream, r);
 }
