@@ -605,7 +605,8 @@ static llvm::Error checkPagedMap(const KernelEntry &kernel, const Param &p,
 /// swizzle span innermost (64 f16/bf16 or 128 e4m3 elements), at most 256
 /// rows, 1 head, 1 batch; transposed exactly for the V of an e4m3 kernel
 /// (V^T storage: the span runs along Nk); heads_inner only for q and o (GQA
-/// packing: G >= 2 heads of rows / G queries, at most 256 rows).
+/// packing: G >= 2 heads of rows / G queries, at most 256 rows), and for k
+/// and v exactly in a paged kernel (checkPagedMap).
 static llvm::Error checkTensorMap(const KernelEntry &kernel, const Param &p,
                                   const llvm::Twine &at) {
   if (kernel.key.path != "wgmma" || operandRank(p.operand) != 4)
@@ -792,8 +793,8 @@ constexpr int64_t kWarpgroupRows = 64;
 /// What attn-lower-to-wgmma kernels are: one producer and one to three
 /// consumer warpgroups of 64 rows each (BLOCK_M / 64), a dynamic
 /// shared-memory ring, and exactly one tensor map each for q (box rows
-/// BLOCK_M), k and v (box rows BLOCK_N), and at most one for o (box rows
-/// 64, the TMA-store epilogue).
+/// BLOCK_M), k and v (box rows BLOCK_N; paged: min(page_size, BLOCK_N)),
+/// and at most one for o (box rows 64, the TMA-store epilogue).
 static llvm::Error checkWgmma(const KernelEntry &kernel,
                               const llvm::Twine &at) {
   const std::array<int64_t, 3> &t = kernel.threads;
