@@ -8,9 +8,9 @@ import os
 
 SUCCESS, INVALID_ARGUMENT, NO_MATCHING_KERNEL = 0, 1, 2
 BUNDLE_NOT_FOUND, BUNDLE_CORRUPT, CUDA_ERROR = 3, 4, 5
-DTYPES = {"f16": 0, "bf16": 1, "f32": 2, "e4m3": 3}
+DTYPES = {"f16": 0, "bf16": 1, "f32": 2, "e4m3": 3, "i32": 4}
 TORCH_DTYPES = {"torch.float16": 0, "torch.bfloat16": 1, "torch.float32": 2,
-                "torch.float8_e4m3fn": 3}
+                "torch.float8_e4m3fn": 3, "torch.int32": 4}
 
 
 class Tensor(ctypes.Structure):
@@ -25,7 +25,9 @@ class FwdArgs(ctypes.Structure):
                 ("softmax_scale", ctypes.c_float),
                 # FP8 (e4m3) calls only; zero (rank 0, NULL) otherwise.
                 ("q_descale", Tensor), ("k_descale", Tensor),
-                ("v_descale", Tensor)]
+                ("v_descale", Tensor),
+                # Paged K/V calls only; zero (rank 0, NULL) otherwise.
+                ("block_table", Tensor), ("cache_seqlens", Tensor)]
 
 
 def load_library(path):
@@ -97,8 +99,9 @@ class Bundle:
         return status, index.value, self.lib.attn_last_error().decode()
 
     def set_check_values(self, enabled):
-        """attn_bundle_set_check_values: FP8 descale value checks (one
-        stream synchronization per FP8 call; on by default)."""
+        """attn_bundle_set_check_values: FP8 descale and paged table value
+        checks (one stream synchronization per such call; on by
+        default)."""
         status = self.lib.attn_bundle_set_check_values(self.handle,
                                                        int(enabled))
         return status, self.lib.attn_last_error().decode()
@@ -131,4 +134,19 @@ def fp8_fwd_args(q, k, vt, o, lse, q_descale, k_descale, v_descale, causal,
     args.q_descale = tensor(q_descale)
     args.k_descale = tensor(k_descale)
     args.v_descale = tensor(v_descale)
+    return args
+
+
+def paged_fwd_args(q, k_cache, v_cache, o, lse, block_table, cache_seqlens,
+                   causal, scale=0.0):
+    """A paged K/V call, as FlashAttention-2's flash_attn_with_kvcache(
+    block_table=..., cache_seqlens=...). q and o [B, Hq, Nq, D] (f16 or
+    bf16); k_cache and v_cache [num_pages, page_size, Hkv, D], q's dtype,
+    unit stride on D; block_table torch.int32 [B, max_pages] and
+    cache_seqlens torch.int32 [B], any strides. Sequence b has
+    cache_seqlens[b] keys, key j in row j % page_size of page
+    block_table[b, j // page_size]; causal is bottom-right per sequence."""
+    args = fwd_args(q, k_cache, v_cache, o, lse, causal, scale)
+    args.block_table = tensor(block_table)
+    args.cache_seqlens = tensor(cache_seqlens)
     return args

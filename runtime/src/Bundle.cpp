@@ -62,12 +62,16 @@ static const char *dtypeName(int dtype) {
     return "f32";
   case ATTN_DTYPE_E4M3:
     return "e4m3";
+  case ATTN_DTYPE_I32:
+    return "i32";
   }
   return nullptr;
 }
 
 static uint64_t elementBytes(int dtype) {
-  return dtype == ATTN_DTYPE_F32 ? 4 : dtype == ATTN_DTYPE_E4M3 ? 1 : 2;
+  return dtype == ATTN_DTYPE_F32 || dtype == ATTN_DTYPE_I32 ? 4
+         : dtype == ATTN_DTYPE_E4M3                          ? 1
+                                                             : 2;
 }
 
 static std::string dtypeText(int dtype) {
@@ -97,11 +101,13 @@ static std::string scaleText(double scale) {
 }
 
 std::string FwdCall::describe() const {
-  return formatv("{0} D={1}{2}{3} B={4} Hq={5} Hkv={6} Nq={7} Nk={8} "
+  return formatv("{0} D={1}{2}{3} B={4} Hq={5} Hkv={6} Nq={7} Nk={8}{11} "
                  "scale={9} {10}",
                  dtype, headDim, causal ? " causal" : "", hasLse ? " +lse" : "",
                  batch, numHeadsQ, numHeadsKV, seqLenQ, seqLenK,
-                 scaleText(scale), contiguous ? "contiguous" : "strided")
+                 scaleText(scale), contiguous ? "contiguous" : "strided",
+                 paged ? " page_size=" + std::to_string(pageSize)
+                       : std::string())
       .str();
 }
 
@@ -137,12 +143,12 @@ static const attn_tensor &operandTensor(const attn_fwd_args &args,
 }
 
 /// The operands a call passes: q, k, v, o, lse if requested, the descales
-/// if FP8.
+/// if FP8, the block table and cache lengths if paged.
 static bool isPresent(const FwdCall &call, Operand op) {
   if (op == Operand::LSE)
     return call.hasLse;
-  if (op == Operand::BlockTable || op == Operand::CacheSeqlens)
-    return false;
+  if (bundle::isPagedOperand(op))
+    return call.paged;
   return !bundle::isDescale(op) || call.fp8;
 }
 
@@ -295,6 +301,83 @@ static Status checkDescales(const attn_fwd_args &args, bool fp8) {
   return Status::success();
 }
 
+/// A paged call: block_table given (data or rank). cache_seqlens must come
+/// with it, and neither without the other.
+static Status checkPagedPresence(const attn_fwd_args &args, bool &paged) {
+  paged = isGiven(args.block_table);
+  bool lengths = isGiven(args.cache_seqlens);
+  if (paged && !lengths)
+    return invalid(formatv("cache_seqlens: a paged call (block_table given) "
+                           "needs it: i32 [B] = [{0}], each sequence's "
+                           "number of cached keys",
+                           args.q.sizes[0]));
+  if (lengths && !paged)
+    return invalid("block_table: cache_seqlens is given but block_table is "
+                   "not; a paged call passes both (i32 [B, max_pages] and "
+                   "i32 [B]), a contiguous one neither (zero-initialized)");
+  if (paged && dtypeOf(args.q) == ATTN_DTYPE_E4M3)
+    return invalid("block_table: FP8 (e4m3) calls take no paged K/V cache");
+  return Status::success();
+}
+
+/// An i32 table of a paged call: rank, sizes `expected`, 4-byte aligned,
+/// any strides.
+static Status checkI32(const attn_tensor &t, StringRef name,
+                       llvm::ArrayRef<int64_t> expected, StringRef dims) {
+  if (dtypeOf(t) != ATTN_DTYPE_I32)
+    return invalid(name + ": dtype must be i32, got " + dtypeText(dtypeOf(t)));
+  auto rank = static_cast<int32_t>(expected.size());
+  if (Status s = checkShape(t, name, rank, dims); !s.ok())
+    return s;
+  if (!std::equal(expected.begin(), expected.end(), t.sizes))
+    return invalid(formatv("{0}: sizes must be {1} = {2}, got {3}", name, dims,
+                           listText(expected.data(), rank), sizesText(t)));
+  if (reinterpret_cast<uintptr_t>(t.data) % 4 != 0)
+    return invalid(formatv("{0}: data pointer {1} is not 4-byte aligned", name,
+                           pointerText(t.data)));
+  return Status::success();
+}
+
+/// Paged K/V: k, v [num_pages, page_size, Hkv, D] with q's D, page_size >=
+/// 1; block_table i32 [B, max_pages]; cache_seqlens i32 [B]; a capacity
+/// max_pages * page_size that fits 64 bits.
+static Status checkPagedSizes(const attn_fwd_args &args) {
+  const attn_tensor &q = args.q, &k = args.k;
+  if (k.sizes[3] != q.sizes[3])
+    return invalid(formatv("k: sizes {0} ([num_pages, page_size, Hkv, D]) "
+                           "must have q's D = {1}",
+                           sizesText(k), q.sizes[3]));
+  if (k.sizes[1] < 1)
+    return invalid(formatv("k: page_size (dim 1 of [num_pages, page_size, "
+                           "Hkv, D] = {0}) must be >= 1",
+                           sizesText(k)));
+  // Only B is fixed: max_pages is the table's own.
+  int64_t b = q.sizes[0], maxPages = args.block_table.sizes[1];
+  const int64_t table[2] = {b, maxPages};
+  if (Status s = checkI32(args.block_table, "block_table", table,
+                          "[B, max_pages]");
+      !s.ok())
+    return s;
+  if (Status s = checkI32(args.cache_seqlens, "cache_seqlens", {b}, "[B]");
+      !s.ok())
+    return s;
+  int64_t capacity;
+  if (__builtin_mul_overflow(maxPages, k.sizes[1], &capacity))
+    return invalid(formatv("block_table: max_pages * page_size = {0} * {1} "
+                           "overflows 64 bits",
+                           maxPages, k.sizes[1]));
+  return Status::success();
+}
+
+/// Contiguous K/V: k, v [B, Hkv, Nk, D] with q's B and D.
+static Status checkContiguousSizes(const attn_fwd_args &args) {
+  const attn_tensor &q = args.q, &k = args.k;
+  if (k.sizes[0] != q.sizes[0] || k.sizes[3] != q.sizes[3])
+    return invalid(formatv("k: sizes {0} must have q's B = {1} and D = {2}",
+                           sizesText(k), q.sizes[0], q.sizes[3]));
+  return Status::success();
+}
+
 static Status checkOperands(const attn_fwd_args &args) {
   const attn_tensor &q = args.q, &k = args.k, &v = args.v, &o = args.o;
   int dtype = dtypeOf(q);
@@ -302,13 +385,17 @@ static Status checkOperands(const attn_fwd_args &args) {
   if (dtype != ATTN_DTYPE_F16 && dtype != ATTN_DTYPE_BF16 && !fp8)
     return invalid("q: dtype must be f16, bf16 or e4m3, got " +
                    dtypeText(dtype));
+  bool paged = false;
+  if (Status s = checkPagedPresence(args, paged); !s.ok())
+    return s;
   const std::pair<StringRef, const attn_tensor *> operands[] = {
       {"q", &q}, {"k", &k}, {"v", &v}, {"o", &o}};
   for (const auto &[name, t] : operands) {
     bool kv = t == &k || t == &v;
-    if (Status s =
-            checkShape(*t, name, 4, kv ? "[B, Hkv, Nk, D]" : "[B, Hq, Nq, D]");
-        !s.ok())
+    StringRef dims = !kv   ? "[B, Hq, Nq, D]"
+                     : paged ? "[num_pages, page_size, Hkv, D]"
+                             : "[B, Hkv, Nk, D]";
+    if (Status s = checkShape(*t, name, 4, dims); !s.ok())
       return s;
     if (fp8 && t == &o && dtypeOf(o) != ATTN_DTYPE_BF16)
       return invalid("o: dtype must be bf16 for an e4m3 call, got " +
@@ -317,16 +404,16 @@ static Status checkOperands(const attn_fwd_args &args) {
       return invalid(formatv("{0}: dtype {1} does not match q's {2}", name,
                              dtypeText(dtypeOf(*t)), dtypeText(dtype)));
   }
-  if (k.sizes[0] != q.sizes[0] || k.sizes[3] != q.sizes[3])
-    return invalid(formatv("k: sizes {0} must have q's B = {1} and D = {2}",
-                           sizesText(k), q.sizes[0], q.sizes[3]));
+  if (Status s = paged ? checkPagedSizes(args) : checkContiguousSizes(args);
+      !s.ok())
+    return s;
   if (!sameSizes(v, k))
     return invalid(
         formatv("v: sizes {0} must equal k's {1}", sizesText(v), sizesText(k)));
   if (!sameSizes(o, q))
     return invalid(
         formatv("o: sizes {0} must equal q's {1}", sizesText(o), sizesText(q)));
-  int64_t hq = q.sizes[1], hkv = k.sizes[1], d = q.sizes[3];
+  int64_t hq = q.sizes[1], hkv = k.sizes[paged ? 2 : 1], d = q.sizes[3];
   if (hkv == 0 ? hq != 0 : hq % hkv != 0)
     return invalid(formatv("Hq = {0} is not a multiple of Hkv = {1}", hq, hkv));
   if (fp8 && (d % 16 != 0 || d < 16 || d > 256))
@@ -382,6 +469,7 @@ Status validateFwd(const attn_fwd_args &args, FwdCall &call) {
                            scaleText(scale)));
   call.hasLse = args.lse.data != nullptr;
   call.fp8 = dtypeOf(args.q) == ATTN_DTYPE_E4M3;
+  call.paged = isGiven(args.block_table);
   call.contiguous = true;
   for (Operand op : kAllOperands) {
     if (!isPresent(call, op))
@@ -391,7 +479,8 @@ Status validateFwd(const attn_fwd_args &args, FwdCall &call) {
     if (!viewBytes(t, bytes))
       return invalid(bundle::operandName(op) +
                      ": the view spans more than 2^63 bytes");
-    if (!bundle::isDescale(op)) // any strides: no layout key of their own
+    // Any strides: no layout key of their own.
+    if (!bundle::isDescale(op) && !bundle::isPagedOperand(op))
       call.contiguous &= isContiguous(t);
   }
   if (Status s = checkOutputsDoNotAlias(args, call); !s.ok())
@@ -401,8 +490,17 @@ Status validateFwd(const attn_fwd_args &args, FwdCall &call) {
   call.numHeadsQ = args.q.sizes[1];
   call.seqLenQ = args.q.sizes[2];
   call.headDim = args.q.sizes[3];
-  call.numHeadsKV = args.k.sizes[1];
-  call.seqLenK = args.k.sizes[2];
+  if (call.paged) {
+    // Nk is the capacity max_pages * page_size (checkPagedSizes: no
+    // overflow); each sequence's length is in cache_seqlens.
+    call.pageSize = args.k.sizes[1];
+    call.numPages = args.k.sizes[0];
+    call.numHeadsKV = args.k.sizes[2];
+    call.seqLenK = args.block_table.sizes[1] * call.pageSize;
+  } else {
+    call.numHeadsKV = args.k.sizes[1];
+    call.seqLenK = args.k.sizes[2];
+  }
   call.causal = args.causal != 0;
   call.scale = scale != 0 ? scale : 1.0 / std::sqrt(double(call.headDim));
   return Status::success();
@@ -426,7 +524,8 @@ static bool matches(const KernelEntry &kernel, const FwdCall &call) {
          k.hasLse == call.hasLse && sameScale(k.scale, call.scale) &&
          fits(k.batch, call.batch) && fits(k.numHeadsQ, call.numHeadsQ) &&
          fits(k.numHeadsKV, call.numHeadsKV) && fits(k.seqLenQ, call.seqLenQ) &&
-         fits(k.seqLenK, call.seqLenK) && (k.strided || call.contiguous);
+         fits(k.seqLenK, call.seqLenK) && (k.strided || call.contiguous) &&
+         k.pageSize == call.pageSize;
 }
 
 /// More static lengths first, then contiguous over strided, then the
@@ -512,7 +611,9 @@ static int64_t ctasPerSM(const bundle::KernelLaunch &launch) {
 /// * CTAs per SM) of the device, with efficiency waves / ceil(waves); the
 /// fewest splits within 85% of the best efficiency win, since every split
 /// adds a workspace round trip and combine work. Counts above the K/V
-/// blocks (splits left empty) are skipped. A tuned choice (attn_tune) wins
+/// blocks (splits left empty) are skipped; a paged call counts them from
+/// its capacity max_pages * page_size (FwdCall::seqLenK), as FlashAttention
+/// does: the lengths are in device memory. A tuned choice (attn_tune) wins
 /// over this.
 size_t Bundle::chooseSplits(const FwdCall &call, const attn_fwd_args &args,
                             size_t best) const {
@@ -832,7 +933,8 @@ struct alignas(64) TensorMap {
 
 /// Encodes `t` as the rank-4 tensor (D, N, H, B), or (N, D, H, B) for a
 /// transposed map (FP8 V^T storage), or (D, H, N, B) for a heads_inner map
-/// (GQA packing), in boxes of `param.box` (128-byte
+/// (GQA packing; a paged [num_pages, page_size, Hkv, D] cache comes out as
+/// (D, page_size, Hkv, num_pages)), in boxes of `param.box` (128-byte
 /// swizzle, out-of-bounds elements zero). e4m3 maps are UINT8: TMA copies
 /// bytes. A dimension of size 1 has no meaningful stride: it gets the
 /// packed one, so that any stride a caller left there is never put into the
@@ -1014,41 +1116,68 @@ static CUresult enqueue(const DriverApi &driver, const KernelEntry &entry,
   return driver.launchKernelEx(&config, function, pointers.data(), nullptr);
 }
 
-/// An FP8 call's descales, read back on `stream` (after the work queued
-/// before the call, which may compute them) and waited for: every factor
-/// must be finite and > 0, or the kernel would write NaN, Inf or garbage.
-static Status checkDescaleValues(const DriverApi &driver,
-                                 const attn_fwd_args &args,
-                                 const FwdCall &call, CUstream stream) {
+/// 4-byte elements (f32 or i32) of a view read back to the host: its span
+/// from the first element.
+using HostWords = std::vector<uint32_t>;
+
+/// Copies the spans of `ops` (FwdCall::extentBytes) to the host on `stream`
+/// (after the work queued before the call, which may compute them) and
+/// waits for it once. `what` names the values for the missing-driver error.
+static Status readBack(const DriverApi &driver, const attn_fwd_args &args,
+                       const FwdCall &call, llvm::ArrayRef<Operand> ops,
+                       StringRef what, CUstream stream,
+                       std::vector<HostWords> &host) {
   if (!driver.memcpyDtoHAsync || !driver.streamSynchronize)
     return makeError(ATTN_ERROR_CUDA,
-                     "checking the descale values needs cuMemcpyDtoHAsync "
-                     "and cuStreamSynchronize, which the CUDA driver lacks "
-                     "(attn_bundle_set_check_values(bundle, 0) skips the "
-                     "check)");
-  constexpr Operand descales[] = {Operand::QDescale, Operand::KDescale,
-                                  Operand::VDescale};
-  // The span of each view (B * Hkv factors, possibly strided).
-  std::array<std::vector<float>, 3> host;
-  for (size_t i = 0; i < 3; ++i) {
-    uint64_t bytes = call.extentBytes[static_cast<size_t>(descales[i])];
+                     "checking " + what +
+                         " needs cuMemcpyDtoHAsync and cuStreamSynchronize, "
+                         "which the CUDA driver lacks "
+                         "(attn_bundle_set_check_values(bundle, 0) skips the "
+                         "check)");
+  host.assign(ops.size(), {});
+  for (size_t i = 0; i < ops.size(); ++i) {
+    uint64_t bytes = call.extentBytes[static_cast<size_t>(ops[i])];
     if (bytes == 0)
       continue;
-    host[i].resize(bytes / sizeof(float));
-    auto src = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(
-        operandTensor(args, descales[i]).data));
-    if (CUresult r =
-            driver.memcpyDtoHAsync(host[i].data(), src, bytes, stream);
+    host[i].resize(bytes / sizeof(uint32_t));
+    auto src = static_cast<CUdeviceptr>(
+        reinterpret_cast<uintptr_t>(operandTensor(args, ops[i]).data));
+    if (CUresult r = driver.memcpyDtoHAsync(host[i].data(), src, bytes, stream);
         r != CUDA_SUCCESS)
       return cudaError(driver, r, "cuMemcpyDtoHAsync");
   }
   if (CUresult r = driver.streamSynchronize(stream); r != CUDA_SUCCESS)
     return cudaError(driver, r, "cuStreamSynchronize");
+  return Status::success();
+}
+
+/// Element [i0, i1] of a rank-1 or rank-2 view read back by readBack.
+template <typename T>
+static T element(const HostWords &host, const attn_tensor &t, int64_t i0,
+                 int64_t i1 = 0) {
+  int64_t offset = i0 * t.strides[0] + (t.rank > 1 ? i1 * t.strides[1] : 0);
+  T value;
+  std::memcpy(&value, &host[offset], sizeof(T));
+  return value;
+}
+
+/// An FP8 call's descales: every factor must be finite and > 0, or the
+/// kernel would write NaN, Inf or garbage.
+static Status checkDescaleValues(const DriverApi &driver,
+                                 const attn_fwd_args &args,
+                                 const FwdCall &call, CUstream stream) {
+  constexpr Operand descales[] = {Operand::QDescale, Operand::KDescale,
+                                  Operand::VDescale};
+  std::vector<HostWords> host;
+  if (Status s = readBack(driver, args, call, descales, "the descale values",
+                          stream, host);
+      !s.ok())
+    return s;
   for (size_t i = 0; i < 3; ++i) {
     const attn_tensor &t = operandTensor(args, descales[i]);
     for (int64_t b = 0; b < t.sizes[0]; ++b)
       for (int64_t h = 0; h < t.sizes[1]; ++h) {
-        float value = host[i][b * t.strides[0] + h * t.strides[1]];
+        float value = element<float>(host[i], t, b, h);
         if (!std::isfinite(value) || !(value > 0))
           return invalid(formatv(
               "{0}[{1}, {2}] = {3} must be finite and > 0 (the factor that "
@@ -1056,6 +1185,53 @@ static Status checkDescaleValues(const DriverApi &driver,
               bundle::operandName(descales[i]), b, h, scaleText(value)));
       }
   }
+  return Status::success();
+}
+
+/// A paged call's tables, FlashAttention's contract: every cache_seqlens[b]
+/// in [0, max_pages * page_size], and the block_table entries a sequence
+/// reads (its first ceil(cache_seqlens[b] / page_size)) pages of k and v,
+/// in [0, num_pages). Entries past those are never read, so never checked.
+static Status checkPagedValues(const DriverApi &driver,
+                               const attn_fwd_args &args, const FwdCall &call,
+                               CUstream stream) {
+  constexpr Operand tables[] = {Operand::BlockTable, Operand::CacheSeqlens};
+  std::vector<HostWords> host;
+  if (Status s = readBack(driver, args, call, tables,
+                          "the block table and cache lengths", stream, host);
+      !s.ok())
+    return s;
+  const attn_tensor &table = args.block_table, &lengths = args.cache_seqlens;
+  for (int64_t b = 0; b < lengths.sizes[0]; ++b) {
+    auto n = element<int32_t>(host[1], lengths, b);
+    if (n < 0 || n > call.seqLenK)
+      return invalid(formatv("cache_seqlens[{0}] = {1} must be in [0, "
+                             "max_pages * page_size = {2} * {3} = {4}]",
+                             b, n, table.sizes[1], call.pageSize,
+                             call.seqLenK));
+    int64_t used = llvm::divideCeil(int64_t(n), call.pageSize);
+    for (int64_t j = 0; j < used; ++j) {
+      auto page = element<int32_t>(host[0], table, b, j);
+      if (page < 0 || page >= call.numPages)
+        return invalid(formatv("block_table[{0}, {1}] = {2} must be a page "
+                               "of k and v in [0, num_pages = {3}) (sequence "
+                               "{0} has {4} keys: its first {5} entries are "
+                               "read)",
+                               b, j, page, call.numPages, n, used));
+    }
+  }
+  return Status::success();
+}
+
+/// The value checks of attn_bundle_set_check_values: FP8 descales, paged
+/// tables; other calls read nothing back.
+static Status checkCallValues(const DriverApi &driver,
+                              const attn_fwd_args &args, const FwdCall &call,
+                              CUstream stream) {
+  if (call.fp8)
+    return checkDescaleValues(driver, args, call, stream);
+  if (call.paged)
+    return checkPagedValues(driver, args, call, stream);
   return Status::success();
 }
 
@@ -1180,8 +1356,8 @@ Status Bundle::launch(const attn_fwd_args &args, CUstream stream) {
   if (Status s = prepare(args, call, index, driver, device);
       !s.ok() || call.empty())
     return s;
-  if (call.fp8 && checkValues)
-    if (Status s = checkDescaleValues(*driver, args, call, stream); !s.ok())
+  if (checkValues)
+    if (Status s = checkCallValues(*driver, args, call, stream); !s.ok())
       return s;
   if (autoTune && variantsOf(call, index).size() > 1 &&
       !tuning.lookup(call.describe()))
@@ -1242,8 +1418,8 @@ Status Bundle::tune(const attn_fwd_args &args, CUstream stream,
   if (Status s = prepare(args, call, index, driver, device);
       !s.ok() || call.empty())
     return s;
-  if (call.fp8 && checkValues)
-    if (Status s = checkDescaleValues(*driver, args, call, stream); !s.ok())
+  if (checkValues)
+    if (Status s = checkCallValues(*driver, args, call, stream); !s.ok())
       return s;
   Status s = tuneVariants(call, args, stream, *driver, device, index);
   // The fastest ran unless a launch failed (an unwritable cache does not

@@ -47,17 +47,21 @@ struct FwdCall {
   bool causal = false, hasLse = false;
   /// An e4m3 call: bf16 O, V^T storage, descales.
   bool fp8 = false;
+  /// A paged K/V call: k, v [num_pages, page_size, Hkv, D], block_table,
+  /// cache_seqlens; seqLenK is the capacity max_pages * page_size.
+  bool paged = false;
+  int64_t pageSize = 0, numPages = 0; // 0 unless paged
   /// q, k, v, o (and lse, if given) are contiguous row-major.
   bool contiguous = false;
   double scale = 0;                         // softmax_scale, or 1/sqrt(D) for 0
   /// By bundle::Operand; 0: empty or absent (no LSE, descales of a non-FP8
-  /// call).
+  /// call, tables of a contiguous call).
   std::array<uint64_t, bundle::kNumOperands> extentBytes = {};
 
   /// Nothing to compute: no query row.
   bool empty() const { return seqLenQ == 0 || batch == 0 || numHeadsQ == 0; }
   /// "bf16 D=128 causal +lse B=1 Hq=32 Hkv=8 Nq=100 Nk=100 scale=0.0884
-  /// strided".
+  /// strided"; a paged call adds " page_size=16" after Nk.
   std::string describe() const;
 };
 
@@ -95,8 +99,9 @@ public:
   /// it once more, so O and LSE hold its result. `chosen` is its index.
   Status tune(const attn_fwd_args &args, CUstream stream, int64_t &chosen);
   void setAutoTune(bool on) { autoTune = on; }
-  /// Whether launch() and tune() read an FP8 call's descales back and
-  /// check them (one stream synchronization per call).
+  /// Whether launch() and tune() read an FP8 call's descales or a paged
+  /// call's block table and cache lengths back and check them (one stream
+  /// synchronization per call).
   void setCheckValues(bool on) { checkValues = on; }
 
   static constexpr int kTuningLaunches = 5;

@@ -64,6 +64,10 @@ bool isDescale(Operand operand) {
          operand == Operand::VDescale;
 }
 
+bool isPagedOperand(Operand operand) {
+  return operand == Operand::BlockTable || operand == Operand::CacheSeqlens;
+}
+
 int64_t operandRank(Operand operand) {
   switch (operand) {
   case Operand::LSE:
@@ -448,6 +452,30 @@ static llvm::Error corrupt(const llvm::Twine &where, const llvm::Twine &what) {
                                  where + ": " + what);
 }
 
+/// Paged K/V (page_size > 0): the wgmma path, not e4m3, a page of 1 to
+/// 2^20 tokens, and a dynamic seqlen_k (each sequence's length is read from
+/// cache_seqlens).
+static llvm::Error checkPagedKey(const FwdKey &key, const llvm::Twine &at) {
+  if (key.pageSize == 0)
+    return llvm::Error::success();
+  if (key.pageSize < 0 || key.pageSize > kMaxPageSize)
+    return corrupt(at + ".key.page_size",
+                   llvm::formatv("must be in [1, {0}] (absent for "
+                                 "contiguous K/V), got {1}",
+                                 kMaxPageSize, key.pageSize));
+  if (key.path != "wgmma")
+    return corrupt(at + ".key.path",
+                   "paged K/V (page_size) kernels are \"wgmma\" kernels");
+  if (key.dtype == "e4m3")
+    return corrupt(at + ".key.dtype",
+                   "paged K/V (page_size) kernels are not e4m3");
+  if (key.seqLenK)
+    return corrupt(at + ".key.seqlen_k",
+                   "must be null in a paged K/V (page_size) kernel: each "
+                   "sequence's length comes from cache_seqlens");
+  return llvm::Error::success();
+}
+
 static llvm::Error checkKey(const FwdKey &key, const llvm::Twine &at) {
   if (key.dtype != "f16" && key.dtype != "bf16" && key.dtype != "e4m3")
     return corrupt(at + ".key.dtype", "expected \"f16\", \"bf16\" or "
@@ -477,7 +505,7 @@ static llvm::Error checkKey(const FwdKey &key, const llvm::Twine &at) {
       (*key.numHeadsKV == 0 || *key.numHeadsQ % *key.numHeadsKV != 0))
     return corrupt(at + ".key", "num_heads_q must be a multiple of "
                                 "num_heads_kv");
-  return llvm::Error::success();
+  return checkPagedKey(key, at);
 }
 
 static llvm::Error checkLaunch(const KernelEntry &kernel,
@@ -498,6 +526,10 @@ static llvm::Error checkLaunch(const KernelEntry &kernel,
       if (t.operand == Operand::LSE && !kernel.key.hasLse)
         return corrupt(at + ".launch.grid", "refers to lse in a kernel "
                                             "without LSE");
+      if (isPagedOperand(t.operand) && kernel.key.pageSize == 0)
+        return corrupt(at + ".launch.grid",
+                       "refers to " + operandName(t.operand) +
+                           " in a kernel without page_size");
     }
   }
   // A persistent kernel's grid is its CTA count: nothing scales with the call.
@@ -539,15 +571,45 @@ static llvm::Error checkResources(const Resources &r, const llvm::Twine &at) {
   return llvm::Error::success();
 }
 
+/// Rows of one page a paged kernel's K/V box holds: min(page_size,
+/// block_n).
+static int64_t pagedBoxRows(const FwdKey &key) {
+  return std::min(key.pageSize, key.blockN);
+}
+
+/// The K or V map of a paged kernel (never e4m3): heads_inner, viewing the
+/// [num_pages, page_size, Hkv, D] cache as (D, page_size, Hkv, num_pages)
+/// innermost first, in boxes of min(page_size, block_n) rows of one page of
+/// one KV head.
+static llvm::Error checkPagedMap(const KernelEntry &kernel, const Param &p,
+                                 const llvm::Twine &at) {
+  StringRef name = operandName(p.operand);
+  if (!p.headsInner)
+    return corrupt(at + ".params",
+                   "the tensor map of " + name +
+                       " in a paged K/V kernel must be heads_inner (the "
+                       "[num_pages, page_size, Hkv, D] cache as (D, "
+                       "page_size, Hkv, num_pages))");
+  int64_t rows = pagedBoxRows(kernel.key);
+  if (p.box != std::array<int64_t, 4>{64, rows, 1, 1})
+    return corrupt(at + ".params",
+                   llvm::formatv("the tensor map box of {0} in a paged K/V "
+                                 "kernel must be [64, min(page_size, block_n) "
+                                 "= {1}, 1, 1], got [{2}, {3}, {4}, {5}]",
+                                 name, rows, p.box[0], p.box[1], p.box[2],
+                                 p.box[3]));
+  return llvm::Error::success();
+}
+
 /// A tensor map of a wgmma kernel: q, k, v or o; a box of one 128-byte
 /// swizzle span innermost (64 f16/bf16 or 128 e4m3 elements), at most 256
 /// rows, 1 head, 1 batch; transposed exactly for the V of an e4m3 kernel
 /// (V^T storage: the span runs along Nk); heads_inner only for q and o (GQA
-/// packing: G >= 2 heads of rows / G queries, at most 256 rows).
+/// packing: G >= 2 heads of rows / G queries, at most 256 rows), and for k
+/// and v exactly in a paged kernel (checkPagedMap).
 static llvm::Error checkTensorMap(const KernelEntry &kernel, const Param &p,
                                   const llvm::Twine &at) {
-  if (kernel.key.path != "wgmma" || p.operand == Operand::LSE ||
-      isDescale(p.operand))
+  if (kernel.key.path != "wgmma" || operandRank(p.operand) != 4)
     return corrupt(at + ".params", "tensor maps are for q, k, v and o "
                                    "of wgmma kernels");
   bool fp8 = kernel.key.dtype == "e4m3";
@@ -562,10 +624,14 @@ static llvm::Error checkTensorMap(const KernelEntry &kernel, const Param &p,
                          "transposed (V^T storage, unit stride along Nk)"
                        : "the tensor map of v is transposed, but only e4m3 "
                          "kernels take V^T storage");
+  bool kv = p.operand == Operand::K || p.operand == Operand::V;
+  if (kernel.key.pageSize > 0 && kv)
+    return checkPagedMap(kernel, p, at);
   if (p.headsInner && p.operand != Operand::Q && p.operand != Operand::O)
     return corrupt(at + ".params",
                    "the tensor map of " + name +
-                       " has heads_inner; only q's and o's may (GQA packing)");
+                       " has heads_inner; only q's and o's may (GQA "
+                       "packing), and k's and v's in a paged K/V kernel");
   // O is bf16 in an e4m3 kernel.
   int64_t elementBytes = fp8 && p.operand != Operand::O ? 1 : 2;
   int64_t span = 128 / elementBytes;
@@ -623,6 +689,11 @@ static llvm::Error checkLaunchParams(const KernelEntry &kernel,
       return corrupt(at + ".params",
                      "a " + operandName(p.operand) +
                          " parameter in a kernel that is not e4m3");
+    if (isPagedOperand(p.operand) && kernel.key.pageSize == 0)
+      return corrupt(at + ".params",
+                     "a " + operandName(p.operand) +
+                         " parameter in a kernel without page_size (paged "
+                         "K/V)");
     int64_t rank = operandRank(p.operand);
     if (p.index < 0 || p.index >= rank)
       return corrupt(at + ".params", "index out of the operand's rank");
@@ -708,6 +779,12 @@ static llvm::Error checkParams(const KernelEntry &kernel,
         return corrupt(at + ".params", "no aligned_ptr of operand " +
                                            operandName(op) +
                                            " in an e4m3 kernel");
+  if (kernel.key.pageSize > 0)
+    for (Operand op : {Operand::BlockTable, Operand::CacheSeqlens})
+      if (!hasPointer[static_cast<size_t>(op)])
+        return corrupt(at + ".params",
+                       "no memref descriptor of operand " + operandName(op) +
+                           " in a paged K/V (page_size) kernel");
   return llvm::Error::success();
 }
 /// Rows of O one consumer warpgroup writes with a TMA store.
@@ -716,8 +793,8 @@ constexpr int64_t kWarpgroupRows = 64;
 /// What attn-lower-to-wgmma kernels are: one producer and one to three
 /// consumer warpgroups of 64 rows each (BLOCK_M / 64), a dynamic
 /// shared-memory ring, and exactly one tensor map each for q (box rows
-/// BLOCK_M), k and v (box rows BLOCK_N), and at most one for o (box rows
-/// 64, the TMA-store epilogue).
+/// BLOCK_M), k and v (box rows BLOCK_N; paged: min(page_size, BLOCK_N)),
+/// and at most one for o (box rows 64, the TMA-store epilogue).
 static llvm::Error checkWgmma(const KernelEntry &kernel,
                               const llvm::Twine &at) {
   const std::array<int64_t, 3> &t = kernel.threads;
@@ -749,6 +826,10 @@ static llvm::Error checkWgmma(const KernelEntry &kernel,
                        "(GQA packing) or neither");
       packed = p.headsInner;
     }
+    // Paged K/V boxes: checkPagedMap checked them.
+    if (kernel.key.pageSize > 0 &&
+        (p.operand == Operand::K || p.operand == Operand::V))
+      continue;
     // V^T boxes: 128 keys of all D rows (checkTensorMap checked the keys).
     if (p.transposed) {
       if (p.box[1] != kernel.key.headDim)
@@ -993,15 +1074,18 @@ static std::string lengthText(const std::optional<int64_t> &len) {
 
 /// "bf16 D=128 causal +lse B=1 Hq=32 Hkv=8 Nq=? Nk=? scale=0.08838835
 /// strided".
+/// A paged kernel adds " page_size=16" after the lengths.
 static std::string keyText(const FwdKey &k) {
-  return llvm::formatv("{0} D={1}{2}{3} B={4} Hq={5} Hkv={6} Nq={7} Nk={8} "
-                       "scale={9} {10}",
+  return llvm::formatv("{0} D={1}{2}{3} B={4} Hq={5} Hkv={6} Nq={7} Nk={8}"
+                       "{11} scale={9} {10}",
                        k.dtype, k.headDim, k.causal ? " causal" : "",
                        k.hasLse ? " +lse" : "", lengthText(k.batch),
                        lengthText(k.numHeadsQ), lengthText(k.numHeadsKV),
                        lengthText(k.seqLenQ), lengthText(k.seqLenK),
                        llvm::format("%.7g", k.scale),
-                       k.strided ? "strided" : "contiguous")
+                       k.strided ? "strided" : "contiguous",
+                       k.pageSize ? " page_size=" + std::to_string(k.pageSize)
+                                  : std::string())
       .str();
 }
 

@@ -57,6 +57,8 @@ std::optional<Operand> parseOperand(llvm::StringRef name);
 int64_t operandRank(Operand operand);
 /// True for q_descale, k_descale and v_descale.
 bool isDescale(Operand operand);
+/// True for block_table and cache_seqlens (paged K/V kernels only).
+bool isPagedOperand(Operand operand);
 
 /// Specialization key of a forward kernel. A length that is nullopt is
 /// dynamic: the kernel reads it from the call.
@@ -112,7 +114,9 @@ struct GridDim {
 /// views the operand as (Nk, D, H, B) instead, innermost first; a
 /// `heads_inner` map (GQA packing: Q and O) as (D, H, N, B), so that a box
 /// [span, G, rows / G, 1] holds the G query heads of a KV group
-/// query-major.
+/// query-major; the same dimension order views a paged kernel's K or V
+/// cache [num_pages, page_size, Hkv, D] as (D, page_size, Hkv, num_pages),
+/// boxes [64, min(page_size, block_n), 1, 1].
 struct Param {
   enum class Field {
     AllocatedPtr,
@@ -204,6 +208,9 @@ llvm::json::Value toJSON(const Manifest &manifest);
 int64_t requiredVersion(const Manifest &manifest);
 bool fromJSON(const llvm::json::Value &value, Manifest &manifest,
               llvm::json::Path path);
+
+/// The largest page_size of a paged K/V kernel.
+constexpr int64_t kMaxPageSize = int64_t(1) << 20;
 
 /// The most dynamic shared memory a kernel may ask for (sm_90: 227 KiB).
 constexpr int64_t kMaxDynamicSharedBytes = 227 * 1024;

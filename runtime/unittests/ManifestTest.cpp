@@ -938,3 +938,199 @@ TEST(ManifestCorrupt, SplitKV) {
                    }),
                    "operand o");
 }
+
+//===----------------------------------------------------------------------===//
+// Paged K/V: page_size, heads_inner K/V maps, block_table / cache_seqlens
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Parses a manifest holding pagedKernel("p", 16) after `edit`.
+template <typename Edit> std::string pagedErrorAfter(Edit edit) {
+  return errorAfterEditing(manifestOf({pagedKernel("p", 16)}), edit);
+}
+
+json::Object &key0(json::Object &top) { return *kernel0(top).getObject("key"); }
+
+/// Removes kernel 0's parameters of `operand`.
+void dropParams(json::Object &top, llvm::StringRef operand) {
+  json::Array &params = *kernel0(top).getArray("params");
+  json::Array kept;
+  for (json::Value &p : params)
+    if (p.getAsObject()->getString("operand") != operand)
+      kept.push_back(std::move(p));
+  params = std::move(kept);
+}
+
+} // namespace
+
+TEST(ManifestPaged, RoundTripsPageSizeMapsAndTables) {
+  for (int64_t pageSize : {16, 256}) {
+    Manifest m = manifestOf({pagedKernel("p", pageSize)});
+    std::string text = manifestText(m);
+    EXPECT_NE(text.find("\"page_size\": " + std::to_string(pageSize)),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("\"block_table\""), std::string::npos);
+    EXPECT_NE(text.find("\"cache_seqlens\""), std::string::npos);
+    // A paged kernel alone needs no version 3.
+    EXPECT_EQ(requiredVersion(m), 2);
+    llvm::Expected<Manifest> parsed = parseManifest(text);
+    ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+    const KernelEntry &k = parsed->kernels[0];
+    expectSameKernel(k, m.kernels[0]);
+    EXPECT_EQ(k.key.pageSize, pageSize);
+    const Param &v = k.params[0];
+    EXPECT_EQ(v.operand, Operand::V);
+    EXPECT_TRUE(v.headsInner);
+    EXPECT_EQ(v.box, (std::array<int64_t, 4>{64, std::min<int64_t>(pageSize,
+                                                                   128),
+                                              1, 1}));
+    EXPECT_EQ(k.params.back().operand, Operand::BlockTable);
+    EXPECT_EQ(k.params.back().field, Param::Field::Stride);
+    EXPECT_EQ(k.params.back().index, 1);
+  }
+  // Without page_size the key has no page_size field.
+  EXPECT_EQ(manifestText(manifestOf({wgmmaKernel("w")})).find("page_size"),
+            std::string::npos);
+  EXPECT_EQ(operandRank(Operand::BlockTable), 2);
+  EXPECT_EQ(operandRank(Operand::CacheSeqlens), 1);
+  EXPECT_TRUE(isPagedOperand(Operand::CacheSeqlens));
+  EXPECT_FALSE(isPagedOperand(Operand::K));
+}
+
+TEST(ManifestPaged, DescribeShowsThePageSize) {
+  std::string text = describe(pagedKernel("p", 16));
+  EXPECT_NE(text.find("Nk=? page_size=16 scale="), std::string::npos) << text;
+  EXPECT_EQ(describe(wgmmaKernel("w")).find("page_size"), std::string::npos);
+}
+
+TEST(ManifestPaged, KeyIsWgmmaNotE4m3WithDynamicSeqlenK) {
+  EXPECT_EQ(pagedErrorAfter([](json::Object &) {}), "");
+  EXPECT_ERROR_HAS(pagedErrorAfter([](json::Object &top) {
+                     key0(top)["path"] = "fma";
+                   }),
+                   "kernels[0].key.path: paged K/V (page_size) kernels are "
+                   "\"wgmma\" kernels");
+  EXPECT_ERROR_HAS(pagedErrorAfter([](json::Object &top) {
+                     key0(top)["dtype"] = "e4m3";
+                   }),
+                   "kernels[0].key.dtype: paged K/V (page_size) kernels are "
+                   "not e4m3");
+  EXPECT_ERROR_HAS(pagedErrorAfter([](json::Object &top) {
+                     key0(top)["seqlen_k"] = 4096;
+                   }),
+                   "kernels[0].key.seqlen_k: must be null in a paged K/V "
+                   "(page_size) kernel");
+  for (int64_t bad : {int64_t(-1), (int64_t(1) << 20) + 1})
+    EXPECT_ERROR_HAS(pagedErrorAfter([&](json::Object &top) {
+                       key0(top)["page_size"] = bad;
+                     }),
+                     "kernels[0].key.page_size: must be in [1, 1048576]");
+  EXPECT_ERROR_HAS(pagedErrorAfter([](json::Object &top) {
+                     key0(top)["page_size"] = "16";
+                   }),
+                   "page_size");
+  // Page size 2^20 is the largest; its box holds block_n rows.
+  EXPECT_EQ(pagedErrorAfter([](json::Object &top) {
+              key0(top)["page_size"] = int64_t(1) << 20;
+              tensorMap0(top, "k")["box"] = json::Array{64, 128, 1, 1};
+              tensorMap0(top, "v")["box"] = json::Array{64, 128, 1, 1};
+            }),
+            "");
+}
+
+TEST(ManifestPaged, KVMapsAreHeadsInnerWithPageRows) {
+  EXPECT_ERROR_HAS(pagedErrorAfter([](json::Object &top) {
+                     tensorMap0(top, "k").erase("heads_inner");
+                   }),
+                   "the tensor map of k in a paged K/V kernel must be "
+                   "heads_inner");
+  // min(page_size, block_n) = 16 rows of one page of one KV head.
+  EXPECT_ERROR_HAS(pagedErrorAfter([](json::Object &top) {
+                     tensorMap0(top, "v")["box"] = json::Array{64, 128, 1, 1};
+                   }),
+                   "the tensor map box of v in a paged K/V kernel must be [64, "
+                   "min(page_size, block_n) = 16, 1, 1], got [64, 128, 1, 1]");
+  EXPECT_ERROR_HAS(pagedErrorAfter([](json::Object &top) {
+                     tensorMap0(top, "k")["box"] = json::Array{64, 16, 2, 1};
+                   }),
+                   "the tensor map box of k in a paged K/V kernel must be");
+  EXPECT_ERROR_HAS(errorAfterEditing(manifestOf({pagedKernel("p", 256)}),
+                                     [](json::Object &top) {
+                                       tensorMap0(top, "k")["box"] =
+                                           json::Array{64, 256, 1, 1};
+                                     }),
+                   "min(page_size, block_n) = 128");
+  // Without page_size, k and v maps stay (D, N, H, B).
+  EXPECT_ERROR_HAS(pagedErrorAfter([](json::Object &top) {
+                     key0(top).erase("page_size");
+                   }),
+                   "the tensor map of v has heads_inner; only q's and o's may");
+}
+
+TEST(ManifestPaged, TablesArePassedWholeToPagedKernelsOnly) {
+  EXPECT_ERROR_HAS(pagedErrorAfter([](json::Object &top) {
+                     dropParams(top, "block_table");
+                   }),
+                   "kernels[0].params: no memref descriptor of operand "
+                   "block_table in a paged K/V (page_size) kernel");
+  EXPECT_ERROR_HAS(pagedErrorAfter([](json::Object &top) {
+                     dropParams(top, "cache_seqlens");
+                   }),
+                   "no memref descriptor of operand cache_seqlens");
+  // Part of a descriptor is not enough.
+  EXPECT_ERROR_HAS(pagedErrorAfter([](json::Object &top) {
+                     kernel0(top).getArray("params")->pop_back();
+                   }),
+                   "operand block_table's memref descriptor is incomplete");
+  EXPECT_ERROR_HAS(pagedErrorAfter([](json::Object &top) {
+                     kernel0(top).getArray("params")->push_back(
+                         json::Object{{"operand", "block_table"},
+                                      {"field", "tensor_map"},
+                                      {"box", json::Array{64, 16, 1, 1}}});
+                   }),
+                   "tensor maps are for q, k, v and o of wgmma kernels");
+  // In a kernel without page_size they are corrupt.
+  Manifest plain = manifestOf({wgmmaKernel("w")});
+  appendDescriptor(plain.kernels[0].params, Operand::BlockTable);
+  llvm::Expected<Manifest> parsed = parseManifest(manifestText(plain));
+  ASSERT_FALSE(bool(parsed));
+  EXPECT_NE(llvm::toString(parsed.takeError())
+                .find("kernels[0].params: a block_table parameter in a kernel "
+                      "without page_size (paged K/V)"),
+            std::string::npos);
+  plain = manifestOf({wgmmaKernel("w")});
+  plain.kernels[0].grid[1] = GridDim{1, {{Operand::CacheSeqlens, 0, 1}}};
+  parsed = parseManifest(manifestText(plain));
+  ASSERT_FALSE(bool(parsed));
+  EXPECT_NE(llvm::toString(parsed.takeError())
+                .find("refers to cache_seqlens in a kernel without page_size"),
+            std::string::npos);
+}
+
+// GQA packing over a paged cache: q's map packs the G heads of a KV group
+// (static head counts, Hkv being the caches' dim 2).
+TEST(ManifestPaged, GqaPackedQueriesOverPagedCaches) {
+  KernelEntry k = pagedKernel("p", 16);
+  k.key.numHeadsQ = 4;
+  k.key.numHeadsKV = 2;
+  for (Param &p : k.params)
+    if (p.field == Param::Field::TensorMap && p.operand == Operand::Q) {
+      p.box = {64, 2, 64, 1};
+      p.headsInner = true;
+    }
+  llvm::Expected<Manifest> parsed =
+      parseManifest(manifestText(manifestOf({k})));
+  ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+}
+
+// Paged split-KV: the partial launch takes the tables.
+TEST(ManifestPaged, SplitKernelsTakeTheTablesInALaunch) {
+  Manifest m = manifestOf({pagedSplitKernel("s", 2, 256)});
+  m.version = 3;
+  llvm::Expected<Manifest> parsed = parseManifest(manifestText(m));
+  ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+  EXPECT_EQ(parsed->kernels[0].key.pageSize, 256);
+  EXPECT_EQ(parsed->kernels[0].key.splits, 2);
+}

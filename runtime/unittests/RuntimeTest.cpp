@@ -70,6 +70,23 @@ attn_fwd_args makeFp8Args(int64_t b, int64_t hq, int64_t hkv, int64_t nq,
   return args;
 }
 
+/// A paged bf16 call: q [B, Hq, Nq, D], k and v caches [num_pages,
+/// page_size, Hkv, D] at fakeAddress(1), (2), o, block_table i32 [B,
+/// max_pages] at fakeAddress(8), cache_seqlens i32 [B] at fakeAddress(9).
+attn_fwd_args makePagedArgs(int64_t b, int64_t hq, int64_t hkv, int64_t nq,
+                            int64_t numPages, int64_t pageSize,
+                            int64_t maxPages, int64_t d = 128) {
+  attn_fwd_args args = makeArgs(b, hq, hkv, nq, 1, d);
+  args.k = attn::makeTensor(fakeAddress(1), ATTN_DTYPE_BF16,
+                            {numPages, pageSize, hkv, d});
+  args.v = attn::makeTensor(fakeAddress(2), ATTN_DTYPE_BF16,
+                            {numPages, pageSize, hkv, d});
+  args.block_table =
+      attn::makeTensor(fakeAddress(8), ATTN_DTYPE_I32, {b, maxPages});
+  args.cache_seqlens = attn::makeTensor(fakeAddress(9), ATTN_DTYPE_I32, {b});
+  return args;
+}
+
 /// The FlashAttention layout: a contiguous [B, N, H, D] buffer seen as
 /// [B, H, N, D].
 attn_tensor bnhdView(void *data, int64_t b, int64_t h, int64_t n, int64_t d) {
@@ -415,9 +432,12 @@ TEST_F(Validation, Dtypes) {
   args = makeArgs(1, 8, 8, 128, 128, 128, false, ATTN_DTYPE_F32);
   EXPECT_STATUS(select(args), kInvalid,
                 "q: dtype must be f16, bf16 or e4m3, got f32");
-  args.q.dtype = static_cast<attn_dtype>(4);
+  args.q.dtype = ATTN_DTYPE_I32;
   EXPECT_STATUS(select(args), kInvalid,
-                "q: dtype must be f16, bf16 or e4m3, got <dtype 4>");
+                "q: dtype must be f16, bf16 or e4m3, got i32");
+  args.q.dtype = static_cast<attn_dtype>(5);
+  EXPECT_STATUS(select(args), kInvalid,
+                "q: dtype must be f16, bf16 or e4m3, got <dtype 5>");
 }
 
 TEST_F(Validation, Ranks) {
@@ -680,6 +700,8 @@ struct FakeState {
   /// Device floats by address (the descales cuMemcpyDtoHAsync reads), and
   /// the copies and stream synchronizations asked for.
   std::map<uintptr_t, std::vector<float>> floats;
+  /// Device i32 by address (a paged call's tables).
+  std::map<uintptr_t, std::vector<int32_t>> ints;
   int copies = 0;
   std::vector<CUstream> syncs;
 };
@@ -895,19 +917,23 @@ CUresult fakeDeviceGetAttribute(int *value, CUdevice_attribute attribute,
   return fake->multiprocessors > 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-/// Copies from `floats`; CUDA_ERROR_INVALID_VALUE outside them.
+/// Copies from `floats` or `ints`; CUDA_ERROR_INVALID_VALUE outside them.
 CUresult fakeMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes,
                              CUstream) {
   std::lock_guard<std::mutex> lock(fake->mutex);
   ++fake->copies;
-  for (const auto &[start, values] : fake->floats)
-    if (src >= start && src + bytes <= start + values.size() * sizeof(float)) {
-      std::memcpy(dst, reinterpret_cast<const char *>(values.data()) +
-                           (src - start),
-                  bytes);
-      return CUDA_SUCCESS;
-    }
-  return CUDA_ERROR_INVALID_VALUE;
+  auto copy = [&](const auto &map) {
+    for (const auto &[start, values] : map)
+      if (src >= start && src + bytes <= start + values.size() * 4) {
+        std::memcpy(dst, reinterpret_cast<const char *>(values.data()) +
+                             (src - start),
+                    bytes);
+        return true;
+      }
+    return false;
+  };
+  return copy(fake->floats) || copy(fake->ints) ? CUDA_SUCCESS
+                                                : CUDA_ERROR_INVALID_VALUE;
 }
 
 CUresult fakeStreamSynchronize(CUstream stream) {
@@ -1824,6 +1850,393 @@ TEST_F(Fp8Launch, DescalesAreDeviceMemoryOfTheContext) {
   EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_INVALID_ARGUMENT,
                 "q_descale: 0x804000000000 is not CUDA device memory");
   EXPECT_EQ(state.copies, 0);
+}
+
+//===----------------------------------------------------------------------===//
+// Paged K/V calls
+//===----------------------------------------------------------------------===//
+
+class PagedValidation : public ::testing::Test {
+protected:
+  void SetUp() override {
+    owner.bundle = loadBundle(dir, manifestOf({pagedKernel("p", 16)}));
+    ASSERT_NE(owner.bundle, nullptr);
+  }
+  attn_status select(const attn_fwd_args &a) {
+    int64_t index = -1;
+    return attn_fwd_select(owner.bundle, &a, &index);
+  }
+  TempDir dir;
+  BundleOwner owner{nullptr};
+  // B2 Hq8 Hkv2 Nq1, 8 pages of 16 tokens, 4 pages per sequence.
+  attn_fwd_args args = makePagedArgs(2, 8, 2, 1, 8, 16, 4);
+};
+
+TEST_F(PagedValidation, ValidCallPasses) {
+  EXPECT_STATUS(select(args), ATTN_SUCCESS, "");
+  // The tables take any strides: a column of a wider table, a broadcast
+  // length.
+  args.block_table.strides[0] = 7;
+  args.block_table.strides[1] = 1;
+  args.cache_seqlens.strides[0] = 0;
+  EXPECT_STATUS(select(args), ATTN_SUCCESS, "");
+  // No page to read: max_pages = 0 and no pages at all.
+  args = makePagedArgs(2, 8, 2, 1, 0, 16, 0);
+  args.k.data = args.v.data = args.block_table.data = nullptr;
+  EXPECT_STATUS(select(args), ATTN_SUCCESS, "");
+}
+
+TEST_F(PagedValidation, TablesComeTogether) {
+  attn_fwd_args a = args;
+  a.cache_seqlens = {};
+  EXPECT_STATUS(select(a), kInvalid,
+                "cache_seqlens: a paged call (block_table given) needs it: "
+                "i32 [B] = [2]");
+  a = args;
+  a.block_table = {};
+  EXPECT_STATUS(select(a), kInvalid,
+                "block_table: cache_seqlens is given but block_table is not");
+  // A rank alone marks a table as given.
+  a.block_table.rank = 2;
+  EXPECT_STATUS(select(a), kInvalid, "block_table: dtype must be i32, got f16");
+}
+
+TEST_F(PagedValidation, TableDtypesRanksSizesAlignment) {
+  attn_fwd_args a = args;
+  a.block_table.dtype = ATTN_DTYPE_F32;
+  EXPECT_STATUS(select(a), kInvalid, "block_table: dtype must be i32, got f32");
+  a = args;
+  a.cache_seqlens.dtype = ATTN_DTYPE_BF16;
+  EXPECT_STATUS(select(a), kInvalid,
+                "cache_seqlens: dtype must be i32, got bf16");
+  a = args;
+  a.block_table.rank = 1;
+  EXPECT_STATUS(select(a), kInvalid,
+                "block_table: rank must be 2 ([B, max_pages]), got 1");
+  a = args;
+  a.cache_seqlens.rank = 2;
+  EXPECT_STATUS(select(a), kInvalid,
+                "cache_seqlens: rank must be 1 ([B]), got 2");
+  a = args;
+  a.block_table.sizes[0] = 3;
+  EXPECT_STATUS(select(a), kInvalid,
+                "block_table: sizes must be [B, max_pages] = [2, 4], got [3, "
+                "4]");
+  a = args;
+  a.cache_seqlens.sizes[0] = 1;
+  EXPECT_STATUS(select(a), kInvalid,
+                "cache_seqlens: sizes must be [B] = [2], got [1]");
+  a = args;
+  a.block_table.sizes[1] = -1;
+  EXPECT_STATUS(select(a), kInvalid, "block_table: sizes [2, -1] must be >= 0");
+  a = args;
+  a.cache_seqlens.strides[0] = -1;
+  EXPECT_STATUS(select(a), kInvalid, "cache_seqlens: strides [-1] must be");
+  a = args;
+  a.block_table.data = static_cast<char *>(a.block_table.data) + 2;
+  EXPECT_STATUS(select(a), kInvalid,
+                "block_table: data pointer 0x810000000002 is not 4-byte "
+                "aligned");
+  a = args;
+  a.cache_seqlens.data = nullptr;
+  EXPECT_STATUS(select(a), kInvalid, "cache_seqlens: data pointer is null");
+  a = args;
+  a.block_table.sizes[1] = INT64_MAX / 8;
+  EXPECT_STATUS(select(a), kInvalid,
+                "block_table: max_pages * page_size = 1152921504606846975 * "
+                "16 overflows 64 bits");
+}
+
+TEST_F(PagedValidation, CachesArePagesOfHeads) {
+  attn_fwd_args a = args;
+  a.k.rank = 3;
+  EXPECT_STATUS(select(a), kInvalid,
+                "k: rank must be 4 ([num_pages, page_size, Hkv, D]), got 3");
+  a = args;
+  a.v.sizes[0] = 9;
+  EXPECT_STATUS(select(a), kInvalid,
+                "v: sizes [9, 16, 2, 128] must equal k's [8, 16, 2, 128]");
+  a = args;
+  a.k.sizes[3] = a.v.sizes[3] = 64;
+  EXPECT_STATUS(select(a), kInvalid,
+                "k: sizes [8, 16, 2, 64] ([num_pages, page_size, Hkv, D]) "
+                "must have q's D = 128");
+  a = args;
+  a.k.sizes[1] = a.v.sizes[1] = 0;
+  EXPECT_STATUS(select(a), kInvalid, "k: page_size (dim 1 of [num_pages, "
+                                     "page_size, Hkv, D] = [8, 0, 2, 128]) "
+                                     "must be >= 1");
+  // Hkv is dim 2 of the caches.
+  a = args;
+  a.k.sizes[2] = a.v.sizes[2] = 3;
+  EXPECT_STATUS(select(a), kInvalid, "Hq = 8 is not a multiple of Hkv = 3");
+  a = args;
+  a.v.dtype = ATTN_DTYPE_F16;
+  EXPECT_STATUS(select(a), kInvalid, "v: dtype f16 does not match q's bf16");
+  a = args;
+  a.k.strides[3] = 2;
+  EXPECT_STATUS(select(a), kInvalid, "k: stride along D must be 1, got 2");
+  a = args;
+  a.v.strides[1] = 260; // a row of a page: not 16 bytes
+  EXPECT_STATUS(select(a), kInvalid,
+                "v: stride[1] = 260 must be a multiple of 8 elements");
+  a = args;
+  a.k.data = static_cast<char *>(a.k.data) + 8;
+  EXPECT_STATUS(select(a), kInvalid, "k: data pointer");
+  // The batch of the caches is not q's: any number of pages.
+  a = makePagedArgs(2, 8, 2, 1, 1, 16, 4);
+  EXPECT_STATUS(select(a), ATTN_SUCCESS, "");
+}
+
+TEST_F(PagedValidation, Fp8IsNotPaged) {
+  attn_fwd_args a = makeFp8Args(2, 8, 2, 1, 64);
+  a.block_table = args.block_table;
+  a.cache_seqlens = args.cache_seqlens;
+  EXPECT_STATUS(select(a), kInvalid,
+                "block_table: FP8 (e4m3) calls take no paged K/V cache");
+}
+
+TEST_F(PagedValidation, OutputsDoNotOverlapTheTables) {
+  attn_fwd_args a = args;
+  a.o.data = a.block_table.data;
+  EXPECT_STATUS(select(a), kInvalid, "o overlaps block_table");
+  a = args;
+  a.lse = attn::makeTensor(a.cache_seqlens.data, ATTN_DTYPE_F32, {2, 8, 1});
+  EXPECT_STATUS(select(a), kInvalid, "lse overlaps cache_seqlens");
+}
+
+// A paged kernel takes paged calls of its page size only; a contiguous
+// kernel takes no paged call and a paged kernel no contiguous one.
+TEST_F(PagedValidation, PageSizeIsPartOfTheKey) {
+  attn_fwd_args a = makePagedArgs(2, 8, 2, 1, 8, 32, 4);
+  EXPECT_STATUS(select(a), ATTN_ERROR_NO_MATCHING_KERNEL,
+                "(bf16 D=128 B=2 Hq=8 Hkv=2 Nq=1 Nk=128 page_size=32 "
+                "scale=0.08838835 contiguous); its 1 kernel(s): p: bf16 "
+                "D=128 B=? Hq=? Hkv=? Nq=? Nk=? page_size=16");
+  attn_fwd_args contiguous = makeArgs(2, 8, 2, 1, 64);
+  EXPECT_STATUS(select(contiguous), ATTN_ERROR_NO_MATCHING_KERNEL, "Nk=64 "
+                                                                   "scale");
+  TempDir other;
+  BundleOwner plain{loadBundle(other, manifestOf({wgmmaKernel("w")}))};
+  int64_t index = -1;
+  EXPECT_STATUS(attn_fwd_select(plain.bundle, &args, &index),
+                ATTN_ERROR_NO_MATCHING_KERNEL, "page_size=16");
+  EXPECT_STATUS(attn_fwd_select(plain.bundle, &contiguous, &index),
+                ATTN_SUCCESS, "");
+}
+
+// Static lengths of a paged key: Hkv is the caches' dim 2, Nk is always
+// dynamic (the capacity max_pages * page_size).
+TEST_F(PagedValidation, StaticHeadsMatchTheCachesHeads) {
+  KernelEntry k = pagedKernel("s", 16);
+  k.key.numHeadsKV = 2;
+  k.key.numHeadsQ = 8;
+  TempDir other;
+  BundleOwner owner2{loadBundle(other, manifestOf({pagedKernel("p", 16), k}))};
+  int64_t index = -1;
+  EXPECT_STATUS(attn_fwd_select(owner2.bundle, &args, &index), ATTN_SUCCESS,
+                "");
+  EXPECT_EQ(index, 1);
+  attn_fwd_args a = makePagedArgs(2, 8, 4, 1, 8, 16, 4);
+  EXPECT_STATUS(attn_fwd_select(owner2.bundle, &a, &index), ATTN_SUCCESS, "");
+  EXPECT_EQ(index, 0);
+}
+
+class PagedLaunch : public FakeLaunch {
+protected:
+  void SetUp() override {
+    FakeLaunch::SetUp();
+    // block_table and cache_seqlens: device memory too.
+    for (int i : {8, 9})
+      state.allocations.push_back({reinterpret_cast<uintptr_t>(fakeAddress(i)),
+                                   1 << 20, 0, CU_MEMORYTYPE_DEVICE});
+    // Sequence 0 has 40 keys (pages 5, 2, 7), sequence 1 is empty.
+    table() = {5, 2, 7, -9, 99, 99, 99, 99};
+    lengths() = {40, 0};
+  }
+  std::vector<int32_t> &table() {
+    return state.ints[reinterpret_cast<uintptr_t>(fakeAddress(8))];
+  }
+  std::vector<int32_t> &lengths() {
+    return state.ints[reinterpret_cast<uintptr_t>(fakeAddress(9))];
+  }
+  // B2 Hq4 Hkv2 Nq3, 8 pages of 16 tokens, 4 pages per sequence.
+  attn_fwd_args args = makePagedArgs(2, 4, 2, 3, 8, 16, 4);
+};
+
+static int64_t addressOf(int i) {
+  return static_cast<int64_t>(reinterpret_cast<uintptr_t>(fakeAddress(i)));
+}
+
+// The caches' maps view [num_pages, page_size, Hkv, D] as (D, page_size,
+// Hkv, num_pages) in boxes of 16 rows of one page of one head; the tables'
+// descriptors go where the manifest puts them, with the call's strides.
+TEST_F(PagedLaunch, MapsAndTablesReachTheKernel) {
+  load({pagedKernel("p", 16)});
+  state.paramsPerLaunch = 3 + 11 + 5 + 7;
+  args.block_table.strides[0] = 6; // a [2, 6] table's first 4 columns
+  table().resize(12, 0);
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  ASSERT_EQ(state.launches.size(), 1u);
+  ASSERT_EQ(state.encodes.size(), 3u);
+  for (int i : {0, 1}) {
+    const FakeState::Encode &e = state.encodes[i];
+    EXPECT_EQ(e.address, fakeAddress(2 - i));
+    EXPECT_EQ(e.type, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+    EXPECT_EQ(e.box, (std::array<cuuint32_t, 4>{64, 16, 1, 1}));
+    EXPECT_EQ(e.dims, (std::array<cuuint64_t, 4>{128, 16, 2, 8}));
+    // Rows of a page: Hkv * D elements apart; heads: D; pages: a page.
+    EXPECT_EQ(e.strides, (std::array<cuuint64_t, 3>{2 * 128 * 2, 128 * 2,
+                                                    16 * 2 * 128 * 2}));
+  }
+  const std::vector<int64_t> &p = state.launches[0].params;
+  std::vector<int64_t> tables(p.end() - 12, p.end());
+  EXPECT_EQ(tables, (std::vector<int64_t>{
+                        addressOf(9), addressOf(9), 0, 2, 1,        // lengths
+                        addressOf(8), addressOf(8), 0, 2, 4, 6, 1})); // table
+  // The grid is q's: ceil(Nq / 128) * Hq * B.
+  EXPECT_EQ(state.launches[0].grid, (std::array<unsigned, 3>{8, 1, 1}));
+}
+
+// By default attn_fwd reads the tables back once and refuses lengths
+// outside [0, capacity] and the pages a sequence reads outside [0,
+// num_pages); entries past a sequence's pages are never read, never checked.
+TEST_F(PagedLaunch, TableValuesAreCheckedUnlessTurnedOff) {
+  load({pagedKernel("p", 16)});
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  EXPECT_EQ(state.copies, 2);
+  EXPECT_EQ(state.syncs, std::vector<CUstream>{stream});
+  lengths() = {40, 65};
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), kInvalid,
+                "cache_seqlens[1] = 65 must be in [0, max_pages * page_size = "
+                "4 * 16 = 64]");
+  lengths() = {-1, 0};
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), kInvalid,
+                "cache_seqlens[0] = -1 must be in [0");
+  lengths() = {49, 0}; // 4 pages: entry 3 (-9) is read
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), kInvalid,
+                "block_table[0, 3] = -9 must be a page of k and v in [0, "
+                "num_pages = 8) (sequence 0 has 49 keys: its first 4 entries "
+                "are read)");
+  lengths() = {48, 1};
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), kInvalid,
+                "block_table[1, 0] = 99 must be a page of k and v in [0, "
+                "num_pages = 8)");
+  table()[4] = 8;
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), kInvalid,
+                "block_table[1, 0] = 8 must be");
+  table()[4] = 7; // pages may be shared
+  lengths() = {48, 64 - 48}; // sequence 1 reads one page
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  EXPECT_EQ(state.launches.size(), 2u);
+  // The view's elements only: a length broadcast with stride 0 (999 is
+  // not in the view), both sequences reading 3 pages.
+  args.cache_seqlens.strides[0] = 0;
+  lengths() = {48, 999};
+  table() = {5, 2, 7, -9, 7, 1, 3, 99};
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  EXPECT_EQ(state.launches.size(), 3u);
+}
+
+TEST_F(PagedLaunch, ValueChecksOffReadNothing) {
+  load({pagedKernel("p", 16)});
+  lengths() = {1000, -5};
+  EXPECT_STATUS(attn_bundle_set_check_values(bundle, 0), ATTN_SUCCESS, "");
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  EXPECT_EQ(state.copies, 0);
+  EXPECT_TRUE(state.syncs.empty());
+  EXPECT_EQ(state.launches.size(), 1u);
+}
+
+TEST_F(PagedLaunch, ValueCheckFailuresAreCudaErrors) {
+  load({pagedKernel("p", 16)});
+  state.ints.erase(reinterpret_cast<uintptr_t>(fakeAddress(9)));
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_CUDA,
+                "(in cuMemcpyDtoHAsync)");
+  DriverApi old = fakeApi;
+  old.memcpyDtoHAsync = nullptr;
+  attn::runtime::setDriverForTesting(&old);
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_CUDA,
+                "checking the block table and cache lengths needs "
+                "cuMemcpyDtoHAsync and cuStreamSynchronize");
+  attn::runtime::setDriverForTesting(&fakeApi);
+  EXPECT_TRUE(state.launches.empty());
+}
+
+TEST_F(PagedLaunch, TablesAreDeviceMemoryOfTheContext) {
+  load({pagedKernel("p", 16)});
+  state.allocations.pop_back(); // cache_seqlens'
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), kInvalid,
+                "cache_seqlens: 0x814000000000 is not CUDA device memory");
+  state.allocations.back().size = 16; // block_table's: 2 x 4 i32 = 32 bytes
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), kInvalid,
+                "block_table: view extends past its allocation");
+  EXPECT_EQ(state.copies, 0);
+}
+
+TEST_F(PagedLaunch, EmptyCallsLaunchNothing) {
+  load({pagedKernel("p", 16)});
+  attn_fwd_args a = makePagedArgs(2, 4, 2, 0, 8, 16, 4);
+  EXPECT_STATUS(attn_fwd(bundle, &a, stream), ATTN_SUCCESS, "");
+  a = makePagedArgs(0, 4, 2, 3, 8, 16, 4);
+  a.q.data = a.o.data = a.block_table.data = a.cache_seqlens.data = nullptr;
+  EXPECT_STATUS(attn_fwd(bundle, &a, stream), ATTN_SUCCESS, "");
+  EXPECT_TRUE(state.launches.empty());
+  EXPECT_EQ(state.copies, 0);
+}
+
+// attn_tune checks the tables as attn_fwd does before timing anything.
+TEST_F(PagedLaunch, TuneChecksTheTablesFirst) {
+  KernelEntry k = pagedKernel("p", 16), v = pagedKernel("p_v1", 16);
+  v.variant = "stages=3";
+  load({k, v});
+  lengths() = {40, 65};
+  int64_t chosen = 7;
+  EXPECT_STATUS(attn_tune(bundle, &args, stream, &chosen), kInvalid,
+                "cache_seqlens[1] = 65");
+  EXPECT_TRUE(state.launches.empty());
+  lengths() = {40, 0};
+  EXPECT_STATUS(attn_tune(bundle, &args, stream, &chosen), ATTN_SUCCESS, "");
+  EXPECT_EQ(state.launches.size(), 2u * (1 + 5) + 1);
+}
+
+TEST_F(PagedLaunch, GqaPackedQueriesOverPagedCaches) {
+  KernelEntry k = pagedKernel("p", 16);
+  k.key.numHeadsQ = 4;
+  k.key.numHeadsKV = 2;
+  k.grid[0] = GridDim{1, {{Operand::Q, 2, 64}, {Operand::K, 2, 1},
+                          {Operand::Q, 0, 1}}};
+  for (Param &p : k.params)
+    if (p.field == Param::Field::TensorMap && p.operand == Operand::Q) {
+      p.box = {64, 2, 64, 1};
+      p.headsInner = true;
+    }
+  load({k});
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  ASSERT_EQ(state.encodes.size(), 3u);
+  EXPECT_EQ(state.encodes[2].dims, (std::array<cuuint64_t, 4>{128, 4, 3, 2}));
+  EXPECT_EQ(state.encodes[1].dims, (std::array<cuuint64_t, 4>{128, 16, 2, 8}));
+  // ceil(Nq / 64) * Hkv (the caches' dim 2) * B.
+  ASSERT_EQ(state.launches.size(), 1u);
+  EXPECT_EQ(state.launches[0].grid[0], 1u * 2 * 2);
+}
+
+// Split-KV over a paged cache: K/V blocks count from the capacity
+// max_pages * page_size (the lengths are on the device).
+TEST_F(PagedLaunch, SplitCountComesFromTheCapacity) {
+  load({pagedSplitKernel("s4", 4, 16), pagedSplitKernel("s16", 16, 16)});
+  state.multiprocessors = 132;
+  auto pick = [&](int64_t maxPages) {
+    attn_fwd_args a = makePagedArgs(1, 4, 2, 1, 8, 16, maxPages);
+    a.lse = attn::makeTensor(fakeAddress(4), ATTN_DTYPE_F32, {1, 4, 1});
+    int64_t index = -1;
+    EXPECT_STATUS(attn_fwd_select(bundle, &a, &index), ATTN_SUCCESS, "");
+    return index;
+  };
+  // 256 pages of 16: 4096 keys, 32 blocks of 128: 16 splits fill more SMs.
+  EXPECT_EQ(pick(256), 1);
+  // 40 pages: 640 keys, 5 blocks: 16 splits would leave 11 empty.
+  EXPECT_EQ(pick(40), 0);
 }
 
 TEST(Tuning, AMalformedOrStaleCacheIsCorrupt) {

@@ -19,6 +19,7 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -124,6 +125,24 @@ inline KernelEntry gqaPackedKernel(const std::string &name) {
   return k;
 }
 
+/// A paged K/V wgmma kernel as attn-compile writes it (bf16 D=128, BLOCK_N
+/// 128, dynamic lengths): the maps of v and k heads_inner over the
+/// [num_pages, page_size, Hkv, D] caches in boxes of min(page_size, 128)
+/// rows, q's map, o's descriptor, then the descriptors of cache_seqlens
+/// and block_table (not in operand order: the params list gives it).
+inline KernelEntry pagedKernel(const std::string &name, int64_t pageSize) {
+  KernelEntry k = wgmmaKernel(name);
+  k.key.pageSize = pageSize;
+  for (Param &p : k.params)
+    if (p.field == Param::Field::TensorMap && p.operand != Operand::Q) {
+      p.headsInner = true;
+      p.box = {64, std::min<int64_t>(pageSize, k.key.blockN), 1, 1};
+    }
+  appendDescriptor(k.params, Operand::CacheSeqlens);
+  appendDescriptor(k.params, Operand::BlockTable);
+  return k;
+}
+
 /// The memref descriptor of workspace buffer `buffer` (rank `rank`).
 inline void appendWorkspace(std::vector<Param> &params, int64_t buffer,
                             int64_t rank) {
@@ -171,6 +190,37 @@ inline KernelEntry splitKernel(const std::string &name, int64_t splits) {
   k.workspace.push_back({"lse_partial", rows});
   rows.push_back(GridDim{128, {}});
   k.workspace.insert(k.workspace.begin(), {"o_partial", rows});
+  return k;
+}
+
+/// A paged split-KV kernel (wgmma, BLOCK_M 64, BLOCK_N 128, `splits`
+/// splits): splitKernel's launches and workspace, the partial launch
+/// reading v, k (paged maps) and q through tensor maps and taking the
+/// block table and cache lengths.
+inline KernelEntry pagedSplitKernel(const std::string &name, int64_t splits,
+                                    int64_t pageSize) {
+  KernelEntry k = splitKernel(name, splits);
+  k.key.pageSize = pageSize;
+  k.key.path = "wgmma";
+  k.key.blockN = 128;
+  k.threads = {256, 1, 1};
+  k.dynamicSharedBytes = 200 * 1024; // one CTA per SM
+  std::vector<Param> params;
+  for (Operand op : {Operand::V, Operand::K, Operand::Q}) {
+    Param map;
+    map.operand = op;
+    map.field = Param::Field::TensorMap;
+    map.box = {64, op == Operand::Q ? 64 : std::min<int64_t>(pageSize, 128),
+               1, 1};
+    map.headsInner = op != Operand::Q;
+    params.push_back(map);
+  }
+  for (const Param &p : k.params)
+    if (p.workspace >= 0)
+      params.push_back(p);
+  appendDescriptor(params, Operand::BlockTable);
+  appendDescriptor(params, Operand::CacheSeqlens);
+  k.params = params;
   return k;
 }
 

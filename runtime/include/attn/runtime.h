@@ -113,7 +113,30 @@ typedef struct attn_tensor {
  * of 16 in memory); data pointers 16-byte aligned (descales 4-byte); D a
  * multiple of 16 in [16, 256]. Descales must be finite and > 0: attn_fwd
  * checks their values unless attn_bundle_set_check_values turned that
- * off. */
+ * off.
+ *
+ * Paged K/V (block_table given: data or rank non-zero), as
+ * FlashAttention-2's flash_attn_with_kvcache(block_table=...,
+ * cache_seqlens=...):
+ *   q   [B, Hq, Nq, D]                    f16 or bf16
+ *   k,v [num_pages, page_size, Hkv, D]    the caches, q's dtype, same sizes
+ *   o   [B, Hq, Nq, D], lse [B, Hq, Nq]   as above
+ *   block_table   [B, max_pages]  i32, any strides, 4-byte aligned
+ *   cache_seqlens [B]             i32, any strides, 4-byte aligned
+ * Sequence b has Nk_b = cache_seqlens[b] keys; key j of it is row
+ * j % page_size of page block_table[b, j / page_size]. Causal is
+ * bottom-right per sequence (query i sees key j iff j <= i + Nk_b - Nq); a
+ * row that sees no key (e.g. Nk_b == 0) gives O = 0 and LSE = -inf. The
+ * caches follow the k/v rules above (unit stride on D, other strides
+ * multiples of 16 bytes, 16-byte aligned); page_size >= 1; Hq % Hkv == 0.
+ * The caller's contract: 0 <= cache_seqlens[b] <= max_pages * page_size,
+ * and block_table[b, j] in [0, num_pages) for j < ceil(Nk_b / page_size)
+ * (later entries are never read). attn_fwd checks both unless
+ * attn_bundle_set_check_values turned that off. cache_seqlens without
+ * block_table, or the reverse, is ATTN_ERROR_INVALID_ARGUMENT, and so is
+ * an FP8 paged call. For dispatch the call's Nk is its capacity max_pages
+ * * page_size, and a kernel matches only calls of its page size (a
+ * contiguous kernel no paged call, a paged kernel no contiguous one). */
 typedef struct attn_fwd_args {
   attn_tensor q, k, v, o, lse;
   int32_t causal;
@@ -149,10 +172,11 @@ ATTN_API const char *attn_bundle_kernel_info(const attn_bundle *bundle,
                                              int64_t index);
 
 /* Validates `args` on the host (everything but the device checks: it cannot
- * read an FP8 call's descale values, which live in device memory) and
- * returns in *kernel_index the kernel attn_fwd would launch. A kernel
- * matches when its dtype, D, causal flag, LSE presence and scale (within
- * 1e-6 relative) equal the call's, each of its static lengths (B, Hq, Hkv,
+ * read an FP8 call's descale values or a paged call's block table and
+ * lengths, which live in device memory) and returns in *kernel_index the
+ * kernel attn_fwd would launch. A kernel matches when its dtype, D, causal
+ * flag, LSE presence, page size (0: contiguous K/V) and scale (within 1e-6
+ * relative) equal the call's, each of its static lengths (B, Hq, Hkv,
  * Nq, Nk) equals the call's, and its layout is "strided" or the call's
  * tensors are all contiguous row-major. The kernel with the most static
  * lengths wins (an exact static shape first), then a "contiguous" one, then
@@ -165,11 +189,12 @@ ATTN_API attn_status attn_fwd_select(const attn_bundle *bundle,
                                      int64_t *kernel_index);
 
 /* Validates `args` (as attn_fwd_select, plus: a current CUDA context, every
- * pointer is device memory of that context's device, and for an FP8 call
- * with value checks on (the default), every descale finite and > 0: read
- * with cuMemcpyDtoHAsync on `stream` and a cuStreamSynchronize of it), then
- * enqueues the forward kernel on `stream` (0: the legacy default stream). Returns once
- * the launch is queued. A split-KV kernel (docs/bundle.md) is two launches
+ * pointer is device memory of that context's device, and with value checks
+ * on (the default) for an FP8 call every descale finite and > 0, for a
+ * paged call the lengths and the block-table entries they use in range:
+ * read with cuMemcpyDtoHAsync on `stream` and a cuStreamSynchronize of
+ * it), then enqueues the forward kernel on `stream` (0: the legacy default
+ * stream). Returns once the launch is queued. A split-KV kernel (docs/bundle.md) is two launches
  * in order on `stream` with an fp32 workspace that attn_fwd allocates and
  * frees there (cuMemAllocAsync / cuMemFreeAsync). A valid call with Nq == 0 or B*Hq == 0 has nothing
  * to compute: it succeeds without a matching kernel, a GPU or a launch.
@@ -206,11 +231,15 @@ ATTN_API attn_status attn_bundle_set_auto_tune(attn_bundle *bundle,
 /* With `enabled` != 0 (the default), attn_fwd and attn_tune of an FP8
  * (e4m3) call copy q_descale, k_descale and v_descale to the host and
  * return ATTN_ERROR_INVALID_ARGUMENT, naming the tensor, index and value,
- * when a factor is not finite and > 0. That costs one host-device
- * synchronization of the call's stream per FP8 call (the copy waits for the
- * work queued before it, e.g. the kernel that computed the descales):
- * turn it off (0) for production and benchmarks once the descales are
- * known to be good. Non-FP8 calls never pay it.
+ * when a factor is not finite and > 0; of a paged call they copy
+ * block_table and cache_seqlens and refuse, likewise, a length outside
+ * [0, max_pages * page_size] or a block-table entry a sequence reads (j <
+ * ceil(cache_seqlens[b] / page_size)) outside [0, num_pages). That costs
+ * one host-device synchronization of the call's stream per such call (the
+ * copy waits for the work queued before it, e.g. the kernel that computed
+ * the descales or the scheduler's table update): turn it off (0) for
+ * production and benchmarks once the inputs are known to be good. Other
+ * calls never pay it.
  * Errors: ATTN_ERROR_INVALID_ARGUMENT for a null bundle. */
 ATTN_API attn_status attn_bundle_set_check_values(attn_bundle *bundle,
                                                   int enabled);

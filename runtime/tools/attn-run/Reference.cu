@@ -5,9 +5,12 @@
 // reference_fwd_* is a deliberately simple attention (one CTA per query row,
 // fp32 throughout, expf/logf) to check the compiled kernels against. It keeps
 // the semantics of attn.attention (docs/ir.md): bottom-right causal mask, GQA,
-// and O = 0, LSE = -inf for a row that sees no key.
+// and O = 0, LSE = -inf for a row that sees no key. The paged variant reads
+// each sequence's keys through its block-table row (Paged.h's pagedRow).
 //
 //===----------------------------------------------------------------------===//
+
+#include "Paged.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -84,21 +87,35 @@ __device__ float blockReduce(float value, float *scratch, Op op) {
   return value;
 }
 
-/// One CTA computes query row (b, h, i) of contiguous [B, H, N, D] tensors.
-/// Dynamic shared memory: D floats (the query row) then Nk floats (scores).
-/// Needs blockDim.x to be a multiple of 32.
+/// Where key j of one (sequence, KV head) starts in K and V: contiguous
+/// [B, Hkv, Nk, D] (no table: rows D apart from `base`), or a paged
+/// [num_pages, page_size, Hkv, D] cache (rows Hkv * D apart, `base` the
+/// head's offset in a row, through the sequence's block-table row).
+struct KeyRows {
+  int64_t base = 0, rowStride = 0;
+  const int32_t *table = nullptr;
+  int64_t pageSize = 1;
+
+  __device__ int64_t offset(int64_t j) const {
+    int64_t row = table ? attn::run::pagedRow(table, pageSize, j) : j;
+    return base + row * rowStride;
+  }
+};
+
+/// One CTA computes query row (b, h, i) of contiguous [B, H, Nq, D] Q and O
+/// against the sequence's `nk` keys at `rows`. Dynamic shared memory: D
+/// floats (the query row) then nk floats (scores). Needs blockDim.x to be a
+/// multiple of 32.
 template <typename T>
 __device__ void referenceFwd(const T *q, const T *k, const T *v, float *o,
-                             float *lse, int64_t hq, int64_t hkv, int64_t nq,
-                             int64_t nk, int64_t d, int causal, float scale) {
+                             float *lse, int64_t hq, int64_t nq, int64_t nk,
+                             int64_t d, int causal, float scale,
+                             KeyRows rows) {
   extern __shared__ float smem[];
   __shared__ float scratch[kWarp];
   float *qRow = smem, *scores = smem + d;
   int64_t i = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
-  int64_t hk = h / (hq / hkv);
   int64_t row = (b * hq + h) * nq + i;
-  const T *kHead = k + (b * hkv + hk) * nk * d;
-  const T *vHead = v + (b * hkv + hk) * nk * d;
   float *oRow = o + row * d;
 
   // Keys 0 .. visible-1 are visible: causal is bottom-right aligned.
@@ -122,7 +139,7 @@ __device__ void referenceFwd(const T *q, const T *k, const T *v, float *o,
   int numWarps = blockDim.x / kWarp;
   float localMax = -INFINITY;
   for (int64_t j = warp; j < visible; j += numWarps) {
-    const T *kRow = kHead + j * d;
+    const T *kRow = k + rows.offset(j);
     float dot = 0.0f;
     for (int64_t c = lane; c < d; c += kWarp)
       dot += qRow[c] * toFloat(kRow[c]);
@@ -151,11 +168,57 @@ __device__ void referenceFwd(const T *q, const T *k, const T *v, float *o,
   for (int64_t c = threadIdx.x; c < d; c += blockDim.x) {
     float acc = 0.0f;
     for (int64_t j = 0; j < visible; ++j)
-      acc += scores[j] * toFloat(vHead[j * d + c]);
+      acc += scores[j] * toFloat(v[rows.offset(j) + c]);
     oRow[c] = acc / rowSum;
   }
   if (threadIdx.x == 0)
     lse[row] = rowMax + logf(rowSum);
+}
+
+/// The contiguous K/V rows of the CTA's (b, KV head of h).
+__device__ KeyRows contiguousRows(int64_t hq, int64_t hkv, int64_t nk,
+                                  int64_t d) {
+  int64_t h = blockIdx.y, b = blockIdx.z;
+  return {(b * hkv + h / (hq / hkv)) * nk * d, d};
+}
+
+template <typename T>
+__device__ void referenceContiguous(const T *q, const T *k, const T *v,
+                                    float *o, float *lse, int64_t hq,
+                                    int64_t hkv, int64_t nq, int64_t nk,
+                                    int64_t d, int causal, float scale) {
+  referenceFwd(q, k, v, o, lse, hq, nq, nk, d, causal, scale,
+               contiguousRows(hq, hkv, nk, d));
+}
+
+/// Paged K/V: sequence b has lengths[b] keys, key j in row pagedRow(table
+/// row b, page_size, j) of the caches.
+template <typename T>
+__device__ void referencePaged(const T *q, const T *k, const T *v, float *o,
+                               float *lse, int64_t hq, int64_t hkv, int64_t nq,
+                               int64_t d, int causal, float scale,
+                               const int32_t *table, const int32_t *lengths,
+                               int64_t maxPages, int64_t pageSize) {
+  int64_t h = blockIdx.y, b = blockIdx.z;
+  KeyRows rows = {(h / (hq / hkv)) * d, hkv * d, table + b * maxPages,
+                  pageSize};
+  referenceFwd(q, k, v, o, lse, hq, nq, int64_t(lengths[b]), d, causal, scale,
+               rows);
+}
+
+/// Rows r >= validRows[p] of each page p of a [num_pages, page_size, ...]
+/// cache (`rowElems` elements a row) get `value`.
+template <typename T>
+__device__ void poisonPages(T *x, const int32_t *validRows, int64_t numPages,
+                            int64_t pageSize, int64_t rowElems, float value) {
+  int64_t n = numPages * pageSize * rowElems;
+  int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n;
+       e += stride) {
+    int64_t row = e / rowElems;
+    if (row % pageSize >= validRows[row / pageSize])
+      x[e] = fromFloat<T>(value);
+  }
 }
 
 template <typename T> __device__ void widen(const T *x, float *y, int64_t n) {
@@ -186,7 +249,7 @@ extern "C" __global__ void
 reference_fwd_f16(const __half *q, const __half *k, const __half *v, float *o,
                   float *lse, int64_t b, int64_t hq, int64_t hkv, int64_t nq,
                   int64_t nk, int64_t d, int causal, float scale) {
-  referenceFwd(q, k, v, o, lse, hq, hkv, nq, nk, d, causal, scale);
+  referenceContiguous(q, k, v, o, lse, hq, hkv, nq, nk, d, causal, scale);
 }
 
 extern "C" __global__ void
@@ -194,7 +257,7 @@ reference_fwd_bf16(const __nv_bfloat16 *q, const __nv_bfloat16 *k,
                    const __nv_bfloat16 *v, float *o, float *lse, int64_t b,
                    int64_t hq, int64_t hkv, int64_t nq, int64_t nk, int64_t d,
                    int causal, float scale) {
-  referenceFwd(q, k, v, o, lse, hq, hkv, nq, nk, d, causal, scale);
+  referenceContiguous(q, k, v, o, lse, hq, hkv, nq, nk, d, causal, scale);
 }
 
 // FP8 calls: the dequantized Q, K, V (e4m3 value * descale) in f32.
@@ -202,7 +265,42 @@ extern "C" __global__ void
 reference_fwd_f32(const float *q, const float *k, const float *v, float *o,
                   float *lse, int64_t b, int64_t hq, int64_t hkv, int64_t nq,
                   int64_t nk, int64_t d, int causal, float scale) {
-  referenceFwd(q, k, v, o, lse, hq, hkv, nq, nk, d, causal, scale);
+  referenceContiguous(q, k, v, o, lse, hq, hkv, nq, nk, d, causal, scale);
+}
+
+// Paged K/V: grid (Nq, Hq, B); k, v [num_pages, page_size, Hkv, D]
+// contiguous; table [B, max_pages] and lengths [B] contiguous.
+extern "C" __global__ void reference_fwd_paged_f16(
+    const __half *q, const __half *k, const __half *v, float *o, float *lse,
+    int64_t hq, int64_t hkv, int64_t nq, int64_t d, int causal, float scale,
+    const int32_t *table, const int32_t *lengths, int64_t maxPages,
+    int64_t pageSize) {
+  referencePaged(q, k, v, o, lse, hq, hkv, nq, d, causal, scale, table,
+                 lengths, maxPages, pageSize);
+}
+
+extern "C" __global__ void reference_fwd_paged_bf16(
+    const __nv_bfloat16 *q, const __nv_bfloat16 *k, const __nv_bfloat16 *v,
+    float *o, float *lse, int64_t hq, int64_t hkv, int64_t nq, int64_t d,
+    int causal, float scale, const int32_t *table, const int32_t *lengths,
+    int64_t maxPages, int64_t pageSize) {
+  referencePaged(q, k, v, o, lse, hq, hkv, nq, d, causal, scale, table,
+                 lengths, maxPages, pageSize);
+}
+
+extern "C" __global__ void poison_pages_f16(__half *x,
+                                            const int32_t *validRows,
+                                            int64_t numPages, int64_t pageSize,
+                                            int64_t rowElems, float value) {
+  poisonPages(x, validRows, numPages, pageSize, rowElems, value);
+}
+
+extern "C" __global__ void poison_pages_bf16(__nv_bfloat16 *x,
+                                             const int32_t *validRows,
+                                             int64_t numPages,
+                                             int64_t pageSize,
+                                             int64_t rowElems, float value) {
+  poisonPages(x, validRows, numPages, pageSize, rowElems, value);
 }
 
 // The kernel's O in f32 for the host-side comparison (exact: every f16 and

@@ -7,12 +7,15 @@
 // come from manifest.json, read with the runtime's own parser. The exit
 // status is 0 iff every checked kernel passed. FP8 (e4m3) kernels get inputs
 // quantized on the host (Fp8.h) and are checked against the reference on the
-// dequantized values.
+// dequantized values. Paged K/V kernels get scattered pages, random lengths
+// and garbage in every unused cache row (Paged.h), and a reference that
+// reads each sequence's keys through the block table.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Fp8.h"
 #include "Manifest.h"
+#include "Paged.h"
 #include "attn/runtime.h"
 #include "reference_cubin.h"
 
@@ -67,9 +70,18 @@ static cl::opt<int64_t> headsKVOpt("heads-kv",
 static cl::opt<int64_t> seqQOpt("seqlen-q",
                                 cl::desc("Nq, for a dynamic query length"),
                                 cl::value_desc("n"), cl::cat(category));
-static cl::opt<int64_t> seqKOpt("seqlen-k",
-                                cl::desc("Nk, for a dynamic key length"),
-                                cl::value_desc("n"), cl::cat(category));
+static cl::opt<int64_t> seqKOpt(
+    "seqlen-k",
+    cl::desc("Nk, for a dynamic key length; for a paged K/V kernel the "
+             "capacity per sequence, rounded up to whole pages (max_pages * "
+             "page_size)"),
+    cl::value_desc("n"), cl::cat(category));
+static cl::list<int32_t> cacheSeqlensOpt(
+    "cache-seqlens", cl::CommaSeparated,
+    cl::desc("Paged K/V kernels: the B sequence lengths (cache_seqlens), "
+             "each in [0, capacity] (default: random, with a full, a ragged "
+             "and an empty sequence)"),
+    cl::value_desc("n,n,..."), cl::cat(category));
 static cl::opt<unsigned> itersOpt(
     "iters", cl::init(10), cl::value_desc("n"),
     cl::desc("Timed launches per kernel after one warm-up (0: no timing)"),
@@ -172,6 +184,8 @@ struct Reference {
   CUfunction forward[2] = {}; // f16, bf16
   CUfunction forwardF32 = {}; // FP8 calls: dequantized inputs
   CUfunction widen[2] = {};   // f16, bf16 -> f32
+  CUfunction forwardPaged[2] = {}; // f16, bf16: K/V through a block table
+  CUfunction poisonPages[2] = {};  // f16, bf16: garbage in unused rows
   int64_t maxDynamicShared = 0;
 };
 
@@ -187,7 +201,11 @@ static Error loadReference(Reference &ref, CUdevice device) {
       {&ref.forward[1], "reference_fwd_bf16"},
       {&ref.forwardF32, "reference_fwd_f32"},
       {&ref.widen[0], "widen_f16"},
-      {&ref.widen[1], "widen_bf16"}};
+      {&ref.widen[1], "widen_bf16"},
+      {&ref.forwardPaged[0], "reference_fwd_paged_f16"},
+      {&ref.forwardPaged[1], "reference_fwd_paged_bf16"},
+      {&ref.poisonPages[0], "poison_pages_f16"},
+      {&ref.poisonPages[1], "poison_pages_bf16"}};
   for (auto [function, name] : functions)
     if (Error err =
             check(cuModuleGetFunction(function, ref.module.get(), name), name))
@@ -218,23 +236,42 @@ struct Shape {
   bool bf16 = false, causal = false, hasLse = false;
   bool fp8 = false; // e4m3 Q, K, V^T; bf16 O; descales
   double scale = 0;
+  /// Paged K/V (pageSize > 0): seqK is the capacity maxPages * pageSize;
+  /// the caches hold batch * maxPages pages; `pages` holds the tables
+  /// (drawn per run from the seed).
+  int64_t pageSize = 0, maxPages = 0;
+  attn::run::PagedInputs pages;
 
+  bool paged() const { return pageSize > 0; }
+  int64_t numPages() const { return batch * maxPages; }
   int64_t numQ() const { return batch * headsQ * seqQ * headDim; }
+  /// Elements of K (and of V): [B, Hkv, Nk, D], or the paged caches
+  /// [B * max_pages, page_size, Hkv, D] (as many).
   int64_t numKV() const { return batch * headsKV * seqK * headDim; }
   int64_t numRows() const { return batch * headsQ * seqQ; }
   /// FP8 V^T storage: rows of Nk padded to 16 bytes (a TMA stride).
   int64_t seqKPadded() const { return (seqK + 15) / 16 * 16; }
   /// Index of O's dtype in Reference's f16/bf16 pairs.
   int oIndex() const { return bf16 || fp8; }
+  /// Keys of all sequences: B * Nk, or the sum of a paged call's lengths.
+  double totalKeys() const {
+    if (!paged())
+      return double(batch) * seqK;
+    double keys = 0;
+    for (int32_t n : pages.lengths)
+      keys += n;
+    return keys;
+  }
   double flops() const {
-    double f = 4.0 * batch * headsQ * seqQ * seqK * headDim;
+    double f = 4.0 * headsQ * seqQ * totalKeys() * headDim;
     return causal ? f / 2 : f;
   }
   std::string str() const {
-    return llvm::formatv("{0} {1} {2} {3} {4} {5} {6}{7}", batch, headsQ,
+    return llvm::formatv("{0} {1} {2} {3} {4} {5} {6}{7}{8}", batch, headsQ,
                          headsKV, seqQ, seqK, headDim,
                          fp8 ? "e4m3" : bf16 ? "bf16" : "f16",
-                         causal ? " causal" : "")
+                         causal ? " causal" : "",
+                         paged() ? " page" + std::to_string(pageSize) : "")
         .str();
   }
 };
@@ -270,6 +307,12 @@ static Expected<Shape> resolveShape(const FwdKey &key) {
   s.causal = key.causal;
   s.hasLse = key.hasLse;
   s.scale = key.scale;
+  if (key.pageSize > 0) {
+    // --seqlen-k is the capacity, rounded up to whole pages.
+    s.pageSize = key.pageSize;
+    s.maxPages = (s.seqK + s.pageSize - 1) / s.pageSize;
+    s.seqK = s.maxPages * s.pageSize;
+  }
   return s;
 }
 
@@ -279,6 +322,8 @@ static Error checkReferenceLimits(const Shape &s, const Reference &ref) {
     return makeError("Hq must be a multiple of Hkv >= 1");
   if (s.batch > 65535 || s.headsQ > 65535 || s.seqQ > 0x7FFFFFFF)
     return makeError("the reference's grid (Nq, Hq, B) is over the limits");
+  if (s.paged() && (s.seqK > INT32_MAX || s.numPages() > INT32_MAX))
+    return makeError("a paged call's capacity and page count are i32");
   if ((s.seqK + s.headDim) * 4 > ref.maxDynamicShared)
     return makeError(llvm::formatv("the reference keeps Nk scores in shared "
                                    "memory: needs Nk <= {0}",
@@ -307,6 +352,8 @@ struct Buffers {
   DeviceBuffer oF32; // O widened to f32 for the comparison
   // FP8: the descales, and the dequantized inputs the reference reads.
   DeviceBuffer qDescale, kDescale, vDescale, refQ, refK, refV;
+  // Paged K/V: block_table, cache_seqlens, and the used rows of each page.
+  DeviceBuffer table, lengths, validRows;
 };
 
 static attn_tensor tensor(const DeviceBuffer &buffer, attn_dtype dtype,
@@ -337,12 +384,25 @@ static void setFp8Args(const Shape &s, const Buffers &b, attn_fwd_args &args) {
   args.v_descale = tensor(b.vDescale, ATTN_DTYPE_F32, {s.batch, s.headsKV});
 }
 
+/// Paged K/V: the caches [num_pages, page_size, Hkv, D], block_table i32
+/// [B, max_pages], cache_seqlens i32 [B].
+static void setPagedArgs(const Shape &s, const Buffers &b,
+                         attn_fwd_args &args) {
+  attn_dtype dtype = args.q.dtype;
+  args.k = tensor(b.k, dtype, {s.numPages(), s.pageSize, s.headsKV, s.headDim});
+  args.v = tensor(b.v, dtype, {s.numPages(), s.pageSize, s.headsKV, s.headDim});
+  args.block_table = tensor(b.table, ATTN_DTYPE_I32, {s.batch, s.maxPages});
+  args.cache_seqlens = tensor(b.lengths, ATTN_DTYPE_I32, {s.batch});
+}
+
 static attn_fwd_args makeArgs(const Shape &s, const Buffers &b) {
   attn_dtype dtype = s.bf16 ? ATTN_DTYPE_BF16 : ATTN_DTYPE_F16;
   attn_fwd_args args = {};
   args.q = tensor(b.q, dtype, {s.batch, s.headsQ, s.seqQ, s.headDim});
   args.k = tensor(b.k, dtype, {s.batch, s.headsKV, s.seqK, s.headDim});
   args.v = tensor(b.v, dtype, {s.batch, s.headsKV, s.seqK, s.headDim});
+  if (s.paged())
+    setPagedArgs(s, b, args);
   args.o = tensor(b.o, dtype, {s.batch, s.headsQ, s.seqQ, s.headDim});
   if (s.fp8)
     setFp8Args(s, b, args);
@@ -373,6 +433,10 @@ static Error allocateAll(const Shape &s, Buffers &b) {
                                {&b.refK, kv * 4},
                                {&b.refV, kv * 4}});
   }
+  if (s.paged())
+    sizes.insert(sizes.end(), {{&b.table, s.numPages() * 4},
+                               {&b.lengths, s.batch * 4},
+                               {&b.validRows, s.numPages() * 4}});
   for (auto [buffer, bytes] : sizes)
     if (Error err = allocate(*buffer, bytes))
       return err;
@@ -441,6 +505,44 @@ static Error uploadFp8Inputs(const Shape &s, const Buffers &b, uint64_t seed) {
   return err;
 }
 
+/// Garbage in the rows of the caches `valid` marks unused (every row past a
+/// sequence's length, and the pages no sequence reads).
+static Error poisonUnusedRows(const Reference &ref, const Shape &s,
+                             const Buffers &b, CUstream stream) {
+  int64_t numPages = s.numPages(), pageSize = s.pageSize,
+          rowElems = s.headsKV * s.headDim;
+  if (numPages * pageSize * rowElems == 0)
+    return Error::success();
+  CUdeviceptr valid = b.validRows.get();
+  float garbage = attn::run::kPagedGarbage;
+  for (const DeviceBuffer *cache : {&b.k, &b.v}) {
+    CUdeviceptr x = cache->get();
+    void *params[] = {&x, &valid, &numPages, &pageSize, &rowElems, &garbage};
+    if (Error err = check(cuLaunchKernel(ref.poisonPages[s.bf16], 1024, 1, 1,
+                                         256, 1, 1, 0, stream, params, nullptr),
+                          "launch poison_pages"))
+      return err;
+  }
+  return Error::success();
+}
+
+/// Paged K/V: the run's tables (s.pages) uploaded, then garbage in the
+/// unused cache rows (after the normal fill, on the same stream).
+static Error preparePaged(const Reference &ref, const Shape &s,
+                          const Buffers &b, CUstream stream) {
+  if (Error err = upload(b.table, s.pages.table))
+    return err;
+  if (Error err = upload(b.lengths, s.pages.lengths))
+    return err;
+  if (Error err = upload(b.validRows, s.pages.validRows))
+    return err;
+  // A pageable cuMemcpyHtoD may return before its DMA lands, and `stream`
+  // does not wait for the legacy stream: wait here.
+  if (Error err = check(cuStreamSynchronize(nullptr), "cuMemcpyHtoD"))
+    return err;
+  return poisonUnusedRows(ref, s, b, stream);
+}
+
 /// Fresh inputs (seeds seed, seed+1, seed+2 for Q, K, V) and NaN outputs.
 static Error prepareInputs(const Reference &ref, const Shape &s,
                            const Buffers &b, uint64_t seed, CUstream stream) {
@@ -455,6 +557,9 @@ static Error prepareInputs(const Reference &ref, const Shape &s,
     if (Error err = fillNormal(ref, s, b.v, s.numKV(), seed + 2, stream))
       return err;
   }
+  if (s.paged())
+    if (Error err = preparePaged(ref, s, b, stream))
+      return err;
   // 0x7FFF is a NaN in f16 and in bf16; 0x7FFFFFFF in f32.
   if (Error err = check(cuMemsetD16Async(b.o.get(), 0x7FFF, s.numQ(), stream),
                         "cuMemsetD16Async(O)"))
@@ -468,17 +573,46 @@ static Error prepareInputs(const Reference &ref, const Shape &s,
                "cuMemsetD32Async(reference O)");
 }
 
+/// The reference's launch for a paged call: each sequence's keys through
+/// its block-table row.
+static Error launchPagedReference(const Reference &ref, const Shape &s,
+                                  const Buffers &b, unsigned shared,
+                                  CUstream stream) {
+  CUdeviceptr q = b.q.get(), k = b.k.get(), v = b.v.get(), o = b.refO.get(),
+              lse = b.refLse.get(), table = b.table.get(),
+              lengths = b.lengths.get();
+  int64_t hq = s.headsQ, hkv = s.headsKV, nq = s.seqQ, d = s.headDim,
+          maxPages = s.maxPages, pageSize = s.pageSize;
+  int causal = s.causal;
+  float scale = static_cast<float>(s.scale);
+  void *params[] = {&q,   &k,     &v,      &o,     &lse,
+                    &hq,  &hkv,   &nq,     &d,     &causal,
+                    &scale, &table, &lengths, &maxPages, &pageSize};
+  return check(cuLaunchKernel(ref.forwardPaged[s.bf16], unsigned(s.seqQ),
+                              unsigned(s.headsQ), unsigned(s.batch),
+                              kReferenceThreads, 1, 1, shared, stream, params,
+                              nullptr),
+               "launch reference_fwd_paged");
+}
+
 static Error runReference(const Reference &ref, const Shape &s,
                           const Buffers &b, CUstream stream) {
   if (s.numRows() == 0)
     return Error::success();
-  CUfunction fn = s.fp8 ? ref.forwardF32 : ref.forward[s.bf16];
+  CUfunction fn = s.fp8      ? ref.forwardF32
+                  : s.paged() ? ref.forwardPaged[s.bf16]
+                              : ref.forward[s.bf16];
   unsigned shared = unsigned((s.seqK + s.headDim) * sizeof(float));
   if (Error err = check(
           cuFuncSetAttribute(
               fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(shared)),
           "cuFuncSetAttribute(reference shared memory)"))
     return err;
+  if (s.paged()) {
+    if (Error err = launchPagedReference(ref, s, b, shared, stream))
+      return err;
+    return check(cuStreamSynchronize(stream), "reference_fwd_paged");
+  }
   CUdeviceptr q = b.q.get(), k = b.k.get(), v = b.v.get(), o = b.refO.get(),
               lse = b.refLse.get();
   if (s.fp8) {
@@ -671,6 +805,26 @@ static Error runChecked(attn_bundle *bundle, const Reference &ref,
   return Error::success();
 }
 
+/// A paged call's tables from `seed`, with --cache-seqlens' lengths when
+/// given.
+static Error drawPages(Shape &s, uint64_t seed) {
+  s.pages = attn::run::makePagedInputs(s.batch, s.maxPages, s.pageSize, seed);
+  if (cacheSeqlensOpt.empty())
+    return Error::success();
+  std::vector<int32_t> lengths(cacheSeqlensOpt.begin(), cacheSeqlensOpt.end());
+  if (int64_t(lengths.size()) != s.batch)
+    return makeError(llvm::formatv("--cache-seqlens gives {0} lengths for B "
+                                   "= {1}",
+                                   lengths.size(), s.batch));
+  for (int32_t n : lengths)
+    if (n < 0 || n > s.seqK)
+      return makeError(llvm::formatv("--cache-seqlens: {0} is outside [0, "
+                                     "capacity = {1}]",
+                                     n, s.seqK));
+  attn::run::setLengths(s.pages, lengths, s.maxPages, s.pageSize);
+  return Error::success();
+}
+
 static Error runKernel(attn_bundle *bundle, const KernelEntry &kernel,
                        const Reference &ref, uint64_t seed, CUstream stream,
                        Result &r) {
@@ -679,11 +833,18 @@ static Error runKernel(attn_bundle *bundle, const KernelEntry &kernel,
     r.note = llvm::toString(shape.takeError());
     return Error::success();
   }
-  r.shape = *shape;
   if (Error err = checkReferenceLimits(*shape, ref)) {
+    r.shape = *shape;
     r.note = llvm::toString(std::move(err));
     return Error::success();
   }
+  if (shape->paged())
+    if (Error err = drawPages(*shape, seed + 3)) {
+      r.shape = *shape;
+      r.note = llvm::toString(std::move(err));
+      return Error::success();
+    }
+  r.shape = *shape;
   return runChecked(bundle, ref, *shape, seed, stream, r);
 }
 
