@@ -829,8 +829,9 @@ LogicalResult mlir::attn::writeBundle(ModuleOp module,
     bool hasAttention = false;
     func.walk([&](AttentionOp) { hasAttention = true; });
     WalkResult varlen = func.walk([](VarlenAttentionOp op) {
-      op.emitOpError("has no GPU lowering yet (it lowers to the host only: "
-                     "--attn-to-cpu); bundles take attn.attention");
+      op.emitOpError("has no bundle form yet (the runtime takes no "
+                     "cu_seqlens): bundles take attn.attention; it lowers "
+                     "with --attn-to-cpu and --attn-to-cubin");
       return WalkResult::interrupt();
     });
     if (varlen.wasInterrupted())

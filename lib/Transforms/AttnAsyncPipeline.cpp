@@ -539,6 +539,9 @@ void buildProducer(OpBuilder &b, Location loc, CtaNest nest,
                   step.getKvHead(), s.chunks);
     return;
   }
+  // Varlen: the sequence's keys start at key_offset.
+  if (Value offset = step.getKeyOffset())
+    row = arith::AddIOp::create(b, loc, row, offset);
   copyTile(b, loc, desc[1], st.k, slot, landed, slot, row, step.getKvHead(),
            step.getBatch(), s.chunks);
   if (s.fp8())
@@ -881,6 +884,12 @@ struct AttnAsyncPipelinePass
     bool splitKV = cast<MemRefType>(nest.epilogue.getO().getType())
                        .getElementType()
                        .isF32();
+    if (tmaStore && !splitKV &&
+        !nest.cta.isDefinedOutsideOfLoop(nest.epilogue.getO()))
+      return nest.cta.emitOpError(
+          "attn-async-pipeline: tma-store needs O defined outside the CTA "
+          "loop (its descriptor is built on the host), but a varlen CTA "
+          "stores into its sequence's rows of O; leave tma-store off");
     if (splitKV && persistentCtas > 0)
       return nest.cta.emitOpError("attn-async-pipeline: persistent-ctas does "
                                   "not take split-KV (attn.partial_attention) "
@@ -1013,7 +1022,8 @@ struct AttnAsyncPipelinePass
     if (failed(checkNoHostOnlyTiles(getOperation(), "attn-async-pipeline",
                                     GpuTileSupport{/*fp8=*/true,
                                                    /*gqaPack=*/true,
-                                                   /*paged=*/true})))
+                                                   /*paged=*/true,
+                                                   /*varlen=*/true})))
       return signalPassFailure();
     SmallVector<std::pair<scf::ForallOp, LoadTileOp>> ctas;
     getOperation().walk([&](LoadTileOp load) {

@@ -114,11 +114,13 @@ Value maskScore(ImplicitLocOpBuilder &b, OnlineAttentionOp op, Value s,
 }
 
 /// Where key `key` of the step's sequence lies in k/v: (batch, row) of
-/// [B, Hkv, Nk, D], or with a block table (page, row in page) of the
-/// [num_pages, Hkv, page_size, D] view.
+/// [B, Hkv, Nk, D] (varlen: the row past `key_offset`), or with a block
+/// table (page, row in page) of the [num_pages, Hkv, page_size, D] view.
 std::pair<Value, Value> keyLocation(ImplicitLocOpBuilder &b,
                                     OnlineAttentionOp op, Value key) {
   Value table = op.getBlockTable();
+  if (Value offset = op.getKeyOffset())
+    key = arith::AddIOp::create(b, key, offset);
   if (!table)
     return {op.getBatch(), key};
   Value pageSize = memref::DimOp::create(b, op.getK(), 2);

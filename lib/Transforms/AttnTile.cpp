@@ -42,6 +42,8 @@ struct ForwardOp {
   /// Paged K/V (null otherwise): k and v are [num_pages, page_size, Hkv, D]
   /// caches.
   Value blockTable, cacheSeqlens;
+  /// Varlen: k and v hold every sequence's keys (each its own Nk).
+  bool varlen = false;
 };
 
 ForwardOp viewOf(AttentionOp op) {
@@ -153,7 +155,8 @@ struct TileShape {
 MaskKind initialMask(const ForwardOp &op, int64_t blockN) {
   if (op.causal)
     return MaskKind::causal;
-  if (op.blockTable)
+  // Each sequence has its own Nk: any block may reach past it.
+  if (op.blockTable || op.varlen)
     return MaskKind::bounds;
   int64_t nk = cast<MemRefType>(op.k.getType()).getDimSize(2);
   return (!ShapedType::isDynamic(nk) && nk % blockN == 0) ? MaskKind::none
@@ -173,9 +176,13 @@ SmallVector<Value> initialState(OpBuilder &b, Location loc, int64_t blockM,
   return {splat(rowType, -INFINITY), splat(rowType, 0), splat(accType, 0)};
 }
 
-/// Indices of one CTA of a forward grid.
+/// Indices of one CTA of a forward grid. Varlen: `rowBase` (the
+/// sequence's first packed row) and `keyBase` (its first key) place the
+/// sequence in the packed operands, whose views the tile ops read; null
+/// elsewhere.
 struct Cta {
   Value batch, head, kvHead, qPos, split;
+  Value rowBase, keyBase;
 };
 
 /// FP8 descale factors of one CTA (all null for f16/bf16): f32 scalars of
@@ -343,7 +350,8 @@ scf::ForOp buildKVLoop(OpBuilder &b, Location loc, const ForwardOp &op,
       op.k, op.v, cta.batch, cta.kvHead, kPos, /*d_offset=*/zero, cta.qPos,
       causalOffset, state[0], state[1], state[2], descale.qk, descale.rows,
       keyDescales(b, loc, descale, cta, kPos, t.blockN),
-      op.blockTable, op.blockTable ? sz.seqLenK : Value(),
+      op.blockTable, op.blockTable || cta.keyBase ? sz.seqLenK : Value(),
+      cta.keyBase,
       b.getF32FloatAttr(op.scale), b.getI64IntegerAttr(t.blockN),
       MaskKindAttr::get(b.getContext(), mask),
       /*row_lanes=*/b.getI64IntegerAttr(1), b.getI64IntegerAttr(t.pack));
@@ -382,8 +390,12 @@ void buildCta(OpBuilder &b, Location loc, const ForwardOp &op,
   auto qTileType =
       VectorType::get({t.blockM, op.headDim}, qType.getElementType());
   Value col = arith::ConstantIndexOp::create(b, loc, 0);
+  // Where the tile's rows are in Q and O (varlen: past the sequence's
+  // first row); the steps count rows of the sequence.
+  Value row = cta.rowBase ? arith::AddIOp::create(b, loc, cta.rowBase, cta.qPos)
+                          : cta.qPos;
   auto qTile = LoadTileOp::create(b, loc, qTileType, op.q, cta.batch, cta.head,
-                                  cta.qPos, col);
+                                  row, col);
   qTile.setGqaPack(t.pack);
   Value numKBlocks = b.createOrFold<arith::CeilDivUIOp>(
       loc, sz.seqLenK, arith::ConstantIndexOp::create(b, loc, t.blockN));
@@ -399,7 +411,7 @@ void buildCta(OpBuilder &b, Location loc, const ForwardOp &op,
       buildKVLoop(b, loc, op, sz, t, qTile, cta, descale, begin, end);
   ValueRange fin = loop.getResults();
   auto epilogue = EpilogueOp::create(b, loc, fin[0], fin[1], fin[2], o, lse,
-                                     cta.batch, cta.head, cta.qPos, col,
+                                     cta.batch, cta.head, row, col,
                                      /*staging=*/Value(), /*oMap=*/Value(),
                                      descale.v, descale.channels);
   epilogue.setGqaPack(t.pack);
@@ -424,39 +436,42 @@ void tileForward(ForwardOp op, TileShape t) {
   op.op->erase();
 }
 
-/// Rows [start, start + len) of a packed [total, H, D] operand as a
-/// one-batch [1, H, len, D] view (strides [_, H stride, row stride, 1]);
-/// columns [start, start + len) of an LSE [H, total] as [1, H, len].
-Value sequenceView(OpBuilder &b, Location loc, Value packed, Value start,
-                   Value len) {
+/// A packed [total, H, D] operand as the one-batch view [1, H, total, D]
+/// (strides [_, H stride, row stride, 1]); an LSE [H, total] as
+/// [1, H, total].
+Value packedView(OpBuilder &b, Location loc, Value packed) {
   auto type = cast<MemRefType>(packed.getType());
   int64_t rank = type.getRank();
-  // The sequence dimension: rows of Q/K/V/O, columns of LSE.
-  int64_t seqDim = rank == 3 ? 0 : 1;
-  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
-  SmallVector<OpFoldResult> sizes, strides(rank, b.getIndexAttr(1));
-  for (int64_t i = 0; i < rank; ++i)
-    sizes.push_back(i == seqDim ? OpFoldResult(len)
-                                : memref::getMixedSize(b, loc, packed, i));
-  offsets[seqDim] = start;
-  Value slice =
-      memref::SubViewOp::create(b, loc, packed, offsets, sizes, strides);
-  // A unit batch dimension in front.
   SmallVector<int64_t> shape = {1};
-  llvm::append_range(shape, cast<MemRefType>(slice.getType()).getShape());
+  llvm::append_range(shape, type.getShape());
   SmallVector<OpFoldResult> outputShape = {b.getIndexAttr(1)};
-  llvm::append_range(outputShape, sizes);
+  for (int64_t i = 0; i < rank; ++i)
+    outputShape.push_back(memref::getMixedSize(b, loc, packed, i));
   SmallVector<ReassociationIndices> groups = {{0, 1}};
   for (int64_t i = 2; i <= rank; ++i)
     groups.push_back({i});
   Value view =
-      memref::ExpandShapeOp::create(b, loc, shape, slice, groups, outputShape);
+      memref::ExpandShapeOp::create(b, loc, shape, packed, groups, outputShape);
   if (rank == 2)
     return view;
-  // [1, len, H, D] -> [1, H, len, D].
+  // [1, total, H, D] -> [1, H, total, D].
   AffineMap perm = AffineMap::getPermutationMap(ArrayRef<unsigned>{0, 2, 1, 3},
                                                 b.getContext());
   return memref::TransposeOp::create(b, loc, view, AffineMapAttr::get(perm));
+}
+
+/// Rows [0, end) (dimension 2) of a packed view: stores into it stop at a
+/// sequence's last row.
+Value rowPrefix(OpBuilder &b, Location loc, Value view, Value end) {
+  auto type = cast<MemRefType>(view.getType());
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t i = 0; i < rank; ++i)
+    sizes.push_back(i == 2 ? OpFoldResult(end)
+                           : memref::getMixedSize(b, loc, view, i));
+  return memref::SubViewOp::create(b, loc, view, offsets, sizes, strides);
 }
 
 /// Where one sequence lies in the packed operands: its first query row and
@@ -484,9 +499,12 @@ Sequence loadSequence(OpBuilder &b, Location loc, VarlenAttentionOp op,
   return s;
 }
 
-/// Varlen: the FA2 grid over (Q block of max_seqlen_q, head, sequence);
-/// each CTA whose Q block starts inside its sequence builds the dense nest
-/// on one-batch views of that sequence.
+/// Varlen: the FA2 grid over (Q block of max_seqlen_q, head, sequence).
+/// The tile ops read one-batch views of the packed operands (built before
+/// the grid, so the tensor-core path's TMA descriptors see them) at the
+/// sequence's first row and key, with the sequence's Nk as `num_keys`; O
+/// and LSE are cut after the sequence's last row. A CTA whose Q block
+/// starts past its sequence visits no K/V block and stores no row.
 void tileVarlen(VarlenAttentionOp op, TileShape t) {
   OpBuilder b(op);
   Location loc = op.getLoc();
@@ -498,30 +516,35 @@ void tileVarlen(VarlenAttentionOp op, TileShape t) {
       b.createOrFold<arith::SubIOp>(loc, dim(op.getCuSeqlensQ(), 0), one);
   ProblemSizes grid{numSeqs, dim(op.getQ(), 1), op.getMaxSeqlenQ(),
                     dim(op.getK(), 1), op.getMaxSeqlenK()};
+  ForwardOp seq = viewOf(op);
+  seq.varlen = true;
+  seq.q = packedView(b, loc, seq.q);
+  seq.k = packedView(b, loc, seq.k);
+  seq.v = packedView(b, loc, seq.v);
+  Value o = packedView(b, loc, seq.o);
+  Value lse = seq.lse ? packedView(b, loc, seq.lse) : Value();
   Cta cta = buildGrid(b, loc, grid, t);
   cast<scf::ForallOp>(b.getInsertionBlock()->getParentOp())
       ->setAttr(kVarlenAttr, b.getUnitAttr());
 
   Sequence s = loadSequence(b, loc, op, cta.batch);
-  Value rows = s.lenQ;
-  if (t.pack > 1)
-    rows = arith::MulIOp::create(
-        b, loc, rows, arith::ConstantIndexOp::create(b, loc, t.pack));
+  Value pack = arith::ConstantIndexOp::create(b, loc, t.pack);
+  Value rows = t.pack > 1 ? arith::MulIOp::create(b, loc, s.lenQ, pack)
+                          : s.lenQ;
   Value inside =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, cta.qPos, rows);
-  auto ifInside = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
-  b.setInsertionPointToStart(ifInside.thenBlock());
-
-  ForwardOp seq = viewOf(op);
-  seq.q = sequenceView(b, loc, seq.q, s.qStart, s.lenQ);
-  seq.k = sequenceView(b, loc, seq.k, s.kStart, s.lenK);
-  seq.v = sequenceView(b, loc, seq.v, s.kStart, s.lenK);
-  seq.o = sequenceView(b, loc, seq.o, s.qStart, s.lenQ);
-  if (seq.lse)
-    seq.lse = sequenceView(b, loc, seq.lse, s.qStart, s.lenQ);
-  ProblemSizes sz{one, grid.numHeadsQ, s.lenQ, grid.numHeadsKV, s.lenK};
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value lenK = arith::SelectOp::create(b, loc, inside, s.lenK, zero);
+  Value end = arith::AddIOp::create(b, loc, s.qStart, s.lenQ);
+  seq.o = rowPrefix(b, loc, o, end);
+  if (lse)
+    seq.lse = rowPrefix(b, loc, lse, end);
+  ProblemSizes sz{one, grid.numHeadsQ, s.lenQ, grid.numHeadsKV, lenK};
   Cta local = cta;
-  local.batch = arith::ConstantIndexOp::create(b, loc, 0);
+  local.batch = zero;
+  local.rowBase = t.pack > 1 ? arith::MulIOp::create(b, loc, s.qStart, pack)
+                             : s.qStart;
+  local.keyBase = s.kStart;
   buildCta(b, loc, seq, sz, t, local);
   op.erase();
 }

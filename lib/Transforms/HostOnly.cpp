@@ -55,12 +55,13 @@ LogicalResult attn::checkNoHostOnlyTiles(Operation *root, StringRef pass,
     return failure();
   // Pre-order: a varlen CTA is refused as a whole, before its tiles.
   WalkResult res = root->walk<WalkOrder::PreOrder>([&](Operation *op) {
-    if (op->hasAttr(kVarlenAttr))
+    if (op->hasAttr(kVarlenAttr) && !support.varlen)
       return WalkResult(op->emitOpError()
                         << pass
                         << ": variable-length batches "
-                           "(attn.varlen_attention) have no GPU lowering yet "
-                           "(they lower to the host only: --attn-to-cpu)");
+                           "(attn.varlen_attention) have no lowering here: "
+                           "they lower to the host (--attn-to-cpu) and the "
+                           "tensor-core path (attn-async-pipeline)");
     if (!support.fp8 && isFP8Tile(op))
       return WalkResult(op->emitOpError()
                         << "is FP8 (an f8E4M3FN tile or its descale), but "

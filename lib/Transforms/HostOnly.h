@@ -2,10 +2,10 @@
 //
 // The host lowering (attn-to-cpu) takes every tile op; the GPU passes after
 // attn-tile take a subset and refuse the rest with this check: f32
-// attention, varlen batches and per-block or per-channel FP8 descales lower
-// to the host only; FP8 (f8E4M3FN tiles, [B, Hkv] descales on the step and
-// epilogue), GQA packing (gqa_pack > 1) and paged K/V (a step's block
-// table) to the host and the tensor-core path. Split-KV (an fp32
+// attention and per-block or per-channel FP8 descales lower to the host
+// only; FP8 (f8E4M3FN tiles, [B, Hkv] descales on the step and epilogue),
+// GQA packing (gqa_pack > 1), paged K/V (a step's block table) and varlen
+// batches to the host and the tensor-core path. Split-KV (an fp32
 // attn.epilogue into the workspace, attn.combine_step) lowers on both GPU
 // paths.
 //
@@ -28,6 +28,8 @@ struct GpuTileSupport {
   bool gqaPack = false;
   /// Steps that read paged K/V through a block table.
   bool paged = false;
+  /// Varlen CTAs (attn.varlen_attention's nest, kVarlenAttr).
+  bool varlen = false;
 };
 
 /// Fails with an error naming `pass` on the first f32 or varlen tile op

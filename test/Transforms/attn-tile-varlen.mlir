@@ -1,16 +1,29 @@
 // RUN: attn-opt %s --split-input-file --attn-tile="block-m=4 block-n=8" | FileCheck %s
 // RUN: attn-opt %s --split-input-file --attn-tile="block-m=4 block-n=8 pack-gqa=true" | FileCheck %s --check-prefix=PACK
 
-// attn-tile on attn.varlen_attention: the FA2 grid over (Q block of
+// attn-tile on attn.varlen_attention: one-batch [1, H, total, D] views of
+// the packed operands before the grid; the FA2 grid over (Q block of
 // max_seqlen_q, head, sequence); each CTA reads its sequence's bounds from
-// cu_seqlens, skips a Q block at or past Nq_b, and runs the dense nest on
-// one-batch [1, H, N_b, D] views of the packed operands.
+// cu_seqlens and runs the dense nest at the sequence's first row (Q, O,
+// LSE) and key (key_offset), with the sequence's Nk as num_keys (0 for a Q
+// block at or past Nq_b) and O and LSE cut after the sequence's last row.
 
 // CHECK-LABEL: func.func @varlen_causal_gqa
 //  CHECK-SAME:   (%[[Q:[^:]*]]: memref<?x4x16xbf16>, %[[K:[^:]*]]: memref<?x2x16xbf16>, %[[V:[^:]*]]: memref<?x2x16xbf16>, %[[CQ:[^:]*]]: memref<?xi32>, %[[CK:[^:]*]]: memref<?xi32>, %[[MQ:[^:]*]]: index, %[[MK:[^:]*]]: index, %[[O:[^:]*]]: memref<?x4x16xbf16>, %[[LSE:[^:]*]]: memref<4x?xf32>)
-// B = dim(cu_seqlens_q) - 1; Q blocks: ceil(max_seqlen_q / BLOCK_M).
+// B = dim(cu_seqlens_q) - 1.
 //       CHECK:   %[[CUDIM:.*]] = memref.dim %[[CQ]], %c0
 //       CHECK:   %[[B:.*]] = arith.subi %[[CUDIM]], %c1
+// [total, H, D] -> [1, total, H, D] -> [1, H, total, D]; LSE [1, Hq, total].
+//       CHECK:   %[[EQ:.*]] = memref.expand_shape %[[Q]] {{\[}}[0, 1], [2], [3]] output_shape [1, %{{.*}}, 4, 16] : memref<?x4x16xbf16> into memref<1x?x4x16xbf16>
+//       CHECK:   %[[TQ:.*]] = memref.transpose %[[EQ]] (d0, d1, d2, d3) -> (d0, d2, d1, d3) : memref<1x?x4x16xbf16> to memref<1x4x?x16xbf16, strided<[?, 16, 64, 1]>>
+//       CHECK:   memref.expand_shape %[[K]]
+//       CHECK:   %[[TK:.*]] = memref.transpose {{.*}} to memref<1x2x?x16xbf16, strided<[?, 16, 32, 1]>>
+//       CHECK:   memref.expand_shape %[[V]]
+//       CHECK:   %[[TV:.*]] = memref.transpose
+//       CHECK:   memref.expand_shape %[[O]]
+//       CHECK:   %[[TO:.*]] = memref.transpose
+//       CHECK:   %[[EL:.*]] = memref.expand_shape %[[LSE]] {{\[}}[0, 1], [2]] output_shape [1, 4, %{{.*}}] : memref<4x?xf32> into memref<1x4x?xf32>
+// Q blocks: ceil(max_seqlen_q / BLOCK_M).
 //       CHECK:   %[[NQB:.*]] = arith.ceildivui %[[MQ]], %c4
 //       CHECK:   scf.forall (%[[QB:.*]], %[[H:.*]], %[[S:.*]]) in (%[[NQB]], %c4, %[[B]]) {
 //       CHECK:     %[[QPOS:.*]] = arith.muli %[[QB]], %c4
@@ -26,32 +39,25 @@
 //       CHECK:     %[[NQ:.*]] = arith.subi %[[Q1]], %[[Q0]]
 //       CHECK:     %[[K1I:.*]] = memref.load %[[CK]][%[[NEXT]]]
 //       CHECK:     %[[K1:.*]] = arith.index_cast %[[K1I]]
-//       CHECK:     %[[NK:.*]] = arith.subi %[[K1]], %[[K0]]
-// A Q block at or past Nq_b (an empty sequence included) does nothing.
+//       CHECK:     %[[NKB:.*]] = arith.subi %[[K1]], %[[K0]]
+// A Q block at or past Nq_b (an empty sequence included) sees no key.
 //       CHECK:     %[[INSIDE:.*]] = arith.cmpi ult, %[[QPOS]], %[[NQ]]
-//       CHECK:     scf.if %[[INSIDE]] {
-// Q: rows [Q0, Q0 + Nq) -> [1, Nq, H, D] -> [1, H, Nq, D].
-//       CHECK:       %[[SQ:.*]] = memref.subview %[[Q]][%[[Q0]], 0, 0] [%[[NQ]], 4, 16] [1, 1, 1] : memref<?x4x16xbf16> to memref<?x4x16xbf16, strided<[64, 16, 1], offset: ?>>
-//       CHECK:       %[[EQ:.*]] = memref.expand_shape %[[SQ]] {{\[}}[0, 1], [2], [3]] output_shape [1, %[[NQ]], 4, 16] : {{.*}} into memref<1x?x4x16xbf16, strided<[?, 64, 16, 1], offset: ?>>
-//       CHECK:       %[[TQ:.*]] = memref.transpose %[[EQ]] (d0, d1, d2, d3) -> (d0, d2, d1, d3) : {{.*}} to memref<1x4x?x16xbf16, strided<[?, 16, 64, 1], offset: ?>>
-//       CHECK:       memref.subview %[[K]][%[[K0]], 0, 0] [%[[NK]], 2, 16]
-//       CHECK:       %[[TK:.*]] = memref.transpose {{.*}} to memref<1x2x?x16xbf16, strided<[?, 16, 32, 1], offset: ?>>
-//       CHECK:       memref.subview %[[V]][%[[K0]], 0, 0] [%[[NK]], 2, 16]
-//       CHECK:       %[[TV:.*]] = memref.transpose
-//       CHECK:       memref.subview %[[O]][%[[Q0]], 0, 0] [%[[NQ]], 4, 16]
-//       CHECK:       %[[TO:.*]] = memref.transpose
-// LSE [Hq, total_q]: columns [Q0, Q0 + Nq) -> [1, Hq, Nq].
-//       CHECK:       %[[SL:.*]] = memref.subview %[[LSE]][0, %[[Q0]]] [4, %[[NQ]]] [1, 1] : memref<4x?xf32> to memref<4x?xf32, strided<[?, 1], offset: ?>>
-//       CHECK:       %[[EL:.*]] = memref.expand_shape %[[SL]] {{\[}}[0, 1], [2]] output_shape [1, 4, %[[NQ]]] : {{.*}} into memref<1x4x?xf32, strided<[?, ?, 1], offset: ?>>
-// The dense nest with batch 0, dynamic N and causal_offset = Nk_b - Nq_b.
-//       CHECK:       %[[QT:.*]] = attn.load_tile %[[TQ]][%[[B0:.*]], %[[H]], %[[QPOS]], %{{.*}}] : memref<1x4x?x16xbf16, strided<[?, 16, 64, 1], offset: ?>> -> vector<4x16xbf16>
-//       CHECK:       %[[NKB:.*]] = arith.ceildivui %[[NK]], %c8
-//       CHECK:       %[[OFF:.*]] = arith.subi %[[NK]], %[[NQ]]
-//       CHECK:       scf.for %{{.*}} = %{{.*}} to %[[NKB]]
-//       CHECK:         attn.online_attention q(%[[QT]] : vector<4x16xbf16>) kv(%[[TK]], %[[TV]] : {{.*}}) at[%[[B0]], %[[HKV]], %{{.*}}, %{{.*}}] rows(%[[QPOS]], causal_offset %[[OFF]])
-//  CHECK-SAME:           mask = #attn.mask<causal>
-//       CHECK:       attn.epilogue state({{.*}}) to %[[TO]], lse %[[EL]][%[[B0]], %[[H]], %[[QPOS]], %{{.*}}]
-//       CHECK:     }
+//       CHECK:     %[[NK:.*]] = arith.select %[[INSIDE]], %[[NKB]], %c0
+// O and LSE end after the sequence's last row.
+//       CHECK:     %[[END:.*]] = arith.addi %[[Q0]], %[[NQ]]
+//       CHECK:     %[[OB:.*]] = memref.subview %[[TO]][0, 0, 0, 0] [1, 4, %[[END]], 16] [1, 1, 1, 1]
+//       CHECK:     %[[LB:.*]] = memref.subview %[[EL]][0, 0, 0] [1, 4, %[[END]]] [1, 1, 1]
+// The dense nest with batch 0 at row Q0 + q_pos, keys from K0, causal_offset
+// = Nk_b - Nq_b.
+//       CHECK:     %[[ROW:.*]] = arith.addi %[[Q0]], %[[QPOS]]
+//       CHECK:     %[[QT:.*]] = attn.load_tile %[[TQ]][%[[B0:.*]], %[[H]], %[[ROW]], %{{.*}}] : memref<1x4x?x16xbf16, strided<[?, 16, 64, 1]>> -> vector<4x16xbf16>
+//       CHECK:     %[[BLOCKS:.*]] = arith.ceildivui %[[NK]], %c8
+//       CHECK:     %[[OFF:.*]] = arith.subi %[[NK]], %[[NQ]]
+//       CHECK:     scf.for %{{.*}} = %{{.*}} to %[[BLOCKS]]
+//       CHECK:       attn.online_attention q(%[[QT]] : vector<4x16xbf16>) kv(%[[TK]], %[[TV]] : {{.*}}) at[%[[B0]], %[[HKV]], %{{.*}}, %{{.*}}] rows(%[[QPOS]], causal_offset %[[OFF]])
+//  CHECK-SAME:         num_keys(%[[NK]]) key_offset(%[[K0]])
+//  CHECK-SAME:         mask = #attn.mask<causal>
+//       CHECK:     attn.epilogue state({{.*}}) to %[[OB]], lse %[[LB]][%[[B0]], %[[H]], %[[ROW]], %{{.*}}]
 //       CHECK:   } {attn.varlen, mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
 
 // GQA packing: y walks KV heads, rows = Nq_b * G; the grid's x is
@@ -59,11 +65,15 @@
 // PACK-LABEL: func.func @varlen_causal_gqa
 //       PACK:   %[[NQB:.*]] = arith.ceildivui %{{.*}}, %c2
 //       PACK:   scf.forall (%[[QB:.*]], %[[HKV:.*]], %[[S:.*]]) in (%[[NQB]], %c2, %{{.*}}) {
+//       PACK:     %[[Q0:.*]] = arith.index_cast
 //       PACK:     %[[NQ:.*]] = arith.subi
 //       PACK:     %[[NK:.*]] = arith.subi
 //       PACK:     %[[PROWS:.*]] = arith.muli %[[NQ]], %c2
 //       PACK:     arith.cmpi ult, %{{.*}}, %[[PROWS]]
-//       PACK:     attn.load_tile {{.*}} {gqa_pack = 2 : i64}
+// Packed rows: the sequence's first packed row is Q0 * G.
+//       PACK:     %[[BASE:.*]] = arith.muli %[[Q0]], %c2
+//       PACK:     %[[ROW:.*]] = arith.addi %[[BASE]], %{{.*}}
+//       PACK:     attn.load_tile %{{.*}}[%{{.*}}, %{{.*}}, %[[ROW]], %{{.*}}] {gqa_pack = 2 : i64}
 //       PACK:     attn.online_attention {{.*}} gqa_pack = 2 : i64
 //       PACK:     attn.epilogue {{.*}} {gqa_pack = 2 : i64}
 //       PACK:   } {attn.varlen, mapping
@@ -79,17 +89,17 @@ func.func @varlen_causal_gqa(%q: memref<?x4x16xbf16>, %k: memref<?x2x16xbf16>, %
 // -----
 
 // Not causal, no LSE, static totals and a strided Q (a slice of a packed
-// QKV buffer): every block is masked by bounds (N_b is a value); the views
-// keep Q's strides.
+// QKV buffer): every block is masked by bounds although total_k (56) is a
+// multiple of BLOCK_N (each sequence's N_b is a value; the dense rule,
+// no mask when Nk % BLOCK_N == 0, would read past short sequences); the
+// views keep Q's strides.
 // CHECK-LABEL: func.func @varlen_strided_no_lse
+//       CHECK:   memref.transpose {{.*}} to memref<1x4x40x16xf16, strided<[7680, 16, 192, 1], offset: ?>>
 //       CHECK:   scf.forall
-//       CHECK:     scf.if
-//       CHECK:       memref.subview %{{.*}} : memref<40x4x16xf16, strided<[192, 16, 1], offset: ?>> to memref<?x4x16xf16, strided<[192, 16, 1], offset: ?>>
-//       CHECK:       memref.transpose {{.*}} to memref<1x4x?x16xf16, strided<[?, 16, 192, 1], offset: ?>>
-//       CHECK:       attn.online_attention
-//   CHECK-NOT:         causal_offset
-//  CHECK-SAME:         mask = #attn.mask<bounds>
-//       CHECK:       attn.epilogue state({{.*}}) to %{{[^,]*}}[
+//       CHECK:     attn.online_attention
+//   CHECK-NOT:       causal_offset
+//  CHECK-SAME:       mask = #attn.mask<bounds>
+//       CHECK:     attn.epilogue state({{.*}}) to %{{[^,]*}}[
 //       CHECK:   } {attn.varlen
 func.func @varlen_strided_no_lse(%q: memref<40x4x16xf16, strided<[192, 16, 1], offset: ?>>,
                                  %k: memref<56x4x16xf16>, %v: memref<56x4x16xf16>,

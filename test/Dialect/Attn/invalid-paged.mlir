@@ -159,3 +159,15 @@ func.func @step_table_type(%q: vector<4x16xbf16>, %k: memref<?x2x16x16xbf16>,
       pages(%t : memref<4xi32>) num_keys(%i) {block_n = 8 : i64, mask = #attn.mask<bounds>, scale = 1.0 : f32}
   return
 }
+
+// -----
+
+func.func @step_table_and_key_offset(%q: vector<4x16xbf16>, %k: memref<?x2x16x16xbf16>,
+                                     %t: memref<1x4xi32>, %i: index,
+                                     %m: vector<4xf32>, %acc: vector<4x16xf32>) {
+  // expected-error @+1 {{operand 'key_offset' (varlen) cannot be combined with 'block_table' (paged K/V)}}
+  %r:3 = attn.online_attention q(%q : vector<4x16xbf16>) kv(%k, %k : memref<?x2x16x16xbf16>, memref<?x2x16x16xbf16>)
+      at [%i, %i, %i, %i] rows(%i) state(%m, %m, %acc : vector<4xf32>, vector<4xf32>, vector<4x16xf32>)
+      pages(%t : memref<1x4xi32>) num_keys(%i) key_offset(%i) {block_n = 8 : i64, mask = #attn.mask<bounds>, scale = 1.0 : f32}
+  return
+}

@@ -675,7 +675,7 @@ func.func @online_result_type(%q: vector<64x64xbf16>, %k: memref<1x8x128x64xbf16
   // expected-error @+1 {{failed to verify that all of {m, new_m} have same type}}
   %r:3 = "attn.online_attention"(%q, %k, %k, %i, %i, %i, %i, %i, %m, %l, %acc)
       <{block_n = 64 : i64, mask = #attn.mask<none>, scale = 0.125 : f32,
-        operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 0, 0, 0, 0, 0>}>
+        operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0>}>
       : (vector<64x64xbf16>, memref<1x8x128x64xbf16>, memref<1x8x128x64xbf16>,
          index, index, index, index, index, vector<64xf32>, vector<64xf32>,
          vector<64x64xf32>) -> (vector<32xf32>, vector<64xf32>, vector<64x64xf32>)

@@ -962,6 +962,9 @@ LogicalResult OnlineAttentionOp::verify() {
     if (!getNumKeys())
       return emitOpError() << "operand 'num_keys' is required with "
                               "'block_table' (the sequence's key count)";
+    if (getKeyOffset())
+      return emitOpError() << "operand 'key_offset' (varlen) cannot be "
+                              "combined with 'block_table' (paged K/V)";
   }
   return checkState(getOperation(), getM().getType(), getL().getType(),
                     getAcc().getType(), blockM, d);

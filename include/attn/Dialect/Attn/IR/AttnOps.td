@@ -461,6 +461,11 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
     `num_keys` (required with `block_table`, optional otherwise) is the
     sequence's key count Nk, which `bounds` and `causal_offset` refer to;
     absent, Nk is k's dimension 2.
+
+    Varlen: `key_offset` (index; not with `block_table`) is where the
+    sequence's keys start in k/v's dimension 2: key j is row
+    `key_offset + j`, while `k_pos`, the masks and `num_keys` count keys
+    of the sequence.
     Source: online softmax (Milakov & Gimelshein 2018), FlashAttention-2
     Algorithm 1; seed 000, sections on the forward kernel and exp2.
   }];
@@ -475,6 +480,7 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
                        Optional<AnyVectorOfNonZeroRank>:$key_descale,
                        Optional<AnyMemRef>:$block_table,
                        Optional<Index>:$num_keys,
+                       Optional<Index>:$key_offset,
                        F32Attr:$scale, I64Attr:$block_n,
                        Attn_MaskKindAttr:$mask,
                        DefaultValuedAttr<I64Attr, "1">:$row_lanes,
@@ -493,6 +499,7 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
     (`key_descale` `(` $key_descale^ `:` type($key_descale) `)`)?
     (`pages` `(` $block_table^ `:` type($block_table) `)`)?
     (`num_keys` `(` $num_keys^ `)`)?
+    (`key_offset` `(` $key_offset^ `)`)?
     attr-dict
   }];
   let hasVerifier = 1;
