@@ -196,7 +196,7 @@ def speed(paged, contiguous, rounds, iters):
             except RuntimeError as e:
                 print("  %s unavailable: %s" % (label, str(e).splitlines()[0]))
         args = rt.fwd_args(q, kc, vc, o, lse, False)
-        rows = [("contiguous", contiguous, args)]
+        rows = [("contiguous", contiguous, args, ())]
         for ps in (16, 256):
             # The same keys, moved into randomly placed pages.
             pages = Nk // ps
@@ -208,11 +208,12 @@ def speed(paged, contiguous, rounds, iters):
             k[perm] = kc.transpose(1, 2).reshape(B * pages, ps, Hkv, D)
             v[perm] = vc.transpose(1, 2).reshape(B * pages, ps, Hkv, D)
             seqlens = torch.full((B,), Nk, dtype=torch.int32, device="cuda")
+            # The args hold raw pointers: keep the tensors alive with them.
             rows.append(("page %d" % ps, paged,
                          rt.paged_fwd_args(q, k, v, o, lse, table, seqlens,
-                                           False)))
+                                           False), (k, v, table, seqlens)))
         base = contiguous_o = None
-        for label, bundle, a in rows:
+        for label, bundle, a, _ in rows:
             o.fill_(float("nan"))
             st, msg = bundle.fwd(a, stream)
             if st != 0:

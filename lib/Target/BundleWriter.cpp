@@ -251,6 +251,12 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
       return op.emitOpError("a paged bundle kernel needs a static page_size "
                             "(dimension 1 of 'k' and 'v')");
     key.pageSize = *pageSize;
+    // The key has no max_pages or num_pages: a kernel must take any.
+    if (staticDim(op.getBlockTable(), 1) || staticDim(op.getK(), 0))
+      return op.emitOpError("a paged bundle kernel takes dynamic max_pages "
+                            "(dimension 1 of 'block_table') and num_pages "
+                            "(dimension 0 of 'k' and 'v'): the runtime "
+                            "matches calls on neither");
     if (!key.strided)
       return op.emitOpError("a paged bundle kernel takes the strided layout "
                             "(every operand with dynamic offset and "

@@ -89,9 +89,9 @@ bool mlir::attn::fromJSON(const json::Value &value, KernelSpec &spec,
       !o.mapOptional("pack_gqa", spec.packGqa) ||
       !o.mapOptional("page_size", spec.pageSize))
     return false;
-  if (value.getAsObject()->get("page_size") &&
-      (spec.pageSize < 1 || spec.pageSize > kMaxPageSize)) {
-    path.field("page_size").report("must be in [1, 1048576]");
+  if (value.getAsObject()->get("page_size") && spec.pageSize < 1) {
+    path.field("page_size").report("must be at least 1 (leave it out for "
+                                   "contiguous K/V)");
     return false;
   }
   if (spec.splits < 1 || spec.splits > 256) {
@@ -208,6 +208,10 @@ static LogicalResult verifySpec(const KernelSpec &spec, Location loc) {
     if (len && *len <= 0)
       return emitError(loc) << "a static length must be > 0, got " << *len
                             << " (make it dynamic to accept empty calls)";
+  if (spec.pageSize < 0 || spec.pageSize > ::attn::bundle::kMaxPageSize)
+    return emitError(loc) << "page_size must be in [1, "
+                          << ::attn::bundle::kMaxPageSize
+                          << "] (0: contiguous K/V), got " << spec.pageSize;
   if (spec.pageSize > 0 && (spec.dtype == "e4m3" || !spec.strided))
     return emitError(loc) << "page_size (paged K/V) takes f16 or bf16 and the "
                              "strided layout";

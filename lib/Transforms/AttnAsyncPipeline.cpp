@@ -517,6 +517,14 @@ void buildProducer(OpBuilder &b, Location loc, CtaNest nest,
   // waiting for parity ^ 1 lets the first round pass.
   Value emptyParity = arith::XOrIOp::create(b, loc, parity, one);
   Value ticks = arith::ConstantIndexOp::create(b, loc, kWaitTicks);
+  Value row = arith::MulIOp::create(
+      b, loc, kb, arith::ConstantIndexOp::create(b, loc, s.blockN));
+  OnlineAttentionOp step = nest.step;
+  // Paged K/V: the block table is read before the wait for the slot, so
+  // the loads' latency hides behind it (docs/perf-notes.md).
+  SmallVector<std::pair<Value, Value>> boxes;
+  if (step.getBlockTable())
+    boxes = pagedBoxes(b, loc, step, row, numKeys, s.blockN);
   nvgpu::MBarrierTryWaitParityOp::create(b, loc, st.empty, emptyParity, ticks,
                                          slot);
   // expect_tx counts full boxes: TMA delivers every byte of a box, rows past
@@ -527,12 +535,7 @@ void buildProducer(OpBuilder &b, Location loc, CtaNest nest,
       b, loc, landed,
       arith::ConstantIndexOp::create(b, loc, s.kBytes() + s.vBytes()), slot,
       Value());
-  Value row = arith::MulIOp::create(
-      b, loc, kb, arith::ConstantIndexOp::create(b, loc, s.blockN));
-  OnlineAttentionOp step = nest.step;
   if (step.getBlockTable()) {
-    SmallVector<std::pair<Value, Value>> boxes =
-        pagedBoxes(b, loc, step, row, numKeys, s.blockN);
     copyPagedTile(b, loc, desc[1], st.k, slot, landed, boxes,
                   step.getKvHead(), s.chunks);
     copyPagedTile(b, loc, desc[2], st.v, slot, landed, boxes,
@@ -1042,6 +1045,9 @@ struct AttnAsyncPipelinePass
       FailureOr<CtaNest> nest = matchNest(cta, load);
       if (failed(nest) || failed(pipeline(*nest)))
         return signalPassFailure();
+      // Lowered: later passes (the CUDA-core combine of split-KV) must not
+      // take it for a varlen CTA still to lower.
+      cta->removeAttr(kVarlenAttr);
     }
   }
 };

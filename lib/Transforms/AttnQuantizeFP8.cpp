@@ -265,11 +265,11 @@ LogicalResult quantizeAttention(AttentionOp op, QuantizeOptions opts) {
     return op.emitOpError() << "attn-quantize-fp8 takes bf16 inputs (the FP8 "
                                "attention writes a bf16 O), but got "
                             << qType.getElementType();
-  if (!qType.hasStaticShape() || !kType.hasStaticShape())
-    return op.emitOpError("attn-quantize-fp8 needs static shapes");
   if (op.isPaged())
     return op.emitOpError("attn-quantize-fp8 does not take paged K/V (FP8 "
                           "attention has no paged form)");
+  if (!qType.hasStaticShape() || !kType.hasStaticShape())
+    return op.emitOpError("attn-quantize-fp8 needs static shapes");
   int64_t d = qType.getDimSize(3);
   if (opts.hadamard && !llvm::isPowerOf2_64(d))
     return op.emitOpError() << "attn-quantize-fp8 hadamard=true needs a "

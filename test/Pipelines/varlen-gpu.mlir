@@ -1,4 +1,5 @@
 // RUN: attn-opt %s --attn-to-cubin="format=none" | FileCheck %s --check-prefix=PIPE
+// RUN: attn-opt %s --attn-to-cubin="format=none splits=4" | FileCheck %s --check-prefix=PIPE
 // RUN: not attn-opt %s --attn-tile="block-m=64 block-n=16" --attn-causal-split --attn-distribute-rows 2>&1 | FileCheck %s --check-prefix=ROWS
 // RUN: not attn-opt %s --attn-to-cubin="path=fma format=none" 2>&1 | FileCheck %s --check-prefix=ROWS
 // RUN: not attn-opt %s --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline=tma-store=true 2>&1 | FileCheck %s --check-prefix=TMASTORE
@@ -6,7 +7,9 @@
 
 // Varlen on the GPU: the tensor-core path lowers attn-tile's varlen CTA
 // (TMA descriptors of the packed views, K/V copied from the sequence's
-// first key on); the CUDA-core path refuses it with an error naming the
+// first key on), also in a module compiled with splits (attn-split-kv
+// leaves varlen alone; the combine's CUDA-core passes then leave the
+// lowered CTA alone); the CUDA-core path refuses it with an error naming the
 // pass, located on the op; so does tma-store (O's rows are cut per
 // sequence inside the CTA), and attn-lower-to-nvvm refuses the untiled op.
 // PIPE-LABEL: func.func @varlen

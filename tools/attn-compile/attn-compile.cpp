@@ -87,7 +87,9 @@ static cl::opt<int64_t> pageSize(
     cl::desc("Paged K/V (a spec's \"page_size\"): tokens per page of the "
              "[num_pages, page_size, Hkv, D] caches, read through a block "
              "table [B, max_pages] with per-sequence lengths cache_seqlens "
-             "[B] (0: contiguous K/V; --seqlen-k is then dynamic)"),
+             "[B]; --seqlen-k is then dynamic. The tensor-core path takes a "
+             "multiple of BLOCK_N or a multiple of 8 dividing it (0: "
+             "contiguous K/V)"),
     cl::cat(shape));
 
 static cl::opt<int64_t>
@@ -237,10 +239,6 @@ static FailureOr<mlir::attn::KernelSpec> specFromFlags() {
   if (failed(length(headsKV, spec.numHeadsQ, spec.numHeadsKV)) ||
       failed(length(seqLenK, spec.seqLenQ, spec.seqLenK)))
     return failure();
-  if (pageSize < 0 || pageSize > mlir::attn::kMaxPageSize) {
-    fail("--page-size must be in [1, 1048576] (0: contiguous K/V)");
-    return failure();
-  }
   if (pageSize > 0 && seqLenK.getNumOccurrences() && seqLenK != "dynamic") {
     fail("--seqlen-k must be dynamic or left out with --page-size (each "
          "sequence's length is read from cache_seqlens)");
@@ -361,6 +359,16 @@ int main(int argc, char **argv) {
   if (inputFile.empty() && specFile.empty() && !anyShapeFlag())
     return fail("no kernels: give an input .mlir, --spec-file or the shape "
                 "flags (see --help)");
+  // The other shape options describe the kernel the shape flags build; alone
+  // they would be silently dropped.
+  if (!anyShapeFlag())
+    for (const cl::Option *opt : std::initializer_list<const cl::Option *>{
+             &dtype, &causal, &lse, &scale, &layout, &name, &pageSize})
+      if (opt->getNumOccurrences())
+        return fail("--" + opt->ArgStr.str() +
+                    " describes the kernel of the shape flags (--batch, "
+                    "--heads-q, --seqlen-q, --head-dim, ...), which are not "
+                    "given; an input .mlir or a spec file says it itself");
   if (splits < 1 || splits > 256)
     return fail(llvm::formatv("--splits must be in [1, 256] (1: unsplit), "
                               "got {0}",

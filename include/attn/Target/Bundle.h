@@ -25,9 +25,6 @@ namespace mlir::attn {
 
 /// One forward kernel to generate: the shape of attn.attention's operands.
 /// A length left unset is dynamic (read from the call at run time).
-/// The largest page_size of a paged K/V spec (2^20 tokens).
-constexpr int64_t kMaxPageSize = int64_t{1} << 20;
-
 struct KernelSpec {
   std::string name; // function / kernel name; derived from the key if empty
   std::optional<int64_t> batch, numHeadsQ, numHeadsKV, seqLenQ, seqLenK;
