@@ -517,14 +517,16 @@ void buildProducer(OpBuilder &b, Location loc, CtaNest nest,
   // waiting for parity ^ 1 lets the first round pass.
   Value emptyParity = arith::XOrIOp::create(b, loc, parity, one);
   Value ticks = arith::ConstantIndexOp::create(b, loc, kWaitTicks);
-  Value row = arith::MulIOp::create(
-      b, loc, kb, arith::ConstantIndexOp::create(b, loc, s.blockN));
   OnlineAttentionOp step = nest.step;
+  auto blockRow = [&] {
+    return arith::MulIOp::create(
+        b, loc, kb, arith::ConstantIndexOp::create(b, loc, s.blockN));
+  };
   // Paged K/V: the block table is read before the wait for the slot, so
   // the loads' latency hides behind it (docs/perf-notes.md).
   SmallVector<std::pair<Value, Value>> boxes;
   if (step.getBlockTable())
-    boxes = pagedBoxes(b, loc, step, row, numKeys, s.blockN);
+    boxes = pagedBoxes(b, loc, step, blockRow(), numKeys, s.blockN);
   nvgpu::MBarrierTryWaitParityOp::create(b, loc, st.empty, emptyParity, ticks,
                                          slot);
   // expect_tx counts full boxes: TMA delivers every byte of a box, rows past
@@ -542,6 +544,7 @@ void buildProducer(OpBuilder &b, Location loc, CtaNest nest,
                   step.getKvHead(), s.chunks);
     return;
   }
+  Value row = blockRow();
   // Varlen: the sequence's keys start at key_offset.
   if (Value offset = step.getKeyOffset())
     row = arith::AddIOp::create(b, loc, row, offset);
