@@ -719,8 +719,14 @@ compileKernel(KernelSource src, const BundleOptions &opts, StringRef ptxas,
   PassManager pm(ctx);
   pipeline.format = CubinPipelineOptions::Format::isa;
   buildCubinPipeline(pm, pipeline);
-  if (failed(pm.run(*module)))
+  if (failed(pm.run(*module))) {
+    // The pass's error names the function; say which variant it was.
+    if (!variant.empty())
+      src.func.emitError("variant \"")
+          << variant << "\" (kernel " << name
+          << ") does not compile: the error above";
     return failure();
+  }
 
   SmallVector<gpu::LaunchFuncOp> launches;
   func.walk([&](gpu::LaunchFuncOp l) { launches.push_back(l); });

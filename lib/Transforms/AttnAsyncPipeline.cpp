@@ -370,10 +370,15 @@ void copyTile(OpBuilder &b, Location loc, Value desc, Value buffer, Value slot,
   }
 }
 
+/// Paged K/V: tokens per page (dimension 2 of the [num_pages, Hkv,
+/// page_size, D] view the step reads).
+int64_t pageSizeOf(OnlineAttentionOp step) {
+  return cast<MemRefType>(step.getK().getType()).getDimSize(2);
+}
+
 /// Paged K/V: rows of a page per TMA box (the page, or BLOCK_N rows of it).
 int64_t pagedBoxRows(OnlineAttentionOp step, int64_t blockN) {
-  int64_t pageSize = cast<MemRefType>(step.getK().getType()).getDimSize(2);
-  return std::min(pageSize, blockN);
+  return std::min(pageSizeOf(step), blockN);
 }
 
 /// Paged K/V: where the boxes of the K/V block at key `key` come from, one
@@ -385,9 +390,8 @@ SmallVector<std::pair<Value, Value>>
 pagedBoxes(OpBuilder &b, Location loc, OnlineAttentionOp step, Value key,
            Value numKeys, int64_t blockN) {
   Value table = step.getBlockTable();
-  int64_t pageSize = cast<MemRefType>(step.getK().getType()).getDimSize(2);
   int64_t rows = pagedBoxRows(step, blockN);
-  Value ps = arith::ConstantIndexOp::create(b, loc, pageSize);
+  Value ps = arith::ConstantIndexOp::create(b, loc, pageSizeOf(step));
   Value lastSlot = arith::SubIOp::create(
       b, loc, b.createOrFold<memref::DimOp>(loc, table, 1),
       arith::ConstantIndexOp::create(b, loc, 1));
@@ -804,8 +808,7 @@ LogicalResult checkFP8(CtaNest nest, const PipelineShape &s) {
 LogicalResult checkPaged(CtaNest nest, const PipelineShape &s) {
   if (!nest.step.getBlockTable())
     return success();
-  int64_t pageSize =
-      cast<MemRefType>(nest.step.getK().getType()).getDimSize(2);
+  int64_t pageSize = pageSizeOf(nest.step);
   if (!ShapedType::isDynamic(pageSize) &&
       (pageSize % s.blockN == 0 ||
        (s.blockN % pageSize == 0 && pageSize % 8 == 0)))

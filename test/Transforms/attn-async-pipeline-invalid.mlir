@@ -111,3 +111,15 @@ func.func @page12(%q: memref<1x4x1x64xbf16>, %k: memref<?x12x4x64xbf16>,
       paged(%t, %n : memref<1x?xi32>, memref<1xi32>)
   return
 }
+
+// -----
+
+// A dynamic page size cannot size the TMA boxes.
+func.func @page_dynamic(%q: memref<1x4x1x64xbf16>, %k: memref<?x?x4x64xbf16>,
+                        %o: memref<1x4x1x64xbf16>, %t: memref<1x?xi32>, %n: memref<1xi32>) {
+  // PAGE: error: 'scf.forall' op attn-async-pipeline: paged K/V needs a static page_size that is a multiple of BLOCK_N (64) or a multiple of 8 dividing it, but got ?
+  attn.attention ins(%q, %k, %k : memref<1x4x1x64xbf16>, memref<?x?x4x64xbf16>,
+                     memref<?x?x4x64xbf16>) outs(%o : memref<1x4x1x64xbf16>)
+      paged(%t, %n : memref<1x?xi32>, memref<1xi32>)
+  return
+}
