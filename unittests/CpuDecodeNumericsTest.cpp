@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuJit.h"
+#include "HeadCompare.h"
 #include "TypedBuffer.h"
 #include "attn/Pipelines/Pipelines.h"
 
@@ -25,6 +26,10 @@
 
 using namespace mlir;
 using mlir::attn::test::Buffer;
+using mlir::attn::test::boundFor;
+using mlir::attn::test::expectHeadsClose;
+using mlir::attn::test::Outputs;
+using mlir::attn::test::readOutputs;
 using mlir::attn::test::CpuPipeline;
 using mlir::attn::test::Elt;
 using mlir::attn::test::eltName;
@@ -69,14 +74,10 @@ std::string buildModule(const DecodeConfig &c) {
       .str();
 }
 
-struct Result {
-  std::vector<double> o, lse;
-};
-
 /// float64 attention on the rounded inputs: bottom-right causal, GQA.
-Result reference(const DecodeConfig &c, const std::vector<double> &q,
+Outputs reference(const DecodeConfig &c, const std::vector<double> &q,
                  const std::vector<double> &k, const std::vector<double> &v) {
-  Result r;
+  Outputs r;
   r.o.assign(c.b * c.hq * c.nq * c.d, 0.0);
   r.lse.assign(c.b * c.hq * c.nq, -INFINITY);
   double scale = 1.0 / std::sqrt(double(c.d));
@@ -117,7 +118,7 @@ Result reference(const DecodeConfig &c, const std::vector<double> &q,
 
 /// Runs `engine` on q, k, v with NaN-poisoned outputs; no output is NaN.
 void run(ExecutionEngine &engine, const DecodeConfig &c, Buffer<4> &q,
-         Buffer<4> &k, Buffer<4> &v, Result &out) {
+         Buffer<4> &k, Buffer<4> &v, Outputs &out) {
   Buffer<4> o(c.elt, {c.b, c.hq, c.nq, c.d});
   Buffer<3> lse(Elt::f32, {c.b, c.hq, c.nq});
   o.fill(NAN);
@@ -126,49 +127,9 @@ void run(ExecutionEngine &engine, const DecodeConfig &c, Buffer<4> &q,
   auto *lp = &lse.desc;
   llvm::Error err = engine.invoke("attention", qp, kp, vp, op, lp);
   ASSERT_FALSE(bool(err)) << llvm::toString(std::move(err));
-  out.o.resize(o.numElements);
-  out.lse.resize(lse.numElements);
-  for (int64_t i = 0; i < o.numElements; ++i) {
-    out.o[i] = o.get(i);
-    ASSERT_FALSE(std::isnan(out.o[i])) << "O[" << i << "] unwritten or NaN";
-  }
-  for (int64_t i = 0; i < lse.numElements; ++i) {
-    out.lse[i] = lse.get(i);
-    ASSERT_FALSE(std::isnan(out.lse[i])) << "LSE[" << i << "] unwritten";
-  }
+  readOutputs(o, lse, out);
 }
 
-/// ||O - want|| / ||want|| over each query head's rows must stay within
-/// `bound`; LSE elementwise (-inf exactly where `want` has it).
-void expectClose(const DecodeConfig &c, const Result &got, const Result &want,
-                 double bound, const char *what) {
-  int64_t rows = c.nq * c.d;
-  for (int64_t bh = 0; bh < c.b * c.hq; ++bh) {
-    double num = 0, den = 0;
-    for (int64_t i = bh * rows; i < (bh + 1) * rows; ++i) {
-      num += (got.o[i] - want.o[i]) * (got.o[i] - want.o[i]);
-      den += want.o[i] * want.o[i];
-    }
-    double rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-    EXPECT_LE(rel, bound) << what << ": head " << bh % c.hq << " of batch "
-                          << bh / c.hq << ", ||O - ref|| / ||ref|| = " << rel;
-  }
-  for (size_t i = 0; i < want.lse.size(); ++i) {
-    if (std::isinf(want.lse[i])) {
-      EXPECT_TRUE(std::isinf(got.lse[i]) && got.lse[i] < 0)
-          << what << ": LSE[" << i << "] = " << got.lse[i];
-      continue;
-    }
-    EXPECT_NEAR(got.lse[i], want.lse[i],
-                1e-4 * std::max(1.0, std::fabs(want.lse[i])))
-        << what << ": LSE[" << i << "]";
-  }
-}
-
-/// Rounding O to the storage type alone gives ~2^-9 (bf16), 2^-12 (f16).
-double boundFor(Elt elt) {
-  return elt == Elt::bf16 ? 8e-3 : elt == Elt::f16 ? 1e-3 : 1e-5;
-}
 
 /// A random input: normal values rounded to the element type, and the same
 /// values as doubles for the reference.
@@ -214,18 +175,18 @@ void compareVariants(
   Input q = randomInput(c.elt, {c.b, c.hq, c.nq, c.d}, rng);
   Input k = randomInput(c.elt, {c.b, c.hkv, c.nk, c.d}, rng);
   Input v = randomInput(c.elt, {c.b, c.hkv, c.nk, c.d}, rng);
-  Result ref = reference(c, q.values, k.values, v.values), base;
+  Outputs ref = reference(c, q.values, k.values, v.values), base;
   ASSERT_NO_FATAL_FAILURE(run(unsplit, c, q.buf, k.buf, v.buf, base));
   double bound = boundFor(c.elt);
-  expectClose(c, base, ref, bound, "unsplit vs float64");
+  expectHeadsClose(c.hq, c.nq * c.d, base, ref, bound, "unsplit vs float64");
   for (auto [s, engine] : llvm::zip_equal(c.splits, variants)) {
     std::string what =
         llvm::formatv("splits={0}{1}", s, c.packGqa ? " pack-gqa" : "");
     SCOPED_TRACE(what);
-    Result got;
+    Outputs got;
     ASSERT_NO_FATAL_FAILURE(run(*engine, c, q.buf, k.buf, v.buf, got));
-    expectClose(c, got, ref, bound, "vs float64");
-    expectClose(c, got, base, bound / 2, "vs unsplit");
+    expectHeadsClose(c.hq, c.nq * c.d, got, ref, bound, "vs float64");
+    expectHeadsClose(c.hq, c.nq * c.d, got, base, bound / 2, "vs unsplit");
   }
 }
 

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuJit.h"
+#include "HeadCompare.h"
 #include "TypedBuffer.h"
 #include "attn/Pipelines/Pipelines.h"
 
@@ -27,6 +28,10 @@
 
 using namespace mlir;
 using mlir::attn::test::Buffer;
+using mlir::attn::test::boundFor;
+using mlir::attn::test::expectHeadsClose;
+using mlir::attn::test::Outputs;
+using mlir::attn::test::readOutputs;
 using mlir::attn::test::CpuPipeline;
 using mlir::attn::test::Elt;
 using mlir::attn::test::eltName;
@@ -66,10 +71,6 @@ std::string buildModule(const PagedConfig &c) {
              q, cache, lse, table, lens, c.causal ? "{causal}" : "")
       .str();
 }
-
-struct Result {
-  std::vector<double> o, lse;
-};
 
 /// Random pages for one run: each sequence owns ceil(Nk_b / page_size)
 /// pages of a shuffled pool with two spare pages; rows no sequence owns
@@ -120,9 +121,9 @@ Caches randomCaches(const PagedConfig &c, const std::vector<int32_t> &lens,
 
 /// float64 attention of each sequence over its keys, gathered through the
 /// table: bottom-right causal with Nk_b, GQA.
-Result reference(const PagedConfig &c, const std::vector<double> &q,
+Outputs reference(const PagedConfig &c, const std::vector<double> &q,
                  const Caches &kv, const std::vector<int32_t> &lens) {
-  Result r;
+  Outputs r;
   r.o.assign(c.b * c.hq * c.nq * c.d, 0.0);
   r.lse.assign(c.b * c.hq * c.nq, -INFINITY);
   double scale = 1.0 / std::sqrt(double(c.d));
@@ -168,7 +169,7 @@ Result reference(const PagedConfig &c, const std::vector<double> &q,
 
 /// Runs `engine` with NaN-poisoned O and LSE; none may stay NaN.
 void run(ExecutionEngine &engine, const PagedConfig &c, Buffer<4> &q,
-         Caches &kv, const std::vector<int32_t> &lens, Result &out) {
+         Caches &kv, const std::vector<int32_t> &lens, Outputs &out) {
   Buffer<4> o(c.elt, {c.b, c.hq, c.nq, c.d});
   Buffer<3> lse(Elt::f32, {c.b, c.hq, c.nq});
   o.fill(NAN);
@@ -183,48 +184,9 @@ void run(ExecutionEngine &engine, const PagedConfig &c, Buffer<4> &q,
   auto *sp = &seqlens.desc;
   llvm::Error err = engine.invoke("attention", qp, kp, vp, op, lp, tp, sp);
   ASSERT_FALSE(bool(err)) << llvm::toString(std::move(err));
-  out.o.resize(o.numElements);
-  out.lse.resize(lse.numElements);
-  for (int64_t i = 0; i < o.numElements; ++i) {
-    out.o[i] = o.get(i);
-    ASSERT_FALSE(std::isnan(out.o[i])) << "O[" << i << "] unwritten or NaN";
-  }
-  for (int64_t i = 0; i < lse.numElements; ++i) {
-    out.lse[i] = lse.get(i);
-    ASSERT_FALSE(std::isnan(out.lse[i])) << "LSE[" << i << "] unwritten";
-  }
+  readOutputs(o, lse, out);
 }
 
-/// Per (batch, query head): ||O - want|| / ||want|| within `bound`; LSE
-/// elementwise (-inf exactly where `want` has it).
-void expectClose(const PagedConfig &c, const Result &got, const Result &want,
-                 double bound, const char *what) {
-  int64_t rows = c.nq * c.d;
-  for (int64_t bh = 0; bh < c.b * c.hq; ++bh) {
-    double num = 0, den = 0;
-    for (int64_t i = bh * rows; i < (bh + 1) * rows; ++i) {
-      num += (got.o[i] - want.o[i]) * (got.o[i] - want.o[i]);
-      den += want.o[i] * want.o[i];
-    }
-    double rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-    EXPECT_LE(rel, bound) << what << ": head " << bh % c.hq << " of batch "
-                          << bh / c.hq << ", ||O - ref|| / ||ref|| = " << rel;
-  }
-  for (size_t i = 0; i < want.lse.size(); ++i) {
-    if (std::isinf(want.lse[i])) {
-      EXPECT_TRUE(std::isinf(got.lse[i]) && got.lse[i] < 0)
-          << what << ": LSE[" << i << "] = " << got.lse[i];
-      continue;
-    }
-    EXPECT_NEAR(got.lse[i], want.lse[i],
-                1e-4 * std::max(1.0, std::fabs(want.lse[i])))
-        << what << ": LSE[" << i << "]";
-  }
-}
-
-double boundFor(Elt elt) {
-  return elt == Elt::bf16 ? 8e-3 : elt == Elt::f16 ? 1e-3 : 1e-5;
-}
 
 class CpuPagedNumerics : public ::testing::TestWithParam<PagedConfig> {
 protected:
@@ -253,16 +215,16 @@ TEST_P(CpuPagedNumerics, MatchesFloat64AndUnsplit) {
       qValues[i] = q.get(i);
     }
     Caches kv = randomCaches(c, lens, rng);
-    Result ref = reference(c, qValues, kv, lens), first;
+    Outputs ref = reference(c, qValues, kv, lens), first;
     for (auto [s, engine] : llvm::zip_equal(c.splits, variants)) {
       SCOPED_TRACE(llvm::formatv("splits={0}", s).str());
-      Result got;
+      Outputs got;
       ASSERT_NO_FATAL_FAILURE(run(*engine, c, q, kv, lens, got));
-      expectClose(c, got, ref, boundFor(c.elt), "vs float64");
+      expectHeadsClose(c.hq, c.nq * c.d, got, ref, boundFor(c.elt), "vs float64");
       if (first.o.empty())
         first = got;
       else
-        expectClose(c, got, first, boundFor(c.elt) / 2, "vs the first");
+        expectHeadsClose(c.hq, c.nq * c.d, got, first, boundFor(c.elt) / 2, "vs the first");
     }
   }
 }

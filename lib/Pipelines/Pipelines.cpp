@@ -101,12 +101,11 @@ void mlir::attn::buildCubinPipeline(OpPassManager &pm,
     fn.addPass(
         createAttnLowerToWGMMA(AttnLowerToWGMMAOptions{
             options.maxMmaN, options.fp8PScaleLog2}));
-    // Split-KV's combine (attn.decode_combine's grid) has no Q tile for
-    // the tensor cores: it takes the CUDA-core path's lowering.
-    if (options.splits != 1) {
-      fn.addPass(createAttnDistributeRows());
-      fn.addPass(createAttnOnlineSoftmax());
-    }
+    // Split-KV's combine (attn.decode_combine's grid, from attn-split-kv
+    // or written by hand) has no Q tile for the tensor cores: it takes the
+    // CUDA-core path's lowering (no-ops without a combine).
+    fn.addPass(createAttnDistributeRows());
+    fn.addPass(createAttnOnlineSoftmax());
     fn.addPass(createCanonicalizerPass());
     fn.addPass(createCSEPass());
     fn.addPass(createLoopInvariantCodeMotionPass());
