@@ -138,8 +138,14 @@ static const attn_tensor &operandTensor(const attn_fwd_args &args,
     return args.block_table;
   case Operand::CacheSeqlens:
     return args.cache_seqlens;
+  case Operand::CuSeqlensQ:
+  case Operand::CuSeqlensK:
+  case Operand::MaxSeqlenQ:
+  case Operand::MaxSeqlenK:
+    break; // varlen kernels take no attn_fwd call (matches())
   }
-  return args.lse;
+  static const attn_tensor none = {};
+  return none;
 }
 
 /// The operands a call passes: q, k, v, o, lse if requested, the descales
@@ -157,7 +163,9 @@ static constexpr Operand kAllOperands[] = {
     Operand::O,        Operand::LSE,      Operand::QDescale,
     Operand::KDescale, Operand::VDescale, Operand::BlockTable,
     Operand::CacheSeqlens};
-static_assert(std::size(kAllOperands) == bundle::kNumOperands);
+// Every operand of an attn_fwd call; the varlen ones (cu_seqlens,
+// max_seqlen) have no attn_fwd_args field.
+static_assert(std::size(kAllOperands) + 4 == bundle::kNumOperands);
 
 static bool isEmpty(const attn_tensor &t) {
   for (int32_t i = 0; i < t.rank; ++i)
@@ -525,7 +533,10 @@ static bool matches(const KernelEntry &kernel, const FwdCall &call) {
          fits(k.batch, call.batch) && fits(k.numHeadsQ, call.numHeadsQ) &&
          fits(k.numHeadsKV, call.numHeadsKV) && fits(k.seqLenQ, call.seqLenQ) &&
          fits(k.seqLenK, call.seqLenK) && (k.strided || call.contiguous) &&
-         k.pageSize == call.pageSize;
+         k.pageSize == call.pageSize &&
+         // A varlen kernel (packed [total, H, D] operands, cu_seqlens) has
+         // no runtime entry yet: attn_fwd never launches one.
+         !k.varlen;
 }
 
 /// More static lengths first, then contiguous over strided, then the
@@ -1031,6 +1042,7 @@ static int64_t paramValue(const Param &param, const attn_fwd_args &args,
   case Param::Field::Stride:
     return t.strides[param.index];
   case Param::Field::TensorMap:
+  case Param::Field::Value: // varlen scalars: no attn_fwd call
     break;
   }
   return 0;

@@ -358,6 +358,22 @@ TEST_F(Dispatch, KeyMismatchesFindNoKernel) {
   noMatch({withShape(k, 1, 8, 8, 128, 256)}, makeArgs(1, 8, 8, 128, 128));
 }
 
+// A varlen kernel loads, but attn_fwd has no varlen call: it matches none,
+// even a call whose key it would otherwise fit, and the listing says
+// "varlen".
+TEST_F(Dispatch, VarlenKernelsMatchNoFwdCall) {
+  attn_fwd_args args = makeArgs(1, 32, 8, 128, 128, 128, /*lse=*/true);
+  std::string message = noMatch({varlenKernel("vl")}, args);
+  EXPECT_NE(message.find("vl: bf16 D=128 +lse B=? Hq=32 Hkv=8 Nq=? Nk=?"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("strided varlen"), std::string::npos) << message;
+  KernelEntry plain = wgmmaKernel("plain");
+  plain.key.hasLse = true;
+  appendDescriptor(plain.params, Operand::LSE);
+  EXPECT_EQ(pick({varlenKernel("vl"), plain}, args), 1);
+}
+
 TEST_F(Dispatch, NoMatchMessageStatesCallAndLists4Kernels) {
   std::vector<KernelEntry> kernels;
   for (int i = 0; i < 6; ++i)
