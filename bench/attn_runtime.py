@@ -27,7 +27,11 @@ class FwdArgs(ctypes.Structure):
                 ("q_descale", Tensor), ("k_descale", Tensor),
                 ("v_descale", Tensor),
                 # Paged K/V calls only; zero (rank 0, NULL) otherwise.
-                ("block_table", Tensor), ("cache_seqlens", Tensor)]
+                ("block_table", Tensor), ("cache_seqlens", Tensor),
+                # Varlen calls only; zero otherwise.
+                ("cu_seqlens_q", Tensor), ("cu_seqlens_k", Tensor),
+                ("max_seqlen_q", ctypes.c_int64),
+                ("max_seqlen_k", ctypes.c_int64)]
 
 
 def load_library(path):
@@ -149,4 +153,20 @@ def paged_fwd_args(q, k_cache, v_cache, o, lse, block_table, cache_seqlens,
     args = fwd_args(q, k_cache, v_cache, o, lse, causal, scale)
     args.block_table = tensor(block_table)
     args.cache_seqlens = tensor(cache_seqlens)
+    return args
+
+
+def varlen_fwd_args(q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k,
+                    max_seqlen_q, max_seqlen_k, causal, scale=0.0):
+    """A varlen call, as FlashAttention-2's flash_attn_varlen_func: q and o
+    [total_q, Hq, D], k and v [total_k, Hkv, D] (f16 or bf16, unit stride
+    on D), lse float32 [Hq, total_q] or None, cu_seqlens_q / cu_seqlens_k
+    torch.int32 [B + 1] prefix sums, max_seqlen_q / max_seqlen_k ints >=
+    every sequence's length. Causal is bottom-right per sequence. Needs a
+    bundle kernel compiled with attn-compile --varlen."""
+    args = fwd_args(q, k, v, o, lse, causal, scale)
+    args.cu_seqlens_q = tensor(cu_seqlens_q)
+    args.cu_seqlens_k = tensor(cu_seqlens_k)
+    args.max_seqlen_q = int(max_seqlen_q)
+    args.max_seqlen_k = int(max_seqlen_k)
     return args

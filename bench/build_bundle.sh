@@ -16,6 +16,8 @@
 #          (bench/specs_paged.json), for bench/paged_check.py;
 #   paged_auto: static paged decode kernels (bench/specs_paged_decode.json)
 #          with splits 1, 4, 16 and 32 as variants.
+#   varlen, varlen_pack: varlen kernels (bench/specs_varlen.json), the second
+#          with GQA packing, for bench/varlen_check.py.
 # Extra arguments go to attn-compile (e.g. --path=fma, --max-mma-n=64).
 # Then, on the GPU machine:
 #   python3 bench/harness.py --bundle build/bundles/bench --lib build/lib/libattn_runtime.so
@@ -23,11 +25,12 @@
 #   python3 bench/fp8_check.py --lib build/lib/libattn_runtime.so --fp8 build/bundles/fp8 --bf16 build/bundles/bench
 #   python3 bench/decode_check.py --lib build/lib/libattn_runtime.so --bundles build/bundles
 #   python3 bench/paged_check.py --lib build/lib/libattn_runtime.so --bundles build/bundles
+#   python3 bench/varlen_check.py --lib build/lib/libattn_runtime.so --bundles build/bundles
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${ATTN_BUILD_DIR:-build}
 OUT=${ATTN_BUNDLE_ROOT:-$BUILD/bundles}
-rm -rf "$OUT/bench" "$OUT/tma" "$OUT/tma_fma" "$OUT/fp8" "$OUT"/decode_s* "$OUT"/decode_pack_* "$OUT"/paged_*
+rm -rf "$OUT/bench" "$OUT/tma" "$OUT/tma_fma" "$OUT/fp8" "$OUT"/decode_s* "$OUT"/decode_pack_* "$OUT"/paged_* "$OUT"/varlen*
 "$BUILD/bin/attn-compile" --spec-file=bench/specs.json -o "$OUT/bench" "$@"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_tma.json -o "$OUT/tma" "$@"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_tma.json -o "$OUT/tma_fma" --path=fma "$@"
@@ -45,3 +48,6 @@ done
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_paged_decode.json --splits=1 \
   --variant="splits=4" --variant="splits=16" --variant="splits=32" \
   -o "$OUT/paged_auto" "$@"
+"$BUILD/bin/attn-compile" --spec-file=bench/specs_varlen.json -o "$OUT/varlen" "$@"
+"$BUILD/bin/attn-compile" --spec-file=bench/specs_varlen.json --pack-gqa \
+  -o "$OUT/varlen_pack" "$@"

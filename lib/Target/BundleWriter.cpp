@@ -56,46 +56,52 @@ struct KernelSource {
   bool packGqa = false; // GQA packing (attribute or option)
 };
 
-/// The dimension of a rank-4 operand with unit stride: D, except Nk for the
-/// V of an FP8 kernel (V^T storage: the FP8 wgmma reads V K-major).
-int64_t unitDim(Operand role, bool fp8) {
+/// The dimension with unit stride of a q, k, v or o operand: D (3), except
+/// Nk (2) for the V of an FP8 kernel (V^T storage: the FP8 wgmma reads V
+/// K-major), and D (2) of a varlen kernel's packed [total, H, D] operands;
+/// -1 (none) for the other operands.
+int64_t unitDim(Operand role, bool fp8, bool varlen = false) {
+  if (role != Operand::Q && role != Operand::K && role != Operand::V &&
+      role != Operand::O)
+    return -1;
+  if (varlen)
+    return 2;
   return fp8 && role == Operand::V ? 2 : 3;
 }
 
 /// True for memref<...> with fully dynamic offset and strides, except a unit
-/// stride on `unit` for rank 4.
+/// stride on `unit` (-1: none).
 bool hasDynamicStrides(MemRefType type, int64_t unit) {
   auto layout = dyn_cast<StridedLayoutAttr>(type.getLayout());
   if (!layout || !ShapedType::isDynamic(layout.getOffset()))
     return false;
   ArrayRef<int64_t> strides = layout.getStrides();
   for (auto [i, s] : llvm::enumerate(strides)) {
-    bool isUnit = type.getRank() == 4 && static_cast<int64_t>(i) == unit;
+    bool isUnit = static_cast<int64_t>(i) == unit;
     if (isUnit ? s != 1 : !ShapedType::isDynamic(s))
       return false;
   }
   return true;
 }
 
-/// The layout form a bundle kernel takes `rank`-dimensional operands in.
+/// The layout form a bundle kernel takes `rank`-dimensional operands in,
+/// with unit stride on `unit` (-1: none).
 std::string stridedForm(int64_t rank, int64_t unit) {
-  if (rank == 4)
-    return unit == 2 ? "strided<[?, ?, 1, ?], offset: ?>"
-                     : "strided<[?, ?, ?, 1], offset: ?>";
-  if (rank == 3)
-    return "strided<[?, ?, ?], offset: ?>";
-  return rank == 2 ? "strided<[?, ?], offset: ?>" : "strided<[?], offset: ?>";
+  std::string out = "strided<[";
+  for (int64_t i = 0; i < rank; ++i)
+    out += std::string(i ? ", " : "") + (i == unit ? "1" : "?");
+  return out + "], offset: ?>";
 }
 
 /// Decides the layout key: all operands identity (contiguous) or all with
 /// dynamic strides; q's layout sets the expectation for the others. FP8
-/// kernels are strided only (their V is V^T storage).
-FailureOr<bool> layoutKey(AttentionOp op,
+/// kernels are strided only (their V is V^T storage). Scalars (a varlen
+/// kernel's max_seqlen_q/k) have no layout.
+FailureOr<bool> layoutKey(Operation *op, bool fp8, bool varlen,
                           ArrayRef<std::pair<Value, Operand>> operands) {
-  bool fp8 = op.isFP8();
   auto form = [&](Value v, Operand role) -> std::optional<bool> {
     auto type = cast<MemRefType>(v.getType());
-    if (hasDynamicStrides(type, unitDim(role, fp8)))
+    if (hasDynamicStrides(type, unitDim(role, fp8, varlen)))
       return true;
     if (type.getLayout().isIdentity() && !fp8)
       return false;
@@ -103,12 +109,14 @@ FailureOr<bool> layoutKey(AttentionOp op,
   };
   std::optional<bool> strided = form(operands.front().first, Operand::Q);
   for (auto [value, role] : operands) {
+    if (bundle::isScalarOperand(role))
+      continue;
     std::optional<bool> f = form(value, role);
     if (f && f == strided)
       continue;
     int64_t rank = cast<MemRefType>(value.getType()).getRank();
-    std::string expected = stridedForm(rank, unitDim(role, fp8));
-    InFlightDiagnostic diag = op.emitOpError("operand '")
+    std::string expected = stridedForm(rank, unitDim(role, fp8, varlen));
+    InFlightDiagnostic diag = op->emitOpError("operand '")
                               << bundle::operandName(role) << "' has type "
                               << value.getType() << ", but ";
     if (fp8)
@@ -139,22 +147,27 @@ constexpr llvm::StringLiteral kKernelAttrs[] = {"attn.block_m", "attn.block_n",
                                                 "attn.path", "attn.splits",
                                                 "attn.pack_gqa"};
 
-/// The function must be `attn.attention` + `return` (anything else would be
-/// lost: a bundle holds only the kernel) with an identifier for a name.
-FailureOr<AttentionOp> kernelOp(func::FuncOp func) {
-  SmallVector<AttentionOp> ops;
-  func.walk([&](AttentionOp op) { ops.push_back(op); });
+/// The function must be `attn.attention` (or `attn.varlen_attention`) +
+/// `return` (anything else would be lost: a bundle holds only the kernel)
+/// with an identifier for a name.
+FailureOr<Operation *> kernelOp(func::FuncOp func) {
+  SmallVector<Operation *> ops;
+  func.walk([&](Operation *op) {
+    if (isa<AttentionOp, VarlenAttentionOp>(op))
+      ops.push_back(op);
+  });
   if (ops.size() != 1)
     return func.emitError("a bundle kernel function holds exactly one "
-                          "attn.attention, found ")
+                          "attn.attention or attn.varlen_attention, found ")
            << ops.size();
   if (!isKernelName(func.getSymName()))
     return func.emitError("kernel function name '")
            << func.getSymName() << "' must be [A-Za-z_][A-Za-z0-9_]*";
   for (Operation &op : func.getBody().front())
-    if (!isa<AttentionOp, func::ReturnOp>(op))
+    if (!isa<AttentionOp, VarlenAttentionOp, func::ReturnOp>(op))
       return op.emitOpError("is not allowed in a bundle kernel function: "
-                            "it holds only attn.attention and return");
+                            "it holds only attn.attention (or "
+                            "attn.varlen_attention) and return");
   // A misspelt attribute ("attn.blockm") must not silently give defaults.
   for (NamedAttribute attr : func->getDiscardableAttrs())
     if (attr.getName().strref().starts_with("attn.") &&
@@ -182,11 +195,55 @@ FailureOr<int64_t> blockSize(func::FuncOp func, StringRef name, int64_t dflt,
   return value.getInt();
 }
 
+LogicalResult assignRoles(Operation *op,
+                          ArrayRef<std::pair<Value, Operand>> operands,
+                          KernelSource &src);
+FailureOr<KernelSource> inspectVarlen(func::FuncOp func, VarlenAttentionOp op,
+                                      const BundleOptions &opts);
+LogicalResult finishInspect(func::FuncOp func, const BundleOptions &opts,
+                            bool fp8, bool paged, KernelSource &src);
+
+/// The key of a varlen kernel (attn.varlen_attention): packed q, o
+/// [total_q, Hq, D], k, v [total_k, Hkv, D], lse [Hq, total_q]; B and the
+/// lengths come from cu_seqlens_q/k on the device, so batch, seqlen_q and
+/// seqlen_k are null and every total and B + 1 must be dynamic.
+LogicalResult varlenKey(VarlenAttentionOp op, bool strided,
+                        bundle::FwdKey &key) {
+  Type elt = cast<MemRefType>(op.getQ().getType()).getElementType();
+  key.dtype = elt.isF16() ? "f16" : elt.isBF16() ? "bf16" : "";
+  if (key.dtype.empty())
+    return op.emitOpError("a varlen bundle kernel takes f16 or bf16 "
+                          "operands");
+  key.headDim = op.getHeadDim();
+  key.causal = op.getCausal();
+  key.hasLse = static_cast<bool>(op.getLse());
+  key.scale = op.getScaleOrDefault();
+  key.numHeadsQ = staticDim(op.getQ(), 1);
+  key.numHeadsKV = staticDim(op.getK(), 1);
+  key.strided = strided;
+  key.varlen = true;
+  if (staticDim(op.getQ(), 0) || staticDim(op.getK(), 0) ||
+      staticDim(op.getCuSeqlensQ(), 0) || staticDim(op.getCuSeqlensK(), 0))
+    return op.emitOpError("a varlen bundle kernel takes dynamic total_q "
+                          "(dimension 0 of 'q' and 'o'), total_k (dimension "
+                          "0 of 'k' and 'v') and B + 1 (dimension 0 of "
+                          "'cu_seqlens_q' and 'cu_seqlens_k'): the runtime "
+                          "matches calls on none of them");
+  if (!strided)
+    return op.emitOpError("a varlen bundle kernel takes the strided layout "
+                          "(every operand with dynamic offset and strides; "
+                          "q, k, v, o: strided<[?, ?, 1], offset: ?>)");
+  return success();
+}
+
 FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
-  FailureOr<AttentionOp> maybeOp = kernelOp(func);
+  FailureOr<Operation *> maybeOp = kernelOp(func);
   if (failed(maybeOp))
     return failure();
-  AttentionOp op = *maybeOp;
+  auto varlenOp = dyn_cast<VarlenAttentionOp>(*maybeOp);
+  if (varlenOp)
+    return inspectVarlen(func, varlenOp, opts);
+  AttentionOp op = cast<AttentionOp>(*maybeOp);
   KernelSource src;
   src.func = func;
   SmallVector<std::pair<Value, Operand>> operands = {{op.getQ(), Operand::Q},
@@ -202,24 +259,9 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
   if (op.isPaged())
     operands.append({{op.getBlockTable(), Operand::BlockTable},
                      {op.getCacheSeqlens(), Operand::CacheSeqlens}});
-  for (auto [value, role] : operands) {
-    // kernelOp() left no op that could define it: it is an argument.
-    auto arg = cast<BlockArgument>(value);
-    auto [it, inserted] = src.roles.try_emplace(arg.getArgNumber(), role);
-    if (!inserted)
-      return op.emitOpError("operands '")
-             << bundle::operandName(it->second) << "' and '"
-             << bundle::operandName(role)
-             << "' are the same argument; a bundle kernel takes a distinct "
-                "buffer per operand";
-    for (int64_t d : cast<MemRefType>(value.getType()).getShape())
-      if (d == 0)
-        return op.emitOpError("operand '")
-               << bundle::operandName(role)
-               << "' has a static length 0; make it dynamic to accept empty "
-                  "calls";
-  }
-  FailureOr<bool> strided = layoutKey(op, operands);
+  if (failed(assignRoles(op, operands, src)))
+    return failure();
+  FailureOr<bool> strided = layoutKey(op, op.isFP8(), false, operands);
   if (failed(strided))
     return failure();
 
@@ -262,6 +304,67 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
                             "(every operand with dynamic offset and "
                             "strides)");
   }
+  if (failed(finishInspect(func, opts, op.isFP8(), op.isPaged(), src)))
+    return failure();
+  return src;
+}
+
+/// Each operand is a distinct function argument (recorded in `src.roles`),
+/// and no memref operand has a static length 0.
+LogicalResult assignRoles(Operation *op,
+                          ArrayRef<std::pair<Value, Operand>> operands,
+                          KernelSource &src) {
+  for (auto [value, role] : operands) {
+    // kernelOp() left no op that could define it: it is an argument.
+    auto arg = cast<BlockArgument>(value);
+    auto [it, inserted] = src.roles.try_emplace(arg.getArgNumber(), role);
+    if (!inserted)
+      return op->emitOpError("operands '")
+             << bundle::operandName(it->second) << "' and '"
+             << bundle::operandName(role)
+             << "' are the same argument; a bundle kernel takes a distinct "
+                "buffer per operand";
+    auto type = dyn_cast<MemRefType>(value.getType());
+    for (int64_t d : type ? type.getShape() : ArrayRef<int64_t>())
+      if (d == 0)
+        return op->emitOpError("operand '")
+               << bundle::operandName(role)
+               << "' has a static length 0; make it dynamic to accept empty "
+                  "calls";
+  }
+  return success();
+}
+
+FailureOr<KernelSource> inspectVarlen(func::FuncOp func, VarlenAttentionOp op,
+                                      const BundleOptions &opts) {
+  KernelSource src;
+  src.func = func;
+  SmallVector<std::pair<Value, Operand>> operands = {
+      {op.getQ(), Operand::Q},
+      {op.getK(), Operand::K},
+      {op.getV(), Operand::V},
+      {op.getO(), Operand::O}};
+  if (op.getLse())
+    operands.push_back({op.getLse(), Operand::LSE});
+  operands.append({{op.getCuSeqlensQ(), Operand::CuSeqlensQ},
+                   {op.getCuSeqlensK(), Operand::CuSeqlensK},
+                   {op.getMaxSeqlenQ(), Operand::MaxSeqlenQ},
+                   {op.getMaxSeqlenK(), Operand::MaxSeqlenK}});
+  if (failed(assignRoles(op, operands, src)))
+    return failure();
+  FailureOr<bool> strided = layoutKey(op, /*fp8=*/false, /*varlen=*/true,
+                                      operands);
+  if (failed(strided) || failed(varlenKey(op, *strided, src.key)) ||
+      failed(finishInspect(func, opts, /*fp8=*/false, /*paged=*/false, src)))
+    return failure();
+  return src;
+}
+
+/// What every kernel kind shares: path, block sizes, splits and GQA packing
+/// from the function's attributes and the options.
+LogicalResult finishInspect(func::FuncOp func, const BundleOptions &opts,
+                            bool fp8, bool paged, KernelSource &src) {
+  bundle::FwdKey &key = src.key;
   KernelPath path = resolvePath(opts.path, opts.chip);
   if (auto attr = func->getAttrOfType<StringAttr>("attn.path")) {
     if (attr.getValue() != "wgmma" && attr.getValue() != "fma")
@@ -274,10 +377,14 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
            << func->getAttr("attn.path");
   }
   key.path = path == KernelPath::wgmma ? "wgmma" : "fma";
-  if (op.isFP8() && path != KernelPath::wgmma)
+  if (key.varlen && path != KernelPath::wgmma)
+    return func.emitError("varlen kernels (attn.varlen_attention) take the "
+                          "wgmma path (Hopper tensor cores, TMA); the fma "
+                          "path has no varlen lowering");
+  if (fp8 && path != KernelPath::wgmma)
     return func.emitError("FP8 (e4m3) kernels take the wgmma path (Hopper "
                           "tensor cores); the fma path has no FP8 lowering");
-  if (op.isPaged() && path != KernelPath::wgmma)
+  if (paged && path != KernelPath::wgmma)
     return func.emitError("paged K/V kernels take the wgmma path (Hopper "
                           "tensor cores, TMA); the fma path has no paged "
                           "lowering");
@@ -295,6 +402,10 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
   if (key.splits > 1 && key.dtype == "e4m3")
     return func.emitError("FP8 (e4m3) kernels have no split-KV yet: splits "
                           "must be 1, but got ")
+           << key.splits;
+  if (key.splits > 1 && key.varlen)
+    return func.emitError("varlen kernels (attn.varlen_attention) have no "
+                          "split-KV yet: splits must be 1, but got ")
            << key.splits;
   src.packGqa = opts.packGqa;
   if (Attribute attr = func->getAttr("attn.pack_gqa")) {
@@ -317,7 +428,7 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
               : key.splits > 1 && path == KernelPath::wgmma ? kSplitKVBlockM
                                                             : bm;
   key.blockN = bn;
-  return src;
+  return success();
 }
 
 /// Adds to `dim` the factors of grid extent `v`: constants, and
@@ -339,12 +450,31 @@ LogicalResult addGridFactors(Value v, const KernelSource &src,
     term.divisor = *c;
     v = div.getLhs();
   }
+  // A scalar operand (a varlen kernel's max_seqlen_q): its value.
+  if (auto scalar = dyn_cast<BlockArgument>(v);
+      scalar && src.roles.count(scalar.getArgNumber()) &&
+      bundle::isScalarOperand(src.roles.lookup(scalar.getArgNumber()))) {
+    term.operand = src.roles.lookup(scalar.getArgNumber());
+    dim.terms.push_back(term);
+    return success();
+  }
+  // size - 1 (a varlen kernel's B = dim(cu_seqlens_q, 0) - 1).
+  if (auto sub = v.getDefiningOp<arith::SubIOp>()) {
+    std::optional<int64_t> c = getConstantIntValue(sub.getRhs());
+    if (c != 1)
+      return launch.emitOpError("grid size subtracts something other than "
+                                "1 from an operand size");
+    term.offset = -1;
+    v = sub.getLhs();
+  }
   auto size = v.getDefiningOp<memref::DimOp>();
   auto arg = size ? dyn_cast<BlockArgument>(size.getSource()) : nullptr;
   std::optional<int64_t> index = size ? size.getConstantIndex() : std::nullopt;
   if (!arg || !index || !src.roles.count(arg.getArgNumber()))
-    return launch.emitOpError("grid size is not a product of constants and "
-                              "ceil(operand size / constant)");
+    return launch.emitOpError("grid size is not a product of constants, "
+                              "ceil(operand size / constant) and (varlen) "
+                              "ceil(max_seqlen_q / constant) and operand "
+                              "size - 1");
   term.operand = src.roles.lookup(arg.getArgNumber());
   term.dim = *index;
   dim.terms.push_back(term);
@@ -386,6 +516,13 @@ FailureOr<bundle::Param> tensorMapParam(Value arg, const KernelSource &src,
       source ? source.getDefiningOp<memref::TransposeOp>() : nullptr;
   if (transpose)
     source = transpose.getIn();
+  // Varlen: the packed [total, H, D] operand expanded to [1, total, H, D]
+  // (attn-tile), viewed as [1, H, total, D] by a (d0, d2, d1, d3)
+  // transpose, or left heads-inner (GQA packing of Q).
+  auto expand =
+      source ? source.getDefiningOp<memref::ExpandShapeOp>() : nullptr;
+  if (expand)
+    source = expand.getSrc();
   auto operand = dyn_cast_or_null<BlockArgument>(source);
   if (!operand || !src.roles.count(operand.getArgNumber()))
     return launch.emitOpError("kernel argument is neither an operand of "
@@ -393,9 +530,36 @@ FailureOr<bundle::Param> tensorMapParam(Value arg, const KernelSource &src,
   bundle::Param param;
   param.operand = src.roles.lookup(operand.getArgNumber());
   param.field = bundle::Param::Field::TensorMap;
+  StringRef name = bundle::operandName(param.operand);
+  if (expand) {
+    if (!src.key.varlen || expand.getSrcType().getRank() != 3 ||
+        expand.getResultType().getShape()[0] != 1 ||
+        (transpose && !isTranspose(transpose, {0, 2, 1, 3})))
+      return launch.emitOpError("the TMA descriptor of operand '")
+             << name << "' is built from a memref.expand_shape; only a "
+                        "varlen kernel's [total, H, D] operands expanded to "
+                        "[1, total, H, D] (then transposed to [1, H, total, "
+                        "D], or not: GQA packing) have a manifest form";
+    param.packed = true;
+    param.headsInner = !transpose;
+    if (param.headsInner && param.operand != Operand::Q &&
+        param.operand != Operand::O)
+      return launch.emitOpError("the TMA descriptor of operand '")
+             << name << "' is built from a heads-inner view; only q and o "
+                        "(GQA packing) may be";
+    ArrayRef<int64_t> box =
+        desc.getTensorMap().getType().getTensor().getShape();
+    if (box.size() != 4)
+      return launch.emitOpError("TMA boxes are rank 4");
+    std::copy(box.rbegin(), box.rend(), param.box.begin());
+    return param;
+  }
+  if (src.key.varlen)
+    return launch.emitOpError("the TMA descriptor of operand '")
+           << name << "' in a varlen kernel is not built from the packed "
+                      "operand's [1, H, total, D] view";
   param.transposed = transpose && isTranspose(transpose, {0, 1, 3, 2});
   param.headsInner = transpose && isTranspose(transpose, {0, 2, 1, 3});
-  StringRef name = bundle::operandName(param.operand);
   if (transpose && !param.transposed && !param.headsInner)
     return launch.emitOpError("the TMA descriptor of operand '")
            << name << "' is built from memref.transpose "
@@ -510,8 +674,13 @@ LogicalResult readLaunch(gpu::LaunchFuncOp launch, const KernelSource &src,
     Operand role = buffer == workspace.end()
                        ? src.roles.lookup(blockArg.getArgNumber())
                        : Operand::Q;
+    // A scalar operand (max_seqlen_q): one 64-bit value.
+    if (buffer == workspace.end() && bundle::isScalarOperand(role)) {
+      entry.params.push_back({role, Field::Value, 0});
+      continue;
+    }
     int64_t rank = buffer == workspace.end()
-                       ? bundle::operandRank(role)
+                       ? bundle::operandRank(role, src.key.varlen)
                        : int64_t(buffer->second.shape.size());
     size_t first = entry.params.size();
     entry.params.push_back({role, Field::AllocatedPtr, 0});
@@ -839,15 +1008,9 @@ LogicalResult mlir::attn::writeBundle(ModuleOp module,
   std::vector<KernelSource> sources;
   for (auto func : module.getOps<func::FuncOp>()) {
     bool hasAttention = false;
-    func.walk([&](AttentionOp) { hasAttention = true; });
-    WalkResult varlen = func.walk([](VarlenAttentionOp op) {
-      op.emitOpError("has no bundle form yet (the runtime takes no "
-                     "cu_seqlens): bundles take attn.attention; it lowers "
-                     "with --attn-to-cpu and --attn-to-cubin");
-      return WalkResult::interrupt();
+    func.walk([&](Operation *op) {
+      hasAttention |= isa<AttentionOp, VarlenAttentionOp>(op);
     });
-    if (varlen.wasInterrupted())
-      return failure();
     if (!hasAttention)
       continue;
     FailureOr<KernelSource> src = inspect(func, opts);
@@ -856,7 +1019,8 @@ LogicalResult mlir::attn::writeBundle(ModuleOp module,
     sources.push_back(*src);
   }
   if (sources.empty())
-    return module.emitError("no function holds an attn.attention op");
+    return module.emitError("no function holds an attn.attention or "
+                            "attn.varlen_attention op");
   FailureOr<std::string> ptxas = findPtxas(opts, module.getLoc());
   if (failed(ptxas))
     return failure();

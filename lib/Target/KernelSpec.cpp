@@ -47,6 +47,8 @@ std::string KernelSpec::defaultName() const {
     name += "_gqapack";
   if (pageSize > 0)
     name += llvm::formatv("_page{0}", pageSize).str();
+  if (varlen)
+    name += "_varlen";
   return name;
 }
 
@@ -65,7 +67,7 @@ static constexpr llvm::StringLiteral kSpecKeys[] = {
     "name",   "batch",     "num_heads_q", "num_heads_kv", "seqlen_q",
     "seqlen_k", "head_dim", "dtype",      "causal",       "lse",
     "scale",  "layout",    "block_m",     "block_n",      "path",
-    "splits", "pack_gqa", "page_size"};
+    "splits", "pack_gqa", "page_size", "varlen"};
 
 bool mlir::attn::fromJSON(const json::Value &value, KernelSpec &spec,
                           json::Path path) {
@@ -87,7 +89,8 @@ bool mlir::attn::fromJSON(const json::Value &value, KernelSpec &spec,
       !o.mapOptional("block_n", blockN) || !o.mapOptional("path", spec.path) ||
       !o.mapOptional("splits", spec.splits) ||
       !o.mapOptional("pack_gqa", spec.packGqa) ||
-      !o.mapOptional("page_size", spec.pageSize))
+      !o.mapOptional("page_size", spec.pageSize) ||
+      !o.mapOptional("varlen", spec.varlen))
     return false;
   if (value.getAsObject()->get("page_size") && spec.pageSize < 1) {
     path.field("page_size").report("must be at least 1 (leave it out for "
@@ -127,6 +130,20 @@ bool mlir::attn::fromJSON(const json::Value &value, KernelSpec &spec,
   spec.blockN = blockN.value_or(0);
   spec.strided = !layout || *layout == "strided";
   const json::Object &obj = *value.getAsObject();
+  // Varlen: B and every sequence's lengths are read from cu_seqlens_q/k.
+  if (spec.varlen) {
+    for (llvm::StringRef key : {"batch", "seqlen_q", "seqlen_k"}) {
+      const json::Value *len = obj.get(key);
+      if (len && len->kind() != json::Value::Null) {
+        path.field(key).report("must be null or left out with varlen (B and "
+                               "the lengths are read from cu_seqlens_q/k)");
+        return false;
+      }
+    }
+    spec.batch = spec.seqLenQ = spec.seqLenK = std::nullopt;
+    return mapLength(obj, "num_heads_q", spec.numHeadsQ, path) &&
+           mapLength(obj, "num_heads_kv", spec.numHeadsKV, path);
+  }
   if (!mapLength(obj, "batch", spec.batch, path) ||
       !mapLength(obj, "num_heads_q", spec.numHeadsQ, path) ||
       !mapLength(obj, "num_heads_kv", spec.numHeadsKV, path) ||
@@ -164,8 +181,9 @@ mlir::attn::parseKernelSpecs(llvm::StringRef text) {
 }
 
 /// memref<d0 x ... x elt> with either the identity layout or fully dynamic
-/// strides and offset, except a unit stride on dimension `unitDim` for rank
-/// 4 (D = 3; Nk = 2 for an FP8 V, stored V^T).
+/// strides and offset, except a unit stride on dimension `unitDim` when the
+/// rank is above it (D = 3 of a rank-4 operand; Nk = 2 for an FP8 V, stored
+/// V^T; D = 2 of a varlen [total, H, D] operand; -1: none).
 static MemRefType memrefType(ArrayRef<std::optional<int64_t>> dims,
                              Type element, bool strided, int unitDim = 3) {
   SmallVector<int64_t> shape;
@@ -174,7 +192,7 @@ static MemRefType memrefType(ArrayRef<std::optional<int64_t>> dims,
   if (!strided)
     return MemRefType::get(shape, element);
   SmallVector<int64_t> strides(shape.size(), ShapedType::kDynamic);
-  if (shape.size() == 4)
+  if (unitDim >= 0 && unitDim < static_cast<int>(shape.size()))
     strides[unitDim] = 1;
   auto layout = StridedLayoutAttr::get(element.getContext(),
                                        ShapedType::kDynamic, strides);
@@ -215,6 +233,15 @@ static LogicalResult verifySpec(const KernelSpec &spec, Location loc) {
   if (spec.pageSize > 0 && (spec.dtype == "e4m3" || !spec.strided))
     return emitError(loc) << "page_size (paged K/V) takes f16 or bf16 and the "
                              "strided layout";
+  if (spec.varlen && (spec.dtype == "e4m3" || !spec.strided ||
+                      spec.pageSize > 0 || spec.splits > 1))
+    return emitError(loc) << "varlen takes f16 or bf16, the strided layout, "
+                             "contiguous K/V (no page_size) and no split-KV "
+                             "(splits 1)";
+  if (spec.varlen &&
+      (spec.batch || spec.seqLenQ || spec.seqLenK))
+    return emitError(loc) << "varlen needs dynamic batch, seqlen_q and "
+                             "seqlen_k (read from cu_seqlens_q/k)";
   if (!std::isfinite(spec.scale) || spec.scale < 0)
     return emitError(loc) << "scale must be finite and >= 0 (0: 1/sqrt(D))";
   if ((spec.blockM && !isValidBlockM(spec.blockM)) ||
@@ -222,6 +249,56 @@ static LogicalResult verifySpec(const KernelSpec &spec, Location loc) {
     return emitError(loc) << "block_m must be in [1, " << kMaxBlockM
                           << "] and block_n in [1, " << kMaxBlockN << "]";
   return success();
+}
+
+/// The attribute every kernel function of a spec carries.
+static void setKernelAttrs(func::FuncOp func, const KernelSpec &spec,
+                           OpBuilder &builder) {
+  if (spec.blockM > 0)
+    func->setAttr("attn.block_m", builder.getI64IntegerAttr(spec.blockM));
+  if (spec.blockN > 0)
+    func->setAttr("attn.block_n", builder.getI64IntegerAttr(spec.blockN));
+  if (!spec.path.empty())
+    func->setAttr("attn.path", builder.getStringAttr(spec.path));
+  if (spec.splits > 1)
+    func->setAttr("attn.splits", builder.getI64IntegerAttr(spec.splits));
+  if (spec.packGqa)
+    func->setAttr("attn.pack_gqa", builder.getBoolAttr(true));
+}
+
+/// func(%q: [total_q, Hq, D], %k, %v: [total_k, Hkv, D], %cu_q, %cu_k:
+/// [B + 1] i32, %max_q, %max_k: index, %o: [total_q, Hq, D][, %lse: [Hq,
+/// total_q] f32]) holding one attn.varlen_attention, strided layouts.
+static LogicalResult buildVarlenFunction(ModuleOp module,
+                                         const KernelSpec &spec,
+                                         StringRef name, Location loc) {
+  MLIRContext *ctx = module.getContext();
+  Builder b(ctx);
+  Type elt = spec.dtype == "f16" ? Type(b.getF16Type()) : b.getBF16Type();
+  std::optional<int64_t> d = spec.headDim;
+  Type q = memrefType({std::nullopt, spec.numHeadsQ, d}, elt, true, 2);
+  Type kv = memrefType({std::nullopt, spec.numHeadsKV, d}, elt, true, 2);
+  Type cu = memrefType({std::nullopt}, b.getI32Type(), true, -1);
+  SmallVector<Type> args = {q, kv, kv, cu, cu, b.getIndexType(),
+                            b.getIndexType(), q};
+  if (spec.lse)
+    args.push_back(
+        memrefType({spec.numHeadsQ, std::nullopt}, b.getF32Type(), true, -1));
+  OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+  auto func = func::FuncOp::create(builder, loc, name,
+                                   builder.getFunctionType(args, {}));
+  setKernelAttrs(func, spec, builder);
+  Block *body = func.addEntryBlock();
+  builder.setInsertionPointToStart(body);
+  ValueRange a = body->getArguments();
+  FloatAttr scale =
+      spec.scale != 0 ? builder.getF32FloatAttr(spec.scale) : FloatAttr();
+  auto op = VarlenAttentionOp::create(builder, loc, a[0], a[1], a[2], a[3],
+                                      a[4], a[5], a[6], a[7],
+                                      spec.lse ? a[8] : Value(), scale,
+                                      spec.causal);
+  func::ReturnOp::create(builder, loc);
+  return verify(op);
 }
 
 LogicalResult mlir::attn::buildKernelFunction(ModuleOp module,
@@ -233,6 +310,8 @@ LogicalResult mlir::attn::buildKernelFunction(ModuleOp module,
     return failure();
   if (module.lookupSymbol(name))
     return emitError(loc) << "two kernels are named '" << name << "'";
+  if (spec.varlen)
+    return buildVarlenFunction(module, spec, name, loc);
   Builder b(ctx);
   bool fp8 = spec.dtype == "e4m3";
   Type elt = spec.dtype == "f16" ? Type(b.getF16Type())
@@ -269,16 +348,7 @@ LogicalResult mlir::attn::buildKernelFunction(ModuleOp module,
   OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
   auto func = func::FuncOp::create(builder, loc, name,
                                    builder.getFunctionType(args, {}));
-  if (spec.blockM > 0)
-    func->setAttr("attn.block_m", builder.getI64IntegerAttr(spec.blockM));
-  if (spec.blockN > 0)
-    func->setAttr("attn.block_n", builder.getI64IntegerAttr(spec.blockN));
-  if (!spec.path.empty())
-    func->setAttr("attn.path", builder.getStringAttr(spec.path));
-  if (spec.splits > 1)
-    func->setAttr("attn.splits", builder.getI64IntegerAttr(spec.splits));
-  if (spec.packGqa)
-    func->setAttr("attn.pack_gqa", builder.getBoolAttr(true));
+  setKernelAttrs(func, spec, builder);
   Block *body = func.addEntryBlock();
   builder.setInsertionPointToStart(body);
   ValueRange a = body->getArguments();

@@ -102,12 +102,13 @@ static std::string scaleText(double scale) {
 
 std::string FwdCall::describe() const {
   return formatv("{0} D={1}{2}{3} B={4} Hq={5} Hkv={6} Nq={7} Nk={8}{11} "
-                 "scale={9} {10}",
+                 "scale={9} {10}{12}",
                  dtype, headDim, causal ? " causal" : "", hasLse ? " +lse" : "",
                  batch, numHeadsQ, numHeadsKV, seqLenQ, seqLenK,
                  scaleText(scale), contiguous ? "contiguous" : "strided",
                  paged ? " page_size=" + std::to_string(pageSize)
-                       : std::string())
+                       : std::string(),
+                 varlen ? " varlen" : "")
       .str();
 }
 
@@ -138,17 +139,32 @@ static const attn_tensor &operandTensor(const attn_fwd_args &args,
     return args.block_table;
   case Operand::CacheSeqlens:
     return args.cache_seqlens;
+  case Operand::CuSeqlensQ:
+    return args.cu_seqlens_q;
+  case Operand::CuSeqlensK:
+    return args.cu_seqlens_k;
+  case Operand::MaxSeqlenQ:
+  case Operand::MaxSeqlenK:
+    break; // scalars: scalarValue()
   }
-  return args.lse;
+  static const attn_tensor none = {};
+  return none;
+}
+
+/// max_seqlen_q or max_seqlen_k of a varlen call.
+static int64_t scalarValue(const attn_fwd_args &args, Operand op) {
+  return op == Operand::MaxSeqlenQ ? args.max_seqlen_q : args.max_seqlen_k;
 }
 
 /// The operands a call passes: q, k, v, o, lse if requested, the descales
-/// if FP8, the block table and cache lengths if paged.
+/// if FP8, the block table and cache lengths if paged, cu_seqlens if varlen.
 static bool isPresent(const FwdCall &call, Operand op) {
   if (op == Operand::LSE)
     return call.hasLse;
   if (bundle::isPagedOperand(op))
     return call.paged;
+  if (bundle::isVarlenOperand(op))
+    return call.varlen;
   return !bundle::isDescale(op) || call.fp8;
 }
 
@@ -156,8 +172,9 @@ static constexpr Operand kAllOperands[] = {
     Operand::Q,        Operand::K,        Operand::V,
     Operand::O,        Operand::LSE,      Operand::QDescale,
     Operand::KDescale, Operand::VDescale, Operand::BlockTable,
-    Operand::CacheSeqlens};
-static_assert(std::size(kAllOperands) == bundle::kNumOperands);
+    Operand::CacheSeqlens, Operand::CuSeqlensQ, Operand::CuSeqlensK};
+// Every tensor operand of an attn_fwd call (max_seqlen_q/k are scalars).
+static_assert(std::size(kAllOperands) + 2 == bundle::kNumOperands);
 
 static bool isEmpty(const attn_tensor &t) {
   for (int32_t i = 0; i < t.rank; ++i)
@@ -378,7 +395,112 @@ static Status checkContiguousSizes(const attn_fwd_args &args) {
   return Status::success();
 }
 
+/// A varlen call (cu_seqlens_q given): q, o [total_q, Hq, D], k, v
+/// [total_k, Hkv, D] of one dtype (f16 or bf16), unit stride on D, other
+/// strides multiples of 16 bytes, 16-byte aligned; lse f32 [Hq, total_q];
+/// cu_seqlens_q/k i32 [B + 1] with one B; max_seqlen_q/k >= 0; no FP8, no
+/// paged K/V.
+static Status checkVarlenOperands(const attn_fwd_args &args) {
+  const attn_tensor &q = args.q, &k = args.k, &v = args.v, &o = args.o;
+  int dtype = dtypeOf(q);
+  if (dtype != ATTN_DTYPE_F16 && dtype != ATTN_DTYPE_BF16)
+    return invalid("q: dtype must be f16 or bf16 in a varlen call, got " +
+                   dtypeText(dtype));
+  if (!isGiven(args.cu_seqlens_q) || !isGiven(args.cu_seqlens_k))
+    return invalid(isGiven(args.cu_seqlens_q)
+                       ? "cu_seqlens_k: a varlen call (cu_seqlens_q given) "
+                         "needs it: i32 [B + 1], each sequence's first key"
+                       : "cu_seqlens_q: cu_seqlens_k is given but "
+                         "cu_seqlens_q is not; a varlen call passes both "
+                         "(i32 [B + 1]), a batched one neither "
+                         "(zero-initialized)");
+  if (isGiven(args.block_table) || isGiven(args.cache_seqlens))
+    return invalid("block_table: a varlen call takes no paged K/V cache");
+  const std::pair<StringRef, const attn_tensor *> operands[] = {
+      {"q", &q}, {"k", &k}, {"v", &v}, {"o", &o}};
+  for (const auto &[name, t] : operands) {
+    bool kv = t == &k || t == &v;
+    if (Status s = checkShape(*t, name, 3,
+                              kv ? "[total_k, Hkv, D]" : "[total_q, Hq, D]");
+        !s.ok())
+      return s;
+    if (dtypeOf(*t) != dtype)
+      return invalid(formatv("{0}: dtype {1} does not match q's {2}", name,
+                             dtypeText(dtypeOf(*t)), dtypeText(dtype)));
+  }
+  if (!std::equal(v.sizes, v.sizes + 3, k.sizes))
+    return invalid(
+        formatv("v: sizes {0} must equal k's {1}", sizesText(v), sizesText(k)));
+  if (!std::equal(o.sizes, o.sizes + 3, q.sizes))
+    return invalid(
+        formatv("o: sizes {0} must equal q's {1}", sizesText(o), sizesText(q)));
+  if (k.sizes[2] != q.sizes[2])
+    return invalid(formatv("k: sizes {0} ([total_k, Hkv, D]) must have q's "
+                           "D = {1}",
+                           sizesText(k), q.sizes[2]));
+  int64_t hq = q.sizes[1], hkv = k.sizes[1], d = q.sizes[2];
+  if (hkv == 0 ? hq != 0 : hq % hkv != 0)
+    return invalid(formatv("Hq = {0} is not a multiple of Hkv = {1}", hq, hkv));
+  if (d % 8 != 0 || d < 8 || d > 256)
+    return invalid(formatv("q: head dim D = {0} must be a multiple of 8 in "
+                           "[8, 256]",
+                           d));
+  int64_t multiple = 16 / static_cast<int64_t>(elementBytes(dtype));
+  for (const auto &[name, t] : operands) {
+    if (t->sizes[2] > 1 && t->strides[2] != 1)
+      return invalid(formatv("{0}: stride along D must be 1, got {1}", name,
+                             t->strides[2]));
+    for (int i = 0; i < 2; ++i)
+      if (t->sizes[i] > 1 && t->strides[i] % multiple != 0)
+        return invalid(formatv("{0}: stride[{1}] = {2} must be a multiple of "
+                               "{3} elements (16 bytes)",
+                               name, i, t->strides[i], multiple));
+    if (reinterpret_cast<uintptr_t>(t->data) % 16 != 0)
+      return invalid(formatv("{0}: data pointer {1} is not 16-byte aligned",
+                             name, pointerText(t->data)));
+  }
+  if (args.lse.data) {
+    const attn_tensor &lse = args.lse;
+    if (dtypeOf(lse) != ATTN_DTYPE_F32)
+      return invalid("lse: dtype must be f32, got " + dtypeText(dtypeOf(lse)));
+    if (Status s = checkShape(lse, "lse", 2, "[Hq, total_q]"); !s.ok())
+      return s;
+    const int64_t expected[2] = {hq, q.sizes[0]};
+    if (!std::equal(expected, expected + 2, lse.sizes))
+      return invalid(formatv("lse: sizes must be [Hq, total_q] = {0}, got {1}",
+                             listText(expected, 2), sizesText(lse)));
+    if (reinterpret_cast<uintptr_t>(lse.data) % 4 != 0)
+      return invalid(formatv("lse: data pointer {0} is not 4-byte aligned",
+                             pointerText(lse.data)));
+  }
+  const attn_tensor &cuQ = args.cu_seqlens_q;
+  if (Status s = checkShape(cuQ, "cu_seqlens_q", 1, "[B + 1]"); !s.ok())
+    return s;
+  if (cuQ.sizes[0] < 1)
+    return invalid("cu_seqlens_q: sizes [0] must be [B + 1] with B >= 0 (at "
+                   "least the leading 0)");
+  if (Status s = checkI32(cuQ, "cu_seqlens_q", {cuQ.sizes[0]}, "[B + 1]");
+      !s.ok())
+    return s;
+  if (Status s = checkI32(args.cu_seqlens_k, "cu_seqlens_k", {cuQ.sizes[0]},
+                          "[B + 1] (cu_seqlens_q's B)");
+      !s.ok())
+    return s;
+  if (args.max_seqlen_q < 0 || args.max_seqlen_k < 0)
+    return invalid(formatv("max_seqlen_q = {0} and max_seqlen_k = {1} must "
+                           "be >= 0",
+                           args.max_seqlen_q, args.max_seqlen_k));
+  return checkDescales(args, /*fp8=*/false);
+}
+
 static Status checkOperands(const attn_fwd_args &args) {
+  if (isGiven(args.cu_seqlens_q) || isGiven(args.cu_seqlens_k))
+    return checkVarlenOperands(args);
+  if (args.max_seqlen_q != 0 || args.max_seqlen_k != 0)
+    return invalid(formatv("max_seqlen_q = {0}, max_seqlen_k = {1}: only a "
+                           "varlen call (cu_seqlens_q given) takes them; a "
+                           "batched call leaves them 0",
+                           args.max_seqlen_q, args.max_seqlen_k));
   const attn_tensor &q = args.q, &k = args.k, &v = args.v, &o = args.o;
   int dtype = dtypeOf(q);
   bool fp8 = dtype == ATTN_DTYPE_E4M3;
@@ -470,6 +592,7 @@ Status validateFwd(const attn_fwd_args &args, FwdCall &call) {
   call.hasLse = args.lse.data != nullptr;
   call.fp8 = dtypeOf(args.q) == ATTN_DTYPE_E4M3;
   call.paged = isGiven(args.block_table);
+  call.varlen = isGiven(args.cu_seqlens_q);
   call.contiguous = true;
   for (Operand op : kAllOperands) {
     if (!isPresent(call, op))
@@ -480,12 +603,26 @@ Status validateFwd(const attn_fwd_args &args, FwdCall &call) {
       return invalid(bundle::operandName(op) +
                      ": the view spans more than 2^63 bytes");
     // Any strides: no layout key of their own.
-    if (!bundle::isDescale(op) && !bundle::isPagedOperand(op))
+    if (!bundle::isDescale(op) && !bundle::isPagedOperand(op) &&
+        !bundle::isVarlenOperand(op))
       call.contiguous &= isContiguous(t);
   }
   if (Status s = checkOutputsDoNotAlias(args, call); !s.ok())
     return s;
   call.dtype = dtypeName(dtypeOf(args.q));
+  call.causal = args.causal != 0;
+  if (call.varlen) {
+    // The lengths are on the device: Nq and Nk are the bounds the caller
+    // gives, B comes from cu_seqlens_q.
+    call.batch = args.cu_seqlens_q.sizes[0] - 1;
+    call.numHeadsQ = args.q.sizes[1];
+    call.numHeadsKV = args.k.sizes[1];
+    call.headDim = args.q.sizes[2];
+    call.seqLenQ = args.max_seqlen_q;
+    call.seqLenK = args.max_seqlen_k;
+    call.scale = scale != 0 ? scale : 1.0 / std::sqrt(double(call.headDim));
+    return Status::success();
+  }
   call.batch = args.q.sizes[0];
   call.numHeadsQ = args.q.sizes[1];
   call.seqLenQ = args.q.sizes[2];
@@ -525,7 +662,7 @@ static bool matches(const KernelEntry &kernel, const FwdCall &call) {
          fits(k.batch, call.batch) && fits(k.numHeadsQ, call.numHeadsQ) &&
          fits(k.numHeadsKV, call.numHeadsKV) && fits(k.seqLenQ, call.seqLenQ) &&
          fits(k.seqLenK, call.seqLenK) && (k.strided || call.contiguous) &&
-         k.pageSize == call.pageSize;
+         k.pageSize == call.pageSize && k.varlen == call.varlen;
 }
 
 /// More static lengths first, then contiguous over strided, then the
@@ -544,7 +681,10 @@ static bool moreSpecialized(const KernelEntry &a, const KernelEntry &b) {
 static int64_t gridDim(const GridDim &dim, const attn_fwd_args &args) {
   int64_t extent = dim.constant;
   for (const bundle::GridTerm &t : dim.terms) {
-    int64_t size = operandTensor(args, t.operand).sizes[t.dim];
+    int64_t size = bundle::isScalarOperand(t.operand)
+                       ? scalarValue(args, t.operand)
+                       : operandTensor(args, t.operand).sizes[t.dim];
+    size = std::max<int64_t>(size + t.offset, 0); // offset: 0 or -1
     auto factor = static_cast<int64_t>(llvm::divideCeil(size, t.divisor));
     if (__builtin_mul_overflow(extent, factor, &extent))
       return INT64_MAX;
@@ -945,7 +1085,22 @@ static Status encodeTensorMap(const DriverApi &driver, const Param &param,
   if (!driver.tensorMapEncodeTiled)
     return makeError(ATTN_ERROR_CUDA, "the CUDA driver lacks "
                                       "cuTensorMapEncodeTiled (needs CUDA 12)");
-  const attn_tensor &t = operandTensor(args, param.operand);
+  const attn_tensor &given = operandTensor(args, param.operand);
+  // A packed map (varlen) reads the [total, H, D] operand through its
+  // [1, H, total, D] view, as the compiler's transpose(expand_shape) does.
+  attn_tensor view = given;
+  if (param.packed) {
+    view.rank = 4;
+    view.sizes[0] = 1;
+    view.strides[0] = 0; // size 1: never used
+    view.sizes[1] = given.sizes[1];
+    view.strides[1] = given.strides[1];
+    view.sizes[2] = given.sizes[0];
+    view.strides[2] = given.strides[0];
+    view.sizes[3] = given.sizes[2];
+    view.strides[3] = given.strides[2];
+  }
+  const attn_tensor &t = view;
   auto elt = static_cast<int64_t>(elementBytes(dtypeOf(t)));
   // The memref dimension of each TMA dimension, innermost first.
   const int order[4] = {
@@ -1032,6 +1187,8 @@ static int64_t paramValue(const Param &param, const attn_fwd_args &args,
     return t.strides[param.index];
   case Param::Field::TensorMap:
     break;
+  case Param::Field::Value:
+    return scalarValue(args, param.operand);
   }
   return 0;
 }
@@ -1223,8 +1380,56 @@ static Status checkPagedValues(const DriverApi &driver,
   return Status::success();
 }
 
+/// A varlen call's prefix sums, FlashAttention's contract: cu_seqlens[0]
+/// = 0, non-decreasing, the last entry <= total (q's or k's dim 0), and
+/// every query length <= max_seqlen_q (the grid covers no more rows) and
+/// key length <= max_seqlen_k.
+static Status checkVarlenValues(const DriverApi &driver,
+                                const attn_fwd_args &args,
+                                const FwdCall &call, CUstream stream) {
+  constexpr Operand tables[] = {Operand::CuSeqlensQ, Operand::CuSeqlensK};
+  std::vector<HostWords> host;
+  if (Status s = readBack(driver, args, call, tables, "cu_seqlens_q/k",
+                          stream, host);
+      !s.ok())
+    return s;
+  const struct {
+    const attn_tensor &t;
+    const char *name;
+    int64_t total, max;
+    const char *maxName;
+  } checks[] = {{args.cu_seqlens_q, "cu_seqlens_q", args.q.sizes[0],
+                 args.max_seqlen_q, "max_seqlen_q"},
+                {args.cu_seqlens_k, "cu_seqlens_k", args.k.sizes[0],
+                 args.max_seqlen_k, "max_seqlen_k"}};
+  for (size_t i = 0; i < 2; ++i) {
+    const auto &c = checks[i];
+    auto first = element<int32_t>(host[i], c.t, 0);
+    if (first != 0)
+      return invalid(formatv("{0}[0] = {1} must be 0", c.name, first));
+    for (int64_t b = 0; b + 1 < c.t.sizes[0]; ++b) {
+      auto start = element<int32_t>(host[i], c.t, b);
+      auto end = element<int32_t>(host[i], c.t, b + 1);
+      if (end < start)
+        return invalid(formatv("{0}[{1}] = {2} is below {0}[{3}] = {4}: "
+                               "the prefix sums must be non-decreasing",
+                               c.name, b + 1, end, b, start));
+      if (end > c.total)
+        return invalid(formatv("{0}[{1}] = {2} is past the packed rows "
+                               "(total = {3})",
+                               c.name, b + 1, end, c.total));
+      if (end - start > c.max)
+        return invalid(formatv("sequence {0} has {1} = {2} - {3} = {4} rows, "
+                               "more than {5} = {6}",
+                               b, c.name, end, start, end - start, c.maxName,
+                               c.max));
+    }
+  }
+  return Status::success();
+}
+
 /// The value checks of attn_bundle_set_check_values: FP8 descales, paged
-/// tables; other calls read nothing back.
+/// tables, varlen prefix sums; other calls read nothing back.
 static Status checkCallValues(const DriverApi &driver,
                               const attn_fwd_args &args, const FwdCall &call,
                               CUstream stream) {
@@ -1232,6 +1437,8 @@ static Status checkCallValues(const DriverApi &driver,
     return checkDescaleValues(driver, args, call, stream);
   if (call.paged)
     return checkPagedValues(driver, args, call, stream);
+  if (call.varlen)
+    return checkVarlenValues(driver, args, call, stream);
   return Status::success();
 }
 

@@ -51,6 +51,10 @@ struct FwdCall {
   /// cache_seqlens; seqLenK is the capacity max_pages * page_size.
   bool paged = false;
   int64_t pageSize = 0, numPages = 0; // 0 unless paged
+  /// A varlen call: q, o [total_q, Hq, D], k, v [total_k, Hkv, D], lse [Hq,
+  /// total_q], cu_seqlens; batch is B = size(cu_seqlens_q, 0) - 1, seqLenQ
+  /// and seqLenK are max_seqlen_q and max_seqlen_k.
+  bool varlen = false;
   /// q, k, v, o (and lse, if given) are contiguous row-major.
   bool contiguous = false;
   double scale = 0;                         // softmax_scale, or 1/sqrt(D) for 0

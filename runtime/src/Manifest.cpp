@@ -40,6 +40,14 @@ StringRef operandName(Operand operand) {
     return "block_table";
   case Operand::CacheSeqlens:
     return "cache_seqlens";
+  case Operand::CuSeqlensQ:
+    return "cu_seqlens_q";
+  case Operand::CuSeqlensK:
+    return "cu_seqlens_k";
+  case Operand::MaxSeqlenQ:
+    return "max_seqlen_q";
+  case Operand::MaxSeqlenK:
+    return "max_seqlen_k";
   }
   return "?";
 }
@@ -56,6 +64,10 @@ std::optional<Operand> parseOperand(StringRef name) {
       .Case("v_descale", Operand::VDescale)
       .Case("block_table", Operand::BlockTable)
       .Case("cache_seqlens", Operand::CacheSeqlens)
+      .Case("cu_seqlens_q", Operand::CuSeqlensQ)
+      .Case("cu_seqlens_k", Operand::CuSeqlensK)
+      .Case("max_seqlen_q", Operand::MaxSeqlenQ)
+      .Case("max_seqlen_k", Operand::MaxSeqlenK)
       .Default(std::nullopt);
 }
 
@@ -68,16 +80,30 @@ bool isPagedOperand(Operand operand) {
   return operand == Operand::BlockTable || operand == Operand::CacheSeqlens;
 }
 
-int64_t operandRank(Operand operand) {
+bool isVarlenOperand(Operand operand) {
+  return operand == Operand::CuSeqlensQ || operand == Operand::CuSeqlensK ||
+         isScalarOperand(operand);
+}
+
+bool isScalarOperand(Operand operand) {
+  return operand == Operand::MaxSeqlenQ || operand == Operand::MaxSeqlenK;
+}
+
+int64_t operandRank(Operand operand, bool varlen) {
   switch (operand) {
   case Operand::LSE:
-    return 3;
+    return varlen ? 2 : 3;
   case Operand::BlockTable:
     return 2;
   case Operand::CacheSeqlens:
+  case Operand::CuSeqlensQ:
+  case Operand::CuSeqlensK:
     return 1;
+  case Operand::MaxSeqlenQ:
+  case Operand::MaxSeqlenK:
+    return 0;
   default:
-    return isDescale(operand) ? 2 : 4;
+    return isDescale(operand) ? 2 : varlen ? 3 : 4;
   }
 }
 
@@ -95,6 +121,8 @@ StringRef fieldName(Param::Field field) {
     return "stride";
   case Param::Field::TensorMap:
     return "tensor_map";
+  case Param::Field::Value:
+    return "value";
   }
   return "?";
 }
@@ -137,15 +165,22 @@ static json::Value keyJSON(const FwdKey &key) {
     (*out.getAsObject())["splits"] = key.splits;
   if (key.pageSize != 0)
     (*out.getAsObject())["page_size"] = key.pageSize;
+  if (key.varlen)
+    (*out.getAsObject())["varlen"] = true;
   return out;
 }
 
 static json::Value toJSON(const GridDim &dim) {
   json::Array terms;
-  for (const GridTerm &t : dim.terms)
-    terms.push_back(json::Object{{"operand", operandName(t.operand)},
-                                 {"dim", t.dim},
-                                 {"divisor", t.divisor}});
+  for (const GridTerm &t : dim.terms) {
+    json::Object term{{"operand", operandName(t.operand)},
+                      {"divisor", t.divisor}};
+    if (!isScalarOperand(t.operand)) // a scalar has no dimension
+      term["dim"] = t.dim;
+    if (t.offset != 0)
+      term["offset"] = t.offset;
+    terms.push_back(std::move(term));
+  }
   return json::Object{{"constant", dim.constant}, {"terms", std::move(terms)}};
 }
 
@@ -163,6 +198,8 @@ static json::Value toJSON(const Param &param) {
     obj["transposed"] = true;
   if (param.headsInner)
     obj["heads_inner"] = true;
+  if (param.packed)
+    obj["packed"] = true;
   return obj;
 }
 
@@ -265,7 +302,8 @@ static bool fromJSON(const json::Value &value, Operand &out, json::Path path) {
     return true;
   }
   path.report("expected one of q, k, v, o, lse, q_descale, k_descale, "
-              "v_descale, block_table, cache_seqlens");
+              "v_descale, block_table, cache_seqlens, cu_seqlens_q, "
+              "cu_seqlens_k, max_seqlen_q, max_seqlen_k");
   return false;
 }
 
@@ -277,7 +315,8 @@ static bool fromJSON(const json::Value &value, FwdKey &key, json::Path path) {
       !o.map("scale", key.scale) || !o.map("layout", layout) ||
       !o.map("block_m", key.blockM) || !o.map("block_n", key.blockN) ||
       !o.map("path", key.path) || !o.mapOptional("splits", key.splits) ||
-      !o.mapOptional("page_size", key.pageSize))
+      !o.mapOptional("page_size", key.pageSize) ||
+      !o.mapOptional("varlen", key.varlen))
     return false;
   if (key.path != "fma" && key.path != "wgmma") {
     path.field("path").report("expected \"fma\" or \"wgmma\"");
@@ -298,8 +337,19 @@ static bool fromJSON(const json::Value &value, FwdKey &key, json::Path path) {
 static bool fromJSON(const json::Value &value, GridTerm &term,
                      json::Path path) {
   json::ObjectMapper o(value, path);
-  return o && o.map("operand", term.operand) && o.map("dim", term.dim) &&
-         o.map("divisor", term.divisor);
+  term.dim = term.offset = 0;
+  if (!o || !o.map("operand", term.operand) ||
+      !o.map("divisor", term.divisor) || !o.mapOptional("offset", term.offset))
+    return false;
+  // A scalar (max_seqlen_q) has no dimension; every other operand names one.
+  if (isScalarOperand(term.operand)) {
+    if (value.getAsObject()->get("dim")) {
+      path.field("dim").report("a scalar operand has no dimension");
+      return false;
+    }
+    return true;
+  }
+  return o.map("dim", term.dim);
 }
 
 static bool fromJSON(const json::Value &value, GridDim &dim, json::Path path) {
@@ -339,15 +389,16 @@ static bool fromJSON(const json::Value &value, Param &param, json::Path path) {
                     .Case("size", Param::Field::Size)
                     .Case("stride", Param::Field::Stride)
                     .Case("tensor_map", Param::Field::TensorMap)
+                    .Case("value", Param::Field::Value)
                     .Default(std::nullopt);
   if (!parsed) {
     path.field("field").report("expected allocated_ptr, aligned_ptr, offset, "
-                               "size, stride or tensor_map");
+                               "size, stride, tensor_map or value");
     return false;
   }
   param.field = *parsed;
   param.index = 0;
-  param.transposed = param.headsInner = false;
+  param.transposed = param.headsInner = param.packed = false;
   // json::Path::report takes a literal: one message per key.
   if (*parsed != Param::Field::TensorMap) {
     if (value.getAsObject()->get("transposed")) {
@@ -358,11 +409,16 @@ static bool fromJSON(const json::Value &value, Param &param, json::Path path) {
       path.field("heads_inner").report("only a tensor_map may be heads_inner");
       return false;
     }
+    if (value.getAsObject()->get("packed")) {
+      path.field("packed").report("only a tensor_map may be packed");
+      return false;
+    }
   }
   if (*parsed == Param::Field::TensorMap) {
     std::vector<int64_t> box;
     if (!o.map("box", box) || !o.mapOptional("transposed", param.transposed) ||
-        !o.mapOptional("heads_inner", param.headsInner))
+        !o.mapOptional("heads_inner", param.headsInner) ||
+        !o.mapOptional("packed", param.packed))
       return false;
     if (box.size() != 4) {
       path.field("box").report(param.transposed
@@ -476,6 +532,30 @@ static llvm::Error checkPagedKey(const FwdKey &key, const llvm::Twine &at) {
   return llvm::Error::success();
 }
 
+/// Varlen (attn.varlen_attention): the wgmma path, f16 or bf16, strided,
+/// contiguous K/V (no page_size), no split-KV, and null batch, seqlen_q and
+/// seqlen_k (B and the lengths come from cu_seqlens on the device).
+static llvm::Error checkVarlenKey(const FwdKey &key, const llvm::Twine &at) {
+  if (!key.varlen)
+    return llvm::Error::success();
+  if (key.path != "wgmma")
+    return corrupt(at + ".key.path", "varlen kernels are \"wgmma\" kernels");
+  if (key.dtype == "e4m3")
+    return corrupt(at + ".key.dtype", "varlen kernels are not e4m3");
+  if (!key.strided)
+    return corrupt(at + ".key.layout", "varlen kernels are \"strided\"");
+  if (key.pageSize != 0)
+    return corrupt(at + ".key.page_size",
+                   "a varlen kernel has contiguous K/V (no page_size)");
+  if (key.splits != 1)
+    return corrupt(at + ".key.splits", "varlen kernels have no split-KV");
+  if (key.batch || key.seqLenQ || key.seqLenK)
+    return corrupt(at + ".key",
+                   "batch, seqlen_q and seqlen_k must be null in a varlen "
+                   "kernel: they come from cu_seqlens_q/k");
+  return llvm::Error::success();
+}
+
 static llvm::Error checkKey(const FwdKey &key, const llvm::Twine &at) {
   if (key.dtype != "f16" && key.dtype != "bf16" && key.dtype != "e4m3")
     return corrupt(at + ".key.dtype", "expected \"f16\", \"bf16\" or "
@@ -505,7 +585,26 @@ static llvm::Error checkKey(const FwdKey &key, const llvm::Twine &at) {
       (*key.numHeadsKV == 0 || *key.numHeadsQ % *key.numHeadsKV != 0))
     return corrupt(at + ".key", "num_heads_q must be a multiple of "
                                 "num_heads_kv");
-  return checkPagedKey(key, at);
+  if (llvm::Error err = checkPagedKey(key, at))
+    return err;
+  return checkVarlenKey(key, at);
+}
+
+/// A grid or workspace term: a dimension of the operand's rank (none for a
+/// scalar), divisor >= 1, offset 0 or -1 (-1 only in a varlen kernel, on
+/// cu_seqlens: B = dim - 1), varlen operands only in varlen kernels.
+static llvm::Error checkGridTerm(const FwdKey &key, const GridTerm &t,
+                                 const llvm::Twine &at) {
+  int64_t rank = operandRank(t.operand, key.varlen);
+  if (t.divisor < 1 || t.dim < 0 || (rank > 0 && t.dim >= rank))
+    return corrupt(at, "needs 0 <= dim < rank(operand) and divisor >= 1");
+  if (isVarlenOperand(t.operand) && !key.varlen)
+    return corrupt(at, "refers to " + operandName(t.operand) +
+                           " in a kernel that is not varlen");
+  if (t.offset != 0 && (t.offset != -1 || !key.varlen))
+    return corrupt(at, "offset must be 0, or -1 in a varlen kernel (B = "
+                       "size(cu_seqlens_q, 0) - 1)");
+  return llvm::Error::success();
 }
 
 static llvm::Error checkLaunch(const KernelEntry &kernel,
@@ -520,9 +619,8 @@ static llvm::Error checkLaunch(const KernelEntry &kernel,
     if (dim.terms.size() > 4)
       return corrupt(at + ".launch.grid", "at most 4 terms per dimension");
     for (const GridTerm &t : dim.terms) {
-      if (t.divisor < 1 || t.dim < 0 || t.dim >= operandRank(t.operand))
-        return corrupt(at + ".launch.grid",
-                       "needs 0 <= dim < rank(operand) and divisor >= 1");
+      if (llvm::Error err = checkGridTerm(kernel.key, t, at + ".launch.grid"))
+        return err;
       if (t.operand == Operand::LSE && !kernel.key.hasLse)
         return corrupt(at + ".launch.grid", "refers to lse in a kernel "
                                             "without LSE");
@@ -609,11 +707,22 @@ static llvm::Error checkPagedMap(const KernelEntry &kernel, const Param &p,
 /// and v exactly in a paged kernel (checkPagedMap).
 static llvm::Error checkTensorMap(const KernelEntry &kernel, const Param &p,
                                   const llvm::Twine &at) {
-  if (kernel.key.path != "wgmma" || operandRank(p.operand) != 4)
+  if (kernel.key.path != "wgmma" ||
+      !(p.operand == Operand::Q || p.operand == Operand::K ||
+        p.operand == Operand::V || p.operand == Operand::O))
     return corrupt(at + ".params", "tensor maps are for q, k, v and o "
                                    "of wgmma kernels");
   bool fp8 = kernel.key.dtype == "e4m3";
   StringRef name = operandName(p.operand);
+  if (p.packed != kernel.key.varlen)
+    return corrupt(at + ".params",
+                   kernel.key.varlen
+                       ? "the tensor map of " + name +
+                             " in a varlen kernel must be packed (the "
+                             "[total, H, D] operand as (D, total, H, 1))"
+                       : "the tensor map of " + name +
+                             " is packed, but only varlen kernels take "
+                             "packed [total, H, D] operands");
   if (p.transposed && p.operand != Operand::V)
     return corrupt(at + ".params",
                    "the tensor map of " + name +
@@ -694,10 +803,26 @@ static llvm::Error checkLaunchParams(const KernelEntry &kernel,
                      "a " + operandName(p.operand) +
                          " parameter in a kernel without page_size (paged "
                          "K/V)");
-    int64_t rank = operandRank(p.operand);
+    if (isVarlenOperand(p.operand) && !kernel.key.varlen)
+      return corrupt(at + ".params",
+                     "a " + operandName(p.operand) +
+                         " parameter in a kernel that is not varlen");
+    size_t op = static_cast<size_t>(p.operand);
+    // A scalar is one value parameter; only scalars are.
+    if (isScalarOperand(p.operand) != (p.field == Field::Value))
+      return corrupt(at + ".params",
+                     isScalarOperand(p.operand)
+                         ? operandName(p.operand) +
+                               " is a scalar: its one parameter is a value"
+                         : "a value parameter of " + operandName(p.operand) +
+                               ", which is not a scalar (max_seqlen_q/k)");
+    if (p.field == Field::Value) {
+      hasPointer[op] = true;
+      continue;
+    }
+    int64_t rank = operandRank(p.operand, kernel.key.varlen);
     if (p.index < 0 || p.index >= rank)
       return corrupt(at + ".params", "index out of the operand's rank");
-    size_t op = static_cast<size_t>(p.operand);
     if (p.field == Field::TensorMap) {
       if (llvm::Error err = checkTensorMap(kernel, p, at))
         return err;
@@ -732,7 +857,8 @@ static llvm::Error checkWorkspaceParams(const KernelEntry &kernel,
       return corrupt(at + ".params", "names a workspace buffer the kernel "
                                      "does not have");
     int64_t rank = kernel.workspace[p.workspace].shape.size();
-    if (p.field == Param::Field::TensorMap || p.index < 0 || p.index >= rank)
+    if (p.field == Param::Field::TensorMap ||
+        p.field == Param::Field::Value || p.index < 0 || p.index >= rank)
       return corrupt(at + ".params", "a workspace buffer is passed as a "
                                      "memref descriptor of its rank");
     seen[p.workspace].resize(3 + 2 * rank);
@@ -785,6 +911,12 @@ static llvm::Error checkParams(const KernelEntry &kernel,
         return corrupt(at + ".params",
                        "no memref descriptor of operand " + operandName(op) +
                            " in a paged K/V (page_size) kernel");
+  if (kernel.key.varlen)
+    for (Operand op : {Operand::CuSeqlensQ, Operand::CuSeqlensK})
+      if (!hasPointer[static_cast<size_t>(op)])
+        return corrupt(at + ".params",
+                       "no memref descriptor of operand " + operandName(op) +
+                           " in a varlen kernel");
   return llvm::Error::success();
 }
 /// Rows of O one consumer warpgroup writes with a TMA store.
@@ -907,11 +1039,13 @@ static llvm::Error checkLaunches(const KernelEntry &kernel,
       if (dim.constant < 1 || dim.terms.size() > 4)
         return corrupt(where + ".shape", "constants must be >= 1, with at "
                                          "most 4 terms per extent");
-      for (const GridTerm &t : dim.terms)
-        if (t.divisor < 1 || t.dim < 0 || t.dim >= operandRank(t.operand) ||
-            (t.operand == Operand::LSE && !key.hasLse))
+      for (const GridTerm &t : dim.terms) {
+        if (t.operand == Operand::LSE && !key.hasLse)
           return corrupt(where + ".shape",
                          "needs 0 <= dim < rank(operand) and divisor >= 1");
+        if (llvm::Error err = checkGridTerm(key, t, where + ".shape"))
+          return err;
+      }
     }
   }
   for (const auto &[i, launch] : llvm::enumerate(kernel.then)) {
@@ -1077,7 +1211,7 @@ static std::string lengthText(const std::optional<int64_t> &len) {
 /// A paged kernel adds " page_size=16" after the lengths.
 static std::string keyText(const FwdKey &k) {
   return llvm::formatv("{0} D={1}{2}{3} B={4} Hq={5} Hkv={6} Nq={7} Nk={8}"
-                       "{11} scale={9} {10}",
+                       "{11} scale={9} {10}{12}",
                        k.dtype, k.headDim, k.causal ? " causal" : "",
                        k.hasLse ? " +lse" : "", lengthText(k.batch),
                        lengthText(k.numHeadsQ), lengthText(k.numHeadsKV),
@@ -1085,7 +1219,8 @@ static std::string keyText(const FwdKey &k) {
                        llvm::format("%.7g", k.scale),
                        k.strided ? "strided" : "contiguous",
                        k.pageSize ? " page_size=" + std::to_string(k.pageSize)
-                                  : std::string())
+                                  : std::string(),
+                       k.varlen ? " varlen" : "")
       .str();
 }
 

@@ -35,7 +35,9 @@ constexpr int64_t kMinManifestVersion = 2;
 
 /// The operands of a forward kernel, in attn.attention order: the FP8
 /// (e4m3) descales [B, Hkv], then a paged K/V cache's block table
-/// [B, max_pages] and cache sequence lengths [B] (i32).
+/// [B, max_pages] and cache sequence lengths [B] (i32), then a varlen
+/// kernel's (attn.varlen_attention) cu_seqlens_q / cu_seqlens_k [B + 1]
+/// (i32) and the scalars max_seqlen_q / max_seqlen_k.
 enum class Operand {
   Q,
   K,
@@ -46,19 +48,30 @@ enum class Operand {
   KDescale,
   VDescale,
   BlockTable,
-  CacheSeqlens
+  CacheSeqlens,
+  CuSeqlensQ,
+  CuSeqlensK,
+  MaxSeqlenQ,
+  MaxSeqlenK
 };
 /// Number of Operand values (for arrays indexed by operand).
-constexpr size_t kNumOperands = 10;
+constexpr size_t kNumOperands = 14;
 llvm::StringRef operandName(Operand operand);
 std::optional<Operand> parseOperand(llvm::StringRef name);
 /// The rank of each operand: 4, except 3 for LSE, 2 for the descales and
-/// the block table, 1 for the cache sequence lengths.
-int64_t operandRank(Operand operand);
+/// the block table, 1 for the cache sequence lengths and cu_seqlens, 0 for
+/// the max_seqlen scalars. In a varlen kernel (`varlen`) q, k, v and o are
+/// packed [total, H, D] (rank 3) and lse is [Hq, total_q] (rank 2).
+int64_t operandRank(Operand operand, bool varlen = false);
 /// True for q_descale, k_descale and v_descale.
 bool isDescale(Operand operand);
 /// True for block_table and cache_seqlens (paged K/V kernels only).
 bool isPagedOperand(Operand operand);
+/// True for cu_seqlens_q/k and max_seqlen_q/k (varlen kernels only).
+bool isVarlenOperand(Operand operand);
+/// True for max_seqlen_q and max_seqlen_k: scalars (rank 0), passed as one
+/// 64-bit `value` parameter.
+bool isScalarOperand(Operand operand);
 
 /// Specialization key of a forward kernel. A length that is nullopt is
 /// dynamic: the kernel reads it from the call.
@@ -84,16 +97,24 @@ struct FwdKey {
   /// [num_pages, page_size, Hkv, D] K/V caches; 0: contiguous [B, Hkv, Nk,
   /// D] K/V.
   int64_t pageSize = 0;
+  /// A variable-length batch (attn.varlen_attention, FlashAttention-2's
+  /// varlen layout): q, o [total_q, Hq, D], k, v [total_k, Hkv, D], lse
+  /// [Hq, total_q], cu_seqlens_q/k [B + 1] and max_seqlen_q/k; batch,
+  /// seqlen_q and seqlen_k are always null.
+  bool varlen = false;
 
   /// Number of the five lengths that are static.
   int numStaticLengths() const;
 };
 
-/// ceil(size(operand, dim) / divisor).
+/// ceil((size(operand, dim) + offset) / divisor), or for a scalar operand
+/// (max_seqlen_q) ceil((value + offset) / divisor); a negative sum counts
+/// as 0. `offset` is 0 except in varlen grids (B = dim(cu_seqlens_q) - 1).
 struct GridTerm {
   Operand operand = Operand::Q;
   int64_t dim = 0;
   int64_t divisor = 1;
+  int64_t offset = 0;
 };
 
 /// One grid dimension: `constant` times the product of `terms` (a 1-D grid
@@ -116,7 +137,10 @@ struct GridDim {
 /// [span, G, rows / G, 1] holds the G query heads of a KV group
 /// query-major; the same dimension order views a paged kernel's K or V
 /// cache [num_pages, page_size, Hkv, D] as (D, page_size, Hkv, num_pages),
-/// boxes [64, min(page_size, block_n), 1, 1].
+/// boxes [64, min(page_size, block_n), 1, 1]. A `packed` map (varlen
+/// kernels) views a rank-3 [total, H, D] operand as (D, total, H, 1), or
+/// with heads_inner (GQA packing of Q) as (D, H, total, 1). A Value is a
+/// scalar operand (max_seqlen_q), one 64-bit integer.
 struct Param {
   enum class Field {
     AllocatedPtr,
@@ -124,7 +148,8 @@ struct Param {
     Offset,
     Size,
     Stride,
-    TensorMap
+    TensorMap,
+    Value
   };
   Operand operand = Operand::Q;
   Field field = Field::AlignedPtr;
@@ -132,6 +157,7 @@ struct Param {
   std::array<int64_t, 4> box = {0, 0, 0, 0}; // for TensorMap
   bool transposed = false; // for TensorMap: dims (N, D, H, B)
   bool headsInner = false; // for TensorMap: dims (D, H, N, B)
+  bool packed = false;     // for TensorMap: a rank-3 [total, H, D] operand
   /// >= 0: the parameter describes workspace buffer `workspace` of the
   /// kernel (a contiguous fp32 memref) instead of `operand`.
   int64_t workspace = -1;

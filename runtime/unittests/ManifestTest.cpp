@@ -53,6 +53,7 @@ void expectSameKernel(const KernelEntry &x, const KernelEntry &y) {
   EXPECT_EQ(x.key.blockM, y.key.blockM);
   EXPECT_EQ(x.key.blockN, y.key.blockN);
   EXPECT_EQ(x.key.path, y.key.path);
+  EXPECT_EQ(x.key.varlen, y.key.varlen);
   for (size_t i = 0; i < 3; ++i) {
     EXPECT_EQ(x.grid[i].constant, y.grid[i].constant) << "grid " << i;
     ASSERT_EQ(x.grid[i].terms.size(), y.grid[i].terms.size()) << "grid " << i;
@@ -60,6 +61,7 @@ void expectSameKernel(const KernelEntry &x, const KernelEntry &y) {
       EXPECT_EQ(x.grid[i].terms[t].operand, y.grid[i].terms[t].operand);
       EXPECT_EQ(x.grid[i].terms[t].dim, y.grid[i].terms[t].dim);
       EXPECT_EQ(x.grid[i].terms[t].divisor, y.grid[i].terms[t].divisor);
+      EXPECT_EQ(x.grid[i].terms[t].offset, y.grid[i].terms[t].offset);
     }
   }
   EXPECT_EQ(x.threads, y.threads);
@@ -72,6 +74,8 @@ void expectSameKernel(const KernelEntry &x, const KernelEntry &y) {
     EXPECT_EQ(x.params[i].index, y.params[i].index) << "param " << i;
     EXPECT_EQ(x.params[i].box, y.params[i].box) << "param " << i;
     EXPECT_EQ(x.params[i].transposed, y.params[i].transposed) << "param " << i;
+    EXPECT_EQ(x.params[i].headsInner, y.params[i].headsInner) << "param " << i;
+    EXPECT_EQ(x.params[i].packed, y.params[i].packed) << "param " << i;
   }
   EXPECT_EQ(x.resources.registers, y.resources.registers);
   EXPECT_EQ(x.resources.sharedBytes, y.resources.sharedBytes);
@@ -1133,4 +1137,217 @@ TEST(ManifestPaged, SplitKernelsTakeTheTablesInALaunch) {
   ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
   EXPECT_EQ(parsed->kernels[0].key.pageSize, 256);
   EXPECT_EQ(parsed->kernels[0].key.splits, 2);
+}
+
+//===----------------------------------------------------------------------===//
+// Varlen: packed maps, cu_seqlens / max_seqlen operands, scalar grid terms
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Parses a manifest holding varlenKernel("vl") after `edit`.
+template <typename Edit> std::string varlenErrorAfter(Edit edit) {
+  return errorAfterEditing(manifestOf({varlenKernel("vl")}), edit);
+}
+
+/// Kernel 0's grid x terms.
+json::Array &gridXTerms0(json::Object &top) {
+  json::Object &launch = *kernel0(top).getObject("launch");
+  return *(*launch.getArray("grid"))[0].getAsObject()->getArray("terms");
+}
+
+} // namespace
+
+TEST(ManifestVarlen, RoundTripsKeyMapsScalarsAndGridTerms) {
+  Manifest m = manifestOf({varlenKernel("vl")});
+  std::string text = manifestText(m);
+  EXPECT_NE(text.find("\"varlen\": true"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"packed\": true"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"field\": \"value\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"offset\": -1"), std::string::npos) << text;
+  EXPECT_EQ(requiredVersion(m), 2);
+  llvm::Expected<Manifest> parsed = parseManifest(text);
+  ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+  const KernelEntry &k = parsed->kernels[0];
+  expectSameKernel(k, m.kernels[0]);
+  EXPECT_TRUE(k.key.varlen);
+  EXPECT_TRUE(k.params[0].packed);
+  EXPECT_FALSE(k.params[0].headsInner);
+  EXPECT_EQ(k.params[3].operand, Operand::MaxSeqlenQ);
+  EXPECT_EQ(k.params[3].field, Param::Field::Value);
+  ASSERT_EQ(k.grid[0].terms.size(), 3u);
+  EXPECT_EQ(k.grid[0].terms[0].operand, Operand::MaxSeqlenQ);
+  EXPECT_EQ(k.grid[0].terms[0].divisor, 128);
+  EXPECT_EQ(k.grid[0].terms[2].operand, Operand::CuSeqlensQ);
+  EXPECT_EQ(k.grid[0].terms[2].offset, -1);
+  EXPECT_EQ(k.params.back().operand, Operand::CuSeqlensK);
+  // Without varlen neither key nor flags appear.
+  std::string plain = manifestText(manifestOf({wgmmaKernel("w")}));
+  EXPECT_EQ(plain.find("varlen"), std::string::npos);
+  EXPECT_EQ(plain.find("packed"), std::string::npos);
+  EXPECT_EQ(plain.find("offset\": -1"), std::string::npos);
+  EXPECT_EQ(operandRank(Operand::Q, /*varlen=*/true), 3);
+  EXPECT_EQ(operandRank(Operand::LSE, /*varlen=*/true), 2);
+  EXPECT_EQ(operandRank(Operand::LSE), 3);
+  EXPECT_EQ(operandRank(Operand::CuSeqlensQ), 1);
+  EXPECT_EQ(operandRank(Operand::MaxSeqlenK), 0);
+  EXPECT_TRUE(isVarlenOperand(Operand::MaxSeqlenK));
+  EXPECT_TRUE(isScalarOperand(Operand::MaxSeqlenQ));
+  EXPECT_FALSE(isScalarOperand(Operand::CuSeqlensQ));
+  EXPECT_FALSE(isVarlenOperand(Operand::CacheSeqlens));
+  EXPECT_EQ(parseOperand("cu_seqlens_k"), Operand::CuSeqlensK);
+  EXPECT_EQ(parseOperand("max_seqlen_q"), Operand::MaxSeqlenQ);
+}
+
+TEST(ManifestVarlen, DescribeShowsVarlen) {
+  std::string text = describe(varlenKernel("vl"));
+  EXPECT_NE(text.find(" strided varlen wgmma"), std::string::npos) << text;
+  EXPECT_EQ(describe(wgmmaKernel("w")).find("varlen"), std::string::npos);
+}
+
+TEST(ManifestVarlen, KeyIsWgmmaBf16StridedUnsplitWithDynamicLengths) {
+  EXPECT_EQ(varlenErrorAfter([](json::Object &) {}), "");
+  EXPECT_ERROR_HAS(varlenErrorAfter([](json::Object &top) {
+                     key0(top)["path"] = "fma";
+                   }),
+                   "kernels[0].key.path: varlen kernels are \"wgmma\" kernels");
+  EXPECT_ERROR_HAS(varlenErrorAfter([](json::Object &top) {
+                     key0(top)["dtype"] = "e4m3";
+                   }),
+                   "kernels[0].key.dtype: varlen kernels are not e4m3");
+  EXPECT_ERROR_HAS(varlenErrorAfter([](json::Object &top) {
+                     key0(top)["layout"] = "contiguous";
+                   }),
+                   "kernels[0].key.layout: varlen kernels are \"strided\"");
+  EXPECT_ERROR_HAS(varlenErrorAfter([](json::Object &top) {
+                     key0(top)["page_size"] = 16;
+                   }),
+                   "kernels[0].key.page_size: a varlen kernel has contiguous "
+                   "K/V");
+  EXPECT_ERROR_HAS(varlenErrorAfter([](json::Object &top) {
+                     key0(top)["splits"] = 2;
+                   }),
+                   "kernels[0].key.splits: varlen kernels have no split-KV");
+  for (const char *len : {"batch", "seqlen_q", "seqlen_k"})
+    EXPECT_ERROR_HAS(varlenErrorAfter([&](json::Object &top) {
+                       key0(top)[len] = 4;
+                     }),
+                     "kernels[0].key: batch, seqlen_q and seqlen_k must be "
+                     "null in a varlen kernel");
+  EXPECT_ERROR_HAS(varlenErrorAfter([](json::Object &top) {
+                     key0(top)["varlen"] = "yes";
+                   }),
+                   "varlen");
+}
+
+TEST(ManifestVarlen, MapsArePackedInVarlenKernelsOnly) {
+  EXPECT_ERROR_HAS(varlenErrorAfter([](json::Object &top) {
+                     tensorMap0(top, "k").erase("packed");
+                   }),
+                   "the tensor map of k in a varlen kernel must be packed");
+  // Q heads-inner (GQA packing) is (D, H, total, 1): a G-head box.
+  EXPECT_EQ(varlenErrorAfter([](json::Object &top) {
+              tensorMap0(top, "q")["heads_inner"] = true;
+              tensorMap0(top, "q")["box"] = json::Array{64, 4, 32, 1};
+            }),
+            "");
+  EXPECT_ERROR_HAS(varlenErrorAfter([](json::Object &top) {
+                     tensorMap0(top, "v")["heads_inner"] = true;
+                   }),
+                   "the tensor map of v has heads_inner");
+  EXPECT_ERROR_HAS(errorAfterEditing(manifestOf({wgmmaKernel("w")}),
+                                     [](json::Object &top) {
+                                       tensorMap0(top, "q")["packed"] = true;
+                                     }),
+                   "the tensor map of q is packed, but only varlen kernels "
+                   "take packed [total, H, D] operands");
+  EXPECT_ERROR_HAS(varlenErrorAfter([](json::Object &top) {
+                     json::Array &params = *kernel0(top).getArray("params");
+                     (*params[4].getAsObject())["packed"] = true;
+                   }),
+                   "only a tensor_map may be packed");
+}
+
+TEST(ManifestVarlen, ScalarsAreValuesAndSequenceTablesArePassedWhole) {
+  EXPECT_ERROR_HAS(varlenErrorAfter([](json::Object &top) {
+                     dropParams(top, "cu_seqlens_q");
+                   }),
+                   "kernels[0].params: no memref descriptor of operand "
+                   "cu_seqlens_q in a varlen kernel");
+  EXPECT_ERROR_HAS(varlenErrorAfter([](json::Object &top) {
+                     dropParams(top, "cu_seqlens_k");
+                   }),
+                   "no memref descriptor of operand cu_seqlens_k");
+  // max_seqlen_q as a memref descriptor field, or q as a value.
+  EXPECT_ERROR_HAS(varlenErrorAfter([](json::Object &top) {
+                     json::Array &params = *kernel0(top).getArray("params");
+                     (*params[3].getAsObject())["field"] = "aligned_ptr";
+                   }),
+                   "max_seqlen_q is a scalar: its one parameter is a value");
+  EXPECT_ERROR_HAS(varlenErrorAfter([](json::Object &top) {
+                     json::Array &params = *kernel0(top).getArray("params");
+                     (*params[3].getAsObject())["operand"] = "o";
+                   }),
+                   "a value parameter of o, which is not a scalar");
+  EXPECT_ERROR_HAS(varlenErrorAfter([](json::Object &top) {
+                     json::Array &params = *kernel0(top).getArray("params");
+                     (*params[3].getAsObject())["field"] = "velue";
+                   }),
+                   "expected allocated_ptr, aligned_ptr, offset, size, "
+                   "stride, tensor_map or value");
+  // o is rank 3 in a varlen kernel: index 3 is out of range.
+  EXPECT_ERROR_HAS(varlenErrorAfter([](json::Object &top) {
+                     json::Array &params = *kernel0(top).getArray("params");
+                     (*params[7].getAsObject())["index"] = 3;
+                   }),
+                   "index out of the operand's rank");
+  // Varlen operands only in varlen kernels.
+  EXPECT_ERROR_HAS(varlenErrorAfter([](json::Object &top) {
+                     key0(top).erase("varlen");
+                   }),
+                   "kernels[0].launch.grid: refers to max_seqlen_q in a "
+                   "kernel that is not varlen");
+  EXPECT_ERROR_HAS(errorAfterEditing(manifestOf({wgmmaKernel("w")}),
+                                     [](json::Object &top) {
+                                       kernel0(top).getArray("params")->push_back(
+                                           json::Object{
+                                               {"operand", "max_seqlen_q"},
+                                               {"field", "value"}});
+                                     }),
+                   "a max_seqlen_q parameter in a kernel that is not varlen");
+}
+
+TEST(ManifestVarlen, GridTermsOfScalarsAndOffsets) {
+  // A scalar term names no dimension.
+  EXPECT_ERROR_HAS(varlenErrorAfter([](json::Object &top) {
+                     (*gridXTerms0(top)[0].getAsObject())["dim"] = 0;
+                   }),
+                   "a scalar operand has no dimension");
+  EXPECT_ERROR_HAS(varlenErrorAfter([](json::Object &top) {
+                     gridXTerms0(top)[2].getAsObject()->erase("dim");
+                   }),
+                   "dim");
+  EXPECT_ERROR_HAS(varlenErrorAfter([](json::Object &top) {
+                     (*gridXTerms0(top)[2].getAsObject())["offset"] = -2;
+                   }),
+                   "kernels[0].launch.grid: offset must be 0, or -1 in a "
+                   "varlen kernel");
+  EXPECT_ERROR_HAS(errorAfterEditing(manifestOf({wgmmaKernel("w")}),
+                                     [](json::Object &top) {
+                                       (*gridXTerms0(top)[0].getAsObject())
+                                           ["offset"] = -1;
+                                     }),
+                   "offset must be 0, or -1 in a varlen kernel");
+  EXPECT_ERROR_HAS(errorAfterEditing(manifestOf({wgmmaKernel("w")}),
+                                     [](json::Object &top) {
+                                       gridXTerms0(top).push_back(json::Object{
+                                           {"operand", "max_seqlen_q"},
+                                           {"divisor", 128}});
+                                     }),
+                   "refers to max_seqlen_q in a kernel that is not varlen");
+  // q is rank 3 in a varlen kernel.
+  EXPECT_ERROR_HAS(varlenErrorAfter([](json::Object &top) {
+                     (*gridXTerms0(top)[1].getAsObject())["dim"] = 3;
+                   }),
+                   "needs 0 <= dim < rank(operand)");
 }

@@ -87,6 +87,27 @@ attn_fwd_args makePagedArgs(int64_t b, int64_t hq, int64_t hkv, int64_t nq,
   return args;
 }
 
+/// A varlen bf16 call (FlashAttention-2's layout): q, o [total_q, Hq, D]
+/// at fakeAddress(0), (3), k, v [total_k, Hkv, D] at (1), (2), lse f32
+/// [Hq, total_q] at (4) when `lse`, cu_seqlens_q / cu_seqlens_k i32
+/// [B + 1] at (8), (9).
+attn_fwd_args makeVarlenArgs(int64_t b, int64_t hq, int64_t hkv,
+                             int64_t totalQ, int64_t totalK, int64_t maxQ,
+                             int64_t maxK, int64_t d = 128, bool lse = true) {
+  attn_fwd_args args = {};
+  args.q = attn::makeTensor(fakeAddress(0), ATTN_DTYPE_BF16, {totalQ, hq, d});
+  args.k = attn::makeTensor(fakeAddress(1), ATTN_DTYPE_BF16, {totalK, hkv, d});
+  args.v = attn::makeTensor(fakeAddress(2), ATTN_DTYPE_BF16, {totalK, hkv, d});
+  args.o = attn::makeTensor(fakeAddress(3), ATTN_DTYPE_BF16, {totalQ, hq, d});
+  if (lse)
+    args.lse = attn::makeTensor(fakeAddress(4), ATTN_DTYPE_F32, {hq, totalQ});
+  args.cu_seqlens_q = attn::makeTensor(fakeAddress(8), ATTN_DTYPE_I32, {b + 1});
+  args.cu_seqlens_k = attn::makeTensor(fakeAddress(9), ATTN_DTYPE_I32, {b + 1});
+  args.max_seqlen_q = maxQ;
+  args.max_seqlen_k = maxK;
+  return args;
+}
+
 /// The FlashAttention layout: a contiguous [B, N, H, D] buffer seen as
 /// [B, H, N, D].
 attn_tensor bnhdView(void *data, int64_t b, int64_t h, int64_t n, int64_t d) {
@@ -356,6 +377,139 @@ TEST_F(Dispatch, KeyMismatchesFindNoKernel) {
   EXPECT_NE(message.find("scale=0.125"), std::string::npos) << message;
   // Static lengths must all equal the call's.
   noMatch({withShape(k, 1, 8, 8, 128, 256)}, makeArgs(1, 8, 8, 128, 128));
+}
+
+// A varlen kernel takes varlen calls only (cu_seqlens_q given), a batched
+// kernel none; the listing says "varlen".
+TEST_F(Dispatch, VarlenKernelsTakeVarlenCallsOnly) {
+  attn_fwd_args args = makeArgs(1, 32, 8, 128, 128, 128, /*lse=*/true);
+  std::string message = noMatch({varlenKernel("vl")}, args);
+  EXPECT_NE(message.find("vl: bf16 D=128 +lse B=? Hq=32 Hkv=8 Nq=? Nk=?"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("strided varlen"), std::string::npos) << message;
+  KernelEntry plain = wgmmaKernel("plain");
+  plain.key.hasLse = true;
+  appendDescriptor(plain.params, Operand::LSE);
+  EXPECT_EQ(pick({varlenKernel("vl"), plain}, args), 1);
+  attn_fwd_args varlen = makeVarlenArgs(2, 32, 8, 50, 60, 30, 60);
+  EXPECT_EQ(pick({plain, varlenKernel("vl")}, varlen), 1);
+  std::string none = noMatch({plain}, varlen);
+  EXPECT_NE(none.find("bf16 D=128 +lse B=2 Hq=32 Hkv=8 Nq=30 Nk=60 "
+                      "scale=0.08838835 contiguous varlen"),
+            std::string::npos)
+      << none;
+  // Static head counts still have to match.
+  noMatch({varlenKernel("vl")}, makeVarlenArgs(2, 16, 8, 50, 60, 30, 60));
+}
+
+//===----------------------------------------------------------------------===//
+// Varlen calls: host validation
+//===----------------------------------------------------------------------===//
+
+class VarlenArgs : public Dispatch {
+protected:
+  /// The status and message attn_fwd_select gives `args` in a bundle of
+  /// varlenKernel("vl").
+  void expectInvalid(const attn_fwd_args &args, const std::string &part) {
+    TempDir dir;
+    BundleOwner owner{loadBundle(dir, manifestOf({varlenKernel("vl")}))};
+    int64_t index = -1;
+    EXPECT_STATUS(attn_fwd_select(owner.bundle, &args, &index),
+                  ATTN_ERROR_INVALID_ARGUMENT, part);
+  }
+  attn_fwd_args args = makeVarlenArgs(2, 32, 8, 50, 60, 30, 60);
+};
+
+TEST_F(VarlenArgs, EveryOperandIsChecked) {
+  EXPECT_EQ(pick({varlenKernel("vl")}, args), 0);
+  attn_fwd_args a = args;
+  a.cu_seqlens_k = {};
+  expectInvalid(a, "cu_seqlens_k: a varlen call (cu_seqlens_q given) needs "
+                   "it: i32 [B + 1]");
+  a = args;
+  a.cu_seqlens_q = {};
+  expectInvalid(a, "cu_seqlens_q: cu_seqlens_k is given but cu_seqlens_q is "
+                   "not");
+  a = args;
+  a.block_table = attn::makeTensor(fakeAddress(10), ATTN_DTYPE_I32, {2, 4});
+  expectInvalid(a, "block_table: a varlen call takes no paged K/V cache");
+  a = args;
+  a.q.dtype = ATTN_DTYPE_E4M3;
+  expectInvalid(a, "q: dtype must be f16 or bf16 in a varlen call, got e4m3");
+  a = args;
+  a.k.rank = 4;
+  expectInvalid(a, "k: rank must be 3 ([total_k, Hkv, D]), got 4");
+  a = makeArgs(1, 32, 8, 30, 60, 128, true);
+  a.cu_seqlens_q = args.cu_seqlens_q;
+  a.cu_seqlens_k = args.cu_seqlens_k;
+  expectInvalid(a, "q: rank must be 3 ([total_q, Hq, D]), got 4");
+  a = args;
+  a.o.dtype = ATTN_DTYPE_F16;
+  expectInvalid(a, "o: dtype f16 does not match q's bf16");
+  a = args;
+  a.v.sizes[0] = 61;
+  expectInvalid(a, "v: sizes [61, 8, 128] must equal k's [60, 8, 128]");
+  a = args;
+  a.o.sizes[0] = 49;
+  expectInvalid(a, "o: sizes [49, 32, 128] must equal q's [50, 32, 128]");
+  a = makeVarlenArgs(2, 32, 8, 50, 60, 30, 60);
+  a.k = attn::makeTensor(fakeAddress(1), ATTN_DTYPE_BF16, {60, 8, 64});
+  a.v = attn::makeTensor(fakeAddress(2), ATTN_DTYPE_BF16, {60, 8, 64});
+  expectInvalid(a, "k: sizes [60, 8, 64] ([total_k, Hkv, D]) must have q's "
+                   "D = 128");
+  a = makeVarlenArgs(2, 32, 6, 50, 60, 30, 60);
+  expectInvalid(a, "Hq = 32 is not a multiple of Hkv = 6");
+  a = makeVarlenArgs(2, 32, 8, 50, 60, 30, 60, 100);
+  expectInvalid(a, "q: head dim D = 100 must be a multiple of 8");
+  a = args;
+  a.q.strides[2] = 2;
+  expectInvalid(a, "q: stride along D must be 1, got 2");
+  a = args;
+  a.k.strides[0] = 8 * 128 + 4;
+  expectInvalid(a, "k: stride[0] = 1028 must be a multiple of 8 elements");
+  a = args;
+  a.v.data = static_cast<char *>(fakeAddress(2)) + 8;
+  expectInvalid(a, "v: data pointer");
+  expectInvalid(a, "is not 16-byte aligned");
+}
+
+TEST_F(VarlenArgs, LseTablesAndBounds) {
+  attn_fwd_args a = args;
+  a.lse = attn::makeTensor(fakeAddress(4), ATTN_DTYPE_F32, {1, 32, 50});
+  expectInvalid(a, "lse: rank must be 2 ([Hq, total_q]), got 3");
+  a.lse = attn::makeTensor(fakeAddress(4), ATTN_DTYPE_F32, {50, 32});
+  expectInvalid(a, "lse: sizes must be [Hq, total_q] = [32, 50], got [50, 32]");
+  a.lse = attn::makeTensor(fakeAddress(4), ATTN_DTYPE_BF16, {32, 50});
+  expectInvalid(a, "lse: dtype must be f32, got bf16");
+  a = args;
+  a.cu_seqlens_q.dtype = ATTN_DTYPE_F32;
+  expectInvalid(a, "cu_seqlens_q: dtype must be i32, got f32");
+  a = args;
+  a.cu_seqlens_k.sizes[0] = 4;
+  expectInvalid(a, "cu_seqlens_k: sizes must be [B + 1] (cu_seqlens_q's B) "
+                   "= [3], got [4]");
+  a = args;
+  a.cu_seqlens_q.sizes[0] = 0;
+  expectInvalid(a, "cu_seqlens_q: sizes [0] must be [B + 1] with B >= 0");
+  a = args;
+  a.cu_seqlens_q.rank = 2;
+  expectInvalid(a, "cu_seqlens_q: rank must be 1 ([B + 1])");
+  a = args;
+  a.cu_seqlens_k.data = static_cast<char *>(fakeAddress(9)) + 2;
+  expectInvalid(a, "cu_seqlens_k: data pointer");
+  a = args;
+  a.max_seqlen_k = -1;
+  expectInvalid(a, "max_seqlen_q = 30 and max_seqlen_k = -1 must be >= 0");
+  // A batched call leaves the varlen fields zero.
+  a = makeArgs(1, 32, 8, 30, 60, 128, true);
+  a.max_seqlen_q = 5;
+  expectInvalid(a, "max_seqlen_q = 5, max_seqlen_k = 0: only a varlen call "
+                   "(cu_seqlens_q given) takes them");
+  // o overlapping cu_seqlens_q.
+  a = args;
+  a.cu_seqlens_q.data = fakeAddress(3);
+  expectInvalid(a, "o overlaps cu_seqlens_q");
 }
 
 TEST_F(Dispatch, NoMatchMessageStatesCallAndLists4Kernels) {
@@ -2274,3 +2428,133 @@ TEST(RealDriver, UnavailableOrNoContextIsACudaError) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Varlen calls: launch
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+class VarlenLaunch : public FakeLaunch {
+protected:
+  void SetUp() override {
+    FakeLaunch::SetUp();
+    for (int i : {8, 9})
+      state.allocations.push_back({reinterpret_cast<uintptr_t>(fakeAddress(i)),
+                                   1 << 20, 0, CU_MEMORYTYPE_DEVICE});
+    // Sequence 0: 20 queries, no keys; sequence 1: 30 queries, 60 keys.
+    cuQ() = {0, 20, 50};
+    cuK() = {0, 0, 60};
+  }
+  std::vector<int32_t> &cuQ() {
+    return state.ints[reinterpret_cast<uintptr_t>(fakeAddress(8))];
+  }
+  std::vector<int32_t> &cuK() {
+    return state.ints[reinterpret_cast<uintptr_t>(fakeAddress(9))];
+  }
+  attn_fwd_args args = makeVarlenArgs(2, 32, 8, 50, 60, 30, 60);
+};
+
+} // namespace
+
+// The maps view [total, H, D] as (D, total, H, 1); max_seqlen_q is a value
+// parameter; the grid is ceil(max_seqlen_q / 128) * Hq * B.
+TEST_F(VarlenLaunch, MapsScalarsAndGridReachTheKernel) {
+  load({varlenKernel("vl")});
+  KernelEntry k = varlenKernel("vl");
+  state.paramsPerLaunch = k.params.size();
+  args.max_seqlen_q = 200;
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  ASSERT_EQ(state.launches.size(), 1u);
+  EXPECT_EQ(state.launches[0].grid, (std::array<unsigned, 3>{2 * 32 * 2, 1, 1}));
+  ASSERT_EQ(state.encodes.size(), 3u);
+  const FakeState::Encode &kMap = state.encodes[1];
+  EXPECT_EQ(kMap.address, fakeAddress(1));
+  EXPECT_EQ(kMap.box, (std::array<cuuint32_t, 4>{64, 128, 1, 1}));
+  EXPECT_EQ(kMap.dims, (std::array<cuuint64_t, 4>{128, 60, 8, 1}));
+  // Rows: Hkv * D elements apart; heads: D; the unit batch: packed.
+  EXPECT_EQ(kMap.strides,
+            (std::array<cuuint64_t, 3>{8 * 128 * 2, 128 * 2, 8 * 128 * 2}));
+  const FakeState::Encode &qMap = state.encodes[2];
+  EXPECT_EQ(qMap.dims, (std::array<cuuint64_t, 4>{128, 50, 32, 1}));
+  const std::vector<int64_t> &p = state.launches[0].params;
+  EXPECT_EQ(p[3], 200); // max_seqlen_q
+  // o [50, 32, 128], then lse [32, 50], then cu_seqlens_q [3].
+  EXPECT_EQ(std::vector<int64_t>(p.begin() + 4, p.begin() + 13),
+            (std::vector<int64_t>{addressOf(3), addressOf(3), 0, 50, 32, 128,
+                                  32 * 128, 128, 1}));
+  EXPECT_EQ(std::vector<int64_t>(p.begin() + 13, p.begin() + 20),
+            (std::vector<int64_t>{addressOf(4), addressOf(4), 0, 32, 50, 50,
+                                  1}));
+  EXPECT_EQ(std::vector<int64_t>(p.end() - 10, p.end()),
+            (std::vector<int64_t>{addressOf(8), addressOf(8), 0, 3, 1,
+                                  addressOf(9), addressOf(9), 0, 3, 1}));
+}
+
+// GQA packing: q's map is (D, H, total, 1).
+TEST_F(VarlenLaunch, GqaPackedQIsHeadsInner) {
+  KernelEntry k = varlenKernel("vl");
+  k.grid[0] = GridDim{8, {{Operand::MaxSeqlenQ, 0, 32},
+                          {Operand::CuSeqlensQ, 0, 1, -1}}};
+  for (Param &p : k.params)
+    if (p.field == Param::Field::TensorMap && p.operand == Operand::Q) {
+      p.headsInner = true;
+      p.box = {64, 4, 32, 1};
+    }
+  load({k});
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  ASSERT_EQ(state.launches.size(), 1u);
+  EXPECT_EQ(state.launches[0].grid, (std::array<unsigned, 3>{8 * 1 * 2, 1, 1}));
+  ASSERT_EQ(state.encodes.size(), 3u);
+  EXPECT_EQ(state.encodes[2].dims, (std::array<cuuint64_t, 4>{128, 32, 50, 1}));
+  EXPECT_EQ(state.encodes[2].strides,
+            (std::array<cuuint64_t, 3>{128 * 2, 32 * 128 * 2,
+                                       50 * 32 * 128 * 2}));
+}
+
+// Nothing to compute (B = 0 or max_seqlen_q = 0): no launch, no GPU.
+TEST_F(VarlenLaunch, EmptyCallsLaunchNothing) {
+  load({varlenKernel("vl")});
+  attn_fwd_args a = makeVarlenArgs(0, 32, 8, 0, 0, 0, 0);
+  EXPECT_STATUS(attn_fwd(bundle, &a, stream), ATTN_SUCCESS, "");
+  a = args;
+  a.max_seqlen_q = 0;
+  EXPECT_STATUS(attn_fwd(bundle, &a, stream), ATTN_SUCCESS, "");
+  EXPECT_TRUE(state.launches.empty());
+  EXPECT_EQ(state.copies, 0);
+}
+
+// By default attn_fwd reads cu_seqlens back once and refuses a bad prefix
+// sum; with value checks off it reads nothing.
+TEST_F(VarlenLaunch, PrefixSumsAreCheckedUnlessTurnedOff) {
+  load({varlenKernel("vl")});
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  EXPECT_EQ(state.copies, 2);
+  EXPECT_EQ(state.syncs, std::vector<CUstream>{stream});
+  cuQ() = {1, 20, 50};
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), kInvalid,
+                "cu_seqlens_q[0] = 1 must be 0");
+  cuQ() = {0, 20, 19};
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), kInvalid,
+                "cu_seqlens_q[2] = 19 is below cu_seqlens_q[1] = 20: the "
+                "prefix sums must be non-decreasing");
+  cuQ() = {0, 20, 51};
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), kInvalid,
+                "cu_seqlens_q[2] = 51 is past the packed rows (total = 50)");
+  cuQ() = {0, 20, 50};
+  cuK() = {0, 61, 61};
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), kInvalid,
+                "cu_seqlens_k[1] = 61 is past the packed rows (total = 60)");
+  cuK() = {0, 0, 60};
+  args.max_seqlen_q = 25;
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), kInvalid,
+                "sequence 1 has cu_seqlens_q = 50 - 20 = 30 rows, more than "
+                "max_seqlen_q = 25");
+  size_t launches = state.launches.size();
+  EXPECT_EQ(launches, 1u);
+  attn_bundle_set_check_values(bundle, 0);
+  int copies = state.copies;
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  EXPECT_EQ(state.copies, copies);
+  EXPECT_EQ(state.launches.size(), launches + 1);
+}

@@ -32,12 +32,14 @@ using bundle::Operand;
 using bundle::Param;
 
 /// The memref descriptor of `operand`: pointers, offset, sizes, strides.
-inline void appendDescriptor(std::vector<Param> &params, Operand operand) {
+/// `varlen`: the ranks of a varlen kernel (q, k, v, o 3, lse 2).
+inline void appendDescriptor(std::vector<Param> &params, Operand operand,
+                             bool varlen = false) {
   params.push_back({operand, Param::Field::AllocatedPtr, 0});
   params.push_back({operand, Param::Field::AlignedPtr, 0});
   params.push_back({operand, Param::Field::Offset, 0});
   for (auto field : {Param::Field::Size, Param::Field::Stride})
-    for (int64_t i = 0; i < bundle::operandRank(operand); ++i)
+    for (int64_t i = 0; i < bundle::operandRank(operand, varlen); ++i)
       params.push_back({operand, field, i});
 }
 
@@ -140,6 +142,38 @@ inline KernelEntry pagedKernel(const std::string &name, int64_t pageSize) {
     }
   appendDescriptor(k.params, Operand::CacheSeqlens);
   appendDescriptor(k.params, Operand::BlockTable);
+  return k;
+}
+
+/// A varlen wgmma kernel as attn-compile --varlen writes it (bf16 D=128,
+/// Hq 32, Hkv 8 static, BLOCK_M 128, with LSE): grid x
+/// ceil(max_seqlen_q / 128) * Hq * (size(cu_seqlens_q, 0) - 1), the maps
+/// of v, k and q packed ([total, H, D] as (D, total, H, 1)), the value of
+/// max_seqlen_q, the descriptors of o (rank 3), lse (rank 2), cu_seqlens_q
+/// and cu_seqlens_k; max_seqlen_k does not reach the kernel.
+inline KernelEntry varlenKernel(const std::string &name) {
+  KernelEntry k = wgmmaKernel(name);
+  k.key.varlen = true;
+  k.key.hasLse = true;
+  k.key.numHeadsQ = 32;
+  k.key.numHeadsKV = 8;
+  k.grid[0] = GridDim{1,
+                      {{Operand::MaxSeqlenQ, 0, 128},
+                       {Operand::Q, 1, 1},
+                       {Operand::CuSeqlensQ, 0, 1, -1}}};
+  k.params.clear();
+  for (Operand op : {Operand::V, Operand::K, Operand::Q}) {
+    Param map;
+    map.operand = op;
+    map.field = Param::Field::TensorMap;
+    map.box = {64, 128, 1, 1};
+    map.packed = true;
+    k.params.push_back(map);
+  }
+  k.params.push_back({Operand::MaxSeqlenQ, Param::Field::Value, 0});
+  for (Operand op : {Operand::O, Operand::LSE, Operand::CuSeqlensQ,
+                     Operand::CuSeqlensK})
+    appendDescriptor(k.params, op, /*varlen=*/true);
   return k;
 }
 

@@ -91,6 +91,14 @@ static cl::opt<int64_t> pageSize(
              "multiple of BLOCK_N or a multiple of 8 dividing it (0: "
              "contiguous K/V)"),
     cl::cat(shape));
+static cl::opt<bool> varlen(
+    "varlen", cl::init(false),
+    cl::desc("A variable-length batch (a spec's \"varlen\": true; "
+             "attn.varlen_attention, FlashAttention-2's varlen layout): q, o "
+             "[total_q, Hq, D], k, v [total_k, Hkv, D], cu_seqlens_q/k "
+             "[B + 1], max_seqlen_q/k, lse [Hq, total_q]; --batch, "
+             "--seqlen-q and --seqlen-k are then dynamic (wgmma path)"),
+    cl::cat(shape));
 
 static cl::opt<int64_t>
     blockM("block-m", cl::init(0),
@@ -223,8 +231,15 @@ static bool anyShapeFlag() {
 /// The kernel described by the shape flags.
 static FailureOr<mlir::attn::KernelSpec> specFromFlags() {
   mlir::attn::KernelSpec spec;
+  if (varlen)
+    for (const cl::opt<std::string> *opt : {&batch, &seqLenQ, &seqLenK})
+      if (opt->getNumOccurrences() && *opt != "dynamic") {
+        fail("--" + opt->ArgStr + " must be dynamic or left out with "
+             "--varlen (B and the lengths are read from cu_seqlens_q/k)");
+        return failure();
+      }
   for (const cl::opt<std::string> *opt : {&batch, &headsQ, &seqLenQ})
-    if (!opt->getNumOccurrences()) {
+    if (!opt->getNumOccurrences() && !(varlen && opt != &headsQ)) {
       fail("--" + opt->ArgStr + " is required with the shape flags");
       return failure();
     }
@@ -247,6 +262,9 @@ static FailureOr<mlir::attn::KernelSpec> specFromFlags() {
   spec.pageSize = pageSize;
   if (pageSize > 0)
     spec.seqLenK = std::nullopt;
+  spec.varlen = varlen;
+  if (varlen)
+    spec.batch = spec.seqLenQ = spec.seqLenK = std::nullopt;
   if (layout != "strided" && layout != "contiguous") {
     fail("--layout must be strided or contiguous");
     return failure();
@@ -327,7 +345,7 @@ static bool rejectRepeatedOptions() {
                              &chip,     &ptxas,     &path,   &maxMmaN,
                              &pingPong, &overlap, &stages, &persistentCtas,
                              &tmaStore, &fp8PScaleLog2, &splits, &packGqa,
-                             &pageSize};
+                             &pageSize, &varlen};
   for (const cl::Option *opt : own)
     if (opt->getNumOccurrences() > 1) {
       fail((opt->ArgStr.size() == 1 ? "-" : "--") + opt->ArgStr +
@@ -363,7 +381,8 @@ int main(int argc, char **argv) {
   // they would be silently dropped.
   if (!anyShapeFlag())
     for (const cl::Option *opt : std::initializer_list<const cl::Option *>{
-             &dtype, &causal, &lse, &scale, &layout, &name, &pageSize})
+             &dtype, &causal, &lse, &scale, &layout, &name, &pageSize,
+             &varlen})
       if (opt->getNumOccurrences())
         return fail("--" + opt->ArgStr.str() +
                     " describes the kernel of the shape flags (--batch, "

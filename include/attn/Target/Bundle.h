@@ -46,6 +46,11 @@ struct KernelSpec {
   /// caches, read through a block table with per-sequence lengths (0:
   /// contiguous K/V). seqLenK is then dynamic.
   int64_t pageSize = 0;
+  /// A variable-length batch (attn.varlen_attention, FlashAttention-2's
+  /// varlen layout): q, o [total_q, Hq, D], k, v [total_k, Hkv, D],
+  /// cu_seqlens_q/k [B + 1] (i32), max_seqlen_q/k (index), lse [Hq,
+  /// total_q]; batch, seqLenQ and seqLenK are then dynamic.
+  bool varlen = false;
 
   /// The name used when `name` is empty, e.g.
   /// fwd_bf16_d128_causal_b1_hq32_hkv8_nq8192_nkdyn.
@@ -56,8 +61,9 @@ struct KernelSpec {
 /// name, batch, num_heads_q, num_heads_kv, seqlen_q, seqlen_k (integer or
 /// null for dynamic), head_dim, dtype, causal, lse, scale, layout
 /// ("strided" | "contiguous"), block_m, block_n, path, splits, pack_gqa,
-/// page_size. Lengths are required, except seqlen_k with page_size (it may
-/// only be null there).
+/// page_size, varlen. Lengths are required, except seqlen_k with page_size
+/// and batch, seqlen_q and seqlen_k with varlen (they may only be null
+/// there).
 bool fromJSON(const llvm::json::Value &value, KernelSpec &spec,
               llvm::json::Path path);
 
@@ -73,7 +79,9 @@ bool isKernelName(llvm::StringRef name);
 /// (q, k, v, o[, lse]) memrefs, for dtype e4m3 (q, k, v, o[, lse],
 /// q_descale, k_descale, v_descale) with f8E4M3FN q, k, v (v stored V^T:
 /// unit stride along Nk), a bf16 o and f32 [B, Hkv] descales, and holding
-/// one attn.attention. Fails with a
+/// one attn.attention; for a varlen spec (q, k, v, cu_seqlens_q,
+/// cu_seqlens_k, max_seqlen_q, max_seqlen_k, o[, lse]) holding one
+/// attn.varlen_attention. Fails with a
 /// diagnostic when the spec is invalid (verifier messages).
 LogicalResult buildKernelFunction(ModuleOp module, const KernelSpec &spec);
 

@@ -147,6 +147,14 @@ typedef struct attn_fwd_args {
   /* Appended for paged K/V (see attn_fwd_args' paged form): zero-initialized
    * for a call on contiguous K/V. */
   attn_tensor block_table, cache_seqlens;
+  /* Appended for variable-length batches (FlashAttention-2's varlen layout,
+   * docs/bundle.md "Varlen calls"): cu_seqlens_q given (data or rank) makes
+   * the call varlen: q, o [total_q, Hq, D], k, v [total_k, Hkv, D], lse
+   * [Hq, total_q], cu_seqlens_q / cu_seqlens_k i32 [B + 1], max_seqlen_q /
+   * max_seqlen_k >= every sequence's length. Zero-initialized for a batched
+   * call. */
+  attn_tensor cu_seqlens_q, cu_seqlens_k;
+  int64_t max_seqlen_q, max_seqlen_k;
 } attn_fwd_args;
 
 typedef struct attn_bundle attn_bundle;
@@ -175,8 +183,9 @@ ATTN_API const char *attn_bundle_kernel_info(const attn_bundle *bundle,
  * read an FP8 call's descale values or a paged call's block table and
  * lengths, which live in device memory) and returns in *kernel_index the
  * kernel attn_fwd would launch. A kernel matches when its dtype, D, causal
- * flag, LSE presence, page size (0: contiguous K/V) and scale (within 1e-6
- * relative) equal the call's, each of its static lengths (B, Hq, Hkv,
+ * flag, LSE presence, page size (0: contiguous K/V), varlen-ness and scale
+ * (within 1e-6 relative) equal the call's (a varlen call's B is
+ * size(cu_seqlens_q, 0) - 1, its Nq and Nk max_seqlen_q and max_seqlen_k), each of its static lengths (B, Hq, Hkv,
  * Nq, Nk) equals the call's, and its layout is "strided" or the call's
  * tensors are all contiguous row-major. The kernel with the most static
  * lengths wins (an exact static shape first), then a "contiguous" one, then
@@ -191,7 +200,9 @@ ATTN_API attn_status attn_fwd_select(const attn_bundle *bundle,
 /* Validates `args` (as attn_fwd_select, plus: a current CUDA context, every
  * pointer is device memory of that context's device, and with value checks
  * on (the default) for an FP8 call every descale finite and > 0, for a
- * paged call the lengths and the block-table entries they use in range:
+ * paged call the lengths and the block-table entries they use in range,
+ * for a varlen call cu_seqlens_q/k starting at 0, non-decreasing, within
+ * total_q/total_k, each length <= max_seqlen_q/max_seqlen_k:
  * read with cuMemcpyDtoHAsync on `stream` and a cuStreamSynchronize of
  * it), then enqueues the forward kernel on `stream` (0: the legacy default
  * stream). Returns once the launch is queued. A split-KV kernel (docs/bundle.md) is two launches

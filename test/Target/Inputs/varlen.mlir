@@ -1,4 +1,5 @@
-// A varlen attention beside a dense one (bundle-gqa-pack.test).
+// A varlen attention beside a dense one (bundle-varlen.test): its static
+// cu_seqlens (B + 1 = 5) and identity layouts have no bundle form.
 func.func @dense(%q: memref<1x4x64x64xbf16>, %k: memref<1x4x64x64xbf16>,
                  %v: memref<1x4x64x64xbf16>, %o: memref<1x4x64x64xbf16>) {
   attn.attention ins(%q, %k, %v : memref<1x4x64x64xbf16>,
