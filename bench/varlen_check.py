@@ -24,7 +24,7 @@ flash_attn.flash_attn_varlen_func where one is installed. FLOPs counted as
 FlashAttention does on the real lengths (causal halves).
 
 Every launch runs under a watchdog (HANG, exit status 3). Exit status 0 iff
-every check passed. Written without a GPU at hand: not yet run.
+every check passed. First run: docs/perf-notes.md (2026-11-30).
 
     python3 bench/varlen_check.py --lib build/lib/libattn_runtime.so \
         --bundles build/bundles
@@ -168,7 +168,21 @@ def torch_varlen():
         from torch.nn.attention.varlen import varlen_attn
 
         def call(q, k, v, cq, ck, mq, mk):
-            return varlen_attn(q, k, v, cq, ck, mq, mk, is_causal=True)
+            # Causal is window_size (-1, 0) (bottom-right) since torch 2.10;
+            # is_causal before. GQA: enable_gqa where torch has it, else
+            # K/V expanded per query head.
+            g = q.shape[1] // k.shape[1]
+            for kw in ({"window_size": (-1, 0), "enable_gqa": True},
+                       {"window_size": (-1, 0)}, {"is_causal": True}):
+                try:
+                    kk, vv = k, v
+                    if g > 1 and "enable_gqa" not in kw:
+                        kk, vv = (k.repeat_interleave(g, 1),
+                                  v.repeat_interleave(g, 1))
+                    return varlen_attn(q, kk, vv, cq, ck, mq, mk, **kw)
+                except TypeError:
+                    continue
+            raise TypeError("no varlen_attn signature fits")
         return "torch varlen_attn", call
     except (ImportError, AttributeError):
         pass

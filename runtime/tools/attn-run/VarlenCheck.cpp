@@ -66,7 +66,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "usage: attn-varlen-check <bundle>\n");
     return 2;
   }
-  const int64_t hq = 4, hkv = 2, d = 64;
+  const int64_t hq = 4, hkv = 4, d = 64;
   const bool causal = true;
   // Per sequence (Nq, Nk): empty first, in the middle and last; a query
   // longer than its keys (causal rows that see nothing).
