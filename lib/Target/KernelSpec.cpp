@@ -251,9 +251,15 @@ static LogicalResult verifySpec(const KernelSpec &spec, Location loc) {
   return success();
 }
 
-/// The attribute every kernel function of a spec carries.
-static void setKernelAttrs(func::FuncOp func, const KernelSpec &spec,
-                           OpBuilder &builder) {
+/// Appends to `module` the kernel function `name` taking `args`, with the
+/// spec's attn.* attributes, and leaves `builder` at its entry block.
+static func::FuncOp createKernelFunc(ModuleOp module, Location loc,
+                                     StringRef name, TypeRange args,
+                                     const KernelSpec &spec,
+                                     OpBuilder &builder) {
+  builder.setInsertionPointToEnd(module.getBody());
+  auto func =
+      func::FuncOp::create(builder, loc, name, builder.getFunctionType(args, {}));
   if (spec.blockM > 0)
     func->setAttr("attn.block_m", builder.getI64IntegerAttr(spec.blockM));
   if (spec.blockN > 0)
@@ -264,6 +270,13 @@ static void setKernelAttrs(func::FuncOp func, const KernelSpec &spec,
     func->setAttr("attn.splits", builder.getI64IntegerAttr(spec.splits));
   if (spec.packGqa)
     func->setAttr("attn.pack_gqa", builder.getBoolAttr(true));
+  builder.setInsertionPointToStart(func.addEntryBlock());
+  return func;
+}
+
+/// The spec's softmax scale (null: 1/sqrt(D)).
+static FloatAttr scaleAttr(const KernelSpec &spec, Builder &builder) {
+  return spec.scale != 0 ? builder.getF32FloatAttr(spec.scale) : FloatAttr();
 }
 
 /// func(%q: [total_q, Hq, D], %k, %v: [total_k, Hkv, D], %cu_q, %cu_k:
@@ -284,15 +297,10 @@ static LogicalResult buildVarlenFunction(ModuleOp module,
   if (spec.lse)
     args.push_back(
         memrefType({spec.numHeadsQ, std::nullopt}, b.getF32Type(), true, -1));
-  OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
-  auto func = func::FuncOp::create(builder, loc, name,
-                                   builder.getFunctionType(args, {}));
-  setKernelAttrs(func, spec, builder);
-  Block *body = func.addEntryBlock();
-  builder.setInsertionPointToStart(body);
-  ValueRange a = body->getArguments();
-  FloatAttr scale =
-      spec.scale != 0 ? builder.getF32FloatAttr(spec.scale) : FloatAttr();
+  OpBuilder builder(module.getContext());
+  func::FuncOp func = createKernelFunc(module, loc, name, args, spec, builder);
+  ValueRange a = func.getArguments();
+  FloatAttr scale = scaleAttr(spec, builder);
   auto op = VarlenAttentionOp::create(builder, loc, a[0], a[1], a[2], a[3],
                                       a[4], a[5], a[6], a[7],
                                       spec.lse ? a[8] : Value(), scale,
@@ -345,15 +353,10 @@ LogicalResult mlir::attn::buildKernelFunction(ModuleOp module,
                             spec.strided),
                  memrefType({spec.batch}, b.getI32Type(), spec.strided)});
 
-  OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
-  auto func = func::FuncOp::create(builder, loc, name,
-                                   builder.getFunctionType(args, {}));
-  setKernelAttrs(func, spec, builder);
-  Block *body = func.addEntryBlock();
-  builder.setInsertionPointToStart(body);
-  ValueRange a = body->getArguments();
-  FloatAttr scale =
-      spec.scale != 0 ? builder.getF32FloatAttr(spec.scale) : FloatAttr();
+  OpBuilder builder(module.getContext());
+  func::FuncOp func = createKernelFunc(module, loc, name, args, spec, builder);
+  ValueRange a = func.getArguments();
+  FloatAttr scale = scaleAttr(spec, builder);
   Value descales[3] = {};
   if (fp8)
     for (int i = 0; i < 3; ++i)

@@ -46,62 +46,40 @@ struct ForwardOp {
   bool varlen = false;
 };
 
+/// The fields every forward op has; the rest stay empty (no FP8, no pages).
+template <typename Op>
+ForwardOp commonView(Op op, Value o, Value lse, int64_t splits) {
+  return ForwardOp{op,  op.getQ(),       op.getK(),       op.getV(),
+                   op.getScaleOrDefault(), op.getCausal(), op.getHeadDim(),
+                   o,   lse,             splits};
+}
+
 ForwardOp viewOf(AttentionOp op) {
-  return {op,
-          op.getQ(),
-          op.getK(),
-          op.getV(),
-          op.getScaleOrDefault(),
-          op.getCausal(),
-          op.getHeadDim(),
-          op.getO(),
-          op.getLse(),
-          /*splits=*/1,
-          op.getQDescale(),
-          op.getKDescale(),
-          op.getVDescale(),
-          static_cast<int64_t>(op.getQDescaleBlock().value_or(0)),
-          static_cast<int64_t>(op.getKDescaleBlock().value_or(0)),
-          op.getBlockTable(),
-          op.getCacheSeqlens()};
+  ForwardOp view = commonView(op, op.getO(), op.getLse(), /*splits=*/1);
+  view.qDescale = op.getQDescale();
+  view.kDescale = op.getKDescale();
+  view.vDescale = op.getVDescale();
+  view.qBlock = static_cast<int64_t>(op.getQDescaleBlock().value_or(0));
+  view.kBlock = static_cast<int64_t>(op.getKDescaleBlock().value_or(0));
+  view.blockTable = op.getBlockTable();
+  view.cacheSeqlens = op.getCacheSeqlens();
+  return view;
 }
 
 ForwardOp viewOf(PartialAttentionOp op) {
-  return {op,
-          op.getQ(),
-          op.getK(),
-          op.getV(),
-          op.getScaleOrDefault(),
-          op.getCausal(),
-          op.getHeadDim(),
-          op.getOPartial(),
-          op.getLsePartial(),
-          op.getNumSplits(),
-          /*qDescale=*/Value(),
-          /*kDescale=*/Value(),
-          /*vDescale=*/Value(),
-          /*qBlock=*/0,
-          /*kBlock=*/0,
-          op.getBlockTable(),
-          op.getCacheSeqlens()};
+  ForwardOp view = commonView(op, op.getOPartial(), op.getLsePartial(),
+                              op.getNumSplits());
+  view.blockTable = op.getBlockTable();
+  view.cacheSeqlens = op.getCacheSeqlens();
+  return view;
 }
 
-/// The packed operands of a varlen op (rank 3; the tiling views them per
-/// sequence).
+/// The packed operands of a varlen op (rank 3; the tiling views them as one
+/// batch).
 ForwardOp viewOf(VarlenAttentionOp op) {
-  return {op,
-          op.getQ(),
-          op.getK(),
-          op.getV(),
-          op.getScaleOrDefault(),
-          op.getCausal(),
-          op.getHeadDim(),
-          op.getO(),
-          op.getLse(),
-          /*splits=*/1,
-          /*qDescale=*/Value(),
-          /*kDescale=*/Value(),
-          /*vDescale=*/Value()};
+  ForwardOp view = commonView(op, op.getO(), op.getLse(), /*splits=*/1);
+  view.varlen = true;
+  return view;
 }
 
 /// Sizes of one attention problem as index values (constants when static).
@@ -517,7 +495,6 @@ void tileVarlen(VarlenAttentionOp op, TileShape t) {
   ProblemSizes grid{numSeqs, dim(op.getQ(), 1), op.getMaxSeqlenQ(),
                     dim(op.getK(), 1), op.getMaxSeqlenK()};
   ForwardOp seq = viewOf(op);
-  seq.varlen = true;
   seq.q = packedView(b, loc, seq.q);
   seq.k = packedView(b, loc, seq.k);
   seq.v = packedView(b, loc, seq.v);
