@@ -6,7 +6,10 @@
 // and runs it on several batches of fresh random inputs against a float64
 // reference that loops over the sequences. O and LSE are poisoned with NaN
 // first: every row of a sequence must be written, and rows past
-// cu_seqlens_q[B] (padding) must be left alone.
+// cu_seqlens_q[B] (padding) must be left alone. Variants read K/V from
+// paged caches (pages shuffled, NaN in every row no sequence uses, -1 in
+// the table past a sequence's pages) and split the keys (split-KV through
+// a workspace, combined by LSE).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,8 +21,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 #include <optional>
 #include <random>
 #include <tuple>
@@ -53,6 +58,10 @@ struct VarlenConfig {
   /// Q, K and V are slices of one [total, 3, H, D] buffer (self-attention
   /// with Hq = Hkv, Nq_b = Nk_b): strided views, as from a fused QKV GEMM.
   bool qkvPacked = false;
+  /// Paged K/V: tokens per page (0: packed K/V).
+  int64_t pageSize = 0;
+  /// Split-KV splits (attn-split-kv; 1: unsplit).
+  int64_t splits = 1;
 };
 
 void PrintTo(const VarlenConfig &c, std::ostream *os) { *os << c.name; }
@@ -69,16 +78,23 @@ std::string buildModule(const VarlenConfig &c) {
         .str();
   };
   std::string q = packed(c.hq, c.qkvPacked), kv = packed(c.hkv, c.qkvPacked);
+  if (c.pageSize)
+    kv = llvm::formatv("memref<?x{0}x{1}x{2}x{3}>", c.pageSize, c.hkv, c.d,
+                       eltName(c.elt));
   std::string lse = llvm::formatv("memref<{0}x?xf32>", c.hq);
+  std::string paged =
+      c.pageSize ? " paged(%table : memref<?x?xi32>)" : std::string();
   return llvm::formatv(
              "func.func @varlen(%q: {0}, %k: {1}, %v: {1}, %cu_q: "
              "memref<?xi32>, %cu_k: memref<?xi32>, %max_q: index, %max_k: "
-             "index, %o: {4}, %lse: {2}) {{\n"
+             "index, %o: {4}, %lse: {2}, %table: memref<?x?xi32>) {{\n"
              "  attn.varlen_attention ins(%q, %k, %v : {0}, {1}, {1})\n"
              "      seqlens(%cu_q, %cu_k : memref<?xi32>, memref<?xi32>)\n"
-             "      max(%max_q, %max_k) outs(%o : {4}) lse(%lse : {2}) {3}\n"
+             "      max(%max_q, %max_k){5} outs(%o : {4}) lse(%lse : {2}) "
+             "{3}\n"
              "  return\n}\n",
-             q, kv, lse, c.causal ? "{causal}" : "", packed(c.hq, false))
+             q, kv, lse, c.causal ? "{causal}" : "", packed(c.hq, false),
+             paged)
       .str();
 }
 
@@ -131,6 +147,46 @@ struct Inputs {
       in->values = fillNormal(buf, rng);
       in->desc = buf.desc;
     }
+  }
+};
+
+/// Paged K/V: K and V moved into caches [num_pages, page_size, Hkv, D]
+/// through a block table [B, max_pages] of shuffled pages; every cache row
+/// no sequence uses is NaN and every table entry past a sequence's pages
+/// is -1, so that reading either shows.
+struct PagedKV {
+  std::optional<Buffer<4>> k, v;
+  attn::test::RowMajorBuffer<int32_t, 2> table{{0, 0}, 0};
+
+  PagedKV(const VarlenConfig &c, const Batch &batch, const Inputs &in,
+          std::mt19937 &rng) {
+    int64_t ps = c.pageSize, numSeqs = batch.lengths.size(), maxPages = 1;
+    for (auto [nq, nk] : batch.lengths)
+      maxPages = std::max(maxPages, (nk + ps - 1) / ps);
+    ++maxPages; // one entry past every sequence's pages
+    int64_t numPages = numSeqs * maxPages + 1;
+    std::vector<int32_t> pool(numPages);
+    std::iota(pool.begin(), pool.end(), 0);
+    std::shuffle(pool.begin(), pool.end(), rng);
+    table = attn::test::RowMajorBuffer<int32_t, 2>({numSeqs, maxPages}, -1);
+    for (Buffer<4> *cache : {&k.emplace(c.elt, std::array{numPages, ps, c.hkv,
+                                                           c.d}),
+                             &v.emplace(c.elt, std::array{numPages, ps, c.hkv,
+                                                          c.d})})
+      cache->fill(NAN);
+    std::vector<int32_t> cuK = prefixSums(batch, true);
+    size_t next = 0;
+    for (int64_t b = 0; b < numSeqs; ++b)
+      for (int64_t j = 0; j < batch.lengths[b].second; ++j) {
+        int32_t &entry = table.data[b * maxPages + j / ps];
+        if (j % ps == 0)
+          entry = pool[next++];
+        int64_t row = int64_t(entry) * ps + j % ps;
+        for (int64_t x = 0; x < c.hkv * c.d; ++x) {
+          k->set(row * c.hkv * c.d + x, in.k.values[(cuK[b] + j) * c.hkv * c.d + x]);
+          v->set(row * c.hkv * c.d + x, in.v.values[(cuK[b] + j) * c.hkv * c.d + x]);
+        }
+      }
   }
 };
 
@@ -231,8 +287,24 @@ void expectClose(const VarlenConfig &c, const Batch &batch, int64_t totalQ,
   }
 }
 
-/// Runs `engine` on one batch of fresh inputs and checks it.
-void runBatch(ExecutionEngine &engine, const VarlenConfig &c,
+/// Split-KV changes only the fp32 summation order: a split result rounds
+/// to the unsplit one or a neighbour of it.
+void expectSameAsUnsplit(const Result &split, const Result &unsplit) {
+  for (size_t i = 0; i < unsplit.o.size(); ++i) {
+    if (std::isnan(unsplit.o[i])) {
+      ASSERT_TRUE(std::isnan(split.o[i])) << "padding O[" << i << "] written";
+      continue;
+    }
+    EXPECT_NEAR(split.o[i], unsplit.o[i],
+                1e-2 * std::fabs(unsplit.o[i]) + 1e-3)
+        << "O[" << i << "] split vs unsplit";
+  }
+}
+
+/// Runs each of `engines` on one batch of fresh inputs (outputs poisoned
+/// each time) and checks it against float64; with several, each against
+/// the first (the unsplit kernel).
+void runBatch(ArrayRef<ExecutionEngine *> engines, const VarlenConfig &c,
               const Batch &batch) {
   unsigned seed = std::random_device{}();
   SCOPED_TRACE(
@@ -253,26 +325,39 @@ void runBatch(ExecutionEngine &engine, const VarlenConfig &c,
       cuKBuf({int64_t(cuK.size())}, 0);
   std::copy(cuQ.begin(), cuQ.end(), cuQBuf.data.begin());
   std::copy(cuK.begin(), cuK.end(), cuKBuf.data.begin());
-  Buffer<3> o(c.elt, {totalQ, c.hq, c.d});
-  Buffer<2> lse(Elt::f32, {c.hq, totalQ});
-  o.fill(NAN);
-  lse.fill(NAN);
 
-  auto *qp = &in.q.desc, *kp = &in.k.desc, *vp = &in.v.desc;
+  std::optional<PagedKV> paged;
+  void *kp = &in.k.desc, *vp = &in.v.desc;
+  if (c.pageSize) {
+    paged.emplace(c, batch, in, rng);
+    kp = &paged->k->desc;
+    vp = &paged->v->desc;
+  }
+  attn::test::RowMajorBuffer<int32_t, 2> noTable({0, 0}, 0);
+  auto *tp = paged ? &paged->table.desc : &noTable.desc;
+  auto *qp = &in.q.desc;
   auto *cqp = &cuQBuf.desc, *ckp = &cuKBuf.desc;
-  auto *op = &o.desc;
-  auto *lp = &lse.desc;
-  llvm::Error err =
-      engine.invoke("varlen", qp, kp, vp, cqp, ckp, maxQ, maxK, op, lp);
-  ASSERT_FALSE(bool(err)) << llvm::toString(std::move(err));
-
-  Result got;
-  for (int64_t i = 0; i < o.numElements; ++i)
-    got.o.push_back(o.get(i));
-  for (int64_t i = 0; i < lse.numElements; ++i)
-    got.lse.push_back(lse.get(i));
   Result want = reference(c, batch, totalQ, in.q, in.k, in.v);
-  expectClose(c, batch, totalQ, got, want);
+  std::vector<Result> results;
+  for (ExecutionEngine *engine : engines) {
+    Buffer<3> o(c.elt, {totalQ, c.hq, c.d});
+    Buffer<2> lse(Elt::f32, {c.hq, totalQ});
+    o.fill(NAN);
+    lse.fill(NAN);
+    auto *op = &o.desc;
+    auto *lp = &lse.desc;
+    llvm::Error err = engine->invoke("varlen", qp, kp, vp, cqp, ckp, maxQ,
+                                     maxK, op, lp, tp);
+    ASSERT_FALSE(bool(err)) << llvm::toString(std::move(err));
+    Result &got = results.emplace_back();
+    for (int64_t i = 0; i < o.numElements; ++i)
+      got.o.push_back(o.get(i));
+    for (int64_t i = 0; i < lse.numElements; ++i)
+      got.lse.push_back(lse.get(i));
+    ASSERT_NO_FATAL_FAILURE(expectClose(c, batch, totalQ, got, want));
+    if (results.size() > 1)
+      ASSERT_NO_FATAL_FAILURE(expectSameAsUnsplit(got, results.front()));
+  }
 }
 
 class CpuVarlenNumerics : public ::testing::TestWithParam<VarlenConfig> {
@@ -280,13 +365,23 @@ protected:
   static void SetUpTestSuite() { attn::registerAttnPassesAndPipelines(); }
 };
 
+// With split-KV the unsplit kernel runs first on the same inputs, and the
+// split one must equal it up to rounding.
 TEST_P(CpuVarlenNumerics, MatchesFloat64PerSequence) {
   const VarlenConfig &c = GetParam();
-  auto engine = attn::test::compileOnCpu(
-      buildModule(c), CpuPipeline{c.blockM, c.blockN, 1, c.packGqa});
-  ASSERT_TRUE(bool(engine)) << llvm::toString(engine.takeError());
+  std::vector<std::unique_ptr<ExecutionEngine>> engines;
+  for (int64_t splits : c.splits > 1 ? std::vector<int64_t>{1, c.splits}
+                                     : std::vector<int64_t>{1}) {
+    auto engine = attn::test::compileOnCpu(
+        buildModule(c), CpuPipeline{c.blockM, c.blockN, splits, c.packGqa});
+    ASSERT_TRUE(bool(engine)) << llvm::toString(engine.takeError());
+    engines.push_back(std::move(*engine));
+  }
+  std::vector<ExecutionEngine *> raw;
+  for (auto &engine : engines)
+    raw.push_back(engine.get());
   for (const Batch &batch : c.batches)
-    ASSERT_NO_FATAL_FAILURE(runBatch(**engine, c, batch));
+    ASSERT_NO_FATAL_FAILURE(runBatch(raw, c, batch));
 }
 
 // Lengths (Nq_b, Nk_b) with tails (not multiples of BLOCK_M / BLOCK_N),
@@ -328,6 +423,46 @@ const VarlenConfig kConfigs[] = {
      true},
 };
 // clang-format on
+
+// Paged K/V and split-KV, alone and together. Among them the case:
+// B2, page size 256, 4 pages per sequence, H4 D64 bf16, one query per
+// sequence, 2 splits, equal to the 1-split result.
+const std::vector<Batch> kPagedDecode = {
+    {{{1, 1024}, {1, 700}}},
+    {{{1, 1}, {1, 256}}},
+    {{{1, 0}, {1, 513}}},
+};
+// Chunked prefill on a paged cache: page tails, empty sequences, Nk_b = 0.
+const std::vector<Batch> kPagedMixed = {
+    {{{5, 7}, {0, 3}, {9, 9}, {3, 0}, {1, 12}}},
+    {{{0, 0}, {12, 17}, {4, 11}, {0, 6}}, /*padQ=*/3},
+    {{{0, 0}, {0, 0}}},
+    {{}}, // B = 0
+};
+// clang-format off
+const VarlenConfig kPagedConfigs[] = {
+    // name, Hq, Hkv, D, type, causal, BLOCK_M, BLOCK_N, batches, pack-gqa,
+    // qkv, page size, splits
+    {"paged_decode_s1_bf16", 4, 4, 64, Elt::bf16, false, 1, 16, kPagedDecode,
+     false, false, 256, 1},
+    {"paged_decode_s2_bf16", 4, 4, 64, Elt::bf16, false, 1, 16, kPagedDecode,
+     false, false, 256, 2},
+    {"paged_causal_gqa_f16", 4, 2, 16, Elt::f16, true, 4, 4, kPagedMixed,
+     false, false, 4, 1},
+    {"paged_causal_s3_pack_bf16", 4, 2, 16, Elt::bf16, true, 4, 8,
+     kPagedMixed, true, false, 8, 3},
+    {"split_s5_causal_f16", 4, 2, 16, Elt::f16, true, 4, 4, kMixed, false,
+     false, 0, 5},
+    {"split_s2_decode_bf16", 4, 1, 16, Elt::bf16, false, 1, 8, kDecode, false,
+     false, 0, 2},
+};
+// clang-format on
+
+INSTANTIATE_TEST_SUITE_P(PagedSplit, CpuVarlenNumerics,
+                         ::testing::ValuesIn(kPagedConfigs),
+                         [](const auto &info) {
+                           return std::string(info.param.name);
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Varlen, CpuVarlenNumerics,
                          ::testing::ValuesIn(kConfigs), [](const auto &info) {

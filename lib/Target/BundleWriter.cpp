@@ -56,17 +56,16 @@ struct KernelSource {
   bool packGqa = false; // GQA packing (attribute or option)
 };
 
-/// The dimension with unit stride of a q, k, v or o operand: D (3), except
-/// Nk (2) for the V of an FP8 kernel (V^T storage: the FP8 wgmma reads V
-/// K-major), and D (2) of a varlen kernel's packed [total, H, D] operands;
-/// -1 (none) for the other operands.
-int64_t unitDim(Operand role, bool fp8, bool varlen = false) {
+/// The dimension with unit stride of a q, k, v or o operand of `rank`: D,
+/// the last (3 of [B, H, N, D] and of a paged cache, 2 of a varlen
+/// kernel's packed [total, H, D]), except Nk (2) for the V of an FP8 kernel
+/// (V^T storage: the FP8 wgmma reads V K-major); -1 (none) for the other
+/// operands.
+int64_t unitDim(Operand role, bool fp8, int64_t rank) {
   if (role != Operand::Q && role != Operand::K && role != Operand::V &&
       role != Operand::O)
     return -1;
-  if (varlen)
-    return 2;
-  return fp8 && role == Operand::V ? 2 : 3;
+  return fp8 && role == Operand::V ? 2 : rank - 1;
 }
 
 /// True for memref<...> with fully dynamic offset and strides, except a unit
@@ -97,11 +96,11 @@ std::string stridedForm(int64_t rank, int64_t unit) {
 /// dynamic strides; q's layout sets the expectation for the others. FP8
 /// kernels are strided only (their V is V^T storage). Scalars (a varlen
 /// kernel's max_seqlen_q/k) have no layout.
-FailureOr<bool> layoutKey(Operation *op, bool fp8, bool varlen,
+FailureOr<bool> layoutKey(Operation *op, bool fp8,
                           ArrayRef<std::pair<Value, Operand>> operands) {
   auto form = [&](Value v, Operand role) -> std::optional<bool> {
     auto type = cast<MemRefType>(v.getType());
-    if (hasDynamicStrides(type, unitDim(role, fp8, varlen)))
+    if (hasDynamicStrides(type, unitDim(role, fp8, type.getRank())))
       return true;
     if (type.getLayout().isIdentity() && !fp8)
       return false;
@@ -115,7 +114,7 @@ FailureOr<bool> layoutKey(Operation *op, bool fp8, bool varlen,
     if (f && f == strided)
       continue;
     int64_t rank = cast<MemRefType>(value.getType()).getRank();
-    std::string expected = stridedForm(rank, unitDim(role, fp8, varlen));
+    std::string expected = stridedForm(rank, unitDim(role, fp8, rank));
     InFlightDiagnostic diag = op->emitOpError("operand '")
                               << bundle::operandName(role) << "' has type "
                               << value.getType() << ", but ";
@@ -204,9 +203,11 @@ LogicalResult finishInspect(func::FuncOp func, const BundleOptions &opts,
                             bool fp8, bool paged, KernelSource &src);
 
 /// The key of a varlen kernel (attn.varlen_attention): packed q, o
-/// [total_q, Hq, D], k, v [total_k, Hkv, D], lse [Hq, total_q]; B and the
-/// lengths come from cu_seqlens_q/k on the device, so batch, seqlen_q and
-/// seqlen_k are null and every total and B + 1 must be dynamic.
+/// [total_q, Hq, D], k, v [total_k, Hkv, D] (paged: caches [num_pages,
+/// page_size, Hkv, D] with a static page size), lse [Hq, total_q]; B and
+/// the lengths come from cu_seqlens_q/k on the device, so batch, seqlen_q
+/// and seqlen_k are null and every total (num_pages, max_pages) and B + 1
+/// must be dynamic.
 LogicalResult varlenKey(VarlenAttentionOp op, bool strided,
                         bundle::FwdKey &key) {
   Type elt = cast<MemRefType>(op.getQ().getType()).getElementType();
@@ -222,13 +223,26 @@ LogicalResult varlenKey(VarlenAttentionOp op, bool strided,
   key.numHeadsKV = staticDim(op.getK(), 1);
   key.strided = strided;
   key.varlen = true;
+  if (Value table = op.getBlockTable()) {
+    key.numHeadsKV = staticDim(op.getK(), 2);
+    std::optional<int64_t> pageSize = staticDim(op.getK(), 1);
+    if (!pageSize)
+      return op.emitOpError("a paged bundle kernel needs a static page_size "
+                            "(dimension 1 of 'k' and 'v')");
+    key.pageSize = *pageSize;
+    if (staticDim(table, 0) || staticDim(table, 1))
+      return op.emitOpError("a varlen paged bundle kernel takes a dynamic "
+                            "block_table [B, max_pages]: the runtime "
+                            "matches calls on neither");
+  }
   if (staticDim(op.getQ(), 0) || staticDim(op.getK(), 0) ||
       staticDim(op.getCuSeqlensQ(), 0) || staticDim(op.getCuSeqlensK(), 0))
     return op.emitOpError("a varlen bundle kernel takes dynamic total_q "
-                          "(dimension 0 of 'q' and 'o'), total_k (dimension "
-                          "0 of 'k' and 'v') and B + 1 (dimension 0 of "
-                          "'cu_seqlens_q' and 'cu_seqlens_k'): the runtime "
-                          "matches calls on none of them");
+                          "(dimension 0 of 'q' and 'o'), total_k or "
+                          "num_pages (dimension 0 of 'k' and 'v') and B + 1 "
+                          "(dimension 0 of 'cu_seqlens_q' and "
+                          "'cu_seqlens_k'): the runtime matches calls on "
+                          "none of them");
   if (!strided)
     return op.emitOpError("a varlen bundle kernel takes the strided layout "
                           "(every operand with dynamic offset and strides; "
@@ -261,7 +275,7 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
                      {op.getCacheSeqlens(), Operand::CacheSeqlens}});
   if (failed(assignRoles(op, operands, src)))
     return failure();
-  FailureOr<bool> strided = layoutKey(op, op.isFP8(), false, operands);
+  FailureOr<bool> strided = layoutKey(op, op.isFP8(), operands);
   if (failed(strided))
     return failure();
 
@@ -350,12 +364,14 @@ FailureOr<KernelSource> inspectVarlen(func::FuncOp func, VarlenAttentionOp op,
                    {op.getCuSeqlensK(), Operand::CuSeqlensK},
                    {op.getMaxSeqlenQ(), Operand::MaxSeqlenQ},
                    {op.getMaxSeqlenK(), Operand::MaxSeqlenK}});
+  bool paged = bool(op.getBlockTable());
+  if (paged)
+    operands.push_back({op.getBlockTable(), Operand::BlockTable});
   if (failed(assignRoles(op, operands, src)))
     return failure();
-  FailureOr<bool> strided = layoutKey(op, /*fp8=*/false, /*varlen=*/true,
-                                      operands);
+  FailureOr<bool> strided = layoutKey(op, /*fp8=*/false, operands);
   if (failed(strided) || failed(varlenKey(op, *strided, src.key)) ||
-      failed(finishInspect(func, opts, /*fp8=*/false, /*paged=*/false, src)))
+      failed(finishInspect(func, opts, /*fp8=*/false, paged, src)))
     return failure();
   return src;
 }
@@ -402,10 +418,6 @@ LogicalResult finishInspect(func::FuncOp func, const BundleOptions &opts,
   if (key.splits > 1 && key.dtype == "e4m3")
     return func.emitError("FP8 (e4m3) kernels have no split-KV yet: splits "
                           "must be 1, but got ")
-           << key.splits;
-  if (key.splits > 1 && key.varlen)
-    return func.emitError("varlen kernels (attn.varlen_attention) have no "
-                          "split-KV yet: splits must be 1, but got ")
            << key.splits;
   src.packGqa = opts.packGqa;
   if (Attribute attr = func->getAttr("attn.pack_gqa")) {
@@ -554,7 +566,9 @@ FailureOr<bundle::Param> tensorMapParam(Value arg, const KernelSource &src,
     std::copy(box.rbegin(), box.rend(), param.box.begin());
     return param;
   }
-  if (src.key.varlen)
+  bool pagedKV = src.key.pageSize > 0 &&
+                 (param.operand == Operand::K || param.operand == Operand::V);
+  if (src.key.varlen && !pagedKV)
     return launch.emitOpError("the TMA descriptor of operand '")
            << name << "' in a varlen kernel is not built from the packed "
                       "operand's [1, H, total, D] view";
@@ -570,8 +584,6 @@ FailureOr<bundle::Param> tensorMapParam(Value arg, const KernelSource &src,
     return launch.emitOpError("the TMA descriptor of operand '")
            << name << "' is built from a transposed view; only v (V^T "
                       "storage) may be";
-  bool pagedKV = src.key.pageSize > 0 &&
-                 (param.operand == Operand::K || param.operand == Operand::V);
   if (param.headsInner && param.operand != Operand::Q &&
       param.operand != Operand::O && !pagedKV)
     return launch.emitOpError("the TMA descriptor of operand '")

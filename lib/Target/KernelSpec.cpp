@@ -233,11 +233,9 @@ static LogicalResult verifySpec(const KernelSpec &spec, Location loc) {
   if (spec.pageSize > 0 && (spec.dtype == "e4m3" || !spec.strided))
     return emitError(loc) << "page_size (paged K/V) takes f16 or bf16 and the "
                              "strided layout";
-  if (spec.varlen && (spec.dtype == "e4m3" || !spec.strided ||
-                      spec.pageSize > 0 || spec.splits > 1))
-    return emitError(loc) << "varlen takes f16 or bf16, the strided layout, "
-                             "contiguous K/V (no page_size) and no split-KV "
-                             "(splits 1)";
+  if (spec.varlen && (spec.dtype == "e4m3" || !spec.strided))
+    return emitError(loc) << "varlen takes f16 or bf16 and the strided "
+                             "layout";
   if (spec.varlen &&
       (spec.batch || spec.seqLenQ || spec.seqLenK))
     return emitError(loc) << "varlen needs dynamic batch, seqlen_q and "
@@ -290,21 +288,31 @@ static LogicalResult buildVarlenFunction(ModuleOp module,
   Type elt = spec.dtype == "f16" ? Type(b.getF16Type()) : b.getBF16Type();
   std::optional<int64_t> d = spec.headDim;
   Type q = memrefType({std::nullopt, spec.numHeadsQ, d}, elt, true, 2);
-  Type kv = memrefType({std::nullopt, spec.numHeadsKV, d}, elt, true, 2);
+  // Paged K/V: caches [num_pages, page_size, Hkv, D].
+  bool paged = spec.pageSize > 0;
+  Type kv = paged ? memrefType({std::nullopt, spec.pageSize, spec.numHeadsKV,
+                                d},
+                               elt, true)
+                  : memrefType({std::nullopt, spec.numHeadsKV, d}, elt, true,
+                               2);
   Type cu = memrefType({std::nullopt}, b.getI32Type(), true, -1);
   SmallVector<Type> args = {q, kv, kv, cu, cu, b.getIndexType(),
                             b.getIndexType(), q};
   if (spec.lse)
     args.push_back(
         memrefType({spec.numHeadsQ, std::nullopt}, b.getF32Type(), true, -1));
+  // Paged: block_table [B, max_pages] i32, last.
+  if (paged)
+    args.push_back(
+        memrefType({std::nullopt, std::nullopt}, b.getI32Type(), true, -1));
   OpBuilder builder(module.getContext());
   func::FuncOp func = createKernelFunc(module, loc, name, args, spec, builder);
   ValueRange a = func.getArguments();
   FloatAttr scale = scaleAttr(spec, builder);
-  auto op = VarlenAttentionOp::create(builder, loc, a[0], a[1], a[2], a[3],
-                                      a[4], a[5], a[6], a[7],
-                                      spec.lse ? a[8] : Value(), scale,
-                                      spec.causal);
+  auto op = VarlenAttentionOp::create(
+      builder, loc, a[0], a[1], a[2], a[3], a[4], a[5], a[6],
+      paged ? a.back() : Value(), a[7], spec.lse ? a[8] : Value(),
+      /*o_partial=*/Value(), /*lse_partial=*/Value(), scale, spec.causal);
   func::ReturnOp::create(builder, loc);
   return verify(op);
 }

@@ -45,13 +45,18 @@ int64_t chooseSplits(AttentionOp op, int64_t smCount) {
   return splits;
 }
 
-/// An fp32 buffer of `shape`, sized from `like`'s dimensions where dynamic.
-Value allocWorkspace(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
-                     Value like) {
+/// An fp32 buffer [S, dims of `like` in `order`], sized from `like` where
+/// dynamic.
+Value allocWorkspace(OpBuilder &b, Location loc, int64_t splits, Value like,
+                     ArrayRef<int64_t> order) {
+  ArrayRef<int64_t> likeShape = cast<MemRefType>(like.getType()).getShape();
+  SmallVector<int64_t> shape = {splits};
   SmallVector<Value> dynamicSizes;
-  for (auto [i, d] : llvm::enumerate(shape.drop_front()))
-    if (ShapedType::isDynamic(d))
+  for (int64_t i : order) {
+    shape.push_back(likeShape[i]);
+    if (ShapedType::isDynamic(likeShape[i]))
       dynamicSizes.push_back(memref::DimOp::create(b, loc, like, i));
+  }
   auto type = MemRefType::get(shape, b.getF32Type());
   return memref::AllocOp::create(b, loc, type, dynamicSizes);
 }
@@ -59,11 +64,9 @@ Value allocWorkspace(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
 void splitAttention(AttentionOp op, int64_t splits) {
   OpBuilder b(op);
   Location loc = op.getLoc();
-  SmallVector<int64_t> shape = {splits};
-  llvm::append_range(shape, cast<MemRefType>(op.getQ().getType()).getShape());
-  Value oPartial = allocWorkspace(b, loc, shape, op.getQ());
-  Value lsePartial =
-      allocWorkspace(b, loc, ArrayRef(shape).drop_back(), op.getQ());
+  // [S, B, Hq, Nq, D] and [S, B, Hq, Nq].
+  Value oPartial = allocWorkspace(b, loc, splits, op.getQ(), {0, 1, 2, 3});
+  Value lsePartial = allocWorkspace(b, loc, splits, op.getQ(), {0, 1, 2});
   PartialAttentionOp::create(b, loc, op.getQ(), op.getK(), op.getV(), oPartial,
                              lsePartial, op.getBlockTable(),
                              op.getCacheSeqlens(), op.getScaleAttr(),
@@ -72,6 +75,21 @@ void splitAttention(AttentionOp op, int64_t splits) {
   memref::DeallocOp::create(b, loc, oPartial);
   memref::DeallocOp::create(b, loc, lsePartial);
   op.erase();
+}
+
+/// Varlen: the op keeps its form and computes through a workspace
+/// ([S, total_q, Hq, D] and [S, Hq, total_q]); attn-tile builds the partial
+/// and combine grids from it.
+void splitVarlen(VarlenAttentionOp op, int64_t splits) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value oPartial = allocWorkspace(b, loc, splits, op.getQ(), {0, 1, 2});
+  Value lsePartial = allocWorkspace(b, loc, splits, op.getQ(), {1, 0});
+  op.getOPartialMutable().assign(oPartial);
+  op.getLsePartialMutable().assign(lsePartial);
+  b.setInsertionPointAfter(op);
+  memref::DeallocOp::create(b, loc, oPartial);
+  memref::DeallocOp::create(b, loc, lsePartial);
 }
 
 struct AttnSplitKVPass : attn::impl::AttnSplitKVBase<AttnSplitKVPass> {
@@ -96,6 +114,12 @@ struct AttnSplitKVPass : attn::impl::AttnSplitKVBase<AttnSplitKVPass> {
       if (s > 1)
         splitAttention(op, s);
     }
+    // Varlen lengths are values: only an explicit split count applies.
+    if (splits > 1)
+      getOperation().walk([&](VarlenAttentionOp op) {
+        if (!op.getOPartial())
+          splitVarlen(op, splits);
+      });
   }
 };
 

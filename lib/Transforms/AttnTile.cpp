@@ -77,8 +77,9 @@ ForwardOp viewOf(PartialAttentionOp op) {
 /// The packed operands of a varlen op (rank 3; the tiling views them as one
 /// batch).
 ForwardOp viewOf(VarlenAttentionOp op) {
-  ForwardOp view = commonView(op, op.getO(), op.getLse(), /*splits=*/1);
+  ForwardOp view = commonView(op, op.getO(), op.getLse(), op.getNumSplits());
   view.varlen = true;
+  view.blockTable = op.getBlockTable();
   return view;
 }
 
@@ -103,20 +104,26 @@ Value pageView(OpBuilder &b, Location loc, Value cache) {
   return memref::TransposeOp::create(b, loc, cache, AffineMapAttr::get(perm));
 }
 
-/// Paged K/V: Nk of sequence `batch`, cache_seqlens[batch] clamped to
-/// [0, max_pages * page_size] so that a length breaking the contract
-/// cannot make a CTA read past its row of the block table.
-Value cacheLength(OpBuilder &b, Location loc, const ForwardOp &op,
-                  Value batch) {
-  Value len = arith::IndexCastOp::create(
-      b, loc, b.getIndexType(),
-      memref::LoadOp::create(b, loc, op.cacheSeqlens, ValueRange{batch}));
+/// Paged K/V: a sequence's Nk `len` clamped to [0, max_pages * page_size]
+/// so that a length breaking the contract cannot make a CTA read past its
+/// row of the block table (`op.k` is the page view).
+Value clampToCapacity(OpBuilder &b, Location loc, const ForwardOp &op,
+                      Value len) {
   Value capacity = arith::MulIOp::create(
       b, loc, b.createOrFold<memref::DimOp>(loc, op.blockTable, 1),
       b.createOrFold<memref::DimOp>(loc, op.k, 2));
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   return arith::MinSIOp::create(
       b, loc, arith::MaxSIOp::create(b, loc, len, zero), capacity);
+}
+
+/// Paged K/V: Nk of sequence `batch`, cache_seqlens[batch] clamped.
+Value cacheLength(OpBuilder &b, Location loc, const ForwardOp &op,
+                  Value batch) {
+  Value len = arith::IndexCastOp::create(
+      b, loc, b.getIndexType(),
+      memref::LoadOp::create(b, loc, op.cacheSeqlens, ValueRange{batch}));
+  return clampToCapacity(b, loc, op, len);
 }
 
 /// The tile shape and CTA grid of one tiling.
@@ -156,11 +163,12 @@ SmallVector<Value> initialState(OpBuilder &b, Location loc, int64_t blockM,
 
 /// Indices of one CTA of a forward grid. Varlen: `rowBase` (the
 /// sequence's first packed row) and `keyBase` (its first key) place the
-/// sequence in the packed operands, whose views the tile ops read; null
-/// elsewhere.
+/// sequence in the packed operands, whose views the tile ops read, and
+/// with paged K/V `kvBatch` is the sequence (the block table's row) where
+/// `batch` is the packed view's 0; null elsewhere.
 struct Cta {
   Value batch, head, kvHead, qPos, split;
-  Value rowBase, keyBase;
+  Value rowBase, keyBase, kvBatch;
 };
 
 /// FP8 descale factors of one CTA (all null for f16/bf16): f32 scalars of
@@ -325,7 +333,7 @@ scf::ForOp buildKVLoop(OpBuilder &b, Location loc, const ForwardOp &op,
   ValueRange state = loop.getRegionIterArgs();
   auto step = OnlineAttentionOp::create(
       b, loc, init[0].getType(), init[1].getType(), init[2].getType(), qTile,
-      op.k, op.v, cta.batch, cta.kvHead, kPos, /*d_offset=*/zero, cta.qPos,
+      op.k, op.v, cta.kvBatch ? cta.kvBatch : cta.batch, cta.kvHead, kPos, /*d_offset=*/zero, cta.qPos,
       causalOffset, state[0], state[1], state[2], descale.qk, descale.rows,
       keyDescales(b, loc, descale, cta, kPos, t.blockN),
       op.blockTable, op.blockTable || cta.keyBase ? sz.seqLenK : Value(),
@@ -416,39 +424,51 @@ void tileForward(ForwardOp op, TileShape t) {
 
 /// A packed [total, H, D] operand as the one-batch view [1, H, total, D]
 /// (strides [_, H stride, row stride, 1]); an LSE [H, total] as
-/// [1, H, total].
-Value packedView(OpBuilder &b, Location loc, Value packed) {
+/// [1, H, total]. `lead` leading dimensions (a split-KV workspace's S) are
+/// kept in front: [S, total, H, D] -> [S, 1, H, total, D].
+Value packedView(OpBuilder &b, Location loc, Value packed, int64_t lead = 0) {
   auto type = cast<MemRefType>(packed.getType());
   int64_t rank = type.getRank();
-  SmallVector<int64_t> shape = {1};
-  llvm::append_range(shape, type.getShape());
-  SmallVector<OpFoldResult> outputShape = {b.getIndexAttr(1)};
-  for (int64_t i = 0; i < rank; ++i)
+  SmallVector<int64_t> shape;
+  SmallVector<OpFoldResult> outputShape;
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t at = shape.size();
+    if (i == lead) {
+      shape.push_back(1);
+      outputShape.push_back(b.getIndexAttr(1));
+      groups.push_back({at, at + 1});
+    } else {
+      groups.push_back({at});
+    }
+    shape.push_back(type.getDimSize(i));
     outputShape.push_back(memref::getMixedSize(b, loc, packed, i));
-  SmallVector<ReassociationIndices> groups = {{0, 1}};
-  for (int64_t i = 2; i <= rank; ++i)
-    groups.push_back({i});
+  }
   Value view =
       memref::ExpandShapeOp::create(b, loc, shape, packed, groups, outputShape);
-  if (rank == 2)
+  if (rank - lead == 2)
     return view;
-  // [1, total, H, D] -> [1, H, total, D].
-  AffineMap perm = AffineMap::getPermutationMap(ArrayRef<unsigned>{0, 2, 1, 3},
-                                                b.getContext());
-  return memref::TransposeOp::create(b, loc, view, AffineMapAttr::get(perm));
+  // [.., 1, total, H, D] -> [.., 1, H, total, D].
+  SmallVector<unsigned> perm = llvm::to_vector(
+      llvm::seq<unsigned>(0, static_cast<unsigned>(rank + 1)));
+  std::swap(perm[lead + 1], perm[lead + 2]);
+  return memref::TransposeOp::create(
+      b, loc, view,
+      AffineMapAttr::get(AffineMap::getPermutationMap(perm, b.getContext())));
 }
 
-/// Rows [0, end) (dimension 2) of a packed view: stores into it stop at a
-/// sequence's last row.
-Value rowPrefix(OpBuilder &b, Location loc, Value view, Value end) {
+/// Rows [0, end) (dimension `dim`, total) of a packed view: stores into it
+/// stop at a sequence's last row.
+Value rowPrefix(OpBuilder &b, Location loc, Value view, Value end,
+                int64_t dim = 2) {
   auto type = cast<MemRefType>(view.getType());
   int64_t rank = type.getRank();
   SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
   SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
   SmallVector<OpFoldResult> sizes;
   for (int64_t i = 0; i < rank; ++i)
-    sizes.push_back(i == 2 ? OpFoldResult(end)
-                           : memref::getMixedSize(b, loc, view, i));
+    sizes.push_back(i == dim ? OpFoldResult(end)
+                             : memref::getMixedSize(b, loc, view, i));
   return memref::SubViewOp::create(b, loc, view, offsets, sizes, strides);
 }
 
@@ -477,14 +497,34 @@ Sequence loadSequence(OpBuilder &b, Location loc, VarlenAttentionOp op,
   return s;
 }
 
+/// The varlen op's partial/final outputs as the views its grids store
+/// into: O and LSE, or with split-KV the workspace [S, 1, Hq, total_q, D]
+/// and [S, 1, Hq, total_q] (rows in dimension 3).
+struct VarlenOutputs {
+  Value o, lse;
+  int64_t rowDim = 2;
+};
+
+VarlenOutputs varlenOutputs(OpBuilder &b, Location loc, VarlenAttentionOp op) {
+  if (Value oPartial = op.getOPartial())
+    return {packedView(b, loc, oPartial, /*lead=*/1),
+            packedView(b, loc, op.getLsePartial(), /*lead=*/1), 3};
+  Value lse = op.getLse();
+  return {packedView(b, loc, op.getO()),
+          lse ? packedView(b, loc, lse) : Value(), 2};
+}
+
 /// Varlen: the FA2 grid over (Q block of max_seqlen_q, head, sequence).
 /// The tile ops read one-batch views of the packed operands (built before
 /// the grid, so the tensor-core path's TMA descriptors see them) at the
-/// sequence's first row and key, with the sequence's Nk as `num_keys`; O
-/// and LSE are cut after the sequence's last row. A CTA whose Q block
-/// starts past its sequence visits no K/V block and stores no row.
-void tileVarlen(VarlenAttentionOp op, TileShape t) {
-  OpBuilder b(op);
+/// sequence's first row and key (paged K/V: through the block table's row
+/// of the sequence), with the sequence's Nk as `num_keys`; O and LSE (or
+/// the split-KV workspace) are cut after the sequence's last row. A CTA
+/// whose Q block starts past its sequence visits no K/V block and stores
+/// no row. Returns the output views.
+VarlenOutputs tileVarlenPartials(OpBuilder &b, VarlenAttentionOp op,
+                                 TileShape t) {
+  OpBuilder::InsertionGuard guard(b);
   Location loc = op.getLoc();
   auto dim = [&](Value v, int64_t i) -> Value {
     return b.createOrFold<memref::DimOp>(loc, v, i);
@@ -492,17 +532,16 @@ void tileVarlen(VarlenAttentionOp op, TileShape t) {
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value numSeqs =
       b.createOrFold<arith::SubIOp>(loc, dim(op.getCuSeqlensQ(), 0), one);
-  ProblemSizes grid{numSeqs, dim(op.getQ(), 1), op.getMaxSeqlenQ(),
-                    dim(op.getK(), 1), op.getMaxSeqlenK()};
   ForwardOp seq = viewOf(op);
   seq.q = packedView(b, loc, seq.q);
-  seq.k = packedView(b, loc, seq.k);
-  seq.v = packedView(b, loc, seq.v);
-  Value o = packedView(b, loc, seq.o);
-  Value lse = seq.lse ? packedView(b, loc, seq.lse) : Value();
+  seq.k = seq.blockTable ? pageView(b, loc, seq.k) : packedView(b, loc, seq.k);
+  seq.v = seq.blockTable ? pageView(b, loc, seq.v) : packedView(b, loc, seq.v);
+  VarlenOutputs out = varlenOutputs(b, loc, op);
+  ProblemSizes grid{numSeqs, dim(op.getQ(), 1), op.getMaxSeqlenQ(),
+                    dim(seq.k, 1), op.getMaxSeqlenK()};
   Cta cta = buildGrid(b, loc, grid, t);
-  cast<scf::ForallOp>(b.getInsertionBlock()->getParentOp())
-      ->setAttr(kVarlenAttr, b.getUnitAttr());
+  b.getInsertionBlock()->getParentOp()->setAttr(kVarlenAttr,
+                                                b.getUnitAttr());
 
   Sequence s = loadSequence(b, loc, op, cta.batch);
   Value pack = arith::ConstantIndexOp::create(b, loc, t.pack);
@@ -511,19 +550,23 @@ void tileVarlen(VarlenAttentionOp op, TileShape t) {
   Value inside =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, cta.qPos, rows);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value lenK = arith::SelectOp::create(b, loc, inside, s.lenK, zero);
+  Value lenK = seq.blockTable ? clampToCapacity(b, loc, seq, s.lenK) : s.lenK;
+  lenK = arith::SelectOp::create(b, loc, inside, lenK, zero);
   Value end = arith::AddIOp::create(b, loc, s.qStart, s.lenQ);
-  seq.o = rowPrefix(b, loc, o, end);
-  if (lse)
-    seq.lse = rowPrefix(b, loc, lse, end);
+  seq.o = rowPrefix(b, loc, out.o, end, out.rowDim);
+  if (out.lse)
+    seq.lse = rowPrefix(b, loc, out.lse, end, out.rowDim);
   ProblemSizes sz{one, grid.numHeadsQ, s.lenQ, grid.numHeadsKV, lenK};
   Cta local = cta;
   local.batch = zero;
   local.rowBase = t.pack > 1 ? arith::MulIOp::create(b, loc, s.qStart, pack)
                              : s.qStart;
-  local.keyBase = s.kStart;
+  if (seq.blockTable)
+    local.kvBatch = cta.batch;
+  else
+    local.keyBase = s.kStart;
   buildCta(b, loc, seq, sz, t, local);
-  op.erase();
+  return out;
 }
 
 /// GQA packing applies where the group size Hq / Hkv is static and > 1.
@@ -538,15 +581,21 @@ int64_t packFactor(const ForwardOp &op, bool packGqa) {
 }
 
 /// The decode_combine grid: one CTA per (Q block, query head, batch) folds
-/// the S splits of its rows into the online-softmax state and stores O.
-void tileCombine(DecodeCombineOp op, int64_t blockM) {
-  OpBuilder b(op);
-  Location loc = op.getLoc();
-  auto oType = cast<MemRefType>(op.getO().getType());
-  int64_t d = oType.getDimSize(3);
-  ProblemSizes sz = getSizes(b, loc, op.getO(), op.getO());
+/// the S splits of its rows (workspaces [S, B, Hq, Nq, D] and
+/// [S, B, Hq, Nq]) into the online-softmax state and stores O ([B, Hq, Nq,
+/// D]) and LSE; `sz` gives B, Hq and Nq. `rowEnd`, if set, gives (inside
+/// the CTA) the row where O and LSE end (varlen: the batch's last row).
+void buildCombine(OpBuilder &b, Location loc, const ProblemSizes &sz,
+                  Value oPartial, Value lsePartial, Value o, Value lse,
+                  int64_t blockM, function_ref<Value()> rowEnd = nullptr) {
+  int64_t d = cast<MemRefType>(o.getType()).getDimSize(3);
   Cta cta = buildGrid(b, loc, sz, TileShape{blockM, 1});
-  int64_t splits = cast<MemRefType>(op.getOPartial().getType()).getDimSize(0);
+  if (rowEnd) {
+    Value end = rowEnd();
+    o = rowPrefix(b, loc, o, end);
+    lse = lse ? rowPrefix(b, loc, lse, end) : Value();
+  }
+  int64_t splits = cast<MemRefType>(oPartial.getType()).getDimSize(0);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   auto loop = scf::ForOp::create(b, loc, zero,
                                  arith::ConstantIndexOp::create(b, loc, splits),
@@ -558,11 +607,11 @@ void tileCombine(DecodeCombineOp op, int64_t blockM) {
     Value s = loop.getInductionVar();
     Value oS =
         LoadTileOp::create(b, loc, VectorType::get({blockM, d}, b.getF32Type()),
-                           splitSlice(b, loc, op.getOPartial(), s), cta.batch,
+                           splitSlice(b, loc, oPartial, s), cta.batch,
                            cta.head, cta.qPos, zero);
     Value lseS =
         LoadRowsOp::create(b, loc, VectorType::get({blockM}, b.getF32Type()),
-                           splitSlice(b, loc, op.getLsePartial(), s), cta.batch,
+                           splitSlice(b, loc, lsePartial, s), cta.batch,
                            cta.head, cta.qPos);
     ValueRange state = loop.getRegionIterArgs();
     auto step = CombineStepOp::create(b, loc, state.getTypes(), oS, lseS,
@@ -570,10 +619,50 @@ void tileCombine(DecodeCombineOp op, int64_t blockM) {
     scf::YieldOp::create(b, loc, step.getResults());
   }
   ValueRange fin = loop.getResults();
-  EpilogueOp::create(b, loc, fin[0], fin[1], fin[2], op.getO(), op.getLse(),
-                     cta.batch, cta.head, cta.qPos, zero, /*staging=*/Value(),
+  EpilogueOp::create(b, loc, fin[0], fin[1], fin[2], o, lse, cta.batch,
+                     cta.head, cta.qPos, zero, /*staging=*/Value(),
                      /*oMap=*/Value(), /*vDescale=*/Value(),
                      /*channelDescale=*/Value());
+}
+
+void tileCombine(DecodeCombineOp op, int64_t blockM) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  buildCombine(b, loc, getSizes(b, loc, op.getO(), op.getO()),
+               op.getOPartial(), op.getLsePartial(), op.getO(), op.getLse(),
+               blockM);
+  op.erase();
+}
+
+/// Varlen: the partial grid, and with split-KV the combine grid after it
+/// over the packed rows [0, total_q) (rows past cu_seqlens_q[B] are not
+/// stored).
+void tileVarlen(VarlenAttentionOp op, TileShape t, int64_t combineBlockM) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  VarlenOutputs out = tileVarlenPartials(b, op, t);
+  if (t.splits > 1) {
+    Value o = packedView(b, loc, op.getO());
+    Value lse = op.getLse() ? packedView(b, loc, op.getLse()) : Value();
+    Value cuQ = op.getCuSeqlensQ();
+    auto rowEnd = [&]() -> Value {
+      Value last = arith::SubIOp::create(
+          b, loc, b.createOrFold<memref::DimOp>(loc, cuQ, 0),
+          arith::ConstantIndexOp::create(b, loc, 1));
+      return arith::IndexCastOp::create(
+          b, loc, b.getIndexType(),
+          memref::LoadOp::create(b, loc, cuQ, ValueRange{last}));
+    };
+    // The grid's sizes from the packed operand (B = 1, Hq, total_q), which
+    // a bundle's grid terms can express.
+    auto dim = [&](int64_t i) -> Value {
+      return b.createOrFold<memref::DimOp>(loc, op.getO(), i);
+    };
+    Value heads = dim(1), total = dim(0);
+    ProblemSizes sz{arith::ConstantIndexOp::create(b, loc, 1), heads, total,
+                    heads, total};
+    buildCombine(b, loc, sz, out.o, out.lse, o, lse, combineBlockM, rowEnd);
+  }
   op.erase();
 }
 
@@ -609,14 +698,18 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
         return signalPassFailure();
   }
 
+  int64_t getCombineBlockM() {
+    return combineBlockM ? int64_t(combineBlockM)
+           : blockM      ? int64_t(blockM)
+                         : kCombineBlockM;
+  }
+
   LogicalResult tileOne(Operation *op) {
     if (auto combine = dyn_cast<DecodeCombineOp>(op)) {
       int64_t d = cast<MemRefType>(combine.getO().getType()).getDimSize(3);
       if (failed(checkStaticHeadDim(op, d)))
         return failure();
-      tileCombine(combine, combineBlockM ? int64_t(combineBlockM)
-                           : blockM  ? int64_t(blockM)
-                                     : kCombineBlockM);
+      tileCombine(combine, getCombineBlockM());
       return success();
     }
     auto attention = dyn_cast<AttentionOp>(op);
@@ -642,7 +735,7 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
                                                : std::optional(nq));
     TileShape shape{bm, bn, packFactor(fwd, packGqa), fwd.splits};
     if (varlen)
-      tileVarlen(varlen, shape);
+      tileVarlen(varlen, shape, getCombineBlockM());
     else
       tileForward(fwd, shape);
     return success();

@@ -122,3 +122,32 @@ func.func @fp8(%q: memref<1x2x1x16xf8E4M3FN>, %k: memref<1x2x64x16xf8E4M3FN>,
       descale(%qd, %kd, %vd : memref<1x2xf32>, memref<1x2xf32>, memref<1x2xf32>)
   return
 }
+
+// -----
+
+// Varlen keeps its form and gets the workspace [S, total_q, Hq, D] and
+// [S, Hq, total_q], sized from q's total_q, freed after it; only an
+// explicit split count applies (its lengths are values).
+// CHECK-LABEL: func.func @varlen_paged
+//       CHECK:   %[[T0:.*]] = memref.dim %[[Q:.*]], %c0
+//       CHECK:   %[[WO:.*]] = memref.alloc(%[[T0]]) : memref<4x?x8x64xf32>
+//       CHECK:   %[[T1:.*]] = memref.dim %[[Q]], %c0
+//       CHECK:   %[[WL:.*]] = memref.alloc(%[[T1]]) : memref<4x8x?xf32>
+//       CHECK:   attn.varlen_attention {{.*}} paged(%{{.*}} : memref<?x?xi32>) outs(%{{.*}} : memref<?x8x64xbf16>) workspace(%[[WO]], %[[WL]] : memref<4x?x8x64xf32>, memref<4x8x?xf32>) {causal}
+//       CHECK:   memref.dealloc %[[WO]]
+//       CHECK:   memref.dealloc %[[WL]]
+// ONE-LABEL: func.func @varlen_paged
+//   ONE-NOT:   memref.alloc
+//   ONE-NOT:   workspace
+// AUTO-LABEL: func.func @varlen_paged
+//   AUTO-NOT:   workspace
+// SM16-LABEL: func.func @varlen_paged
+//   SM16-NOT:   workspace
+func.func @varlen_paged(%q: memref<?x8x64xbf16>, %k: memref<?x16x2x64xbf16>, %v: memref<?x16x2x64xbf16>,
+                        %cu_q: memref<?xi32>, %cu_k: memref<?xi32>, %max_q: index, %max_k: index,
+                        %table: memref<?x?xi32>, %o: memref<?x8x64xbf16>) {
+  attn.varlen_attention ins(%q, %k, %v : memref<?x8x64xbf16>, memref<?x16x2x64xbf16>, memref<?x16x2x64xbf16>)
+      seqlens(%cu_q, %cu_k : memref<?xi32>, memref<?xi32>) max(%max_q, %max_k)
+      paged(%table : memref<?x?xi32>) outs(%o : memref<?x8x64xbf16>) {causal}
+  return
+}

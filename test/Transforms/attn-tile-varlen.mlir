@@ -111,3 +111,70 @@ func.func @varlen_strided_no_lse(%q: memref<40x4x16xf16, strided<[192, 16, 1], o
       outs(%o : memref<40x4x16xf16>)
   return
 }
+
+// -----
+
+// Paged K/V and split-KV (the workspace attn-split-kv allocates): K and V
+// are read through their caches' [num_pages, Hkv, page_size, D] views with
+// the sequence as the block table's row (no key_offset), Nk_b =
+// cu_k[b + 1] - cu_k[b] clamped to [0, max_pages * page_size]; each CTA
+// stores its split of the workspace, viewed [S, 1, Hq, total_q, D] and cut
+// after the sequence; then the combine grid over (row block of total_q,
+// head) folds the S splits into O and LSE, cut after cu_q[B].
+// CHECK-LABEL: func.func @varlen_paged_split
+//  CHECK-SAME:   (%[[Q:[^:]*]]: memref<?x4x16xbf16>, %[[K:[^:]*]]: memref<?x8x2x16xbf16>, %[[V:[^:]*]]: memref<?x8x2x16xbf16>, %[[CQ:[^:]*]]: memref<?xi32>, %[[CK:[^:]*]]: memref<?xi32>, %[[MQ:[^:]*]]: index, %[[MK:[^:]*]]: index, %[[BT:[^:]*]]: memref<?x?xi32>, %[[O:[^:]*]]: memref<?x4x16xbf16>, %[[LSE:[^:]*]]: memref<4x?xf32>, %[[WO:[^:]*]]: memref<2x?x4x16xf32>, %[[WL:[^:]*]]: memref<2x4x?xf32>)
+//       CHECK:   %[[TK:.*]] = memref.transpose %[[K]] (d0, d1, d2, d3) -> (d0, d2, d1, d3) : memref<?x8x2x16xbf16> to memref<?x2x8x16xbf16
+//       CHECK:   %[[TV:.*]] = memref.transpose %[[V]]
+//       CHECK:   %[[EWO:.*]] = memref.expand_shape %[[WO]] {{\[}}[0], [1, 2], [3], [4]] {{.*}} into memref<2x1x?x4x16xf32>
+//       CHECK:   %[[TWO:.*]] = memref.transpose %[[EWO]] (d0, d1, d2, d3, d4) -> (d0, d1, d3, d2, d4) : memref<2x1x?x4x16xf32> to memref<2x1x4x?x16xf32
+//       CHECK:   %[[EWL:.*]] = memref.expand_shape %[[WL]] {{\[}}[0], [1, 2], [3]] {{.*}} into memref<2x1x4x?xf32>
+// Split-minor x: (Q block, split).
+//       CHECK:   %[[NQB:.*]] = arith.ceildivui %[[MQ]], %c4
+//       CHECK:   %[[X:.*]] = arith.muli %[[NQB]], %c2
+//       CHECK:   scf.forall (%[[I:.*]], %[[H:.*]], %[[S:.*]]) in (%[[X]], %c4, %{{.*}}) {
+//       CHECK:     %[[SPLIT:.*]] = arith.remui %[[I]], %c2
+//       CHECK:     %[[K0I:.*]] = memref.load %[[CK]][%[[S]]]
+//       CHECK:     %[[K1I:.*]] = memref.load %[[CK]][%{{.*}}]
+//       CHECK:     %[[NKB:.*]] = arith.subi
+//       CHECK:     %[[PAGES:.*]] = memref.dim %[[BT]], %c1
+//       CHECK:     %[[CAP:.*]] = arith.muli %[[PAGES]], %c8
+//       CHECK:     %[[NKPOS:.*]] = arith.maxsi %[[NKB]], %c0
+//       CHECK:     %[[NKCAP:.*]] = arith.minsi %[[NKPOS]], %[[CAP]]
+//       CHECK:     %[[NK:.*]] = arith.select %{{.*}}, %[[NKCAP]], %c0
+//       CHECK:     %[[WOB:.*]] = memref.subview %[[TWO]][0, 0, 0, 0, 0] [2, 1, 4, %[[END:.*]], 16]
+//       CHECK:     %[[WLB:.*]] = memref.subview %[[EWL]][0, 0, 0, 0] [2, 1, 4, %[[END]]]
+//       CHECK:     %[[WOS:.*]] = memref.subview %[[WOB]][%[[SPLIT]], 0, 0, 0, 0] [1, 1, 4, %[[END]], 16]
+//       CHECK:     %[[WLS:.*]] = memref.subview %[[WLB]][%[[SPLIT]], 0, 0, 0] [1, 1, 4, %[[END]]]
+//       CHECK:     scf.for
+//       CHECK:       attn.online_attention q({{.*}}) kv(%[[TK]], %[[TV]] : {{.*}}) at[%[[S]], {{.*}}]
+//  CHECK-SAME:         pages(%[[BT]] : memref<?x?xi32>) num_keys(%[[NK]])
+//   CHECK-NOT:         key_offset
+//       CHECK:     attn.epilogue state({{.*}}) to %[[WOS]], lse %[[WLS]][
+//       CHECK:   } {attn.varlen, mapping
+// The combine: rows [0, cu_q[B]) of O and LSE.
+//       CHECK:   memref.expand_shape %[[O]]
+//       CHECK:   %[[TOTAL:.*]] = memref.dim %[[O]], %c0
+//       CHECK:   %[[NRB:.*]] = arith.ceildivui %[[TOTAL]], %c4
+//       CHECK:   scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (%[[NRB]], %c4{{.*}}, %c1{{.*}}) {
+//       CHECK:     %[[LASTI:.*]] = memref.load %[[CQ]][%{{.*}}]
+//       CHECK:     %[[LAST:.*]] = arith.index_cast %[[LASTI]]
+//       CHECK:     %[[OB:.*]] = memref.subview %{{.*}}[0, 0, 0, 0] [1, 4, %[[LAST]], 16]
+//       CHECK:     %[[LB:.*]] = memref.subview %{{.*}}[0, 0, 0] [1, 4, %[[LAST]]]
+//       CHECK:     scf.for %{{.*}} = %c0{{.*}} to %c2
+//       CHECK:       attn.load_tile
+//       CHECK:       attn.load_rows
+//       CHECK:       attn.combine_step
+//       CHECK:     attn.epilogue state({{.*}}) to %[[OB]], lse %[[LB]][
+//   CHECK-NOT:   attn.varlen
+//       CHECK:   } {mapping
+func.func @varlen_paged_split(%q: memref<?x4x16xbf16>, %k: memref<?x8x2x16xbf16>, %v: memref<?x8x2x16xbf16>,
+                              %cu_q: memref<?xi32>, %cu_k: memref<?xi32>, %max_q: index, %max_k: index,
+                              %table: memref<?x?xi32>, %o: memref<?x4x16xbf16>, %lse: memref<4x?xf32>,
+                              %wo: memref<2x?x4x16xf32>, %wl: memref<2x4x?xf32>) {
+  attn.varlen_attention ins(%q, %k, %v : memref<?x4x16xbf16>, memref<?x8x2x16xbf16>, memref<?x8x2x16xbf16>)
+      seqlens(%cu_q, %cu_k : memref<?xi32>, memref<?xi32>) max(%max_q, %max_k)
+      paged(%table : memref<?x?xi32>)
+      outs(%o : memref<?x4x16xbf16>) lse(%lse : memref<4x?xf32>)
+      workspace(%wo, %wl : memref<2x?x4x16xf32>, memref<2x4x?xf32>) {causal}
+  return
+}

@@ -44,6 +44,12 @@ def AttnSplitKV : Pass<"attn-split-kv", "func::FuncOp"> {
     S = min(ceil(sm-count / W), Nk / 256 (with a static Nk: at least 256
     keys per split), 128), and S = 1 where B, Hq or Nq is dynamic; the op is
     rewritten when S > 1.
+
+    An `attn.varlen_attention` (its lengths are values: only `splits` = N >
+    1 applies) keeps its form and gets a `workspace` of
+    `memref<S x total_q x Hq x D x f32>` and `memref<S x Hq x total_q x
+    f32>`, allocated before it and freed after; attn-tile builds its
+    partial and combine grids.
     Errors: `splits` outside [0, 256], `sm-count` < 1.
     Source: flash-decoding (Dao, Haziza, Massa, Sizov 2023);
     FlashAttention-2's split-KV forward and `num_splits_heuristic`.

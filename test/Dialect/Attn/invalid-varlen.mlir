@@ -238,3 +238,137 @@ func.func @scale(%q: memref<40x4x16xbf16>, %k: memref<56x2x16xbf16>, %v: memref<
       outs(%o : memref<40x4x16xbf16>) {scale = -1.0 : f32}
   return
 }
+
+// -----
+// Paged K/V: the caches are [num_pages, page_size, Hkv, D].
+
+func.func @paged_cache_rank(%q: memref<40x4x16xbf16>, %k: memref<56x2x16xbf16>, %v: memref<56x2x16xbf16>, %cq: memref<3xi32>, %ck: memref<3xi32>, %mq: index, %mk: index, %bt: memref<2x4xi32>, %o: memref<40x4x16xbf16>) {
+  // expected-error @+1 {{operand 'k' must be a rank-4 memref [num_pages, page_size, Hkv, D], but got rank 3}}
+  attn.varlen_attention ins(%q, %k, %v : memref<40x4x16xbf16>, memref<56x2x16xbf16>, memref<56x2x16xbf16>)
+      seqlens(%cq, %ck : memref<3xi32>, memref<3xi32>) max(%mq, %mk)
+      paged(%bt : memref<2x4xi32>)
+      outs(%o : memref<40x4x16xbf16>)
+  return
+}
+
+// -----
+
+func.func @paged_cache_head_dim(%q: memref<40x4x16xbf16>, %k: memref<8x16x2x32xbf16>, %v: memref<8x16x2x32xbf16>, %cq: memref<3xi32>, %ck: memref<3xi32>, %mq: index, %mk: index, %bt: memref<2x4xi32>, %o: memref<40x4x16xbf16>) {
+  // expected-error @+1 {{operand 'k' head dim D must equal q's (16), but got 32}}
+  attn.varlen_attention ins(%q, %k, %v : memref<40x4x16xbf16>, memref<8x16x2x32xbf16>, memref<8x16x2x32xbf16>)
+      seqlens(%cq, %ck : memref<3xi32>, memref<3xi32>) max(%mq, %mk)
+      paged(%bt : memref<2x4xi32>)
+      outs(%o : memref<40x4x16xbf16>)
+  return
+}
+
+// -----
+
+func.func @paged_cache_heads(%q: memref<40x4x16xbf16>, %k: memref<8x16x3x16xbf16>, %v: memref<8x16x3x16xbf16>, %cq: memref<3xi32>, %ck: memref<3xi32>, %mq: index, %mk: index, %bt: memref<2x4xi32>, %o: memref<40x4x16xbf16>) {
+  // expected-error @+1 {{operand 'q' head count Hq (4) must be a positive multiple of operand 'k' head count Hkv (3) for GQA/MQA}}
+  attn.varlen_attention ins(%q, %k, %v : memref<40x4x16xbf16>, memref<8x16x3x16xbf16>, memref<8x16x3x16xbf16>)
+      seqlens(%cq, %ck : memref<3xi32>, memref<3xi32>) max(%mq, %mk)
+      paged(%bt : memref<2x4xi32>)
+      outs(%o : memref<40x4x16xbf16>)
+  return
+}
+
+// -----
+
+func.func @paged_table_type(%q: memref<40x4x16xbf16>, %k: memref<8x16x2x16xbf16>, %v: memref<8x16x2x16xbf16>, %cq: memref<3xi32>, %ck: memref<3xi32>, %mq: index, %mk: index, %bt: memref<2x4xi64>, %o: memref<40x4x16xbf16>) {
+  // expected-error @+1 {{operand 'block_table' element type must be i32, but got 'i64'}}
+  attn.varlen_attention ins(%q, %k, %v : memref<40x4x16xbf16>, memref<8x16x2x16xbf16>, memref<8x16x2x16xbf16>)
+      seqlens(%cq, %ck : memref<3xi32>, memref<3xi32>) max(%mq, %mk)
+      paged(%bt : memref<2x4xi64>)
+      outs(%o : memref<40x4x16xbf16>)
+  return
+}
+
+// -----
+
+func.func @paged_table_rank(%q: memref<40x4x16xbf16>, %k: memref<8x16x2x16xbf16>, %v: memref<8x16x2x16xbf16>, %cq: memref<3xi32>, %ck: memref<3xi32>, %mq: index, %mk: index, %bt: memref<8xi32>, %o: memref<40x4x16xbf16>) {
+  // expected-error @+1 {{operand 'block_table' must be a rank-2 memref [B, max_pages], but got rank 1}}
+  attn.varlen_attention ins(%q, %k, %v : memref<40x4x16xbf16>, memref<8x16x2x16xbf16>, memref<8x16x2x16xbf16>)
+      seqlens(%cq, %ck : memref<3xi32>, memref<3xi32>) max(%mq, %mk)
+      paged(%bt : memref<8xi32>)
+      outs(%o : memref<40x4x16xbf16>)
+  return
+}
+
+// -----
+
+func.func @paged_table_rows(%q: memref<40x4x16xbf16>, %k: memref<8x16x2x16xbf16>, %v: memref<8x16x2x16xbf16>, %cq: memref<3xi32>, %ck: memref<3xi32>, %mq: index, %mk: index, %bt: memref<3x4xi32>, %o: memref<40x4x16xbf16>) {
+  // expected-error @+1 {{operand 'block_table' must have B = 2 rows (cu_seqlens_q has B + 1 = 3 entries), but got 3}}
+  attn.varlen_attention ins(%q, %k, %v : memref<40x4x16xbf16>, memref<8x16x2x16xbf16>, memref<8x16x2x16xbf16>)
+      seqlens(%cq, %ck : memref<3xi32>, memref<3xi32>) max(%mq, %mk)
+      paged(%bt : memref<3x4xi32>)
+      outs(%o : memref<40x4x16xbf16>)
+  return
+}
+
+// -----
+// Split-KV workspace: o_partial [S, total_q, Hq, D], lse_partial [S, Hq, total_q], fp32.
+
+func.func @workspace_rank(%q: memref<40x4x16xbf16>, %k: memref<56x2x16xbf16>, %v: memref<56x2x16xbf16>, %cq: memref<3xi32>, %ck: memref<3xi32>, %mq: index, %mk: index, %o: memref<40x4x16xbf16>, %op: memref<2x1x40x4x16xf32>, %lp: memref<2x4x40xf32>) {
+  // expected-error @+1 {{operand 'o_partial' must be a rank-4 memref [S, total_q, Hq, D], but got rank 5}}
+  attn.varlen_attention ins(%q, %k, %v : memref<40x4x16xbf16>, memref<56x2x16xbf16>, memref<56x2x16xbf16>)
+      seqlens(%cq, %ck : memref<3xi32>, memref<3xi32>) max(%mq, %mk)
+      outs(%o : memref<40x4x16xbf16>)
+      workspace(%op, %lp : memref<2x1x40x4x16xf32>, memref<2x4x40xf32>)
+  return
+}
+
+// -----
+
+func.func @workspace_type(%q: memref<40x4x16xbf16>, %k: memref<56x2x16xbf16>, %v: memref<56x2x16xbf16>, %cq: memref<3xi32>, %ck: memref<3xi32>, %mq: index, %mk: index, %o: memref<40x4x16xbf16>, %op: memref<2x40x4x16xbf16>, %lp: memref<2x4x40xf32>) {
+  // expected-error @+1 {{operand 'o_partial' element type must be f32, but got 'bf16'}}
+  attn.varlen_attention ins(%q, %k, %v : memref<40x4x16xbf16>, memref<56x2x16xbf16>, memref<56x2x16xbf16>)
+      seqlens(%cq, %ck : memref<3xi32>, memref<3xi32>) max(%mq, %mk)
+      outs(%o : memref<40x4x16xbf16>)
+      workspace(%op, %lp : memref<2x40x4x16xbf16>, memref<2x4x40xf32>)
+  return
+}
+
+// -----
+
+func.func @workspace_splits(%q: memref<40x4x16xbf16>, %k: memref<56x2x16xbf16>, %v: memref<56x2x16xbf16>, %cq: memref<3xi32>, %ck: memref<3xi32>, %mq: index, %mk: index, %o: memref<40x4x16xbf16>, %op: memref<?x40x4x16xf32>, %lp: memref<2x4x40xf32>) {
+  // expected-error @+1 {{operand 'o_partial' split count S (dimension 0) must be static and at least 1, but got ?}}
+  attn.varlen_attention ins(%q, %k, %v : memref<40x4x16xbf16>, memref<56x2x16xbf16>, memref<56x2x16xbf16>)
+      seqlens(%cq, %ck : memref<3xi32>, memref<3xi32>) max(%mq, %mk)
+      outs(%o : memref<40x4x16xbf16>)
+      workspace(%op, %lp : memref<?x40x4x16xf32>, memref<2x4x40xf32>)
+  return
+}
+
+// -----
+
+func.func @workspace_shape(%q: memref<40x4x16xbf16>, %k: memref<56x2x16xbf16>, %v: memref<56x2x16xbf16>, %cq: memref<3xi32>, %ck: memref<3xi32>, %mq: index, %mk: index, %o: memref<40x4x16xbf16>, %op: memref<2x40x16x4xf32>, %lp: memref<2x4x40xf32>) {
+  // expected-error @+1 {{operand 'o_partial' shape must be [S, total_q, Hq, D] = [2, 40, 4, 16], but got [2, 40, 16, 4]}}
+  attn.varlen_attention ins(%q, %k, %v : memref<40x4x16xbf16>, memref<56x2x16xbf16>, memref<56x2x16xbf16>)
+      seqlens(%cq, %ck : memref<3xi32>, memref<3xi32>) max(%mq, %mk)
+      outs(%o : memref<40x4x16xbf16>)
+      workspace(%op, %lp : memref<2x40x16x4xf32>, memref<2x4x40xf32>)
+  return
+}
+
+// -----
+
+func.func @workspace_lse_splits(%q: memref<40x4x16xbf16>, %k: memref<56x2x16xbf16>, %v: memref<56x2x16xbf16>, %cq: memref<3xi32>, %ck: memref<3xi32>, %mq: index, %mk: index, %o: memref<40x4x16xbf16>, %op: memref<2x40x4x16xf32>, %lp: memref<3x4x40xf32>) {
+  // expected-error @+1 {{operand 'lse_partial' split count S must equal 'o_partial''s (2), but got 3}}
+  attn.varlen_attention ins(%q, %k, %v : memref<40x4x16xbf16>, memref<56x2x16xbf16>, memref<56x2x16xbf16>)
+      seqlens(%cq, %ck : memref<3xi32>, memref<3xi32>) max(%mq, %mk)
+      outs(%o : memref<40x4x16xbf16>)
+      workspace(%op, %lp : memref<2x40x4x16xf32>, memref<3x4x40xf32>)
+  return
+}
+
+// -----
+
+func.func @workspace_lse_shape(%q: memref<40x4x16xbf16>, %k: memref<56x2x16xbf16>, %v: memref<56x2x16xbf16>, %cq: memref<3xi32>, %ck: memref<3xi32>, %mq: index, %mk: index, %o: memref<40x4x16xbf16>, %op: memref<2x40x4x16xf32>, %lp: memref<2x40x4xf32>) {
+  // expected-error @+1 {{operand 'lse_partial' shape must be [S, Hq, total_q] = [2, 4, 40], but got [2, 40, 4]}}
+  attn.varlen_attention ins(%q, %k, %v : memref<40x4x16xbf16>, memref<56x2x16xbf16>, memref<56x2x16xbf16>)
+      seqlens(%cq, %ck : memref<3xi32>, memref<3xi32>) max(%mq, %mk)
+      outs(%o : memref<40x4x16xbf16>)
+      workspace(%op, %lp : memref<2x40x4x16xf32>, memref<2x40x4xf32>)
+  return
+}

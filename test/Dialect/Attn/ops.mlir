@@ -619,3 +619,29 @@ func.func @varlen_f16_strided(%q: memref<40x4x64xf16, strided<[768, 64, 1], offs
                         outs(%o : memref<40x4x64xf16>)
   return
 }
+
+// -----
+
+// Varlen with paged K/V (caches [num_pages, page_size, Hkv, D], block table
+// [B, max_pages]) and a split-KV workspace ([S, total_q, Hq, D] and
+// [S, Hq, total_q]).
+// CHECK-LABEL: func.func @varlen_paged_split
+//       CHECK:   attn.varlen_attention ins(%{{.*}}, %{{.*}}, %{{.*}} : memref<?x4x64xbf16>, memref<?x256x2x64xbf16>, memref<?x256x2x64xbf16>)
+//  CHECK-SAME:     max(%{{.*}}, %{{.*}}) paged(%{{.*}} : memref<?x?xi32>)
+//  CHECK-SAME:     outs(%{{.*}} : memref<?x4x64xbf16>) lse(%{{.*}} : memref<4x?xf32>)
+//  CHECK-SAME:     workspace(%{{.*}}, %{{.*}} : memref<2x?x4x64xf32>, memref<2x4x?xf32>) {causal}
+func.func @varlen_paged_split(%q: memref<?x4x64xbf16>, %k: memref<?x256x2x64xbf16>,
+                              %v: memref<?x256x2x64xbf16>, %cu_q: memref<?xi32>,
+                              %cu_k: memref<?xi32>, %max_q: index, %max_k: index,
+                              %table: memref<?x?xi32>, %o: memref<?x4x64xbf16>,
+                              %lse: memref<4x?xf32>, %op: memref<2x?x4x64xf32>,
+                              %lp: memref<2x4x?xf32>) {
+  attn.varlen_attention ins(%q, %k, %v : memref<?x4x64xbf16>, memref<?x256x2x64xbf16>,
+                            memref<?x256x2x64xbf16>)
+                        seqlens(%cu_q, %cu_k : memref<?xi32>, memref<?xi32>)
+                        max(%max_q, %max_k) paged(%table : memref<?x?xi32>)
+                        outs(%o : memref<?x4x64xbf16>) lse(%lse : memref<4x?xf32>)
+                        workspace(%op, %lp : memref<2x?x4x64xf32>, memref<2x4x?xf32>)
+                        {causal}
+  return
+}

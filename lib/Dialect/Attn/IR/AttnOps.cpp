@@ -723,14 +723,66 @@ FailureOr<MemRefType> checkCuSeqlens(Operation *op, Value v, StringRef name) {
 }
 } // namespace
 
+int64_t VarlenAttentionOp::getNumSplits() {
+  Value oPartial = getOPartial();
+  return oPartial ? cast<MemRefType>(oPartial.getType()).getDimSize(0) : 1;
+}
+
+namespace {
+/// K or V of a varlen op: packed [total_k, Hkv, D], or with paged K/V a
+/// cache [num_pages, page_size, Hkv, D].
+FailureOr<MemRefType> checkVarlenKV(Operation *op, Value v, StringRef name,
+                                    bool paged) {
+  if (paged)
+    return checkRank(op, v, name, 4, "[num_pages, page_size, Hkv, D]");
+  return checkPacked(op, v, name, "[total_k, Hkv, D]");
+}
+
+/// The block table of a varlen op: i32 [B, max_pages], B one less than
+/// cu_seqlens_q's `entries`.
+LogicalResult checkVarlenBlockTable(Operation *op, Value table,
+                                    int64_t entries) {
+  if (failed(checkBatchI32(op, table, "block_table", 2, "[B, max_pages]",
+                           ShapedType::kDynamic)))
+    return failure();
+  int64_t rows = cast<MemRefType>(table.getType()).getDimSize(0);
+  if (ShapedType::isDynamic(entries) || !dimsDiffer(rows, entries - 1))
+    return success();
+  return op->emitOpError() << "operand 'block_table' must have B = "
+                           << entries - 1 << " rows (cu_seqlens_q has B + 1 = "
+                           << entries << " entries), but got " << rows;
+}
+
+/// The split-KV workspace of a varlen op: o_partial fp32
+/// [S, total_q, Hq, D] and lse_partial fp32 [S, Hq, total_q], one S.
+LogicalResult checkVarlenWorkspace(Operation *op, Value oPartial,
+                                   Value lsePartial, ArrayRef<int64_t> qs) {
+  if (!oPartial)
+    return success();
+  FailureOr<int64_t> splits = checkSplitBuffer(
+      op, oPartial, "o_partial", 4, "[S, total_q, Hq, D]", qs);
+  if (failed(splits))
+    return failure();
+  auto lse = cast<MemRefType>(lsePartial.getType());
+  if (lse.getRank() == 3 && dimsDiffer(lse.getDimSize(0), *splits))
+    return op->emitOpError()
+           << "operand 'lse_partial' split count S must equal 'o_partial''s ("
+           << *splits << "), but got " << dimStr(lse.getDimSize(0));
+  return failure(failed(checkSplitBuffer(op, lsePartial, "lse_partial", 3,
+                                         "[S, Hq, total_q]",
+                                         {qs[1], qs[0]})));
+}
+} // namespace
+
 LogicalResult VarlenAttentionOp::verify() {
   Operation *op = getOperation();
   if (failed(checkNotLowered(op)))
     return failure();
+  bool paged = bool(getBlockTable());
   FailureOr<MemRefType> q, k, v, o, cuQ, cuK;
   if (failed(q = checkPacked(op, getQ(), "q", "[total_q, Hq, D]")) ||
-      failed(k = checkPacked(op, getK(), "k", "[total_k, Hkv, D]")) ||
-      failed(v = checkPacked(op, getV(), "v", "[total_k, Hkv, D]")) ||
+      failed(k = checkVarlenKV(op, getK(), "k", paged)) ||
+      failed(v = checkVarlenKV(op, getV(), "v", paged)) ||
       failed(o = checkPacked(op, getO(), "o", "[total_q, Hq, D]")))
     return failure();
   Type qElt = q->getElementType();
@@ -745,17 +797,24 @@ LogicalResult VarlenAttentionOp::verify() {
                            << "' element type must match 'q' (" << qElt
                            << "), but got " << type.getElementType();
   ArrayRef<int64_t> qs = q->getShape(), ks = k->getShape();
-  if (failed(checkDim(op, *k, "k", 2, "head dim D", qs[2], "q")) ||
+  // A paged cache holds Hkv and D in dimensions 2 and 3.
+  unsigned kvHeads = paged ? 2 : 1;
+  if (failed(checkDim(op, *k, "k", kvHeads + 1, "head dim D", qs[2], "q")) ||
       failed(checkSameShape(op, *v, "v", ks, "k")) ||
       failed(checkSameShape(op, *o, "o", qs, "q")))
     return failure();
-  int64_t hq = qs[1], hkv = ks[1], d = qs[2];
+  int64_t hq = qs[1], hkv = ks[kvHeads], d = qs[2];
   if (failed(checkHeadsAndDim(op, hq, hkv, d)))
     return failure();
   if (failed(cuQ = checkCuSeqlens(op, getCuSeqlensQ(), "cu_seqlens_q")) ||
       failed(cuK = checkCuSeqlens(op, getCuSeqlensK(), "cu_seqlens_k")) ||
       failed(checkDim(op, *cuK, "cu_seqlens_k", 0, "length B + 1",
                       cuQ->getDimSize(0), "cu_seqlens_q")))
+    return failure();
+  if (paged && failed(checkVarlenBlockTable(op, getBlockTable(),
+                                            cuQ->getDimSize(0))))
+    return failure();
+  if (failed(checkVarlenWorkspace(op, getOPartial(), getLsePartial(), qs)))
     return failure();
   if (Value lse = getLse()) {
     FailureOr<MemRefType> lt = checkRank(op, lse, "lse", 2, "[Hq, total_q]");

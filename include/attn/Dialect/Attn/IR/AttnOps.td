@@ -307,7 +307,8 @@ def Attn_DecodeCombineOp : Attn_Op<"decode_combine"> {
 // attn.varlen_attention
 //===----------------------------------------------------------------------===//
 
-def Attn_VarlenAttentionOp : Attn_Op<"varlen_attention"> {
+def Attn_VarlenAttentionOp : Attn_Op<"varlen_attention", [
+    AttrSizedOperandSegments]> {
   let summary = "attention over a packed batch of variable-length sequences";
   let description = [{
     `attn.attention` applied to each sequence of a batch stored without
@@ -334,6 +335,21 @@ def Attn_VarlenAttentionOp : Attn_Op<"varlen_attention"> {
     The values of cu_seqlens and max_seqlen are the caller's contract, as
     in FlashAttention: one that breaks it is undefined behaviour.
 
+    Paged K/V, `paged(%block_table)` (FlashAttention-2's
+    `flash_attn_varlen_func(..., block_table=)`): `k` and `v` are caches
+    [num_pages, page_size, Hkv, D] and `block_table` i32 [B, max_pages].
+    Sequence b still has Nk_b = cu_seqlens_k[b + 1] - cu_seqlens_k[b] keys;
+    key j of it is row `j % page_size` of page `block_table[b, j /
+    page_size]`. Nk_b is taken as at most max_pages * page_size.
+
+    Split-KV, `workspace(%o_partial, %lse_partial)`: the op is computed as
+    S split-KV partials combined by their LSE (flash-decoding, as
+    `attn.partial_attention` and `attn.decode_combine`), through fp32
+    scratch `o_partial` [S, total_q, Hq, D] and `lse_partial`
+    [S, Hq, total_q] (S static, >= 1; attn-split-kv allocates them). The
+    result is the op's, up to rounding; the splits cut each sequence's own
+    K/V blocks.
+
     Attributes: `scale` (f32 > 0, default `1/sqrt(D)`); `causal`,
     bottom-right aligned per sequence: query i of sequence b sees key j iff
     `j <= i + Nk_b - Nq_b`. A row that sees no key gets O = 0,
@@ -359,15 +375,21 @@ def Attn_VarlenAttentionOp : Attn_Op<"varlen_attention"> {
   let arguments = (ins AnyMemRef:$q, AnyMemRef:$k, AnyMemRef:$v,
                        AnyMemRef:$cu_seqlens_q, AnyMemRef:$cu_seqlens_k,
                        Index:$max_seqlen_q, Index:$max_seqlen_k,
+                       Optional<AnyMemRef>:$block_table,
                        AnyMemRef:$o, Optional<AnyMemRef>:$lse,
+                       Optional<AnyMemRef>:$o_partial,
+                       Optional<AnyMemRef>:$lse_partial,
                        OptionalAttr<F32Attr>:$scale, UnitAttr:$causal);
   let assemblyFormat = [{
     `ins` `(` $q `,` $k `,` $v `:` type($q) `,` type($k) `,` type($v) `)`
     `seqlens` `(` $cu_seqlens_q `,` $cu_seqlens_k `:` type($cu_seqlens_q) `,`
         type($cu_seqlens_k) `)`
     `max` `(` $max_seqlen_q `,` $max_seqlen_k `)`
+    (`paged` `(` $block_table^ `:` type($block_table) `)`)?
     `outs` `(` $o `:` type($o) `)`
     (`lse` `(` $lse^ `:` type($lse) `)`)?
+    (`workspace` `(` $o_partial^ `,` $lse_partial `:` type($o_partial) `,`
+        type($lse_partial) `)`)?
     attr-dict
   }];
   let hasVerifier = 1;
@@ -376,6 +398,8 @@ def Attn_VarlenAttentionOp : Attn_Op<"varlen_attention"> {
     float getScaleOrDefault();
     /// Static head dimension D (ShapedType::kDynamic if dynamic).
     int64_t getHeadDim();
+    /// The number of splits S (1 without a workspace).
+    int64_t getNumSplits();
   }];
 }
 
