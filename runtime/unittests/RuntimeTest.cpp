@@ -432,8 +432,10 @@ TEST_F(VarlenArgs, EveryOperandIsChecked) {
   expectInvalid(a, "cu_seqlens_q: cu_seqlens_k is given but cu_seqlens_q is "
                    "not");
   a = args;
+  // A block table makes the call varlen paged: k and v are then caches.
   a.block_table = attn::makeTensor(fakeAddress(10), ATTN_DTYPE_I32, {2, 4});
-  expectInvalid(a, "block_table: a varlen call takes no paged K/V cache");
+  expectInvalid(a, "k: rank must be 4 ([num_pages, page_size, Hkv, D]), got "
+                   "3");
   a = args;
   a.q.dtype = ATTN_DTYPE_E4M3;
   expectInvalid(a, "q: dtype must be f16 or bf16 in a varlen call, got e4m3");
