@@ -113,6 +113,25 @@ inline attn_fwd_args makeVarlenArgs(int64_t b, int64_t hq, int64_t hkv,
   return args;
 }
 
+/// A varlen paged bf16 call (flash_attn_varlen_func with block_table):
+/// makeVarlenArgs' q, o, lse and cu_seqlens, k and v caches [num_pages,
+/// page_size, Hkv, D] at fakeAddress(1), (2), block_table i32 [B,
+/// max_pages] at fakeAddress(10); no cache_seqlens.
+inline attn_fwd_args makeVarlenPagedArgs(int64_t b, int64_t hq, int64_t hkv,
+                                         int64_t totalQ, int64_t maxQ,
+                                         int64_t maxK, int64_t numPages,
+                                         int64_t pageSize, int64_t maxPages,
+                                         int64_t d = 128) {
+  attn_fwd_args args = makeVarlenArgs(b, hq, hkv, totalQ, 1, maxQ, maxK, d);
+  args.k = attn::makeTensor(fakeAddress(1), ATTN_DTYPE_BF16,
+                            {numPages, pageSize, hkv, d});
+  args.v = attn::makeTensor(fakeAddress(2), ATTN_DTYPE_BF16,
+                            {numPages, pageSize, hkv, d});
+  args.block_table =
+      attn::makeTensor(fakeAddress(10), ATTN_DTYPE_I32, {b, maxPages});
+  return args;
+}
+
 /// The FlashAttention layout: a contiguous [B, N, H, D] buffer seen as
 /// [B, H, N, D].
 inline attn_tensor bnhdView(void *data, int64_t b, int64_t h, int64_t n,
