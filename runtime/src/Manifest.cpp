@@ -535,7 +535,8 @@ static llvm::Error checkPagedKey(const FwdKey &key, const llvm::Twine &at) {
   if (key.seqLenK)
     return corrupt(at + ".key.seqlen_k",
                    "must be null in a paged K/V (page_size) kernel: each "
-                   "sequence's length comes from cache_seqlens");
+                   "sequence's length comes from cache_seqlens (varlen: "
+                   "cu_seqlens_k)");
   return llvm::Error::success();
 }
 
