@@ -157,11 +157,15 @@ static int64_t scalarValue(const attn_fwd_args &args, Operand op) {
 }
 
 /// The operands a call passes: q, k, v, o, lse if requested, the descales
-/// if FP8, the block table and cache lengths if paged, cu_seqlens if varlen.
+/// if FP8, the block table if paged, the cache lengths if paged and not
+/// varlen (cu_seqlens_k gives a varlen call's key counts), cu_seqlens if
+/// varlen.
 static bool isPresent(const FwdCall &call, Operand op) {
   if (op == Operand::LSE)
     return call.hasLse;
-  if (bundle::isPagedOperand(op))
+  if (op == Operand::CacheSeqlens)
+    return call.paged && !call.varlen;
+  if (op == Operand::BlockTable)
     return call.paged;
   if (bundle::isVarlenOperand(op))
     return call.varlen;
@@ -203,11 +207,12 @@ static Status checkShape(const attn_tensor &t, StringRef name, int32_t rank,
   return Status::success();
 }
 
-/// Unit stride on D (or, for `vt`, on Nk: FP8 V^T storage), the other
-/// strides multiples of 16 bytes, 16-byte aligned data (docs/ir.md).
+/// Unit stride on D (the last dimension; for `vt`, on Nk: FP8 V^T
+/// storage), the other strides multiples of 16 bytes, 16-byte aligned data
+/// (docs/ir.md). For q, k, v, o of rank 4, or rank 3 in a varlen call.
 static Status checkLayout(const attn_tensor &t, StringRef name,
                           bool vt = false) {
-  int unitDim = vt ? 2 : 3;
+  int unitDim = vt ? 2 : t.rank - 1;
   if (t.sizes[unitDim] > 1 && t.strides[unitDim] != 1)
     return invalid(
         vt ? formatv("{0}: stride along Nk must be 1 (FP8 V is stored as "
@@ -215,9 +220,9 @@ static Status checkLayout(const attn_tensor &t, StringRef name,
                      "D]), got {1}",
                      name, t.strides[2])
            : formatv("{0}: stride along D must be 1, got {1}", name,
-                     t.strides[3]));
+                     t.strides[unitDim]));
   int64_t multiple = 16 / static_cast<int64_t>(elementBytes(dtypeOf(t)));
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < t.rank; ++i)
     if (i != unitDim && t.sizes[i] > 1 && t.strides[i] % multiple != 0)
       return invalid(formatv("{0}: stride[{1}] = {2} must be a multiple of {3} "
                              "elements (16 bytes)",
@@ -261,18 +266,23 @@ static bool isContiguous(const attn_tensor &t) {
   return true;
 }
 
+/// Equal sizes over a's rank (a caller may leave anything past it).
 static bool sameSizes(const attn_tensor &a, const attn_tensor &b) {
-  return std::equal(a.sizes, a.sizes + 4, b.sizes);
+  return a.rank == b.rank && std::equal(a.sizes, a.sizes + a.rank, b.sizes);
 }
 
-static Status checkLse(const attn_tensor &lse, const attn_tensor &q) {
+/// f32 of sizes `expected` (`dims` names them: [B, Hq, Nq], or [Hq,
+/// total_q] in a varlen call), any strides, 4-byte aligned.
+static Status checkLse(const attn_tensor &lse,
+                       llvm::ArrayRef<int64_t> expected, StringRef dims) {
   if (dtypeOf(lse) != ATTN_DTYPE_F32)
     return invalid("lse: dtype must be f32, got " + dtypeText(dtypeOf(lse)));
-  if (Status s = checkShape(lse, "lse", 3, "[B, Hq, Nq]"); !s.ok())
+  auto rank = static_cast<int32_t>(expected.size());
+  if (Status s = checkShape(lse, "lse", rank, dims); !s.ok())
     return s;
-  if (!std::equal(lse.sizes, lse.sizes + 3, q.sizes))
-    return invalid(formatv("lse: sizes must be [B, Hq, Nq] = {0}, got {1}",
-                           listText(q.sizes, 3), sizesText(lse)));
+  if (!std::equal(expected.begin(), expected.end(), lse.sizes))
+    return invalid(formatv("lse: sizes must be {0} = {1}, got {2}", dims,
+                           listText(expected.data(), rank), sizesText(lse)));
   if (reinterpret_cast<uintptr_t>(lse.data) % 4 != 0)
     return invalid(formatv("lse: data pointer {0} is not 4-byte aligned",
                            pointerText(lse.data)));
@@ -355,35 +365,49 @@ static Status checkI32(const attn_tensor &t, StringRef name,
   return Status::success();
 }
 
-/// Paged K/V: k, v [num_pages, page_size, Hkv, D] with q's D, page_size >=
-/// 1; block_table i32 [B, max_pages]; cache_seqlens i32 [B]; a capacity
-/// max_pages * page_size that fits 64 bits.
-static Status checkPagedSizes(const attn_fwd_args &args) {
-  const attn_tensor &q = args.q, &k = args.k;
-  if (k.sizes[3] != q.sizes[3])
+/// Paged K/V caches (batched or varlen): k [num_pages, page_size, Hkv, D]
+/// with q's D `d`, page_size >= 1 (v = k in size: checked by the caller).
+static Status checkCaches(const attn_fwd_args &args, int64_t d) {
+  const attn_tensor &k = args.k;
+  if (k.sizes[3] != d)
     return invalid(formatv("k: sizes {0} ([num_pages, page_size, Hkv, D]) "
                            "must have q's D = {1}",
-                           sizesText(k), q.sizes[3]));
+                           sizesText(k), d));
   if (k.sizes[1] < 1)
     return invalid(formatv("k: page_size (dim 1 of [num_pages, page_size, "
                            "Hkv, D] = {0}) must be >= 1",
                            sizesText(k)));
+  return Status::success();
+}
+
+/// A paged call's block table (batched or varlen): i32 [B, max_pages] for
+/// the call's B sequences, a capacity max_pages * page_size that fits 64
+/// bits.
+static Status checkBlockTable(const attn_fwd_args &args, int64_t b) {
   // Only B is fixed: max_pages is the table's own.
-  int64_t b = q.sizes[0], maxPages = args.block_table.sizes[1];
+  int64_t maxPages = args.block_table.sizes[1];
   const int64_t table[2] = {b, maxPages};
   if (Status s = checkI32(args.block_table, "block_table", table,
                           "[B, max_pages]");
       !s.ok())
     return s;
-  if (Status s = checkI32(args.cache_seqlens, "cache_seqlens", {b}, "[B]");
-      !s.ok())
-    return s;
   int64_t capacity;
-  if (__builtin_mul_overflow(maxPages, k.sizes[1], &capacity))
+  if (__builtin_mul_overflow(maxPages, args.k.sizes[1], &capacity))
     return invalid(formatv("block_table: max_pages * page_size = {0} * {1} "
                            "overflows 64 bits",
-                           maxPages, k.sizes[1]));
+                           maxPages, args.k.sizes[1]));
   return Status::success();
+}
+
+/// Batched paged K/V: the caches, block_table i32 [B, max_pages] and
+/// cache_seqlens i32 [B] with q's B.
+static Status checkPagedSizes(const attn_fwd_args &args) {
+  int64_t b = args.q.sizes[0];
+  if (Status s = checkCaches(args, args.q.sizes[3]); !s.ok())
+    return s;
+  if (Status s = checkBlockTable(args, b); !s.ok())
+    return s;
+  return checkI32(args.cache_seqlens, "cache_seqlens", {b}, "[B]");
 }
 
 /// Contiguous K/V: k, v [B, Hkv, Nk, D] with q's B and D.
@@ -395,14 +419,77 @@ static Status checkContiguousSizes(const attn_fwd_args &args) {
   return Status::success();
 }
 
-/// A varlen call (cu_seqlens_q given): q, o [total_q, Hq, D], k, v
-/// [total_k, Hkv, D] of one dtype (f16 or bf16), unit stride on D, other
-/// strides multiples of 16 bytes, 16-byte aligned; lse f32 [Hq, total_q];
-/// cu_seqlens_q/k i32 [B + 1] with one B; max_seqlen_q/k >= 0; no FP8, no
-/// paged K/V.
-static Status checkVarlenOperands(const attn_fwd_args &args) {
+/// A varlen call's q, k, v, o: one dtype, q and o [total_q, Hq, D], k and
+/// v [total_k, Hkv, D] or, when `paged`, the caches [num_pages, page_size,
+/// Hkv, D] of checkCaches; k = v and o = q in size, q's D in k, Hq a
+/// multiple of Hkv, D a multiple of 8 in [8, 256], checkLayout's strides.
+static Status checkVarlenTensors(const attn_fwd_args &args, bool paged) {
   const attn_tensor &q = args.q, &k = args.k, &v = args.v, &o = args.o;
   int dtype = dtypeOf(q);
+  const std::pair<StringRef, const attn_tensor *> operands[] = {
+      {"q", &q}, {"k", &k}, {"v", &v}, {"o", &o}};
+  for (const auto &[name, t] : operands) {
+    bool kv = t == &k || t == &v;
+    StringRef dims = !kv   ? "[total_q, Hq, D]"
+                     : paged ? "[num_pages, page_size, Hkv, D]"
+                             : "[total_k, Hkv, D]";
+    if (Status s = checkShape(*t, name, kv && paged ? 4 : 3, dims); !s.ok())
+      return s;
+    if (dtypeOf(*t) != dtype)
+      return invalid(formatv("{0}: dtype {1} does not match q's {2}", name,
+                             dtypeText(dtypeOf(*t)), dtypeText(dtype)));
+  }
+  if (!sameSizes(v, k))
+    return invalid(
+        formatv("v: sizes {0} must equal k's {1}", sizesText(v), sizesText(k)));
+  if (!sameSizes(o, q))
+    return invalid(
+        formatv("o: sizes {0} must equal q's {1}", sizesText(o), sizesText(q)));
+  int64_t hq = q.sizes[1], hkv = k.sizes[paged ? 2 : 1], d = q.sizes[2];
+  if (paged) {
+    if (Status s = checkCaches(args, d); !s.ok())
+      return s;
+  } else if (k.sizes[2] != d) {
+    return invalid(formatv("k: sizes {0} ([total_k, Hkv, D]) must have q's "
+                           "D = {1}",
+                           sizesText(k), d));
+  }
+  if (hkv == 0 ? hq != 0 : hq % hkv != 0)
+    return invalid(formatv("Hq = {0} is not a multiple of Hkv = {1}", hq, hkv));
+  if (d % 8 != 0 || d < 8 || d > 256)
+    return invalid(formatv("q: head dim D = {0} must be a multiple of 8 in "
+                           "[8, 256]",
+                           d));
+  for (const auto &[name, t] : operands)
+    if (Status s = checkLayout(*t, name); !s.ok())
+      return s;
+  return Status::success();
+}
+
+/// cu_seqlens_q and cu_seqlens_k: i32 [B + 1] of one B >= 0, any stride,
+/// 4-byte aligned.
+static Status checkCuSeqlens(const attn_fwd_args &args) {
+  const attn_tensor &cuQ = args.cu_seqlens_q;
+  if (Status s = checkShape(cuQ, "cu_seqlens_q", 1, "[B + 1]"); !s.ok())
+    return s;
+  if (cuQ.sizes[0] < 1)
+    return invalid("cu_seqlens_q: sizes [0] must be [B + 1] with B >= 0 (at "
+                   "least the leading 0)");
+  if (Status s = checkI32(cuQ, "cu_seqlens_q", {cuQ.sizes[0]}, "[B + 1]");
+      !s.ok())
+    return s;
+  return checkI32(args.cu_seqlens_k, "cu_seqlens_k", {cuQ.sizes[0]},
+                  "[B + 1] (cu_seqlens_q's B)");
+}
+
+/// A varlen call (cu_seqlens_q given), FlashAttention-2's
+/// flash_attn_varlen_func: f16 or bf16 tensors (checkVarlenTensors), lse
+/// f32 [Hq, total_q], cu_seqlens (checkCuSeqlens), max_seqlen_q/k >= 0, no
+/// descales. With block_table given it reads paged K/V caches through the
+/// table (i32 [B, max_pages]); cache_seqlens is never given: sequence b
+/// has cu_seqlens_k[b + 1] - cu_seqlens_k[b] keys.
+static Status checkVarlenOperands(const attn_fwd_args &args) {
+  int dtype = dtypeOf(args.q);
   if (dtype != ATTN_DTYPE_F16 && dtype != ATTN_DTYPE_BF16)
     return invalid("q: dtype must be f16 or bf16 in a varlen call, got " +
                    dtypeText(dtype));
@@ -414,78 +501,25 @@ static Status checkVarlenOperands(const attn_fwd_args &args) {
                          "cu_seqlens_q is not; a varlen call passes both "
                          "(i32 [B + 1]), a batched one neither "
                          "(zero-initialized)");
-  if (isGiven(args.block_table) || isGiven(args.cache_seqlens))
-    return invalid("block_table: a varlen call takes no paged K/V cache");
-  const std::pair<StringRef, const attn_tensor *> operands[] = {
-      {"q", &q}, {"k", &k}, {"v", &v}, {"o", &o}};
-  for (const auto &[name, t] : operands) {
-    bool kv = t == &k || t == &v;
-    if (Status s = checkShape(*t, name, 3,
-                              kv ? "[total_k, Hkv, D]" : "[total_q, Hq, D]");
+  if (isGiven(args.cache_seqlens))
+    return invalid("cache_seqlens: a varlen call takes none (zero-initialized): "
+                   "sequence b has cu_seqlens_k[b + 1] - cu_seqlens_k[b] "
+                   "keys, read through block_table when the K/V caches are "
+                   "paged");
+  bool paged = isGiven(args.block_table);
+  if (Status s = checkVarlenTensors(args, paged); !s.ok())
+    return s;
+  if (args.lse.data)
+    if (Status s = checkLse(args.lse, {args.q.sizes[1], args.q.sizes[0]},
+                            "[Hq, total_q]");
         !s.ok())
       return s;
-    if (dtypeOf(*t) != dtype)
-      return invalid(formatv("{0}: dtype {1} does not match q's {2}", name,
-                             dtypeText(dtypeOf(*t)), dtypeText(dtype)));
-  }
-  if (!std::equal(v.sizes, v.sizes + 3, k.sizes))
-    return invalid(
-        formatv("v: sizes {0} must equal k's {1}", sizesText(v), sizesText(k)));
-  if (!std::equal(o.sizes, o.sizes + 3, q.sizes))
-    return invalid(
-        formatv("o: sizes {0} must equal q's {1}", sizesText(o), sizesText(q)));
-  if (k.sizes[2] != q.sizes[2])
-    return invalid(formatv("k: sizes {0} ([total_k, Hkv, D]) must have q's "
-                           "D = {1}",
-                           sizesText(k), q.sizes[2]));
-  int64_t hq = q.sizes[1], hkv = k.sizes[1], d = q.sizes[2];
-  if (hkv == 0 ? hq != 0 : hq % hkv != 0)
-    return invalid(formatv("Hq = {0} is not a multiple of Hkv = {1}", hq, hkv));
-  if (d % 8 != 0 || d < 8 || d > 256)
-    return invalid(formatv("q: head dim D = {0} must be a multiple of 8 in "
-                           "[8, 256]",
-                           d));
-  int64_t multiple = 16 / static_cast<int64_t>(elementBytes(dtype));
-  for (const auto &[name, t] : operands) {
-    if (t->sizes[2] > 1 && t->strides[2] != 1)
-      return invalid(formatv("{0}: stride along D must be 1, got {1}", name,
-                             t->strides[2]));
-    for (int i = 0; i < 2; ++i)
-      if (t->sizes[i] > 1 && t->strides[i] % multiple != 0)
-        return invalid(formatv("{0}: stride[{1}] = {2} must be a multiple of "
-                               "{3} elements (16 bytes)",
-                               name, i, t->strides[i], multiple));
-    if (reinterpret_cast<uintptr_t>(t->data) % 16 != 0)
-      return invalid(formatv("{0}: data pointer {1} is not 16-byte aligned",
-                             name, pointerText(t->data)));
-  }
-  if (args.lse.data) {
-    const attn_tensor &lse = args.lse;
-    if (dtypeOf(lse) != ATTN_DTYPE_F32)
-      return invalid("lse: dtype must be f32, got " + dtypeText(dtypeOf(lse)));
-    if (Status s = checkShape(lse, "lse", 2, "[Hq, total_q]"); !s.ok())
+  if (Status s = checkCuSeqlens(args); !s.ok())
+    return s;
+  if (paged)
+    if (Status s = checkBlockTable(args, args.cu_seqlens_q.sizes[0] - 1);
+        !s.ok())
       return s;
-    const int64_t expected[2] = {hq, q.sizes[0]};
-    if (!std::equal(expected, expected + 2, lse.sizes))
-      return invalid(formatv("lse: sizes must be [Hq, total_q] = {0}, got {1}",
-                             listText(expected, 2), sizesText(lse)));
-    if (reinterpret_cast<uintptr_t>(lse.data) % 4 != 0)
-      return invalid(formatv("lse: data pointer {0} is not 4-byte aligned",
-                             pointerText(lse.data)));
-  }
-  const attn_tensor &cuQ = args.cu_seqlens_q;
-  if (Status s = checkShape(cuQ, "cu_seqlens_q", 1, "[B + 1]"); !s.ok())
-    return s;
-  if (cuQ.sizes[0] < 1)
-    return invalid("cu_seqlens_q: sizes [0] must be [B + 1] with B >= 0 (at "
-                   "least the leading 0)");
-  if (Status s = checkI32(cuQ, "cu_seqlens_q", {cuQ.sizes[0]}, "[B + 1]");
-      !s.ok())
-    return s;
-  if (Status s = checkI32(args.cu_seqlens_k, "cu_seqlens_k", {cuQ.sizes[0]},
-                          "[B + 1] (cu_seqlens_q's B)");
-      !s.ok())
-    return s;
   if (args.max_seqlen_q < 0 || args.max_seqlen_k < 0)
     return invalid(formatv("max_seqlen_q = {0} and max_seqlen_k = {1} must "
                            "be >= 0",
@@ -550,7 +584,9 @@ static Status checkOperands(const attn_fwd_args &args) {
     if (Status s = checkLayout(*t, name, fp8 && t == &v); !s.ok())
       return s;
   if (args.lse.data)
-    if (Status s = checkLse(args.lse, q); !s.ok())
+    if (Status s = checkLse(args.lse, {q.sizes[0], q.sizes[1], q.sizes[2]},
+                            "[B, Hq, Nq]");
+        !s.ok())
       return s;
   return checkDescales(args, fp8);
 }
@@ -579,6 +615,36 @@ static Status checkOutputsDoNotAlias(const attn_fwd_args &args,
                              pointerText(reinterpret_cast<void *>(b1))));
     }
   return Status::success();
+}
+
+/// The call's dispatch lengths. A paged call (batched or varlen) has the
+/// caches' page size, pages and Hkv (dim 2), and the capacity max_pages *
+/// page_size (checkBlockTable: no overflow). A varlen call's lengths are on
+/// the device: B comes from cu_seqlens_q, Nq and Nk are the bounds
+/// max_seqlen_q and max_seqlen_k (paged too: the value checks hold every
+/// sequence to both bounds). A batched paged call's Nk is its capacity.
+static void setLengths(const attn_fwd_args &args, FwdCall &call) {
+  if (call.paged) {
+    call.pageSize = args.k.sizes[1];
+    call.numPages = args.k.sizes[0];
+    call.capacity = args.block_table.sizes[1] * call.pageSize;
+  }
+  int64_t kvHeadsDim = call.paged ? 2 : 1;
+  if (call.varlen) {
+    call.batch = args.cu_seqlens_q.sizes[0] - 1;
+    call.numHeadsQ = args.q.sizes[1];
+    call.numHeadsKV = args.k.sizes[kvHeadsDim];
+    call.headDim = args.q.sizes[2];
+    call.seqLenQ = args.max_seqlen_q;
+    call.seqLenK = args.max_seqlen_k;
+    return;
+  }
+  call.batch = args.q.sizes[0];
+  call.numHeadsQ = args.q.sizes[1];
+  call.numHeadsKV = args.k.sizes[kvHeadsDim];
+  call.seqLenQ = args.q.sizes[2];
+  call.headDim = args.q.sizes[3];
+  call.seqLenK = call.paged ? call.capacity : args.k.sizes[2];
 }
 
 Status validateFwd(const attn_fwd_args &args, FwdCall &call) {
@@ -611,34 +677,7 @@ Status validateFwd(const attn_fwd_args &args, FwdCall &call) {
     return s;
   call.dtype = dtypeName(dtypeOf(args.q));
   call.causal = args.causal != 0;
-  if (call.varlen) {
-    // The lengths are on the device: Nq and Nk are the bounds the caller
-    // gives, B comes from cu_seqlens_q.
-    call.batch = args.cu_seqlens_q.sizes[0] - 1;
-    call.numHeadsQ = args.q.sizes[1];
-    call.numHeadsKV = args.k.sizes[1];
-    call.headDim = args.q.sizes[2];
-    call.seqLenQ = args.max_seqlen_q;
-    call.seqLenK = args.max_seqlen_k;
-    call.scale = scale != 0 ? scale : 1.0 / std::sqrt(double(call.headDim));
-    return Status::success();
-  }
-  call.batch = args.q.sizes[0];
-  call.numHeadsQ = args.q.sizes[1];
-  call.seqLenQ = args.q.sizes[2];
-  call.headDim = args.q.sizes[3];
-  if (call.paged) {
-    // Nk is the capacity max_pages * page_size (checkPagedSizes: no
-    // overflow); each sequence's length is in cache_seqlens.
-    call.pageSize = args.k.sizes[1];
-    call.numPages = args.k.sizes[0];
-    call.numHeadsKV = args.k.sizes[2];
-    call.seqLenK = args.block_table.sizes[1] * call.pageSize;
-  } else {
-    call.numHeadsKV = args.k.sizes[1];
-    call.seqLenK = args.k.sizes[2];
-  }
-  call.causal = args.causal != 0;
+  setLengths(args, call);
   call.scale = scale != 0 ? scale : 1.0 / std::sqrt(double(call.headDim));
   return Status::success();
 }
@@ -751,10 +790,12 @@ static int64_t ctasPerSM(const bundle::KernelLaunch &launch) {
 /// * CTAs per SM) of the device, with efficiency waves / ceil(waves); the
 /// fewest splits within 85% of the best efficiency win, since every split
 /// adds a workspace round trip and combine work. Counts above the K/V
-/// blocks (splits left empty) are skipped; a paged call counts them from
-/// its capacity max_pages * page_size (FwdCall::seqLenK), as FlashAttention
-/// does: the lengths are in device memory. A tuned choice (attn_tune) wins
-/// over this.
+/// blocks (splits left empty) are skipped. The lengths are on the device
+/// for paged and varlen calls, so the blocks count from FwdCall::seqLenK,
+/// as FlashAttention does: a batched paged call's capacity max_pages *
+/// page_size, a varlen call's (paged or not) max_seqlen_k; a varlen call's
+/// partial grid is in its terms too, ceil(max_seqlen_q / BLOCK_M) * S by
+/// heads by B sequences. A tuned choice (attn_tune) wins over this.
 size_t Bundle::chooseSplits(const FwdCall &call, const attn_fwd_args &args,
                             size_t best) const {
   std::map<int64_t, size_t> bySplits; // split count -> first variant
@@ -1345,10 +1386,27 @@ static Status checkDescaleValues(const DriverApi &driver,
   return Status::success();
 }
 
-/// A paged call's tables, FlashAttention's contract: every cache_seqlens[b]
-/// in [0, max_pages * page_size], and the block_table entries a sequence
-/// reads (its first ceil(cache_seqlens[b] / page_size)) pages of k and v,
-/// in [0, num_pages). Entries past those are never read, so never checked.
+/// The block_table entries sequence `b` of `n` keys reads (its first
+/// ceil(n / page_size)) are pages of k and v: in [0, num_pages). Entries
+/// past those are never read, so never checked.
+static Status checkTableRow(const HostWords &host, const attn_tensor &table,
+                            const FwdCall &call, int64_t b, int64_t n) {
+  int64_t used = llvm::divideCeil(n, call.pageSize);
+  for (int64_t j = 0; j < used; ++j) {
+    auto page = element<int32_t>(host, table, b, j);
+    if (page < 0 || page >= call.numPages)
+      return invalid(formatv("block_table[{0}, {1}] = {2} must be a page "
+                             "of k and v in [0, num_pages = {3}) (sequence "
+                             "{0} has {4} keys: its first {5} entries are "
+                             "read)",
+                             b, j, page, call.numPages, n, used));
+  }
+  return Status::success();
+}
+
+/// A batched paged call's tables, FlashAttention's contract: every
+/// cache_seqlens[b] in [0, max_pages * page_size], and the block_table
+/// entries each sequence reads in range (checkTableRow).
 static Status checkPagedValues(const DriverApi &driver,
                                const attn_fwd_args &args, const FwdCall &call,
                                CUstream stream) {
@@ -1361,84 +1419,118 @@ static Status checkPagedValues(const DriverApi &driver,
   const attn_tensor &table = args.block_table, &lengths = args.cache_seqlens;
   for (int64_t b = 0; b < lengths.sizes[0]; ++b) {
     auto n = element<int32_t>(host[1], lengths, b);
-    if (n < 0 || n > call.seqLenK)
+    if (n < 0 || n > call.capacity)
       return invalid(formatv("cache_seqlens[{0}] = {1} must be in [0, "
                              "max_pages * page_size = {2} * {3} = {4}]",
                              b, n, table.sizes[1], call.pageSize,
-                             call.seqLenK));
-    int64_t used = llvm::divideCeil(int64_t(n), call.pageSize);
-    for (int64_t j = 0; j < used; ++j) {
-      auto page = element<int32_t>(host[0], table, b, j);
-      if (page < 0 || page >= call.numPages)
-        return invalid(formatv("block_table[{0}, {1}] = {2} must be a page "
-                               "of k and v in [0, num_pages = {3}) (sequence "
-                               "{0} has {4} keys: its first {5} entries are "
-                               "read)",
-                               b, j, page, call.numPages, n, used));
-    }
+                             call.capacity));
+    if (Status s = checkTableRow(host[0], table, call, b, n); !s.ok())
+      return s;
   }
   return Status::success();
 }
 
-/// A varlen call's prefix sums, FlashAttention's contract: cu_seqlens[0]
-/// = 0, non-decreasing, the last entry <= total (q's or k's dim 0), and
-/// every query length <= max_seqlen_q (the grid covers no more rows) and
-/// key length <= max_seqlen_k.
+/// One prefix-sum table of a varlen call and its bounds: the packed rows
+/// it indexes (none for a paged cu_seqlens_k: the keys live in pages) and
+/// the largest length.
+struct PrefixSums {
+  const attn_tensor &t;
+  const char *name;
+  std::optional<int64_t> total;
+  int64_t max;
+  const char *maxName;
+};
+
+/// FlashAttention's contract on cu_seqlens: [0] = 0, non-decreasing, the
+/// last entry <= total, every length <= its max_seqlen (the grid covers no
+/// more query rows; the kernel reads no more keys).
+static Status checkPrefixSums(const HostWords &host, const PrefixSums &c) {
+  auto first = element<int32_t>(host, c.t, 0);
+  if (first != 0)
+    return invalid(formatv("{0}[0] = {1} must be 0", c.name, first));
+  for (int64_t b = 0; b + 1 < c.t.sizes[0]; ++b) {
+    auto start = element<int32_t>(host, c.t, b);
+    auto end = element<int32_t>(host, c.t, b + 1);
+    if (end < start)
+      return invalid(formatv("{0}[{1}] = {2} is below {0}[{3}] = {4}: the "
+                             "prefix sums must be non-decreasing",
+                             c.name, b + 1, end, b, start));
+    if (c.total && end > *c.total)
+      return invalid(formatv("{0}[{1}] = {2} is past the packed rows (total "
+                             "= {3})",
+                             c.name, b + 1, end, *c.total));
+    if (end - start > c.max)
+      return invalid(formatv("sequence {0} has {1} = {2} - {3} = {4} rows, "
+                             "more than {5} = {6}",
+                             b, c.name, end, start, end - start, c.maxName,
+                             c.max));
+  }
+  return Status::success();
+}
+
+/// A varlen paged call's keys: sequence b's Nk_b = cu_seqlens_k[b + 1] -
+/// cu_seqlens_k[b] (checkPrefixSums: >= 0) fits the capacity max_pages *
+/// page_size, and the block_table entries it reads are in range.
+static Status checkVarlenPages(const HostWords &cuK, const HostWords &table,
+                               const attn_fwd_args &args, const FwdCall &call) {
+  for (int64_t b = 0; b < call.batch; ++b) {
+    auto start = element<int32_t>(cuK, args.cu_seqlens_k, b);
+    auto end = element<int32_t>(cuK, args.cu_seqlens_k, b + 1);
+    int64_t n = int64_t(end) - start;
+    if (n > call.capacity)
+      return invalid(formatv("sequence {0} has cu_seqlens_k = {1} - {2} = {3} "
+                             "keys, more than max_pages * page_size = {4} * "
+                             "{5} = {6}",
+                             b, end, start, n, args.block_table.sizes[1],
+                             call.pageSize, call.capacity));
+    if (Status s = checkTableRow(table, args.block_table, call, b, n); !s.ok())
+      return s;
+  }
+  return Status::success();
+}
+
+/// A varlen call's prefix sums (checkPrefixSums), and for a varlen paged
+/// call its pages (checkVarlenPages), read back with one synchronization.
 static Status checkVarlenValues(const DriverApi &driver,
                                 const attn_fwd_args &args,
                                 const FwdCall &call, CUstream stream) {
-  constexpr Operand tables[] = {Operand::CuSeqlensQ, Operand::CuSeqlensK};
+  constexpr Operand tables[] = {Operand::CuSeqlensQ, Operand::CuSeqlensK,
+                                Operand::BlockTable};
+  llvm::ArrayRef<Operand> read(tables, call.paged ? 3 : 2);
   std::vector<HostWords> host;
-  if (Status s = readBack(driver, args, call, tables, "cu_seqlens_q/k",
+  if (Status s = readBack(driver, args, call, read,
+                          call.paged ? "cu_seqlens_q/k and the block table"
+                                     : "cu_seqlens_q/k",
                           stream, host);
       !s.ok())
     return s;
-  const struct {
-    const attn_tensor &t;
-    const char *name;
-    int64_t total, max;
-    const char *maxName;
-  } checks[] = {{args.cu_seqlens_q, "cu_seqlens_q", args.q.sizes[0],
-                 args.max_seqlen_q, "max_seqlen_q"},
-                {args.cu_seqlens_k, "cu_seqlens_k", args.k.sizes[0],
-                 args.max_seqlen_k, "max_seqlen_k"}};
-  for (size_t i = 0; i < 2; ++i) {
-    const auto &c = checks[i];
-    auto first = element<int32_t>(host[i], c.t, 0);
-    if (first != 0)
-      return invalid(formatv("{0}[0] = {1} must be 0", c.name, first));
-    for (int64_t b = 0; b + 1 < c.t.sizes[0]; ++b) {
-      auto start = element<int32_t>(host[i], c.t, b);
-      auto end = element<int32_t>(host[i], c.t, b + 1);
-      if (end < start)
-        return invalid(formatv("{0}[{1}] = {2} is below {0}[{3}] = {4}: "
-                               "the prefix sums must be non-decreasing",
-                               c.name, b + 1, end, b, start));
-      if (end > c.total)
-        return invalid(formatv("{0}[{1}] = {2} is past the packed rows "
-                               "(total = {3})",
-                               c.name, b + 1, end, c.total));
-      if (end - start > c.max)
-        return invalid(formatv("sequence {0} has {1} = {2} - {3} = {4} rows, "
-                               "more than {5} = {6}",
-                               b, c.name, end, start, end - start, c.maxName,
-                               c.max));
-    }
-  }
-  return Status::success();
+  std::optional<int64_t> totalK;
+  if (!call.paged)
+    totalK = args.k.sizes[0];
+  const PrefixSums sums[] = {{args.cu_seqlens_q, "cu_seqlens_q",
+                              args.q.sizes[0], args.max_seqlen_q,
+                              "max_seqlen_q"},
+                             {args.cu_seqlens_k, "cu_seqlens_k", totalK,
+                              args.max_seqlen_k, "max_seqlen_k"}};
+  for (size_t i = 0; i < 2; ++i)
+    if (Status s = checkPrefixSums(host[i], sums[i]); !s.ok())
+      return s;
+  return call.paged ? checkVarlenPages(host[1], host[2], args, call)
+                    : Status::success();
 }
 
-/// The value checks of attn_bundle_set_check_values: FP8 descales, paged
-/// tables, varlen prefix sums; other calls read nothing back.
+/// The value checks of attn_bundle_set_check_values: FP8 descales, varlen
+/// prefix sums (and a varlen paged call's table), paged tables; other calls
+/// read nothing back.
 static Status checkCallValues(const DriverApi &driver,
                               const attn_fwd_args &args, const FwdCall &call,
                               CUstream stream) {
   if (call.fp8)
     return checkDescaleValues(driver, args, call, stream);
-  if (call.paged)
-    return checkPagedValues(driver, args, call, stream);
   if (call.varlen)
     return checkVarlenValues(driver, args, call, stream);
+  if (call.paged)
+    return checkPagedValues(driver, args, call, stream);
   return Status::success();
 }
 

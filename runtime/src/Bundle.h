@@ -48,12 +48,14 @@ struct FwdCall {
   /// An e4m3 call: bf16 O, V^T storage, descales.
   bool fp8 = false;
   /// A paged K/V call: k, v [num_pages, page_size, Hkv, D], block_table,
-  /// cache_seqlens; seqLenK is the capacity max_pages * page_size.
+  /// and cache_seqlens unless varlen; seqLenK is the capacity max_pages *
+  /// page_size unless varlen.
   bool paged = false;
-  int64_t pageSize = 0, numPages = 0; // 0 unless paged
-  /// A varlen call: q, o [total_q, Hq, D], k, v [total_k, Hkv, D], lse [Hq,
-  /// total_q], cu_seqlens; batch is B = size(cu_seqlens_q, 0) - 1, seqLenQ
-  /// and seqLenK are max_seqlen_q and max_seqlen_k.
+  int64_t pageSize = 0, numPages = 0, capacity = 0; // 0 unless paged
+  /// A varlen call: q, o [total_q, Hq, D], k, v [total_k, Hkv, D] (or paged
+  /// caches), lse [Hq, total_q], cu_seqlens; batch is B =
+  /// size(cu_seqlens_q, 0) - 1, seqLenQ and seqLenK are max_seqlen_q and
+  /// max_seqlen_k.
   bool varlen = false;
   /// q, k, v, o (and lse, if given) are contiguous row-major.
   bool contiguous = false;

@@ -89,8 +89,11 @@ bool isScalarOperand(Operand operand) {
   return operand == Operand::MaxSeqlenQ || operand == Operand::MaxSeqlenK;
 }
 
-int64_t operandRank(Operand operand, bool varlen) {
+int64_t operandRank(Operand operand, bool varlen, bool paged) {
   switch (operand) {
+  case Operand::K:
+  case Operand::V:
+    return varlen && !paged ? 3 : 4;
   case Operand::LSE:
     return varlen ? 2 : 3;
   case Operand::BlockTable:
@@ -125,6 +128,10 @@ StringRef fieldName(Param::Field field) {
     return "value";
   }
   return "?";
+}
+
+int64_t operandRank(Operand operand, const FwdKey &key) {
+  return operandRank(operand, key.varlen, key.pageSize > 0);
 }
 
 int FwdKey::numStaticLengths() const {
@@ -528,13 +535,15 @@ static llvm::Error checkPagedKey(const FwdKey &key, const llvm::Twine &at) {
   if (key.seqLenK)
     return corrupt(at + ".key.seqlen_k",
                    "must be null in a paged K/V (page_size) kernel: each "
-                   "sequence's length comes from cache_seqlens");
+                   "sequence's length comes from cache_seqlens (varlen: "
+                   "cu_seqlens_k)");
   return llvm::Error::success();
 }
 
 /// Varlen (attn.varlen_attention): the wgmma path, f16 or bf16, strided,
-/// contiguous K/V (no page_size), no split-KV, and null batch, seqlen_q and
-/// seqlen_k (B and the lengths come from cu_seqlens on the device).
+/// and null batch, seqlen_q and seqlen_k (B and the lengths come from
+/// cu_seqlens on the device). It may read paged K/V caches (page_size:
+/// checkPagedKey) and be split (splits: checkLaunches).
 static llvm::Error checkVarlenKey(const FwdKey &key, const llvm::Twine &at) {
   if (!key.varlen)
     return llvm::Error::success();
@@ -544,11 +553,6 @@ static llvm::Error checkVarlenKey(const FwdKey &key, const llvm::Twine &at) {
     return corrupt(at + ".key.dtype", "varlen kernels are not e4m3");
   if (!key.strided)
     return corrupt(at + ".key.layout", "varlen kernels are \"strided\"");
-  if (key.pageSize != 0)
-    return corrupt(at + ".key.page_size",
-                   "a varlen kernel has contiguous K/V (no page_size)");
-  if (key.splits != 1)
-    return corrupt(at + ".key.splits", "varlen kernels have no split-KV");
   if (key.batch || key.seqLenQ || key.seqLenK)
     return corrupt(at + ".key",
                    "batch, seqlen_q and seqlen_k must be null in a varlen "
@@ -590,17 +594,36 @@ static llvm::Error checkKey(const FwdKey &key, const llvm::Twine &at) {
   return checkVarlenKey(key, at);
 }
 
-/// A grid or workspace term: a dimension of the operand's rank (none for a
-/// scalar), divisor >= 1, offset 0 or -1 (-1 only in a varlen kernel, on
-/// cu_seqlens: B = dim - 1), varlen operands only in varlen kernels.
+/// Why a kernel of `key` has no operand `op` ("in a kernel without LSE"),
+/// or nothing when it has it: lse with LSE, the descales in e4m3 kernels,
+/// the block table in paged kernels, cache_seqlens in paged kernels that
+/// are not varlen (a varlen paged kernel counts each sequence's keys from
+/// cu_seqlens_k), cu_seqlens and max_seqlen in varlen kernels.
+static std::optional<std::string> whyAbsent(const FwdKey &key, Operand op) {
+  if (op == Operand::LSE && !key.hasLse)
+    return "in a kernel without LSE";
+  if (isDescale(op) && key.dtype != "e4m3")
+    return "in a kernel that is not e4m3";
+  if (isPagedOperand(op) && key.pageSize == 0)
+    return "in a kernel without page_size (paged K/V)";
+  if (op == Operand::CacheSeqlens && key.varlen)
+    return "in a varlen paged kernel (sequence b has cu_seqlens_k[b + 1] - "
+           "cu_seqlens_k[b] keys)";
+  if (isVarlenOperand(op) && !key.varlen)
+    return "in a kernel that is not varlen";
+  return std::nullopt;
+}
+
+/// A grid or workspace term: an operand the kernel has (whyAbsent), a
+/// dimension of its rank (none for a scalar), divisor >= 1, offset 0 or -1
+/// (-1 only in a varlen kernel, on cu_seqlens: B = dim - 1).
 static llvm::Error checkGridTerm(const FwdKey &key, const GridTerm &t,
                                  const llvm::Twine &at) {
-  int64_t rank = operandRank(t.operand, key.varlen);
+  if (auto why = whyAbsent(key, t.operand))
+    return corrupt(at, "refers to " + operandName(t.operand) + " " + *why);
+  int64_t rank = operandRank(t.operand, key);
   if (t.divisor < 1 || t.dim < 0 || (rank > 0 && t.dim >= rank))
     return corrupt(at, "needs 0 <= dim < rank(operand) and divisor >= 1");
-  if (isVarlenOperand(t.operand) && !key.varlen)
-    return corrupt(at, "refers to " + operandName(t.operand) +
-                           " in a kernel that is not varlen");
   if (t.offset != 0 && (t.offset != -1 || !key.varlen))
     return corrupt(at, "offset must be 0, or -1 in a varlen kernel (B = "
                        "size(cu_seqlens_q, 0) - 1)");
@@ -621,13 +644,6 @@ static llvm::Error checkLaunch(const KernelEntry &kernel,
     for (const GridTerm &t : dim.terms) {
       if (llvm::Error err = checkGridTerm(kernel.key, t, at + ".launch.grid"))
         return err;
-      if (t.operand == Operand::LSE && !kernel.key.hasLse)
-        return corrupt(at + ".launch.grid", "refers to lse in a kernel "
-                                            "without LSE");
-      if (isPagedOperand(t.operand) && kernel.key.pageSize == 0)
-        return corrupt(at + ".launch.grid",
-                       "refers to " + operandName(t.operand) +
-                           " in a kernel without page_size");
     }
   }
   // A persistent kernel's grid is its CTA count: nothing scales with the call.
@@ -714,9 +730,17 @@ static llvm::Error checkTensorMap(const KernelEntry &kernel, const Param &p,
                                    "of wgmma kernels");
   bool fp8 = kernel.key.dtype == "e4m3";
   StringRef name = operandName(p.operand);
-  if (p.packed != kernel.key.varlen)
+  bool kv = p.operand == Operand::K || p.operand == Operand::V;
+  // A varlen paged kernel reads K and V from the caches like any paged one.
+  bool pagedKV = kernel.key.pageSize > 0 && kv;
+  if (p.packed != (kernel.key.varlen && !pagedKV))
     return corrupt(at + ".params",
-                   kernel.key.varlen
+                   p.packed && pagedKV
+                       ? "the tensor map of " + name +
+                             " in a paged K/V kernel reads the [num_pages, "
+                             "page_size, Hkv, D] cache: heads_inner, not "
+                             "packed (varlen or not)"
+                   : kernel.key.varlen
                        ? "the tensor map of " + name +
                              " in a varlen kernel must be packed (the "
                              "[total, H, D] operand as (D, total, H, 1))"
@@ -733,8 +757,7 @@ static llvm::Error checkTensorMap(const KernelEntry &kernel, const Param &p,
                          "transposed (V^T storage, unit stride along Nk)"
                        : "the tensor map of v is transposed, but only e4m3 "
                          "kernels take V^T storage");
-  bool kv = p.operand == Operand::K || p.operand == Operand::V;
-  if (kernel.key.pageSize > 0 && kv)
+  if (pagedKV)
     return checkPagedMap(kernel, p, at);
   if (p.headsInner && p.operand != Operand::Q && p.operand != Operand::O)
     return corrupt(at + ".params",
@@ -785,28 +808,15 @@ static llvm::Error checkLaunchParams(const KernelEntry &kernel,
                                      const llvm::Twine &at,
                                      std::array<bool, kNumOperands> &hasPointer) {
   using Field = Param::Field;
-  bool fp8 = kernel.key.dtype == "e4m3";
   // Per operand: which descriptor fields appear (3 + 2 * rank bits).
   std::array<llvm::SmallBitVector, kNumOperands> seen;
   for (const Param &p : launch.params) {
     if (p.workspace >= 0)
       continue;
-    if (p.operand == Operand::LSE && !kernel.key.hasLse)
-      return corrupt(at + ".params", "an lse parameter in a kernel without "
-                                     "LSE");
-    if (isDescale(p.operand) && !fp8)
+    if (auto why = whyAbsent(kernel.key, p.operand))
       return corrupt(at + ".params",
-                     "a " + operandName(p.operand) +
-                         " parameter in a kernel that is not e4m3");
-    if (isPagedOperand(p.operand) && kernel.key.pageSize == 0)
-      return corrupt(at + ".params",
-                     "a " + operandName(p.operand) +
-                         " parameter in a kernel without page_size (paged "
-                         "K/V)");
-    if (isVarlenOperand(p.operand) && !kernel.key.varlen)
-      return corrupt(at + ".params",
-                     "a " + operandName(p.operand) +
-                         " parameter in a kernel that is not varlen");
+                     (p.operand == Operand::LSE ? "an " : "a ") +
+                         operandName(p.operand) + " parameter " + *why);
     size_t op = static_cast<size_t>(p.operand);
     // A scalar is one value parameter; only scalars are.
     if (isScalarOperand(p.operand) != (p.field == Field::Value))
@@ -820,7 +830,7 @@ static llvm::Error checkLaunchParams(const KernelEntry &kernel,
       hasPointer[op] = true;
       continue;
     }
-    int64_t rank = operandRank(p.operand, kernel.key.varlen);
+    int64_t rank = operandRank(p.operand, kernel.key);
     if (p.index < 0 || p.index >= rank)
       return corrupt(at + ".params", "index out of the operand's rank");
     if (p.field == Field::TensorMap) {
@@ -907,7 +917,7 @@ static llvm::Error checkParams(const KernelEntry &kernel,
                                            " in an e4m3 kernel");
   if (kernel.key.pageSize > 0)
     for (Operand op : {Operand::BlockTable, Operand::CacheSeqlens})
-      if (!hasPointer[static_cast<size_t>(op)])
+      if (!whyAbsent(kernel.key, op) && !hasPointer[static_cast<size_t>(op)])
         return corrupt(at + ".params",
                        "no memref descriptor of operand " + operandName(op) +
                            " in a paged K/V (page_size) kernel");
@@ -1039,13 +1049,9 @@ static llvm::Error checkLaunches(const KernelEntry &kernel,
       if (dim.constant < 1 || dim.terms.size() > 4)
         return corrupt(where + ".shape", "constants must be >= 1, with at "
                                          "most 4 terms per extent");
-      for (const GridTerm &t : dim.terms) {
-        if (t.operand == Operand::LSE && !key.hasLse)
-          return corrupt(where + ".shape",
-                         "needs 0 <= dim < rank(operand) and divisor >= 1");
+      for (const GridTerm &t : dim.terms)
         if (llvm::Error err = checkGridTerm(key, t, where + ".shape"))
           return err;
-      }
     }
   }
   for (const auto &[i, launch] : llvm::enumerate(kernel.then)) {

@@ -61,8 +61,10 @@ std::optional<Operand> parseOperand(llvm::StringRef name);
 /// The rank of each operand: 4, except 3 for LSE, 2 for the descales and
 /// the block table, 1 for the cache sequence lengths and cu_seqlens, 0 for
 /// the max_seqlen scalars. In a varlen kernel (`varlen`) q, k, v and o are
-/// packed [total, H, D] (rank 3) and lse is [Hq, total_q] (rank 2).
-int64_t operandRank(Operand operand, bool varlen = false);
+/// packed [total, H, D] (rank 3) and lse is [Hq, total_q] (rank 2), except
+/// that k and v of a varlen paged kernel (`paged`) are the caches
+/// [num_pages, page_size, Hkv, D] (rank 4), as in every paged kernel.
+int64_t operandRank(Operand operand, bool varlen = false, bool paged = false);
 /// True for q_descale, k_descale and v_descale.
 bool isDescale(Operand operand);
 /// True for block_table and cache_seqlens (paged K/V kernels only).
@@ -106,6 +108,9 @@ struct FwdKey {
   /// Number of the five lengths that are static.
   int numStaticLengths() const;
 };
+
+/// operandRank in a kernel of `key` (its varlen and page_size).
+int64_t operandRank(Operand operand, const FwdKey &key);
 
 /// ceil((size(operand, dim) + offset) / divisor), or for a scalar operand
 /// (max_seqlen_q) ceil((value + offset) / divisor); a negative sum counts

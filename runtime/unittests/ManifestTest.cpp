@@ -1205,7 +1205,7 @@ TEST(ManifestVarlen, DescribeShowsVarlen) {
   EXPECT_EQ(describe(wgmmaKernel("w")).find("varlen"), std::string::npos);
 }
 
-TEST(ManifestVarlen, KeyIsWgmmaBf16StridedUnsplitWithDynamicLengths) {
+TEST(ManifestVarlen, KeyIsWgmmaBf16StridedWithDynamicLengths) {
   EXPECT_EQ(varlenErrorAfter([](json::Object &) {}), "");
   EXPECT_ERROR_HAS(varlenErrorAfter([](json::Object &top) {
                      key0(top)["path"] = "fma";
@@ -1219,15 +1219,19 @@ TEST(ManifestVarlen, KeyIsWgmmaBf16StridedUnsplitWithDynamicLengths) {
                      key0(top)["layout"] = "contiguous";
                    }),
                    "kernels[0].key.layout: varlen kernels are \"strided\"");
+  // The key may be paged and split (VarlenComboTest.cpp); then the maps,
+  // the block table and the launches must be those of that form.
   EXPECT_ERROR_HAS(varlenErrorAfter([](json::Object &top) {
                      key0(top)["page_size"] = 16;
                    }),
-                   "kernels[0].key.page_size: a varlen kernel has contiguous "
-                   "K/V");
+                   "the tensor map of v in a paged K/V kernel reads the "
+                   "[num_pages, page_size, Hkv, D] cache: heads_inner, not "
+                   "packed");
   EXPECT_ERROR_HAS(varlenErrorAfter([](json::Object &top) {
                      key0(top)["splits"] = 2;
                    }),
-                   "kernels[0].key.splits: varlen kernels have no split-KV");
+                   "kernels[0].key.splits: must be in [1, 256], and above 1 "
+                   "exactly when the kernel has later launches");
   for (const char *len : {"batch", "seqlen_q", "seqlen_k"})
     EXPECT_ERROR_HAS(varlenErrorAfter([&](json::Object &top) {
                        key0(top)[len] = 4;

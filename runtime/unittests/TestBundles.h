@@ -177,6 +177,25 @@ inline KernelEntry varlenKernel(const std::string &name) {
   return k;
 }
 
+/// A varlen paged wgmma kernel (FlashAttention-2's flash_attn_varlen_func
+/// with block_table): varlenKernel with key page_size, the maps of v and k
+/// heads_inner over the [num_pages, page_size, Hkv, D] caches (boxes of
+/// min(page_size, 128) rows, not packed), and last the descriptor of
+/// block_table; no cache_seqlens (cu_seqlens_k gives the key counts).
+inline KernelEntry varlenPagedKernel(const std::string &name,
+                                     int64_t pageSize) {
+  KernelEntry k = varlenKernel(name);
+  k.key.pageSize = pageSize;
+  for (Param &p : k.params)
+    if (p.field == Param::Field::TensorMap && p.operand != Operand::Q) {
+      p.packed = false;
+      p.headsInner = true;
+      p.box = {64, std::min<int64_t>(pageSize, k.key.blockN), 1, 1};
+    }
+  appendDescriptor(k.params, Operand::BlockTable);
+  return k;
+}
+
 /// The memref descriptor of workspace buffer `buffer` (rank `rank`).
 inline void appendWorkspace(std::vector<Param> &params, int64_t buffer,
                             int64_t rank) {
@@ -255,6 +274,53 @@ inline KernelEntry pagedSplitKernel(const std::string &name, int64_t splits,
   appendDescriptor(params, Operand::BlockTable);
   appendDescriptor(params, Operand::CacheSeqlens);
   k.params = params;
+  return k;
+}
+
+/// A varlen split-KV kernel (BLOCK_M 64, `splits` splits; paged when
+/// `pageSize` > 0): the partial attention (grid ceil(max_seqlen_q / 64) *
+/// S, Hq, B = size(cu_seqlens_q, 0) - 1; the maps of v, k and q, the value
+/// of max_seqlen_q, cu_seqlens_q/k (and block_table), O_partial and
+/// LSE_partial) then the combine (grid ceil(total_q / 64), Hq, 1;
+/// O_partial, LSE_partial, o, lse), with the workspace O_partial [S,
+/// total_q, Hq, 128] and LSE_partial [S, Hq, total_q].
+inline KernelEntry varlenSplitKernel(const std::string &name, int64_t splits,
+                                     int64_t pageSize = 0) {
+  KernelEntry k =
+      pageSize > 0 ? varlenPagedKernel(name, pageSize) : varlenKernel(name);
+  k.key.splits = splits;
+  k.key.blockM = 64;
+  k.threads = {256, 1, 1};
+  k.grid = {GridDim{splits, {{Operand::MaxSeqlenQ, 0, 64}}},
+            GridDim{1, {{Operand::Q, 1, 1}}},
+            GridDim{1, {{Operand::CuSeqlensQ, 0, 1, -1}}}};
+  std::vector<Param> params;
+  for (Param p : k.params) {
+    if (p.operand == Operand::O || p.operand == Operand::LSE)
+      continue; // the combine writes them
+    if (p.field == Param::Field::TensorMap && p.operand == Operand::Q)
+      p.box = {64, 64, 1, 1};
+    params.push_back(p);
+  }
+  appendWorkspace(params, 0, 4);
+  appendWorkspace(params, 1, 3);
+  k.params = params;
+  bundle::KernelLaunch combine;
+  combine.name = name + "_combine";
+  combine.cubin = name + "_0.cubin";
+  combine.ptx = name + "_0.ptx";
+  combine.grid = {GridDim{1, {{Operand::Q, 0, 64}}},
+                  GridDim{1, {{Operand::Q, 1, 1}}}, GridDim{1, {}}};
+  combine.threads = {256, 1, 1};
+  appendWorkspace(combine.params, 0, 4);
+  appendWorkspace(combine.params, 1, 3);
+  appendDescriptor(combine.params, Operand::O, /*varlen=*/true);
+  appendDescriptor(combine.params, Operand::LSE, /*varlen=*/true);
+  k.then.push_back(combine);
+  GridDim s{splits, {}}, totalQ{1, {{Operand::Q, 0, 1}}},
+      hq{1, {{Operand::Q, 1, 1}}};
+  k.workspace = {{"o_partial", {s, totalQ, hq, GridDim{128, {}}}},
+                 {"lse_partial", {s, hq, totalQ}}};
   return k;
 }
 

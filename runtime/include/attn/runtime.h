@@ -136,7 +136,25 @@ typedef struct attn_tensor {
  * block_table, or the reverse, is ATTN_ERROR_INVALID_ARGUMENT, and so is
  * an FP8 paged call. For dispatch the call's Nk is its capacity max_pages
  * * page_size, and a kernel matches only calls of its page size (a
- * contiguous kernel no paged call, a paged kernel no contiguous one). */
+ * contiguous kernel no paged call, a paged kernel no contiguous one).
+ *
+ * Varlen paged K/V (cu_seqlens_q and block_table given), as
+ * FlashAttention-2's flash_attn_varlen_func(q, k_cache, v_cache,
+ * cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, block_table=...):
+ *   q, o [total_q, Hq, D], lse [Hq, total_q], cu_seqlens_q/k [B + 1],
+ *     max_seqlen_q/k                       as in the varlen form below
+ *   k,v [num_pages, page_size, Hkv, D]    the caches, as in the paged form
+ *   block_table   [B, max_pages]  i32, any strides, 4-byte aligned, with
+ *                                 B = size(cu_seqlens_q, 0) - 1
+ *   cache_seqlens                 not given (zero-initialized)
+ * Sequence b has Nk_b = cu_seqlens_k[b + 1] - cu_seqlens_k[b] keys; key j
+ * of it is row j % page_size of page block_table[b, j / page_size]. The
+ * caller's contract: cu_seqlens_k[0] = 0, non-decreasing, Nk_b <=
+ * max_seqlen_k and Nk_b <= max_pages * page_size (there is no total_k:
+ * the keys live in pages), and block_table[b, j] in [0, num_pages) for j <
+ * ceil(Nk_b / page_size). A varlen paged kernel matches only varlen calls
+ * of its page size; for dispatch (and the split count) the call's Nk is
+ * max_seqlen_k, as for any varlen call. */
 typedef struct attn_fwd_args {
   attn_tensor q, k, v, o, lse;
   int32_t causal;
@@ -149,10 +167,11 @@ typedef struct attn_fwd_args {
   attn_tensor block_table, cache_seqlens;
   /* Appended for variable-length batches (FlashAttention-2's varlen layout,
    * docs/bundle.md "Varlen calls"): cu_seqlens_q given (data or rank) makes
-   * the call varlen: q, o [total_q, Hq, D], k, v [total_k, Hkv, D], lse
-   * [Hq, total_q], cu_seqlens_q / cu_seqlens_k i32 [B + 1], max_seqlen_q /
-   * max_seqlen_k >= every sequence's length. Zero-initialized for a batched
-   * call. */
+   * the call varlen: q, o [total_q, Hq, D], k, v [total_k, Hkv, D] (or,
+   * with block_table given, the paged caches of the varlen paged form
+   * above; cache_seqlens is never given), lse [Hq, total_q], cu_seqlens_q /
+   * cu_seqlens_k i32 [B + 1], max_seqlen_q / max_seqlen_k >= every
+   * sequence's length. Zero-initialized for a batched call. */
   attn_tensor cu_seqlens_q, cu_seqlens_k;
   int64_t max_seqlen_q, max_seqlen_k;
 } attn_fwd_args;
@@ -185,7 +204,9 @@ ATTN_API const char *attn_bundle_kernel_info(const attn_bundle *bundle,
  * kernel attn_fwd would launch. A kernel matches when its dtype, D, causal
  * flag, LSE presence, page size (0: contiguous K/V), varlen-ness and scale
  * (within 1e-6 relative) equal the call's (a varlen call's B is
- * size(cu_seqlens_q, 0) - 1, its Nq and Nk max_seqlen_q and max_seqlen_k), each of its static lengths (B, Hq, Hkv,
+ * size(cu_seqlens_q, 0) - 1, its Nq and Nk max_seqlen_q and max_seqlen_k,
+ * paged or not; a batched paged call's Nk is its capacity max_pages *
+ * page_size), each of its static lengths (B, Hq, Hkv,
  * Nq, Nk) equals the call's, and its layout is "strided" or the call's
  * tensors are all contiguous row-major. The kernel with the most static
  * lengths wins (an exact static shape first), then a "contiguous" one, then
@@ -202,12 +223,16 @@ ATTN_API attn_status attn_fwd_select(const attn_bundle *bundle,
  * on (the default) for an FP8 call every descale finite and > 0, for a
  * paged call the lengths and the block-table entries they use in range,
  * for a varlen call cu_seqlens_q/k starting at 0, non-decreasing, within
- * total_q/total_k, each length <= max_seqlen_q/max_seqlen_k:
+ * total_q/total_k, each length <= max_seqlen_q/max_seqlen_k, for a varlen
+ * paged call also each key count within max_pages * page_size and the
+ * block-table entries it uses in range (no total_k):
  * read with cuMemcpyDtoHAsync on `stream` and a cuStreamSynchronize of
  * it), then enqueues the forward kernel on `stream` (0: the legacy default
- * stream). Returns once the launch is queued. A split-KV kernel (docs/bundle.md) is two launches
- * in order on `stream` with an fp32 workspace that attn_fwd allocates and
- * frees there (cuMemAllocAsync / cuMemFreeAsync). A valid call with Nq == 0 or B*Hq == 0 has nothing
+ * stream). Returns once the launch is queued. A split-KV kernel
+ * (docs/bundle.md; batched, paged or varlen) is two launches in order on
+ * `stream` with an fp32 workspace that attn_fwd allocates and frees there
+ * (cuMemAllocAsync / cuMemFreeAsync). A valid call with Nq == 0 or B*Hq ==
+ * 0 (varlen: max_seqlen_q == 0 or B == 0) has nothing
  * to compute: it succeeds without a matching kernel, a GPU or a launch.
  * Errors: every error of attn_fwd_select, and ATTN_ERROR_CUDA. */
 ATTN_API attn_status attn_fwd(attn_bundle *bundle, const attn_fwd_args *args,
@@ -245,7 +270,14 @@ ATTN_API attn_status attn_bundle_set_auto_tune(attn_bundle *bundle,
  * when a factor is not finite and > 0; of a paged call they copy
  * block_table and cache_seqlens and refuse, likewise, a length outside
  * [0, max_pages * page_size] or a block-table entry a sequence reads (j <
- * ceil(cache_seqlens[b] / page_size)) outside [0, num_pages). That costs
+ * ceil(cache_seqlens[b] / page_size)) outside [0, num_pages); of a varlen
+ * call they copy cu_seqlens_q and cu_seqlens_k and refuse a first entry
+ * other than 0, a decrease, an entry past total_q (total_k) or a length
+ * above max_seqlen_q (max_seqlen_k); of a varlen paged call they also copy
+ * block_table and refuse a key count Nk_b = cu_seqlens_k[b + 1] -
+ * cu_seqlens_k[b] above max_pages * page_size or a block-table entry the
+ * sequence reads (j < ceil(Nk_b / page_size)) outside [0, num_pages)
+ * (there is no total_k to check). That costs
  * one host-device synchronization of the call's stream per such call (the
  * copy waits for the work queued before it, e.g. the kernel that computed
  * the descales or the scheduler's table update): turn it off (0) for
