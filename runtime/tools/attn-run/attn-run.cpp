@@ -1048,14 +1048,16 @@ static std::string number(double x, const char *style) {
   return std::isnan(x) ? "-" : llvm::formatv(style, x).str();
 }
 
-/// A varlen batch's lengths and totals, to reproduce a failure.
-static void printVarlenBatch(const attn::run::VarlenInputs &in) {
+/// A varlen batch's lengths and packed rows, to reproduce a failure.
+static void printVarlenBatch(const Shape &s) {
+  const attn::run::VarlenInputs &in = s.seqs;
   llvm::outs() << "     varlen (Nq, Nk):";
   for (int64_t b = 0; b < in.batch(); ++b)
     llvm::outs() << " (" << in.seqQ(b) << ", " << in.seqK(b) << ")";
-  llvm::outs() << llvm::formatv("; total_q {0}, total_k {1} (padding "
-                                "included)\n",
-                                in.totalQ, in.totalK);
+  llvm::outs() << "; total_q " << in.totalQ;
+  if (!s.paged())
+    llvm::outs() << ", total_k " << in.totalK;
+  llvm::outs() << " (padding included)\n";
 }
 
 static void printTable(ArrayRef<Result> results) {
@@ -1089,7 +1091,7 @@ static void printTable(ArrayRef<Result> results) {
                    << " elements of O or LSE written in the padding rows "
                       "(past cu_seqlens_q[B])\n";
     if (r.shape && r.shape->varlen && !r.shape->seqs.cuQ.empty())
-      printVarlenBatch(r.shape->seqs);
+      printVarlenBatch(*r.shape);
   }
 }
 
