@@ -157,16 +157,25 @@ def paged_fwd_args(q, k_cache, v_cache, o, lse, block_table, cache_seqlens,
 
 
 def varlen_fwd_args(q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k,
-                    max_seqlen_q, max_seqlen_k, causal, scale=0.0):
+                    max_seqlen_q, max_seqlen_k, causal, scale=0.0,
+                    block_table=None):
     """A varlen call, as FlashAttention-2's flash_attn_varlen_func: q and o
     [total_q, Hq, D], k and v [total_k, Hkv, D] (f16 or bf16, unit stride
     on D), lse float32 [Hq, total_q] or None, cu_seqlens_q / cu_seqlens_k
     torch.int32 [B + 1] prefix sums, max_seqlen_q / max_seqlen_k ints >=
     every sequence's length. Causal is bottom-right per sequence. Needs a
-    bundle kernel compiled with attn-compile --varlen."""
+    bundle kernel compiled with attn-compile --varlen.
+
+    With `block_table` (torch.int32 [B, max_pages]) the call is varlen
+    paged (flash_attn_varlen_func with block_table): k and v are caches
+    [num_pages, page_size, Hkv, D], sequence b's keys cu_seqlens_k[b + 1]
+    - cu_seqlens_k[b] of them, key j in row j % page_size of page
+    block_table[b, j // page_size]; no cache_seqlens. Needs a varlen
+    kernel with a page size."""
     args = fwd_args(q, k, v, o, lse, causal, scale)
     args.cu_seqlens_q = tensor(cu_seqlens_q)
     args.cu_seqlens_k = tensor(cu_seqlens_k)
     args.max_seqlen_q = int(max_seqlen_q)
     args.max_seqlen_k = int(max_seqlen_k)
+    args.block_table = tensor(block_table)
     return args

@@ -2,9 +2,9 @@
 # On the GPU machine, after bench/build_bundle.sh (and scripts/main.sh) on
 # the build machine: the tensor-core cases (a hang watchdog per launch) on
 # both paths, the harness (model shapes, odd cases, misuse statuses, timing
-# beside FA2 and cuDNN), attn-run, the README's main job, and
-# compute-sanitizer's race and memory checks on small launches. Logs go to
-# $OUT (the device tool's output folder) when it is set.
+# beside FA2 and cuDNN), attn-run (the varlen bundles too), the README's main
+# job, and compute-sanitizer's race and memory checks on small launches. Logs
+# go to $OUT (the device tool's output folder) when it is set.
 set -uo pipefail
 cd "$(dirname "$0")"
 export PYTHONUNBUFFERED=1
@@ -30,6 +30,14 @@ sed -n '/^== /,$p' "$LOG/harness.log" | cut -c1-160
 step "attn-run" timeout 300 ../build/bin/attn-run $B/bench --seqlen-q=1000 --seqlen-k=1500 \
   --batch=2 --heads-q=8 --heads-kv=2 > "$LOG/attn-run.log" 2>&1
 tail -4 "$LOG/attn-run.log"
+# Varlen kernels (and varlen paged ones where build_bundle.sh built them):
+# B8 with empty sequences and padding rows, max lengths 1000 and 1500.
+for v in varlen varlen_paged_s1 varlen_paged_s2; do
+  [ -d $B/$v ] || continue
+  step "attn-run $v" timeout 300 ../build/bin/attn-run $B/$v --batch=8 \
+    --seqlen-q=1000 --seqlen-k=1500 > "$LOG/attn-run-$v.log" 2>&1
+  grep -E "^ +[0-9]+ |kernels passed" "$LOG/attn-run-$v.log"
+done
 step "main job" timeout 200 ../scripts/main.sh > "$LOG/main.log" 2>&1
 tail -4 "$LOG/main.log"
 if command -v compute-sanitizer >/dev/null; then

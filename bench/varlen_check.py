@@ -23,6 +23,18 @@ varlen attention of torch (torch.nn.attention.varlen.varlen_attn) or
 flash_attn.flash_attn_varlen_func where one is installed. FLOPs counted as
 FlashAttention does on the real lengths (causal halves).
 
+Varlen paged split check (NEEDS bundles varlen_paged_s1 and
+varlen_paged_s2: bench/specs_varlen_paged.json built with --splits=1 and
+--splits=2, see bench/build_bundle.sh; skipped with a note when they are
+missing): the issue's paged decode case as a varlen paged call
+(flash_attn_varlen_func with block_table: cu_seqlens_k gives each
+sequence's keys, no cache_seqlens), B2, pages of 256, 4 pages per
+sequence, H4 D64 bf16, one query per sequence, pages randomly placed and
+unused cache rows 1e4 (bench/paged_check.py's inputs and reference); O
+and LSE poisoned with NaN; with 2 splits every row is written, near the
+float64 reference and equal to the 1-split result head by head, and the
+padding rows stay NaN.
+
 Every launch runs under a watchdog (HANG, exit status 3). Exit status 0 iff
 every check passed. First run: docs/perf-notes.md (2026-11-30).
 
@@ -30,6 +42,7 @@ every check passed. First run: docs/perf-notes.md (2026-11-30).
         --bundles build/bundles
 """
 import argparse
+import itertools
 import math
 import os
 import statistics
@@ -95,10 +108,13 @@ def reference(q, k, v, cu_q, cu_k, causal):
     return o, lse
 
 
-def launch(bundle, q, k, v, cq, ck, max_q, max_k, causal, what):
+def launch(bundle, q, k, v, cq, ck, max_q, max_k, causal, what, table=None):
+    """O and LSE NaN-poisoned, then the varlen call (paged: `table`, k and
+    v the caches)."""
     o = torch.full(q.shape, float("nan"), device="cuda", dtype=q.dtype)
     lse = torch.full((q.shape[1], q.shape[0]), float("nan"), device="cuda")
-    args = rt.varlen_fwd_args(q, k, v, o, lse, cq, ck, max_q, max_k, causal)
+    args = rt.varlen_fwd_args(q, k, v, o, lse, cq, ck, max_q, max_k, causal,
+                              block_table=table)
     st, msg = bundle.fwd(args, torch.cuda.current_stream().cuda_stream)
     if st != 0:
         return None, None, "status %d: %s" % (st, msg)
@@ -158,6 +174,56 @@ def checks(bundles):
             ok &= good
             print("%-4s %-12s %-28s %s" % ("PASS" if good else "FAIL", label,
                                            name, text), flush=True)
+    return ok
+
+
+# Lengths per sequence of the varlen paged split check: the issue's (4 full
+# pages each), then a ragged and a three-key sequence.
+VARLEN_PAGED_CASES = [[1024, 1024], [1000, 3]]
+
+
+def varlen_paged_split_check(lib, s1_path, s2_path):
+    """The varlen paged split check (module docstring). s1_path, s2_path:
+    the bundles varlen_paged_s1 and varlen_paged_s2."""
+    import paged_check
+    bundles = [rt.Bundle(lib, p) for p in (s1_path, s2_path)]
+    for b, p in zip(bundles, (s1_path, s2_path)):
+        if b.status != 0:
+            print("FAIL varlen paged: cannot load %s: %s" % (p, b.message))
+            return False
+    Hq, Hkv, D, ps, max_pages, pad_q = 4, 4, 64, 256, 4, 5
+    ok = True
+    for lens in VARLEN_PAGED_CASES:
+        B = len(lens)
+        k, v, table, _ = paged_check.paged_inputs(B, Hkv, D, ps, max_pages,
+                                                  lens)
+        q = torch.randn(B + pad_q, Hq, D, device="cuda").to(torch.bfloat16)
+        cq = torch.arange(B + 1, dtype=torch.int32, device="cuda")
+        ck = torch.tensor([0] + list(itertools.accumulate(lens)),
+                          dtype=torch.int32, device="cuda")
+        # paged_check's reference takes [B, Hq, Nq, D] queries.
+        ro, rl = paged_check.reference(q[:B, :, None], k, v, table, lens,
+                                       False)
+        ro, rl = ro[:, :, 0], rl[:, :, 0]                # [B, Hq, D], [B, Hq]
+        base = None
+        for splits, bundle in zip((1, 2), bundles):
+            what = "varlen paged %s S=%d" % (lens, splits)
+            o, lse, err = launch(bundle, q, k, v, cq, ck, 1, max(lens), False,
+                                 what, table)
+            if err:
+                good, text = False, err
+            else:
+                # Padding untouched (varlen), then the reference and the
+                # 1-split result head by head (paged).
+                good, text = compare(o, lse, ro, rl.T, B)
+                if base is not None:
+                    same, same_text = paged_check.compare(
+                        o[:B], lse[:, :B].T, ro, rl, base)
+                    good, text = good and same, text + " | " + same_text
+                base = base or (o[:B], lse[:, :B].T)
+            ok &= good
+            print("%-4s %-28s %s" % ("PASS" if good else "FAIL", what, text),
+                  flush=True)
     return ok
 
 
@@ -270,6 +336,13 @@ def main():
     for line in bundles["varlen"].kernels():
         print("  " + line)
     ok = checks(bundles)
+    paged = [os.path.join(a.bundles, "varlen_paged_s%d" % s) for s in (1, 2)]
+    if all(os.path.isdir(p) for p in paged):
+        ok &= varlen_paged_split_check(lib, *paged)
+    else:
+        print("SKIP varlen paged split check: needs bundles varlen_paged_s1 "
+              "and varlen_paged_s2 (bench/specs_varlen_paged.json, "
+              "bench/build_bundle.sh)")
     if not a.skip_speed:
         speed(bundles["varlen"], a.rounds, a.iters)
     print("VARLEN CHECKS", "PASS" if ok else "FAIL")

@@ -6,7 +6,9 @@
 // fp32 throughout, expf/logf) to check the compiled kernels against. It keeps
 // the semantics of attn.attention (docs/ir.md): bottom-right causal mask, GQA,
 // and O = 0, LSE = -inf for a row that sees no key. The paged variant reads
-// each sequence's keys through its block-table row (Paged.h's pagedRow).
+// each sequence's keys through its block-table row (Paged.h's pagedRow); the
+// varlen one runs on one sequence's view of the packed [total, H, D] tensors
+// per launch (contiguous or paged keys).
 //
 //===----------------------------------------------------------------------===//
 
@@ -102,21 +104,26 @@ struct KeyRows {
   }
 };
 
-/// One CTA computes query row (b, h, i) of contiguous [B, H, Nq, D] Q and O
-/// against the sequence's `nk` keys at `rows`. Dynamic shared memory: D
-/// floats (the query row) then nk floats (scores). Needs blockDim.x to be a
-/// multiple of 32.
+/// Where the CTA's query row starts: in Q and O (the same layout), and its
+/// LSE element.
+struct QueryRow {
+  int64_t qo = 0, lse = 0;
+};
+
+/// One CTA computes query row i = blockIdx.x (of nq) at `at` against the
+/// sequence's `nk` keys at `rows`. Dynamic shared memory: D floats (the
+/// query row) then nk floats (scores). Needs blockDim.x to be a multiple of
+/// 32.
 template <typename T>
 __device__ void referenceFwd(const T *q, const T *k, const T *v, float *o,
-                             float *lse, int64_t hq, int64_t nq, int64_t nk,
+                             float *lse, QueryRow at, int64_t nq, int64_t nk,
                              int64_t d, int causal, float scale,
                              KeyRows rows) {
   extern __shared__ float smem[];
   __shared__ float scratch[kWarp];
   float *qRow = smem, *scores = smem + d;
-  int64_t i = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
-  int64_t row = (b * hq + h) * nq + i;
-  float *oRow = o + row * d;
+  int64_t i = blockIdx.x;
+  float *oRow = o + at.qo;
 
   // Keys 0 .. visible-1 are visible: causal is bottom-right aligned.
   int64_t visible = nk;
@@ -126,12 +133,12 @@ __device__ void referenceFwd(const T *q, const T *k, const T *v, float *o,
     for (int64_t c = threadIdx.x; c < d; c += blockDim.x)
       oRow[c] = 0.0f;
     if (threadIdx.x == 0)
-      lse[row] = -INFINITY;
+      lse[at.lse] = -INFINITY;
     return;
   }
 
   for (int64_t c = threadIdx.x; c < d; c += blockDim.x)
-    qRow[c] = toFloat(q[row * d + c]);
+    qRow[c] = toFloat(q[at.qo + c]);
   __syncthreads();
 
   // s_j = scale * q . k_j: one warp per key, lanes split the head dim.
@@ -172,7 +179,15 @@ __device__ void referenceFwd(const T *q, const T *k, const T *v, float *o,
     oRow[c] = acc / rowSum;
   }
   if (threadIdx.x == 0)
-    lse[row] = rowMax + logf(rowSum);
+    lse[at.lse] = rowMax + logf(rowSum);
+}
+
+/// The CTA's query row (b, h, i) of contiguous [B, H, Nq, D] Q and O and
+/// [B, H, Nq] LSE.
+__device__ QueryRow batchedRow(int64_t hq, int64_t nq, int64_t d) {
+  int64_t i = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+  int64_t row = (b * hq + h) * nq + i;
+  return {row * d, row};
 }
 
 /// The contiguous K/V rows of the CTA's (b, KV head of h).
@@ -187,8 +202,8 @@ __device__ void referenceContiguous(const T *q, const T *k, const T *v,
                                     float *o, float *lse, int64_t hq,
                                     int64_t hkv, int64_t nq, int64_t nk,
                                     int64_t d, int causal, float scale) {
-  referenceFwd(q, k, v, o, lse, hq, nq, nk, d, causal, scale,
-               contiguousRows(hq, hkv, nk, d));
+  referenceFwd(q, k, v, o, lse, batchedRow(hq, nq, d), nq, nk, d, causal,
+               scale, contiguousRows(hq, hkv, nk, d));
 }
 
 /// Paged K/V: sequence b has lengths[b] keys, key j in row pagedRow(table
@@ -202,8 +217,25 @@ __device__ void referencePaged(const T *q, const T *k, const T *v, float *o,
   int64_t h = blockIdx.y, b = blockIdx.z;
   KeyRows rows = {(h / (hq / hkv)) * d, hkv * d, table + b * maxPages,
                   pageSize};
-  referenceFwd(q, k, v, o, lse, hq, nq, int64_t(lengths[b]), d, causal, scale,
-               rows);
+  referenceFwd(q, k, v, o, lse, batchedRow(hq, nq, d), nq,
+               int64_t(lengths[b]), d, causal, scale, rows);
+}
+
+/// Varlen, one sequence per launch on views at its first query and key:
+/// query row (i, h) of [Nq_b, Hq, D] Q and O (rows Hq * D apart), LSE
+/// element h * lseStride + i; keys [Nk_b, Hkv, D] rows Hkv * D apart, or
+/// through `table` (the sequence's block-table row; null: contiguous) in
+/// [num_pages, page_size, Hkv, D] caches.
+template <typename T>
+__device__ void referenceVarlen(const T *q, const T *k, const T *v, float *o,
+                                float *lse, int64_t hq, int64_t hkv,
+                                int64_t nq, int64_t nk, int64_t d, int causal,
+                                float scale, int64_t lseStride,
+                                const int32_t *table, int64_t pageSize) {
+  int64_t i = blockIdx.x, h = blockIdx.y;
+  QueryRow at = {(i * hq + h) * d, h * lseStride + i};
+  KeyRows rows = {(h / (hq / hkv)) * d, hkv * d, table, pageSize};
+  referenceFwd(q, k, v, o, lse, at, nq, nk, d, causal, scale, rows);
 }
 
 /// Rows r >= validRows[p] of each page p of a [num_pages, page_size, ...]
@@ -286,6 +318,26 @@ extern "C" __global__ void reference_fwd_paged_bf16(
     int64_t maxPages, int64_t pageSize) {
   referencePaged(q, k, v, o, lse, hq, hkv, nq, d, causal, scale, table,
                  lengths, maxPages, pageSize);
+}
+
+// Varlen, one launch per sequence b: grid (Nq_b, Hq, 1); q, o, lse, k, v
+// at the sequence's first query and key (k, v: the caches when `table`,
+// the sequence's block-table row, is not null); lseStride = total_q.
+extern "C" __global__ void reference_fwd_varlen_f16(
+    const __half *q, const __half *k, const __half *v, float *o, float *lse,
+    int64_t hq, int64_t hkv, int64_t nq, int64_t nk, int64_t d, int causal,
+    float scale, int64_t lseStride, const int32_t *table, int64_t pageSize) {
+  referenceVarlen(q, k, v, o, lse, hq, hkv, nq, nk, d, causal, scale,
+                  lseStride, table, pageSize);
+}
+
+extern "C" __global__ void reference_fwd_varlen_bf16(
+    const __nv_bfloat16 *q, const __nv_bfloat16 *k, const __nv_bfloat16 *v,
+    float *o, float *lse, int64_t hq, int64_t hkv, int64_t nq, int64_t nk,
+    int64_t d, int causal, float scale, int64_t lseStride,
+    const int32_t *table, int64_t pageSize) {
+  referenceVarlen(q, k, v, o, lse, hq, hkv, nq, nk, d, causal, scale,
+                  lseStride, table, pageSize);
 }
 
 extern "C" __global__ void poison_pages_f16(__half *x,

@@ -4,12 +4,16 @@
 // small bf16 shapes and compares them with an fp64 attention on the host.
 // The paged reference (keys through a block table, Paged.h's inputs) must
 // agree bit for bit with the contiguous one on each sequence's gathered
-// keys, and garbage must sit exactly in the unused cache rows. No bundle is
-// needed: it checks the checker. Exit status 0 iff everything agrees.
+// keys, and garbage must sit exactly in the unused cache rows. The varlen
+// reference (one launch per sequence on views of packed [total, H, D]
+// tensors) must agree bit for bit with the contiguous one on each
+// sequence's rows copied out, and with fp64. No bundle is needed: it checks
+// the checker. Exit status 0 iff everything agrees.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Paged.h"
+#include "Varlen.h"
 #include "reference_cubin.h"
 
 #include <cuda.h>
@@ -46,7 +50,7 @@ float roundToBf16(float x) {
 }
 
 struct Kernels {
-  CUfunction fill, paged, contiguous, poison;
+  CUfunction fill, paged, contiguous, poison, varlen;
 };
 
 /// A device buffer freed at scope exit.
@@ -214,6 +218,154 @@ int runCase(const Kernels &kern, const Case &c) {
   return bad + !close;
 }
 
+/// Rows [first, first + n) of a packed [total, H, D] bf16 tensor as
+/// contiguous [H, n, D].
+std::vector<uint16_t> unpack(const std::vector<uint16_t> &packed,
+                             int64_t first, int64_t n, int64_t heads,
+                             int64_t d) {
+  std::vector<uint16_t> out(heads * n * d);
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t t = 0; t < n; ++t)
+      std::memcpy(&out[(h * n + t) * d], &packed[((first + t) * heads + h) * d],
+                  d * 2);
+  return out;
+}
+
+struct VarlenCase {
+  int64_t headsQ, headsKV, headDim;
+  int causal;
+  std::vector<std::pair<int64_t, int64_t>> seqs; // (Nq, Nk)
+};
+
+/// The varlen reference's launches, one per sequence with queries, on
+/// views of packed q, k, v, o, lse (contiguous keys: table null).
+bool launchVarlen(const Kernels &kern, const VarlenCase &c,
+                  const attn::run::VarlenInputs &in, CUdeviceptr q,
+                  CUdeviceptr k, CUdeviceptr v, CUdeviceptr o,
+                  CUdeviceptr lse, float scale) {
+  int64_t hq = c.headsQ, hkv = c.headsKV, d = c.headDim,
+          lseStride = in.totalQ, pageSize = 1;
+  CUdeviceptr table = 0;
+  for (int64_t b = 0; b < in.batch(); ++b) {
+    int64_t nq = in.seqQ(b), nk = in.seqK(b);
+    if (nq == 0)
+      continue;
+    int64_t firstQ = in.cuQ[b], firstK = in.cuK[b];
+    CUdeviceptr qs = q + firstQ * hq * d * 2, ks = k + firstK * hkv * d * 2,
+                vs = v + firstK * hkv * d * 2, os = o + firstQ * hq * d * 4,
+                ls = lse + firstQ * 4;
+    int causal = c.causal;
+    void *p[] = {&qs, &ks, &vs,     &os,    &ls,        &hq,    &hkv,     &nq,
+                 &nk, &d,  &causal, &scale, &lseStride, &table, &pageSize};
+    if (!ok(cuLaunchKernel(kern.varlen, nq, hq, 1, 128, 1, 1,
+                           unsigned((nk + d) * 4), nullptr, p, nullptr),
+            "reference_fwd_varlen_bf16"))
+      return false;
+  }
+  return ok(cuStreamSynchronize(nullptr), "reference_fwd_varlen_bf16");
+}
+
+/// The contiguous reference on [1, H, N, D] copies of one sequence's rows.
+bool runContiguous(const Kernels &kern, const VarlenCase &c,
+                   const std::vector<uint16_t> &q,
+                   const std::vector<uint16_t> &k,
+                   const std::vector<uint16_t> &v, int64_t nq, int64_t nk,
+                   float scale, std::vector<float> &o,
+                   std::vector<float> &lse) {
+  int64_t one = 1, hq = c.headsQ, hkv = c.headsKV, d = c.headDim;
+  Buffer dq(q.size() * 2), dk(k.size() * 2), dv(v.size() * 2),
+      dO(hq * nq * d * 4), dl(hq * nq * 4);
+  void *p[] = {&dq.ptr, &dk.ptr, &dv.ptr, &dO.ptr, &dl.ptr, &one, &hq,
+               &hkv,    &nq,     &nk,     &d, const_cast<int *>(&c.causal),
+               &scale};
+  o.resize(hq * nq * d);
+  lse.resize(hq * nq);
+  return ok(cuMemcpyHtoD(dq.ptr, q.data(), q.size() * 2), "upload") &&
+         (nk == 0 ||
+          (ok(cuMemcpyHtoD(dk.ptr, k.data(), k.size() * 2), "upload") &&
+           ok(cuMemcpyHtoD(dv.ptr, v.data(), v.size() * 2), "upload"))) &&
+         ok(cuLaunchKernel(kern.contiguous, nq, hq, 1, 128, 1, 1,
+                           unsigned((nk + d) * 4), nullptr, p, nullptr),
+            "reference_fwd_bf16") &&
+         ok(cuStreamSynchronize(nullptr), "reference_fwd_bf16") &&
+         ok(cuMemcpyDtoH(o.data(), dO.ptr, o.size() * 4), "download") &&
+         ok(cuMemcpyDtoH(lse.data(), dl.ptr, lse.size() * 4), "download");
+}
+
+/// Runs one varlen case; returns the number of disagreements (-1: a CUDA
+/// error).
+int runVarlenCase(const Kernels &kern, const VarlenCase &c) {
+  attn::run::VarlenInputs in = attn::run::packVarlen(c.seqs);
+  int64_t hq = c.headsQ, hkv = c.headsKV, d = c.headDim;
+  int64_t nQ = in.totalQ * hq * d, nKV = in.totalK * hkv * d;
+  float scale = float(1 / std::sqrt(double(d)));
+  Buffer q(nQ * 2), k(nKV * 2), v(nKV * 2), o(nQ * 4), lse(hq * in.totalQ * 4);
+  uint64_t seeds[3] = {4, 5, 6};
+  CUdeviceptr inputs[3] = {q.ptr, k.ptr, v.ptr};
+  int64_t counts[3] = {nQ, nKV, nKV};
+  for (int i = 0; i < 3; ++i) {
+    void *p[] = {&inputs[i], &counts[i], &seeds[i]};
+    if (!ok(cuLaunchKernel(kern.fill, 64, 1, 1, 256, 1, 1, 0, nullptr, p,
+                           nullptr),
+            "fill_normal_bf16"))
+      return -1;
+  }
+  if (!launchVarlen(kern, c, in, q.ptr, k.ptr, v.ptr, o.ptr, lse.ptr, scale))
+    return -1;
+  std::vector<uint16_t> hostQ(nQ), hostK(nKV), hostV(nKV);
+  std::vector<float> hostO(nQ), hostLse(hq * in.totalQ);
+  if (!ok(cuMemcpyDtoH(hostQ.data(), q.ptr, nQ * 2), "download") ||
+      !ok(cuMemcpyDtoH(hostK.data(), k.ptr, nKV * 2), "download") ||
+      !ok(cuMemcpyDtoH(hostV.data(), v.ptr, nKV * 2), "download") ||
+      !ok(cuMemcpyDtoH(hostO.data(), o.ptr, nQ * 4), "download") ||
+      !ok(cuMemcpyDtoH(hostLse.data(), lse.ptr, hostLse.size() * 4),
+          "download"))
+    return -1;
+  int bad = 0;
+  double maxErr = 0;
+  for (int64_t b = 0; b < in.batch(); ++b) {
+    int64_t nq = in.seqQ(b), nk = in.seqK(b);
+    if (nq == 0)
+      continue;
+    std::vector<uint16_t> sq = unpack(hostQ, in.cuQ[b], nq, hq, d),
+                          sk = unpack(hostK, in.cuK[b], nk, hkv, d),
+                          sv = unpack(hostV, in.cuK[b], nk, hkv, d);
+    std::vector<float> contO, contLse;
+    if (!runContiguous(kern, c, sq, sk, sv, nq, nk, scale, contO, contLse))
+      return -1;
+    for (int64_t h = 0; h < hq; ++h)
+      for (int64_t i = 0; i < nq; ++i) {
+        int64_t t = in.cuQ[b] + i, local = h * nq + i;
+        int64_t visible =
+            c.causal ? std::min(nk, std::max<int64_t>(0, i + nk - nq + 1)) : nk;
+        float got = hostLse[h * in.totalQ + t];
+        bad += !(got == contLse[local] ||
+                 (std::isnan(got) && std::isnan(contLse[local])));
+        std::vector<double> ref;
+        double refLse;
+        hostRow(&sq[local * d], sk, sv, h / (hq / hkv), nk, visible, d, scale,
+                ref, refLse);
+        maxErr = std::max(maxErr, std::isinf(refLse)
+                                      ? (got == refLse ? 0 : INFINITY)
+                                      : std::fabs(got - refLse));
+        for (int64_t x = 0; x < d; ++x) {
+          float value = hostO[(t * hq + h) * d + x];
+          bad += value != contO[local * d + x];
+          maxErr = std::max(maxErr, std::fabs(value - ref[x]));
+        }
+      }
+  }
+  bool close = maxErr < 1e-4;
+  std::printf("  varlen Hq%ld Hkv%ld D%ld%s, (Nq, Nk)", long(hq), long(hkv),
+              long(d), c.causal ? " causal" : "");
+  for (auto [nq, nk] : c.seqs)
+    std::printf(" (%ld, %ld)", long(nq), long(nk));
+  std::printf(": max |varlen - fp64| %.2e, %d values differ from the "
+              "contiguous reference: %s\n",
+              maxErr, bad, bad == 0 && close ? "PASS" : "FAIL");
+  return bad + !close;
+}
+
 } // namespace
 
 int main() {
@@ -231,7 +383,10 @@ int main() {
       !ok(cuModuleGetFunction(&kern.contiguous, module, "reference_fwd_bf16"),
           "contiguous") ||
       !ok(cuModuleGetFunction(&kern.poison, module, "poison_pages_bf16"),
-          "poison"))
+          "poison") ||
+      !ok(cuModuleGetFunction(&kern.varlen, module,
+                              "reference_fwd_varlen_bf16"),
+          "varlen"))
     return 2;
   const Case cases[] = {{4, 4, 2, 5, 64, 16, 4, 0}, {4, 4, 2, 5, 64, 16, 4, 1},
                         {3, 8, 8, 1, 128, 1, 40, 0}, {3, 2, 1, 7, 64, 5, 9, 1},
@@ -239,6 +394,16 @@ int main() {
   int failed = 0;
   for (const Case &c : cases) {
     int bad = runCase(kern, c);
+    if (bad < 0)
+      return 2;
+    failed += bad > 0;
+  }
+  const VarlenCase varlenCases[] = {
+      {4, 2, 64, 1, {{0, 5}, {7, 3}, {3, 9}, {4, 0}, {1, 1}, {0, 0}}},
+      {4, 4, 64, 0, {{5, 17}, {0, 0}, {9, 2}}},
+      {8, 2, 128, 1, {{33, 70}, {70, 33}}}};
+  for (const VarlenCase &c : varlenCases) {
+    int bad = runVarlenCase(kern, c);
     if (bad < 0)
       return 2;
     failed += bad > 0;

@@ -10,7 +10,8 @@
 // a reference by attn-run, so this checks the varlen layout (packed maps,
 // cu_seqlens, grid) rather than the attention itself. Rows of O past
 // cu_seqlens_q[B] must stay untouched (NaN poison). Exit status 0 iff all
-// agree. Needs a GPU; a stopgap until attn-run has a varlen reference.
+// agree. Needs a GPU. attn-run checks varlen kernels against a reference
+// per sequence; this checks the varlen call against the batched kernel.
 //
 //===----------------------------------------------------------------------===//
 

@@ -9,13 +9,18 @@
 // quantized on the host (Fp8.h) and are checked against the reference on the
 // dequantized values. Paged K/V kernels get scattered pages, random lengths
 // and garbage in every unused cache row (Paged.h), and a reference that
-// reads each sequence's keys through the block table.
+// reads each sequence's keys through the block table. Varlen kernels get a
+// packed batch of random lengths with empty sequences and padding rows
+// (Varlen.h), a reference launched per sequence on views of the packed
+// tensors, and a check that no padding row of O or LSE was written; varlen
+// paged kernels the same with K/V in scattered pages.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Fp8.h"
 #include "Manifest.h"
 #include "Paged.h"
+#include "Varlen.h"
 #include "attn/runtime.h"
 #include "reference_cubin.h"
 
@@ -59,26 +64,33 @@ static cl::opt<std::string> bundleDir(cl::Positional, cl::Required,
 static cl::opt<int64_t> kernelOpt("kernel",
                                   cl::desc("Check only this kernel index"),
                                   cl::value_desc("index"), cl::cat(category));
-static cl::opt<int64_t> batchOpt("batch", cl::desc("B, for a dynamic batch"),
-                                 cl::value_desc("n"), cl::cat(category));
+static cl::opt<int64_t>
+    batchOpt("batch",
+             cl::desc("B, for a dynamic batch; for a varlen kernel the "
+                      "number of sequences (default 8)"),
+             cl::value_desc("n"), cl::cat(category));
 static cl::opt<int64_t> headsQOpt("heads-q",
                                   cl::desc("Hq, for dynamic query heads"),
                                   cl::value_desc("n"), cl::cat(category));
 static cl::opt<int64_t> headsKVOpt("heads-kv",
                                    cl::desc("Hkv, for dynamic key heads"),
                                    cl::value_desc("n"), cl::cat(category));
-static cl::opt<int64_t> seqQOpt("seqlen-q",
-                                cl::desc("Nq, for a dynamic query length"),
-                                cl::value_desc("n"), cl::cat(category));
+static cl::opt<int64_t>
+    seqQOpt("seqlen-q",
+            cl::desc("Nq, for a dynamic query length; for a varlen kernel "
+                     "the largest sequence's (max_seqlen_q, default 257)"),
+            cl::value_desc("n"), cl::cat(category));
 static cl::opt<int64_t> seqKOpt(
     "seqlen-k",
     cl::desc("Nk, for a dynamic key length; for a paged K/V kernel the "
              "capacity per sequence, rounded up to whole pages (max_pages * "
-             "page_size)"),
+             "page_size); for a varlen kernel the largest sequence's "
+             "(max_seqlen_k, default 300; paged: the capacity)"),
     cl::value_desc("n"), cl::cat(category));
 static cl::list<int32_t> cacheSeqlensOpt(
     "cache-seqlens", cl::CommaSeparated,
-    cl::desc("Paged K/V kernels: the B sequence lengths (cache_seqlens), "
+    cl::desc("Paged K/V kernels (not varlen): the B sequence lengths "
+             "(cache_seqlens), "
              "each in [0, capacity] (default: random, with a full, a ragged "
              "and an empty sequence)"),
     cl::value_desc("n,n,..."), cl::cat(category));
@@ -186,6 +198,7 @@ struct Reference {
   CUfunction widen[2] = {};   // f16, bf16 -> f32
   CUfunction forwardPaged[2] = {}; // f16, bf16: K/V through a block table
   CUfunction poisonPages[2] = {};  // f16, bf16: garbage in unused rows
+  CUfunction forwardVarlen[2] = {}; // f16, bf16: one sequence's views
   int64_t maxDynamicShared = 0;
 };
 
@@ -205,7 +218,9 @@ static Error loadReference(Reference &ref, CUdevice device) {
       {&ref.forwardPaged[0], "reference_fwd_paged_f16"},
       {&ref.forwardPaged[1], "reference_fwd_paged_bf16"},
       {&ref.poisonPages[0], "poison_pages_f16"},
-      {&ref.poisonPages[1], "poison_pages_bf16"}};
+      {&ref.poisonPages[1], "poison_pages_bf16"},
+      {&ref.forwardVarlen[0], "reference_fwd_varlen_f16"},
+      {&ref.forwardVarlen[1], "reference_fwd_varlen_bf16"}};
   for (auto [function, name] : functions)
     if (Error err =
             check(cuModuleGetFunction(function, ref.module.get(), name), name))
@@ -241,14 +256,27 @@ struct Shape {
   /// (drawn per run from the seed).
   int64_t pageSize = 0, maxPages = 0;
   attn::run::PagedInputs pages;
+  /// Varlen (packed [total, H, D] tensors): seqQ and seqK are the max
+  /// lengths, `seqs` the batch's cu_seqlens (drawn per run from the seed).
+  /// Paged too: K/V are the caches above, sequence b's keys cu_seqlens_k[b
+  /// + 1] - cu_seqlens_k[b] of them (no cache_seqlens).
+  bool varlen = false;
+  attn::run::VarlenInputs seqs;
 
   bool paged() const { return pageSize > 0; }
   int64_t numPages() const { return batch * maxPages; }
-  int64_t numQ() const { return batch * headsQ * seqQ * headDim; }
-  /// Elements of K (and of V): [B, Hkv, Nk, D], or the paged caches
-  /// [B * max_pages, page_size, Hkv, D] (as many).
-  int64_t numKV() const { return batch * headsKV * seqK * headDim; }
-  int64_t numRows() const { return batch * headsQ * seqQ; }
+  /// Rows of Q and O: [B, Hq, Nq] or varlen [total_q, Hq].
+  int64_t numRows() const {
+    return (varlen ? seqs.totalQ : batch * seqQ) * headsQ;
+  }
+  int64_t numQ() const { return numRows() * headDim; }
+  /// Elements of K (and of V): [B, Hkv, Nk, D], varlen [total_k, Hkv, D],
+  /// or the paged caches [B * max_pages, page_size, Hkv, D] (as many as
+  /// [B, Hkv, Nk, D]).
+  int64_t numKV() const {
+    return (varlen && !paged() ? seqs.totalK : batch * seqK) * headsKV *
+           headDim;
+  }
   /// FP8 V^T storage: rows of Nk padded to 16 bytes (a TMA stride).
   int64_t seqKPadded() const { return (seqK + 15) / 16 * 16; }
   /// Index of O's dtype in Reference's f16/bf16 pairs.
@@ -263,22 +291,34 @@ struct Shape {
     return keys;
   }
   double flops() const {
-    double f = 4.0 * headsQ * seqQ * totalKeys() * headDim;
+    double pairs = varlen ? seqs.pairs() : seqQ * totalKeys();
+    double f = 4.0 * headsQ * pairs * headDim;
     return causal ? f / 2 : f;
   }
   std::string str() const {
-    return llvm::formatv("{0} {1} {2} {3} {4} {5} {6}{7}{8}", batch, headsQ,
-                         headsKV, seqQ, seqK, headDim,
+    return llvm::formatv("{0} {1} {2} {3} {4} {5} {6}{7}{8}{9}", batch,
+                         headsQ, headsKV, seqQ, seqK, headDim,
                          fp8 ? "e4m3" : bf16 ? "bf16" : "f16",
-                         causal ? " causal" : "",
+                         causal ? " causal" : "", varlen ? " varlen" : "",
                          paged() ? " page" + std::to_string(pageSize) : "")
         .str();
+  }
+  /// The call's form, named in failure notes ("" for a plain call).
+  std::string form() const {
+    if (varlen && paged())
+      return "varlen paged call (cu_seqlens_q/k, block_table, no "
+             "cache_seqlens): ";
+    return varlen ? "varlen call: " : paged() ? "paged call: " : "";
   }
 };
 
 /// The length options, in FwdKey order.
 static cl::opt<int64_t> *lengthOpts[] = {&batchOpt, &headsQOpt, &headsKVOpt,
                                          &seqQOpt, &seqKOpt};
+
+/// A varlen kernel's B and max lengths when not given (FwdKey order; -1:
+/// none): its key never fixes them; they describe the batch attn-run draws.
+static const int64_t varlenDefaults[] = {8, -1, -1, 257, 300};
 
 /// The kernel's static lengths, with the options' values for the dynamic
 /// ones. Options that disagree with a static length are ignored (noted).
@@ -291,11 +331,14 @@ static Expected<Shape> resolveShape(const FwdKey &key) {
   for (size_t i = 0; i < std::size(fixed); ++i) {
     const cl::opt<int64_t> &opt = *lengthOpts[i];
     bool given = opt.getNumOccurrences() > 0;
+    int64_t fallback = key.varlen ? varlenDefaults[i] : -1;
     if (fixed[i] && given && opt != *fixed[i])
       ignored += (" --" + opt.ArgStr + "=" + Twine(opt.getValue())).str();
-    if (!fixed[i] && !given)
+    if (!fixed[i] && !given && fallback < 0)
       missing += (" --" + opt.ArgStr).str();
-    *out[i] = fixed[i] ? *fixed[i] : opt.getValue();
+    *out[i] = fixed[i] ? *fixed[i]
+              : given  ? opt.getValue()
+                       : fallback;
   }
   if (!missing.empty())
     return makeError("dynamic lengths without a value: give" + missing);
@@ -307,6 +350,7 @@ static Expected<Shape> resolveShape(const FwdKey &key) {
   s.causal = key.causal;
   s.hasLse = key.hasLse;
   s.scale = key.scale;
+  s.varlen = key.varlen;
   if (key.pageSize > 0) {
     // --seqlen-k is the capacity, rounded up to whole pages.
     s.pageSize = key.pageSize;
@@ -324,6 +368,10 @@ static Error checkReferenceLimits(const Shape &s, const Reference &ref) {
     return makeError("the reference's grid (Nq, Hq, B) is over the limits");
   if (s.paged() && (s.seqK > INT32_MAX || s.numPages() > INT32_MAX))
     return makeError("a paged call's capacity and page count are i32");
+  if (s.varlen && s.batch * std::max(s.seqQ, s.seqK) >
+                      INT32_MAX - attn::run::kVarlenPadK)
+    return makeError("a varlen call's cu_seqlens are i32: B * max length "
+                     "must stay below 2^31");
   if ((s.seqK + s.headDim) * 4 > ref.maxDynamicShared)
     return makeError(llvm::formatv("the reference keeps Nk scores in shared "
                                    "memory: needs Nk <= {0}",
@@ -342,6 +390,7 @@ struct Result {
   double relErr = NAN, lseErr = NAN, ms = NAN, tflops = NAN;
   double maxErr = NAN, maxRef = NAN; // max |O - ref|, max |ref| (finite O)
   int64_t nonFinite = -1, infMismatch = -1;
+  int64_t paddingWritten = 0; // varlen: padding elements of O, LSE written
   bool pass = false;
   std::string note; // why the kernel failed, if it did
 };
@@ -352,8 +401,11 @@ struct Buffers {
   DeviceBuffer oF32; // O widened to f32 for the comparison
   // FP8: the descales, and the dequantized inputs the reference reads.
   DeviceBuffer qDescale, kDescale, vDescale, refQ, refK, refV;
-  // Paged K/V: block_table, cache_seqlens, and the used rows of each page.
+  // Paged K/V: block_table, cache_seqlens, and the used rows of each page
+  // (varlen contiguous K/V: the used rows of the packed K/V, one number).
   DeviceBuffer table, lengths, validRows;
+  // Varlen: cu_seqlens_q, cu_seqlens_k.
+  DeviceBuffer cuQ, cuK;
 };
 
 static attn_tensor tensor(const DeviceBuffer &buffer, attn_dtype dtype,
@@ -395,6 +447,29 @@ static void setPagedArgs(const Shape &s, const Buffers &b,
   args.cache_seqlens = tensor(b.lengths, ATTN_DTYPE_I32, {s.batch});
 }
 
+/// Varlen: q, o [total_q, Hq, D], lse [Hq, total_q], k, v [total_k, Hkv,
+/// D] (paged: the caches and block_table setPagedArgs set, without
+/// cache_seqlens), cu_seqlens_q/k i32 [B + 1], the max lengths.
+static void setVarlenArgs(const Shape &s, const Buffers &b,
+                          attn_fwd_args &args) {
+  attn_dtype dtype = args.q.dtype;
+  const attn::run::VarlenInputs &in = s.seqs;
+  args.q = tensor(b.q, dtype, {in.totalQ, s.headsQ, s.headDim});
+  args.o = tensor(b.o, dtype, {in.totalQ, s.headsQ, s.headDim});
+  if (s.hasLse)
+    args.lse = tensor(b.lse, ATTN_DTYPE_F32, {s.headsQ, in.totalQ});
+  if (s.paged()) {
+    args.cache_seqlens = {};
+  } else {
+    args.k = tensor(b.k, dtype, {in.totalK, s.headsKV, s.headDim});
+    args.v = tensor(b.v, dtype, {in.totalK, s.headsKV, s.headDim});
+  }
+  args.cu_seqlens_q = tensor(b.cuQ, ATTN_DTYPE_I32, {s.batch + 1});
+  args.cu_seqlens_k = tensor(b.cuK, ATTN_DTYPE_I32, {s.batch + 1});
+  args.max_seqlen_q = in.maxQ;
+  args.max_seqlen_k = in.maxK;
+}
+
 static attn_fwd_args makeArgs(const Shape &s, const Buffers &b) {
   attn_dtype dtype = s.bf16 ? ATTN_DTYPE_BF16 : ATTN_DTYPE_F16;
   attn_fwd_args args = {};
@@ -408,6 +483,8 @@ static attn_fwd_args makeArgs(const Shape &s, const Buffers &b) {
     setFp8Args(s, b, args);
   if (s.hasLse)
     args.lse = tensor(b.lse, ATTN_DTYPE_F32, {s.batch, s.headsQ, s.seqQ});
+  if (s.varlen)
+    setVarlenArgs(s, b, args);
   args.causal = s.causal;
   // 0 asks for the default scale, so that path is the one exercised.
   double defaultScale = 1.0 / std::sqrt(double(s.headDim));
@@ -437,6 +514,11 @@ static Error allocateAll(const Shape &s, Buffers &b) {
     sizes.insert(sizes.end(), {{&b.table, s.numPages() * 4},
                                {&b.lengths, s.batch * 4},
                                {&b.validRows, s.numPages() * 4}});
+  if (s.varlen)
+    sizes.insert(sizes.end(), {{&b.cuQ, (s.batch + 1) * 4},
+                               {&b.cuK, (s.batch + 1) * 4}});
+  if (s.varlen && !s.paged())
+    sizes.push_back({&b.validRows, 4});
   for (auto [buffer, bytes] : sizes)
     if (Error err = allocate(*buffer, bytes))
       return err;
@@ -505,12 +587,14 @@ static Error uploadFp8Inputs(const Shape &s, const Buffers &b, uint64_t seed) {
   return err;
 }
 
-/// Garbage in the rows of the caches `valid` marks unused (every row past a
-/// sequence's length, and the pages no sequence reads).
+/// Garbage in the rows of K and V, `numPages` pages of `pageSize` rows,
+/// that b.validRows marks unused: in paged caches every row past a
+/// sequence's length and the pages no sequence reads; in a varlen call's
+/// packed K/V (one page of total_k rows) the padding.
 static Error poisonUnusedRows(const Reference &ref, const Shape &s,
-                             const Buffers &b, CUstream stream) {
-  int64_t numPages = s.numPages(), pageSize = s.pageSize,
-          rowElems = s.headsKV * s.headDim;
+                             const Buffers &b, int64_t numPages,
+                             int64_t pageSize, CUstream stream) {
+  int64_t rowElems = s.headsKV * s.headDim;
   if (numPages * pageSize * rowElems == 0)
     return Error::success();
   CUdeviceptr valid = b.validRows.get();
@@ -540,7 +624,24 @@ static Error preparePaged(const Reference &ref, const Shape &s,
   // does not wait for the legacy stream: wait here.
   if (Error err = check(cuStreamSynchronize(nullptr), "cuMemcpyHtoD"))
     return err;
-  return poisonUnusedRows(ref, s, b, stream);
+  return poisonUnusedRows(ref, s, b, s.numPages(), s.pageSize, stream);
+}
+
+/// Varlen: cu_seqlens uploaded, then garbage in the unused K/V rows (paged:
+/// as preparePaged; contiguous: the rows past cu_seqlens_k[B]).
+static Error prepareVarlen(const Reference &ref, const Shape &s,
+                           const Buffers &b, CUstream stream) {
+  if (Error err = upload(b.cuQ, s.seqs.cuQ))
+    return err;
+  if (Error err = upload(b.cuK, s.seqs.cuK))
+    return err;
+  if (s.paged())
+    return preparePaged(ref, s, b, stream);
+  if (Error err = upload(b.validRows, std::vector<int32_t>{s.seqs.cuK.back()}))
+    return err;
+  if (Error err = check(cuStreamSynchronize(nullptr), "cuMemcpyHtoD"))
+    return err;
+  return poisonUnusedRows(ref, s, b, 1, s.seqs.totalK, stream);
 }
 
 /// Fresh inputs (seeds seed, seed+1, seed+2 for Q, K, V) and NaN outputs.
@@ -557,19 +658,25 @@ static Error prepareInputs(const Reference &ref, const Shape &s,
     if (Error err = fillNormal(ref, s, b.v, s.numKV(), seed + 2, stream))
       return err;
   }
-  if (s.paged())
+  if (s.varlen) {
+    if (Error err = prepareVarlen(ref, s, b, stream))
+      return err;
+  } else if (s.paged()) {
     if (Error err = preparePaged(ref, s, b, stream))
       return err;
-  // 0x7FFF is a NaN in f16 and in bf16; 0x7FFFFFFF in f32.
-  if (Error err = check(cuMemsetD16Async(b.o.get(), 0x7FFF, s.numQ(), stream),
-                        "cuMemsetD16Async(O)"))
+  }
+  // NaN bits (a varlen check demands them intact in the padding rows).
+  using attn::run::kPoison16, attn::run::kPoison32;
+  if (Error err =
+          check(cuMemsetD16Async(b.o.get(), kPoison16, s.numQ(), stream),
+                "cuMemsetD16Async(O)"))
     return err;
   for (const DeviceBuffer *buffer : {&b.lse, &b.refLse})
     if (Error err = check(
-            cuMemsetD32Async(buffer->get(), 0x7FFFFFFF, s.numRows(), stream),
+            cuMemsetD32Async(buffer->get(), kPoison32, s.numRows(), stream),
             "cuMemsetD32Async(LSE)"))
       return err;
-  return check(cuMemsetD32Async(b.refO.get(), 0x7FFFFFFF, s.numQ(), stream),
+  return check(cuMemsetD32Async(b.refO.get(), kPoison32, s.numQ(), stream),
                "cuMemsetD32Async(reference O)");
 }
 
@@ -595,11 +702,47 @@ static Error launchPagedReference(const Reference &ref, const Shape &s,
                "launch reference_fwd_paged");
 }
 
+/// The reference's launches for a varlen call: one per sequence with
+/// queries, on views of the packed tensors at its first query and key (a
+/// paged call: the caches and the sequence's block-table row).
+static Error launchVarlenReference(const Reference &ref, const Shape &s,
+                                   const Buffers &b, unsigned shared,
+                                   CUstream stream) {
+  const attn::run::VarlenInputs &in = s.seqs;
+  int64_t hq = s.headsQ, hkv = s.headsKV, d = s.headDim,
+          lseStride = in.totalQ, pageSize = std::max<int64_t>(s.pageSize, 1);
+  int causal = s.causal;
+  float scale = static_cast<float>(s.scale);
+  for (int64_t seq = 0; seq < in.batch(); ++seq) {
+    int64_t nq = in.seqQ(seq), nk = in.seqK(seq);
+    if (nq == 0)
+      continue;
+    int64_t firstQ = in.cuQ[seq], firstK = s.paged() ? 0 : in.cuK[seq];
+    CUdeviceptr q = b.q.get() + firstQ * hq * d * 2,
+                k = b.k.get() + firstK * hkv * d * 2,
+                v = b.v.get() + firstK * hkv * d * 2,
+                o = b.refO.get() + firstQ * hq * d * 4,
+                lse = b.refLse.get() + firstQ * 4,
+                table = s.paged() ? b.table.get() + seq * s.maxPages * 4 : 0;
+    void *params[] = {&q,     &k,      &v,         &o,     &lse,
+                      &hq,    &hkv,    &nq,        &nk,    &d,
+                      &causal, &scale, &lseStride, &table, &pageSize};
+    if (Error err = check(cuLaunchKernel(ref.forwardVarlen[s.bf16],
+                                         unsigned(nq), unsigned(hq), 1,
+                                         kReferenceThreads, 1, 1, shared,
+                                         stream, params, nullptr),
+                          "launch reference_fwd_varlen"))
+      return err;
+  }
+  return Error::success();
+}
+
 static Error runReference(const Reference &ref, const Shape &s,
                           const Buffers &b, CUstream stream) {
   if (s.numRows() == 0)
     return Error::success();
-  CUfunction fn = s.fp8      ? ref.forwardF32
+  CUfunction fn = s.fp8       ? ref.forwardF32
+                  : s.varlen  ? ref.forwardVarlen[s.bf16]
                   : s.paged() ? ref.forwardPaged[s.bf16]
                               : ref.forward[s.bf16];
   unsigned shared = unsigned((s.seqK + s.headDim) * sizeof(float));
@@ -608,6 +751,11 @@ static Error runReference(const Reference &ref, const Shape &s,
               fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(shared)),
           "cuFuncSetAttribute(reference shared memory)"))
     return err;
+  if (s.varlen) {
+    if (Error err = launchVarlenReference(ref, s, b, shared, stream))
+      return err;
+    return check(cuStreamSynchronize(stream), "reference_fwd_varlen");
+  }
   if (s.paged()) {
     if (Error err = launchPagedReference(ref, s, b, shared, stream))
       return err;
@@ -647,13 +795,15 @@ static Error download(std::vector<T> &host, const DeviceBuffer &buffer,
 static bool isNegInf(double x) { return std::isinf(x) && x < 0; }
 
 /// Fills the error fields of `r` from the kernel's and the reference's
-/// outputs (host copies).
-static void compare(const Shape &s, ArrayRef<float> o, ArrayRef<float> lse,
-                    ArrayRef<float> refO, ArrayRef<float> refLse, Result &r) {
+/// outputs (host copies) on their first `rows` rows (O: D values a row;
+/// LSE: one, in the same row order).
+static void compare(const Shape &s, int64_t rows, ArrayRef<float> o,
+                    ArrayRef<float> lse, ArrayRef<float> refO,
+                    ArrayRef<float> refLse, Result &r) {
   double errSq = 0, refSq = 0;
   r.nonFinite = r.infMismatch = 0;
   r.lseErr = r.maxErr = r.maxRef = 0;
-  for (int64_t row = 0; row < s.numRows(); ++row) {
+  for (int64_t row = 0; row < rows; ++row) {
     bool empty = isNegInf(refLse[row]);
     bool rowZero = true;
     for (int64_t c = row * s.headDim; c < (row + 1) * s.headDim; ++c) {
@@ -699,6 +849,33 @@ static Error widenO(const Reference &ref, const Shape &s, const Buffers &b,
   return check(cuStreamSynchronize(stream), "widen");
 }
 
+/// Varlen: the sequences' rows against the reference (LSE [Hq, total_q]
+/// taken in O's row order), and the poison's bits intact in every padding
+/// row of O and LSE.
+static Error checkVarlenOutputs(const Shape &s, const Buffers &b,
+                                ArrayRef<float> o,
+                                const std::vector<float> &lse,
+                                ArrayRef<float> refO,
+                                const std::vector<float> &refLse, Result &r) {
+  using attn::run::lseByRow;
+  const attn::run::VarlenInputs &in = s.seqs;
+  std::vector<float> lseRows;
+  if (s.hasLse)
+    lseRows = lseByRow(lse, in, s.headsQ);
+  compare(s, in.usedQ() * s.headsQ, o, lseRows, refO,
+          lseByRow(refLse, in, s.headsQ), r);
+  std::vector<uint16_t> oBits;
+  std::vector<uint32_t> lseBits;
+  if (Error err = download(oBits, b.o, s.numQ()))
+    return err;
+  if (s.hasLse)
+    if (Error err = download(lseBits, b.lse, s.numRows()))
+      return err;
+  r.paddingWritten =
+      attn::run::writtenPadding(in, s.headsQ, s.headDim, oBits, lseBits);
+  return Error::success();
+}
+
 static Error checkOutputs(const Reference &ref, const Shape &s,
                           const Buffers &b, CUstream stream, Result &r) {
   std::vector<float> o, lse, refO, refLse;
@@ -713,8 +890,18 @@ static Error checkOutputs(const Reference &ref, const Shape &s,
   if (s.hasLse)
     if (Error err = download(lse, b.lse, s.numRows()))
       return err;
-  compare(s, o, lse, refO, refLse, r);
+  if (s.varlen)
+    return checkVarlenOutputs(s, b, o, lse, refO, refLse, r);
+  compare(s, s.numRows(), o, lse, refO, refLse, r);
   return Error::success();
+}
+
+/// The note of a runtime call that failed: the call's form, the function,
+/// the status and the runtime's message.
+static std::string failure(const Shape &s, const char *what,
+                           attn_status st) {
+  return s.form() + what + ": " + attn_status_name(st) + ": " +
+         attn_last_error();
 }
 
 /// Average time of `iters` attn_fwd launches after one warm-up; a failed
@@ -734,8 +921,7 @@ static Error timeKernel(attn_bundle *bundle, const attn_fwd_args &args,
               check(cuEventRecord(start.get(), stream), "cuEventRecord"))
         return err;
     if (attn_status st = attn_fwd(bundle, &args, stream)) {
-      r.note = std::string("timed attn_fwd: ") + attn_status_name(st) + ": " +
-               attn_last_error();
+      r.note = failure(*r.shape, "timed attn_fwd", st);
       return check(cuStreamSynchronize(stream), "cuStreamSynchronize");
     }
   }
@@ -774,15 +960,13 @@ static Error runChecked(attn_bundle *bundle, const Reference &ref,
     return err;
   attn_fwd_args args = makeArgs(s, b);
   if (attn_status st = attn_fwd_select(bundle, &args, &r.picked)) {
-    r.note = std::string("attn_fwd_select: ") + attn_status_name(st) + ": " +
-             attn_last_error();
+    r.note = failure(s, "attn_fwd_select", st);
     return check(cuStreamSynchronize(stream), "cuStreamSynchronize");
   }
   attn_status st = tuneOpt ? attn_tune(bundle, &args, stream, &r.picked)
                            : attn_fwd(bundle, &args, stream);
   if (st != ATTN_SUCCESS) {
-    r.note = std::string(tuneOpt ? "attn_tune: " : "attn_fwd: ") +
-             attn_status_name(st) + ": " + attn_last_error();
+    r.note = failure(s, tuneOpt ? "attn_tune" : "attn_fwd", st);
     return check(cuStreamSynchronize(stream), "cuStreamSynchronize");
   }
   if (Error err = check(cuStreamSynchronize(stream), "attn_fwd kernel"))
@@ -791,7 +975,8 @@ static Error runChecked(attn_bundle *bundle, const Reference &ref,
     return err;
   if (Error err = checkOutputs(ref, s, b, stream, r))
     return err;
-  r.pass = r.nonFinite == 0 && r.infMismatch == 0 && passesTolerance(s, r);
+  r.pass = r.nonFinite == 0 && r.infMismatch == 0 && r.paddingWritten == 0 &&
+           passesTolerance(s, r);
   if (itersOpt == 0)
     return Error::success();
   // The checked launch read the descales back; timed launches must not
@@ -806,9 +991,13 @@ static Error runChecked(attn_bundle *bundle, const Reference &ref,
 }
 
 /// A paged call's tables from `seed`, with --cache-seqlens' lengths when
-/// given.
+/// given (varlen: the lengths drawn in s.seqs).
 static Error drawPages(Shape &s, uint64_t seed) {
   s.pages = attn::run::makePagedInputs(s.batch, s.maxPages, s.pageSize, seed);
+  if (s.varlen) { // the lengths are the batch's, from cu_seqlens_k
+    attn::run::setLengths(s.pages, s.seqs.lengthsK(), s.maxPages, s.pageSize);
+    return Error::success();
+  }
   if (cacheSeqlensOpt.empty())
     return Error::success();
   std::vector<int32_t> lengths(cacheSeqlensOpt.begin(), cacheSeqlensOpt.end());
@@ -838,6 +1027,9 @@ static Error runKernel(attn_bundle *bundle, const KernelEntry &kernel,
     r.note = llvm::toString(std::move(err));
     return Error::success();
   }
+  if (shape->varlen)
+    shape->seqs = attn::run::makeVarlenInputs(shape->batch, shape->seqQ,
+                                              shape->seqK, seed + 4);
   if (shape->paged())
     if (Error err = drawPages(*shape, seed + 3)) {
       r.shape = *shape;
@@ -854,6 +1046,18 @@ static Error runKernel(attn_bundle *bundle, const KernelEntry &kernel,
 
 static std::string number(double x, const char *style) {
   return std::isnan(x) ? "-" : llvm::formatv(style, x).str();
+}
+
+/// A varlen batch's lengths and packed rows, to reproduce a failure.
+static void printVarlenBatch(const Shape &s) {
+  const attn::run::VarlenInputs &in = s.seqs;
+  llvm::outs() << "     varlen (Nq, Nk):";
+  for (int64_t b = 0; b < in.batch(); ++b)
+    llvm::outs() << " (" << in.seqQ(b) << ", " << in.seqK(b) << ")";
+  llvm::outs() << "; total_q " << in.totalQ;
+  if (!s.paged())
+    llvm::outs() << ", total_k " << in.totalK;
+  llvm::outs() << " (padding included)\n";
 }
 
 static void printTable(ArrayRef<Result> results) {
@@ -882,6 +1086,12 @@ static void printTable(ArrayRef<Result> results) {
       llvm::outs() << "     " << r.infMismatch
                    << " rows disagree with the reference on LSE = -inf / O = 0"
                    << "\n";
+    if (r.paddingWritten > 0)
+      llvm::outs() << "     " << r.paddingWritten
+                   << " elements of O or LSE written in the padding rows "
+                      "(past cu_seqlens_q[B])\n";
+    if (r.shape && r.shape->varlen && !r.shape->seqs.cuQ.empty())
+      printVarlenBatch(*r.shape);
   }
 }
 
@@ -931,17 +1141,6 @@ static Expected<bool> run(const Manifest &manifest, attn_bundle *bundle,
   for (int64_t i = 0; i < count; ++i) {
     if (kernelOpt.getNumOccurrences() && i != kernelOpt)
       continue;
-    // No varlen reference here yet: say so rather than fail the bundle.
-    if (manifest.kernels[i].key.varlen) {
-      if (kernelOpt.getNumOccurrences())
-        return makeError(llvm::formatv("kernel {0} is a varlen kernel, which "
-                                       "attn-run cannot check yet (see "
-                                       "attn-varlen-check)",
-                                       i));
-      llvm::outs() << "skipping kernel " << i << " (varlen: attn-run has no "
-                   << "varlen reference yet; see attn-varlen-check)\n";
-      continue;
-    }
     llvm::outs() << "checking kernel " << i << "...\n";
     llvm::outs().flush();
     Result &r = results.emplace_back();
