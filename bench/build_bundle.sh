@@ -18,9 +18,9 @@
 #          with splits 1, 4, 16 and 32 as variants.
 #   varlen, varlen_pack: varlen kernels (bench/specs_varlen.json), the second
 #          with GQA packing, for bench/varlen_check.py.
-#   varlen_paged_s<S>: a varlen paged K/V kernel (bench/specs_varlen_paged.json)
-#          with S = 1, 2 splits, for varlen_check.py's split check (a new
-#          form: skipped with a note where attn-compile refuses it).
+#   varlen_s3: the varlen kernels with 3 K/V splits (for attn-run);
+#   varlen_paged_s<S>: varlen paged K/V kernels (bench/specs_varlen_paged.json)
+#          with S = 1, 2 splits, for varlen_check.py's split check and attn-run.
 # Extra arguments go to attn-compile (e.g. --path=fma, --max-mma-n=64).
 # Then, on the GPU machine:
 #   python3 bench/harness.py --bundle build/bundles/bench --lib build/lib/libattn_runtime.so
@@ -54,8 +54,9 @@ done
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_varlen.json -o "$OUT/varlen" "$@"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_varlen.json --pack-gqa \
   -o "$OUT/varlen_pack" "$@"
+"$BUILD/bin/attn-compile" --spec-file=bench/specs_varlen.json --splits=3 \
+  -o "$OUT/varlen_s3" "$@"
 for s in 1 2; do
   "$BUILD/bin/attn-compile" --spec-file=bench/specs_varlen_paged.json --splits=$s \
-    -o "$OUT/varlen_paged_s$s" "$@" ||
-    echo "note: varlen_paged_s$s not built (attn-compile refused the varlen paged form)"
+    -o "$OUT/varlen_paged_s$s" "$@"
 done

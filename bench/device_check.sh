@@ -30,9 +30,9 @@ sed -n '/^== /,$p' "$LOG/harness.log" | cut -c1-160
 step "attn-run" timeout 300 ../build/bin/attn-run $B/bench --seqlen-q=1000 --seqlen-k=1500 \
   --batch=2 --heads-q=8 --heads-kv=2 > "$LOG/attn-run.log" 2>&1
 tail -4 "$LOG/attn-run.log"
-# Varlen kernels (and varlen paged ones where build_bundle.sh built them):
-# B8 with empty sequences and padding rows, max lengths 1000 and 1500.
-for v in varlen varlen_paged_s1 varlen_paged_s2; do
+# Varlen kernels, split, paged and both: B8 with empty sequences and
+# padding rows, max lengths 1000 and 1500.
+for v in varlen varlen_pack varlen_s3 varlen_paged_s1 varlen_paged_s2; do
   [ -d $B/$v ] || continue
   step "attn-run $v" timeout 300 ../build/bin/attn-run $B/$v --batch=8 \
     --seqlen-q=1000 --seqlen-k=1500 > "$LOG/attn-run-$v.log" 2>&1

@@ -340,9 +340,10 @@ def main():
     if all(os.path.isdir(p) for p in paged):
         ok &= varlen_paged_split_check(lib, *paged)
     else:
-        print("SKIP varlen paged split check: needs bundles varlen_paged_s1 "
+        print("FAIL varlen paged split check: needs bundles varlen_paged_s1 "
               "and varlen_paged_s2 (bench/specs_varlen_paged.json, "
               "bench/build_bundle.sh)")
+        ok = False
     if not a.skip_speed:
         speed(bundles["varlen"], a.rounds, a.iters)
     print("VARLEN CHECKS", "PASS" if ok else "FAIL")

@@ -692,7 +692,7 @@ LogicalResult readLaunch(gpu::LaunchFuncOp launch, const KernelSource &src,
       continue;
     }
     int64_t rank = buffer == workspace.end()
-                       ? bundle::operandRank(role, src.key.varlen)
+                       ? bundle::operandRank(role, src.key)
                        : int64_t(buffer->second.shape.size());
     size_t first = entry.params.size();
     entry.params.push_back({role, Field::AllocatedPtr, 0});
