@@ -151,6 +151,8 @@ CASES = [
     ("Nq != Nk non-causal", 32, 8, 128,
      [(1, 1000), (300, 129), (17, 0)], False, 0),
     ("B1 max above length", 32, 8, 128, [(333, 444)], True, 500),
+    # Every sequence empty, max_seqlen_q 64 so the kernel still launches.
+    ("all empty", 32, 8, 128, [(0, 0), (0, 5), (0, 0)], True, 64),
     ("D64 MHA causal", 4, 4, 64, [(1, 1), (200, 200), (0, 3), (191, 500)],
      True, 0),
     ("D64 MHA non-causal", 4, 4, 64, [(192, 193), (1, 5)], False, 0),

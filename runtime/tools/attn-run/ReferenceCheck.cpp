@@ -19,6 +19,7 @@
 #include <cuda.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -88,6 +89,21 @@ void hostRow(const uint16_t *q, const std::vector<uint16_t> &k,
   lse = visible ? max + std::log(sum) : -INFINITY;
 }
 
+/// Fills Q, K and V (bf16, `counts` elements each) with normal values from
+/// seeds `seed`, `seed + 1`, `seed + 2`.
+bool fillInputs(const Kernels &kern, std::array<CUdeviceptr, 3> inputs,
+                std::array<int64_t, 3> counts, uint64_t seed) {
+  for (int i = 0; i < 3; ++i) {
+    uint64_t s = seed + i;
+    void *p[] = {&inputs[i], &counts[i], &s};
+    if (!ok(cuLaunchKernel(kern.fill, 64, 1, 1, 256, 1, 1, 0, nullptr, p,
+                           nullptr),
+            "fill_normal_bf16"))
+      return false;
+  }
+  return true;
+}
+
 /// Runs one case; returns the number of disagreements (-1: a CUDA error).
 int runCase(const Kernels &kern, const Case &c) {
   int64_t b = c.batch, hq = c.headsQ, hkv = c.headsKV, nq = c.seqQ,
@@ -98,16 +114,8 @@ int runCase(const Kernels &kern, const Case &c) {
       attn::run::makePagedInputs(b, maxPages, ps, 42 + ps);
   Buffer q(nQ * 2), k(nKV * 2), v(nKV * 2), o(nQ * 4), lse(rows * 4),
       table(pages * 4), lengths(b * 4), valid(pages * 4);
-  uint64_t seeds[3] = {1, 2, 3};
-  CUdeviceptr inputs[3] = {q.ptr, k.ptr, v.ptr};
-  int64_t counts[3] = {nQ, nKV, nKV};
-  for (int i = 0; i < 3; ++i) {
-    void *p[] = {&inputs[i], &counts[i], &seeds[i]};
-    if (!ok(cuLaunchKernel(kern.fill, 64, 1, 1, 256, 1, 1, 0, nullptr, p,
-                           nullptr),
-            "fill_normal_bf16"))
-      return -1;
-  }
+  if (!fillInputs(kern, {q.ptr, k.ptr, v.ptr}, {nQ, nKV, nKV}, 1))
+    return -1;
   if (!ok(cuMemcpyHtoD(table.ptr, in.table.data(), pages * 4), "upload") ||
       !ok(cuMemcpyHtoD(lengths.ptr, in.lengths.data(), b * 4), "upload") ||
       !ok(cuMemcpyHtoD(valid.ptr, in.validRows.data(), pages * 4), "upload"))
@@ -300,16 +308,8 @@ int runVarlenCase(const Kernels &kern, const VarlenCase &c) {
   int64_t nQ = in.totalQ * hq * d, nKV = in.totalK * hkv * d;
   float scale = float(1 / std::sqrt(double(d)));
   Buffer q(nQ * 2), k(nKV * 2), v(nKV * 2), o(nQ * 4), lse(hq * in.totalQ * 4);
-  uint64_t seeds[3] = {4, 5, 6};
-  CUdeviceptr inputs[3] = {q.ptr, k.ptr, v.ptr};
-  int64_t counts[3] = {nQ, nKV, nKV};
-  for (int i = 0; i < 3; ++i) {
-    void *p[] = {&inputs[i], &counts[i], &seeds[i]};
-    if (!ok(cuLaunchKernel(kern.fill, 64, 1, 1, 256, 1, 1, 0, nullptr, p,
-                           nullptr),
-            "fill_normal_bf16"))
-      return -1;
-  }
+  if (!fillInputs(kern, {q.ptr, k.ptr, v.ptr}, {nQ, nKV, nKV}, 4))
+    return -1;
   if (!launchVarlen(kern, c, in, q.ptr, k.ptr, v.ptr, o.ptr, lse.ptr, scale))
     return -1;
   std::vector<uint16_t> hostQ(nQ), hostK(nKV), hostV(nKV);
