@@ -75,6 +75,23 @@ struct FwdCall {
 /// are ATTN_ERROR_INVALID_ARGUMENT with a message naming the operand.
 Status validateFwd(const attn_fwd_args &args, FwdCall &call);
 
+/// The tensor of `args` that holds operand `op`.
+const attn_tensor &operandTensor(const attn_fwd_args &args,
+                                 bundle::Operand op);
+
+/// A softmax scale as messages print it.
+std::string scaleText(double scale);
+
+/// ATTN_ERROR_CUDA naming the driver call `what` and its error.
+Status cudaError(const DriverApi &driver, CUresult result, const char *what);
+
+/// The value checks of attn_bundle_set_check_values (ValueChecks.cpp):
+/// reads the call's FP8 descales, varlen prefix sums or paged tables back
+/// from the device on `stream` (one synchronization) and refuses values
+/// that break the caller's contract; other calls read nothing back.
+Status checkCallValues(const DriverApi &driver, const attn_fwd_args &args,
+                       const FwdCall &call, CUstream stream);
+
 /// A kernel's workspace buffers for one call (split-KV).
 struct WorkspaceBuffers;
 
