@@ -355,8 +355,9 @@ void runBatch(ArrayRef<ExecutionEngine *> engines, const VarlenConfig &c,
     for (int64_t i = 0; i < lse.numElements; ++i)
       got.lse.push_back(lse.get(i));
     ASSERT_NO_FATAL_FAILURE(expectClose(c, batch, totalQ, got, want));
-    if (results.size() > 1)
+    if (results.size() > 1) {
       ASSERT_NO_FATAL_FAILURE(expectSameAsUnsplit(got, results.front()));
+    }
   }
 }
 
