@@ -21,6 +21,9 @@
 #   varlen_s3: the varlen kernels with 3 K/V splits (for attn-run);
 #   varlen_paged_s<S>: varlen paged K/V kernels (bench/specs_varlen_paged.json)
 #          with S = 1, 2 splits, for varlen_check.py's split check and attn-run.
+#   varlen_paged_decode: a GQA-packed varlen paged decode kernel
+#          (bench/specs_varlen_paged_decode.json) with splits 1, 4, 16 and 32
+#          as variants, timed by paged_check.py beside the batched paged one.
 # Extra arguments go to attn-compile (e.g. --path=fma, --max-mma-n=64).
 # Then, on the GPU machine:
 #   python3 bench/harness.py --bundle build/bundles/bench --lib build/lib/libattn_runtime.so
@@ -60,3 +63,6 @@ for s in 1 2; do
   "$BUILD/bin/attn-compile" --spec-file=bench/specs_varlen_paged.json --splits=$s \
     -o "$OUT/varlen_paged_s$s" "$@"
 done
+"$BUILD/bin/attn-compile" --spec-file=bench/specs_varlen_paged_decode.json --splits=1 \
+  --variant="splits=4" --variant="splits=16" --variant="splits=32" \
+  -o "$OUT/varlen_paged_decode" "$@"

@@ -22,7 +22,10 @@ few query rows.
 Speed: B64 Hq32 Hkv8 Nq1 Nk32768 D128 bf16 and B1 Nk131072, paged (pages
 16 and 256, randomly permuted) beside the project's contiguous decode
 (decode_pack_auto) on the same lengths and beside FlashAttention-2 and
-cuDNN (contiguous; torch SDPA backends), in ms and TB/s of K/V read.
+cuDNN (contiguous; torch SDPA backends), in ms and TB/s of K/V read; and
+the same decode as a varlen paged call (varlen_paged_decode: one query per
+sequence, cu_seqlens_k giving the lengths, the page-256 caches and table),
+as vLLM-style servers issue it.
 
 Every launch runs under a watchdog (HANG, exit status 3). Exit status 0 iff
 every check passed.
@@ -169,12 +172,29 @@ def checks(bundles):
     return ok
 
 
-def speed(paged, contiguous, rounds, iters):
+def varlen_decode_row(q, k, v, table, Nk):
+    """The varlen paged form of the same decode (one query per sequence,
+    FlashAttention-2's flash_attn_varlen_func with block_table): its args
+    and the tensors they point to."""
+    B = q.shape[0]
+    qv = q[:, :, 0]                                     # [total_q = B, Hq, D]
+    ov = torch.empty_like(qv)
+    lse = torch.empty(qv.shape[1], B, device="cuda")   # [Hq, total_q]
+    cq = torch.arange(B + 1, dtype=torch.int32, device="cuda")
+    ck = cq * Nk
+    args = rt.varlen_fwd_args(qv, k, v, ov, lse, cq, ck, 1, Nk, False,
+                              block_table=table)
+    return args, (qv, ov, lse, cq, ck)
+
+
+def speed(paged, contiguous, varlen, rounds, iters):
     """Timed with the table value checks off (each checked call
-    synchronizes the stream; the checks ran in checks())."""
+    synchronizes the stream; the checks ran in checks()). `varlen`: the
+    varlen paged decode bundle, timed on the page-256 caches."""
     from torch.nn.attention import SDPBackend
     stream = torch.cuda.current_stream().cuda_stream
     paged.set_check_values(False)
+    varlen.set_check_values(False)
     print("\n| shape | K/V | attn ms | attn TB/s | vs contiguous | FA2 ms "
           "| cuDNN ms | attn/cuDNN |\n|---|---|---|---|---|---|---|---|")
     for name, B, Nk in (("B64 Hq32 Hkv8 Nk32768", 64, 32768),
@@ -212,9 +232,14 @@ def speed(paged, contiguous, rounds, iters):
             rows.append(("page %d" % ps, paged,
                          rt.paged_fwd_args(q, k, v, o, lse, table, seqlens,
                                            False), (k, v, table, seqlens)))
+            if ps == 256:
+                a, keep = varlen_decode_row(q, k, v, table, Nk)
+                rows.append(("varlen page 256", varlen, a, keep + (k, v, table)))
         base = contiguous_o = None
-        for label, bundle, a, _ in rows:
-            o.fill_(float("nan"))
+        for label, bundle, a, keep in rows:
+            # A varlen row writes its own [B, Hq, D] output.
+            out = keep[1].view(o.shape) if bundle is varlen else o
+            out.fill_(float("nan"))
             st, msg = bundle.fwd(a, stream)
             if st != 0:
                 print("| %s | %s | status %d: %s |" % (name, label, st, msg))
@@ -222,10 +247,10 @@ def speed(paged, contiguous, rounds, iters):
             wait_or_die("%s %s" % (name, label))
             # The paged result equals the contiguous one (the same keys).
             if contiguous_o is None:
-                contiguous_o, same = o.clone(), ""
+                contiguous_o, same = out.clone(), ""
             else:
                 same = " (O max diff %.1e)" % float(
-                    (o.float() - contiguous_o.float()).abs().amax())
+                    (out.float() - contiguous_o.float()).abs().amax())
             ms = statistics.median(
                 timed_back_to_back(lambda: bundle.fwd(a, stream), iters)
                 for _ in range(rounds))
@@ -243,7 +268,7 @@ def main():
     ap.add_argument("--lib", required=True)
     ap.add_argument("--bundles", required=True,
                     help="directory holding paged_s1, paged_s2, paged_s16, "
-                    "paged_auto and decode_pack_auto")
+                    "paged_auto, decode_pack_auto and varlen_paged_decode")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--skip-speed", action="store_true")
@@ -260,7 +285,8 @@ def main():
         print("  " + line)
     ok = checks(bundles)
     if not a.skip_speed:
-        speed(load("paged_auto"), load("decode_pack_auto"), a.rounds, a.iters)
+        speed(load("paged_auto"), load("decode_pack_auto"),
+              load("varlen_paged_decode"), a.rounds, a.iters)
     print("PAGED CHECKS", "PASS" if ok else "FAIL")
     sys.exit(0 if ok else 1)
 
