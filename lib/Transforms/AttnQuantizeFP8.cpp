@@ -70,7 +70,6 @@ public:
     if (!rotate)
       return load(j);
     // y_j = sum_i x_i * s_i * (-1)^popcount(i & j) / sqrt(D)
-    Value signs = arith::ConstantOp::create(b, signVector(b));
     Value ji = arith::IndexCastOp::create(b, b.getI32Type(), j);
     auto loop = scf::ForOp::create(b, index(b, 0), index(b, d), index(b, 1),
                                    ValueRange{f32(b, 0.0)});
@@ -85,8 +84,10 @@ public:
       Value odd = arith::CmpIOp::create(
           b, arith::CmpIPredicate::ne, parity,
           arith::ConstantOp::create(b, b.getI32IntegerAttr(0)));
-      Value s = vector::ExtractOp::create(b, signs, OpFoldResult(i));
-      Value h = arith::SelectOp::create(b, odd, arith::NegFOp::create(b, s), s);
+      // s_i * (-1)^parity: -1 where exactly one of them is negative.
+      Value h = arith::SelectOp::create(
+          b, arith::XOrIOp::create(b, odd, negativeSign(b, ii)), f32(b, -1.0),
+          f32(b, 1.0));
       Value term = arith::MulFOp::create(b, load(i), h);
       scf::YieldOp::create(
           b, ValueRange{arith::AddFOp::create(b, loop.getRegionIterArgs()[0],
@@ -110,13 +111,36 @@ private:
     return x;
   }
 
-  DenseElementsAttr signVector(ImplicitLocOpBuilder &b) const {
+  /// Whether s_i = -1: bit i % 64 of the i / 64-th 64-bit word of the
+  /// signs (integer constants and selects: no vector constant indexed at
+  /// run time, which a GPU thread would keep in local memory).
+  Value negativeSign(ImplicitLocOpBuilder &b, Value i) const {
     std::mt19937 rng(kSignSeed);
-    SmallVector<float> signs(d);
-    for (float &s : signs)
-      s = (rng() & 1) ? -1.0f : 1.0f;
-    return DenseElementsAttr::get(VectorType::get({d}, b.getF32Type()),
-                                  ArrayRef<float>(signs));
+    SmallVector<uint64_t> words(llvm::divideCeil(d, 64), 0);
+    for (int64_t k = 0; k < d; ++k)
+      if (rng() & 1)
+        words[k / 64] |= uint64_t(1) << (k % 64);
+    auto i64 = [&](uint64_t v) -> Value {
+      return arith::ConstantOp::create(b, b.getI64IntegerAttr(v));
+    };
+    Value word = i64(words[0]);
+    for (size_t k = 1; k < words.size(); ++k) {
+      Value w = arith::ShRUIOp::create(
+          b, i, arith::ConstantOp::create(b, b.getI32IntegerAttr(6)));
+      word = arith::SelectOp::create(
+          b,
+          arith::CmpIOp::create(
+              b, arith::CmpIPredicate::eq, w,
+              arith::ConstantOp::create(b, b.getI32IntegerAttr(k))),
+          i64(words[k]), word);
+    }
+    Value bit = arith::ExtUIOp::create(
+        b, b.getI64Type(),
+        arith::AndIOp::create(
+            b, i, arith::ConstantOp::create(b, b.getI32IntegerAttr(63))));
+    Value set =
+        arith::AndIOp::create(b, arith::ShRUIOp::create(b, word, bit), i64(1));
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ne, set, i64(0));
   }
 
   Value src;

@@ -82,20 +82,25 @@
 //   CHECK-NOT:   attn.attention
 //       CHECK:   return
 // hadamard=true: Q and K elements are sum_i x_i * s_i * (-1)^parity(i & j)
-// / sqrt(16) (fixed random signs s; the parity of the 4 bits of i & j by
-// x ^= x >> 2, x ^= x >> 1), in the amax grid and the quantize grid; V is
-// not rotated.
+// / sqrt(16) (fixed random signs s, bit i of the integer 36005 set where
+// s_i = -1; the parity of the 4 bits of i & j by x ^= x >> 2, x ^= x >> 1),
+// in the amax grid and the quantize grid; V is not rotated.
 // HAD-LABEL: func.func @gqa
-//       HAD:   %[[SIGNS:.*]] = arith.constant dense<[{{.*}}]> : vector<16xf32>
 //       HAD:   scf.for
 //       HAD:     %[[IJ:.*]] = arith.andi
 //       HAD:     %[[S2:.*]] = arith.shrui %[[IJ]], %c2_i32
 //       HAD:     %[[X2:.*]] = arith.xori %[[IJ]], %[[S2]]
 //       HAD:     %[[S1:.*]] = arith.shrui %[[X2]], %c1_i32
 //       HAD:     %[[X1:.*]] = arith.xori %[[X2]], %[[S1]]
-//       HAD:     arith.andi %[[X1]], %c1_i32
-//       HAD:     %[[S:.*]] = vector.extract %[[SIGNS]][%{{.*}}] : f32 from vector<16xf32>
-//       HAD:     arith.negf %[[S]]
+//       HAD:     %[[PAR:.*]] = arith.andi %[[X1]], %c1_i32
+//       HAD:     %[[ODD:.*]] = arith.cmpi ne, %[[PAR]]
+//       HAD:     %[[SIGNS:.*]] = arith.constant 36005 : i64
+//       HAD:     %[[SHIFTED:.*]] = arith.shrui %[[SIGNS]], %{{.*}} : i64
+//       HAD:     %[[BIT:.*]] = arith.andi %[[SHIFTED]], %c1_i64
+//       HAD:     %[[NEG:.*]] = arith.cmpi ne, %[[BIT]]
+//       HAD:     %[[FLIP:.*]] = arith.xori %[[ODD]], %[[NEG]] : i1
+//       HAD:     %[[H:.*]] = arith.select %[[FLIP]], %{{.*}}, %{{.*}} : f32
+//       HAD:     arith.mulf %{{.*}}, %[[H]] : f32
 //       HAD:   %[[QUARTER:.*]] = arith.constant 2.500000e-01 : f32
 //       HAD:   arith.mulf %{{.*}}, %[[QUARTER]] : f32
 //       HAD:   memref.atomic_rmw maxs
