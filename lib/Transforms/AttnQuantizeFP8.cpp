@@ -398,19 +398,29 @@ void buildQuantizeGrid(ImplicitLocOpBuilder &b, Value fp8, Value descale,
 
 /// Quantizes `src` ([B, H, N, D]) with one scale per group of `groups`;
 /// `transposed`: the FP8 copy is stored as [B, H, D, N] (V^T, as the
-/// tensor cores read FP8 V) and returned as its [B, H, N, D] view.
+/// tensor cores read FP8 V; rows padded to 16 bytes) and returned as its
+/// [B, H, N, D] view.
 Quantized quantize(ImplicitLocOpBuilder &b, Value src, const Groups &groups,
                    bool rotate, bool transposed = false) {
   SmallVector<int64_t> shape(cast<MemRefType>(src.getType()).getShape());
   Type f8 = b.getType<Float8E4M3FNType>();
   Quantized out;
   if (transposed) {
+    // [B, H, D, N] with rows padded to 16 bytes (TMA's stride rule), the
+    // first N keys of each row viewed as [B, H, N, D].
     std::swap(shape[2], shape[3]);
-    out.storage = memref::AllocOp::create(b, MemRefType::get(shape, f8));
+    SmallVector<int64_t> padded(shape);
+    padded[3] = llvm::alignTo(shape[3], 16);
+    out.storage = memref::AllocOp::create(b, MemRefType::get(padded, f8));
+    Value rows = out.storage;
+    if (padded[3] != shape[3])
+      rows = memref::SubViewOp::create(
+          b, out.storage, SmallVector<OpFoldResult>(4, b.getIndexAttr(0)),
+          getAsIndexOpFoldResult(b.getContext(), shape),
+          SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
     auto perm = AffineMap::getPermutationMap(ArrayRef<unsigned>{0, 1, 3, 2},
                                              b.getContext());
-    out.fp8 = memref::TransposeOp::create(b, out.storage,
-                                          AffineMapAttr::get(perm));
+    out.fp8 = memref::TransposeOp::create(b, rows, AffineMapAttr::get(perm));
   } else {
     out.storage = out.fp8 =
         memref::AllocOp::create(b, MemRefType::get(shape, f8));

@@ -30,8 +30,9 @@
 //  CHECK-NEXT:   gpu.launch_func @quantized_kernel_2::@quantized_kernel blocks in (%c1024, %c1, %c1) threads in (%c128, %c1, %c1) args(%arg0 : memref<1x4x256x128xbf16>, %[[QD]] : memref<1x2xf32>, %[[Q8]] : memref<1x4x256x128xf8E4M3FN>)
 //       CHECK:   gpu.launch_func @quantized_kernel_4::@quantized_kernel blocks in (%c4, %c1, %c1) threads in (%c256, %c1, %c1)
 //       CHECK:   gpu.launch_func @quantized_kernel_6::@quantized_kernel blocks in (%c512, %c1, %c1) threads in (%c128, %c1, %c1)
-// V: the quantize kernel writes the V^T storage, which the attention's
-// TMA descriptor of V reads.
+// V: the quantize kernel writes the V^T storage (256 keys: rows already
+// 16-byte multiples, no padding), which the attention's TMA descriptor of V
+// reads.
 //       CHECK:   %[[VT:.*]] = memref.alloc() : memref<1x2x128x256xf8E4M3FN>
 //       CHECK:   %[[VD:.*]] = memref.alloc() : memref<1x2xf32>
 //       CHECK:   gpu.launch_func @quantized_kernel_10::@quantized_kernel blocks in (%c512, %c1, %c1) threads in (%c128, %c1, %c1) args(%[[VT]] : memref<1x2x128x256xf8E4M3FN>, %arg2 : memref<1x2x256x128xbf16>, %[[VD]] : memref<1x2xf32>)

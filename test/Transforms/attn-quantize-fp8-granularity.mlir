@@ -47,8 +47,8 @@
 //       BLOCK:   %[[K8:.*]] = memref.alloc() : memref<1x2x6x16xf8E4M3FN>
 //       BLOCK:   %[[KD:.*]] = memref.alloc() : memref<1x2x2xf32>
 //       BLOCK:         arith.minui %{{.*}}, %c6
-//       BLOCK:   %[[VT:.*]] = memref.alloc() : memref<1x2x16x6xf8E4M3FN>
-//       BLOCK:   %[[V8:.*]] = memref.transpose %[[VT]]
+//       BLOCK:   %[[VT:.*]] = memref.alloc() : memref<1x2x16x16xf8E4M3FN>
+//       BLOCK:   %[[V8:.*]] = memref.transpose
 //       BLOCK:   %[[VD:.*]] = memref.alloc() : memref<1x2xf32>
 //       BLOCK:   attn.attention ins(%[[Q8]], %[[K8]], %[[V8]] : {{.*}}) descale(%[[QD]], %[[KD]], %[[VD]] : memref<1x4x3xf32>, memref<1x2x2xf32>, memref<1x2xf32>) {k_descale_block = 4 : i64, q_descale_block = 4 : i64}
 //   BLOCK-NOT:   arith.xori
@@ -77,8 +77,8 @@
 // rows of column c: [1, 2, 16]; element (b, h, n, j) takes descale [b, h, j].
 // CHANNEL-LABEL: func.func @gqa
 //  CHANNEL-SAME:   %{{[a-z0-9]+}}: memref<1x2x6x16xbf16>, %[[V:[a-z0-9]+]]: memref<1x2x6x16xbf16>
-//       CHANNEL:   %[[VT:.*]] = memref.alloc() : memref<1x2x16x6xf8E4M3FN>
-//       CHANNEL:   %[[V8:.*]] = memref.transpose %[[VT]]
+//       CHANNEL:   %[[VT:.*]] = memref.alloc() : memref<1x2x16x16xf8E4M3FN>
+//       CHANNEL:   %[[V8:.*]] = memref.transpose
 //       CHANNEL:   %[[VD:.*]] = memref.alloc() : memref<1x2x16xf32>
 //       CHANNEL:   %[[AMAX:.*]] = memref.alloc() : memref<1x2x16xi32>
 //       CHANNEL:   scf.forall (%[[B:.*]], %[[G:.*]], %[[C:.*]], %{{.*}}) in (1, 2, 16, 1) {
@@ -92,7 +92,7 @@
 //       CHANNEL:   scf.forall (%[[B:.*]], %[[G:.*]], %[[N:.*]]) in (1, 2, 6) {
 //       CHANNEL:     scf.forall (%[[J:.*]]) in (16) {
 //       CHANNEL:       memref.load %[[VD]][%[[B]], %[[G]], %[[J]]] : memref<1x2x16xf32>
-//       CHANNEL:       memref.store %{{.*}}, %[[V8]][%[[B]], %[[G]], %[[N]], %[[J]]] : memref<1x2x6x16xf8E4M3FN, strided<[192, 96, 1, 6]>>
+//       CHANNEL:       memref.store %{{.*}}, %[[V8]][%[[B]], %[[G]], %[[N]], %[[J]]] : memref<1x2x6x16xf8E4M3FN, strided<[512, 256, 1, 16]>>
 //       CHANNEL:   attn.attention {{.*}} descale({{.*}} : memref<1x2xf32>, memref<1x2xf32>, memref<1x2x16xf32>){{$}}
 
 // hadamard=true with blocks: amax and quantization of the rotated rows

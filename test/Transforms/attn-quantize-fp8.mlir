@@ -65,16 +65,18 @@
 //       CHECK:   %[[K8:.*]] = memref.alloc() : memref<2x2x8x16xf8E4M3FN>
 //       CHECK:   %[[KD:.*]] = memref.alloc() : memref<2x2xf32>
 //       CHECK:   memref.atomic_rmw maxs
-// V is stored as V^T ([B, Hkv, D, Nk]) and written through its transposed
-// view: the FP8 attention's V has unit stride along Nk.
-//       CHECK:   %[[VT:.*]] = memref.alloc() : memref<2x2x16x8xf8E4M3FN>
-//       CHECK:   %[[V8:.*]] = memref.transpose %[[VT]] (d0, d1, d2, d3) -> (d0, d1, d3, d2) : memref<2x2x16x8xf8E4M3FN> to memref<2x2x8x16xf8E4M3FN, strided<[256, 128, 1, 8]>>
+// V is stored as V^T ([B, Hkv, D, Nk], rows padded to 16 bytes: Nk 8 -> 16)
+// and written through its transposed view: the FP8 attention's V has unit
+// stride along Nk.
+//       CHECK:   %[[VT:.*]] = memref.alloc() : memref<2x2x16x16xf8E4M3FN>
+//       CHECK:   %[[ROWS:.*]] = memref.subview %[[VT]][0, 0, 0, 0] [2, 2, 16, 8] [1, 1, 1, 1]
+//       CHECK:   %[[V8:.*]] = memref.transpose %[[ROWS]] (d0, d1, d2, d3) -> (d0, d1, d3, d2) : memref<2x2x16x8xf8E4M3FN, strided<[512, 256, 16, 1]>> to memref<2x2x8x16xf8E4M3FN, strided<[512, 256, 1, 16]>>
 //       CHECK:   %[[VD:.*]] = memref.alloc() : memref<2x2xf32>
 //       CHECK:   scf.forall (%[[B:.*]], %[[HK:.*]], %[[N:.*]]) in (2, 2, 8) {
 //       CHECK:     scf.forall (%[[J:.*]]) in (16) {
 //       CHECK:       memref.load %[[V]][%[[B]], %[[HK]], %[[N]], %[[J]]]
-//       CHECK:       memref.store %{{.*}}, %[[V8]][%[[B]], %[[HK]], %[[N]], %[[J]]] : memref<2x2x8x16xf8E4M3FN, strided<[256, 128, 1, 8]>>
-//       CHECK:   attn.attention ins(%[[Q8]], %[[K8]], %[[V8]] : memref<2x4x8x16xf8E4M3FN>, memref<2x2x8x16xf8E4M3FN>, memref<2x2x8x16xf8E4M3FN, strided<[256, 128, 1, 8]>>) outs(%[[O]] : memref<2x4x8x16xbf16>) lse(%[[LSE]] : memref<2x4x8xf32>) descale(%[[QD]], %[[KD]], %[[VD]] : memref<2x2xf32>, memref<2x2xf32>, memref<2x2xf32>) {causal, scale = 5.000000e-01 : f32}
+//       CHECK:       memref.store %{{.*}}, %[[V8]][%[[B]], %[[HK]], %[[N]], %[[J]]] : memref<2x2x8x16xf8E4M3FN, strided<[512, 256, 1, 16]>>
+//       CHECK:   attn.attention ins(%[[Q8]], %[[K8]], %[[V8]] : memref<2x4x8x16xf8E4M3FN>, memref<2x2x8x16xf8E4M3FN>, memref<2x2x8x16xf8E4M3FN, strided<[512, 256, 1, 16]>>) outs(%[[O]] : memref<2x4x8x16xbf16>) lse(%[[LSE]] : memref<2x4x8xf32>) descale(%[[QD]], %[[KD]], %[[VD]] : memref<2x2xf32>, memref<2x2xf32>, memref<2x2xf32>) {causal, scale = 5.000000e-01 : f32}
 //       CHECK:   memref.dealloc %[[Q8]]
 //       CHECK:   memref.dealloc %[[K8]]
 //       CHECK:   memref.dealloc %[[VT]]
@@ -109,7 +111,7 @@
 //       HAD:     arith.truncf
 //       HAD:   memref.alloc() : memref<2x2x8x16xf8E4M3FN>
 //       HAD:   arith.xori
-//       HAD:   memref.alloc() : memref<2x2x16x8xf8E4M3FN>
+//       HAD:   memref.alloc() : memref<2x2x16x16xf8E4M3FN>
 //   HAD-NOT:   arith.xori
 //       HAD:   attn.attention
 func.func @gqa(%q: memref<2x4x8x16xbf16>, %k: memref<2x2x8x16xbf16>,

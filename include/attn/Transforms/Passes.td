@@ -194,8 +194,9 @@ def AttnQuantizeFP8 : Pass<"attn-quantize-fp8", "func::FuncOp"> {
     an integer atomic max on the f32 bits), the descales, then the FP8
     copy (one CTA per row, one thread per column). attn-to-cpu runs them
     as loops, attn-to-cubin as kernels launched before the FP8 attention.
-    FP8 V is written as V^T ([B, Hkv, D, Nk] storage viewed transposed by
-    `memref.transpose`), the layout the tensor cores read. f16 inputs are
+    FP8 V is written as V^T ([B, Hkv, D, Nk] storage, rows padded to 16
+    bytes, viewed transposed by `memref.transpose`), the layout the tensor
+    cores read. f16 inputs are
     not implemented, and the per-block / per-channel descales lower to the
     host only (the GPU passes refuse them).
     Errors: f16 inputs; dynamic shapes; hadamard=true with D not a power of
