@@ -142,9 +142,24 @@ void exposeQuantized(ModuleOp module) {
   });
 }
 
+/// After attn-quantize-fp8: the FP8 attention reads a row-major copy of
+/// its V (stored V^T by the pass) instead.
+void copyVRowMajor(ModuleOp module) {
+  module.walk([](attn::AttentionOp op) {
+    OpBuilder b(op);
+    auto type = cast<MemRefType>(op.getV().getType());
+    Value rowMajor = memref::AllocOp::create(
+        b, op.getLoc(),
+        MemRefType::get(type.getShape(), type.getElementType()));
+    copyInto(b, op.getLoc(), op.getV(), rowMajor);
+    op.getVMutable().assign(rowMajor);
+  });
+}
+
 llvm::Expected<std::unique_ptr<ExecutionEngine>>
 compile(const Shape &s, const Quant &quant,
-        attn::test::TargetCpu cpu = attn::test::TargetCpu::Baseline) {
+        attn::test::TargetCpu cpu = attn::test::TargetCpu::Baseline,
+        bool rowMajorV = false) {
   DialectRegistry registry;
   attn::registerAttnDialects(registry);
   MLIRContext ctx(registry);
@@ -159,6 +174,8 @@ compile(const Shape &s, const Quant &quant,
       failed(quantize.run(*module)))
     return llvm::createStringError(quant.pipeline() + " failed: " + err);
   exposeQuantized(*module);
+  if (rowMajorV)
+    copyVRowMajor(*module);
   PassManager lower(&ctx);
   attn::CPUPipelineOptions options;
   options.blockM = s.tileM;
@@ -500,6 +517,47 @@ INSTANTIATE_TEST_SUITE_P(
                       Quant{"block_hadamard_channel", "block", "channel",
                             true}),
     [](const auto &info) { return std::string(info.param.name); });
+
+/// attn-quantize-fp8 stores FP8 V as V^T (unit stride along Nk, what the
+/// tensor cores read): the attention over that view gives bit for bit the
+/// O and LSE of the same FP8 V copied row-major, per V granularity.
+TEST(CpuFp8QuantizeVt, SameAttentionAsRowMajorV) {
+  attn::registerAttnPassesAndPipelines();
+  DialectRegistry registry;
+  attn::registerAttnDialects(registry);
+  MLIRContext ctx(registry);
+  for (Quant quant : {Quant{"head", "head"}, Quant{"channel", "tensor",
+                                                    "channel"}}) {
+    SCOPED_TRACE(quant.name);
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(buildModule(kShape, quant), &ctx);
+    ASSERT_TRUE(module);
+    PassManager pm(&ctx);
+    ASSERT_TRUE(succeeded(parsePassPipeline(quant.pipeline(), pm)));
+    ASSERT_TRUE(succeeded(pm.run(*module)));
+    module->walk([](attn::AttentionOp op) {
+      auto [strides, offset] =
+          cast<MemRefType>(op.getV().getType()).getStridesAndOffset();
+      EXPECT_EQ(strides[2], 1) << "V is not stored as V^T";
+    });
+    auto vt = compile(kShape, quant);
+    ASSERT_TRUE(bool(vt)) << llvm::toString(vt.takeError());
+    auto rowMajor = compile(kShape, quant, attn::test::TargetCpu::Baseline,
+                            /*rowMajorV=*/true);
+    ASSERT_TRUE(bool(rowMajor)) << llvm::toString(rowMajor.takeError());
+    unsigned seed = std::random_device{}();
+    SCOPED_TRACE(llvm::formatv("seed {0}", seed).str());
+    std::mt19937 rng(seed);
+    Inputs in(kShape);
+    fillRandom(kShape, in, rng);
+    auto a = run(**vt, kShape, quant, in);
+    auto b = run(**rowMajor, kShape, quant, in);
+    for (int64_t i = 0; i < a->o.numElements; ++i)
+      ASSERT_EQ(a->o.get(i), b->o.get(i)) << "O[" << i << "]";
+    for (size_t i = 0; i < a->lse.data.size(); ++i)
+      ASSERT_EQ(a->lse.data[i], b->lse.data[i]) << "LSE[" << i << "]";
+  }
+}
 
 /// Outliers (0.1% of Q and K entries): every configuration stays finite.
 /// With FlashAttention-3's outliers (an extra N(0, 10^2) term) block scales

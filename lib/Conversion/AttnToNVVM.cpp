@@ -70,6 +70,30 @@ template <typename MathOp> struct ApproxToNVVM : OpRewritePattern<MathOp> {
   std::string intrinsic;
 };
 
+/// Scalar f32 -> f8E4M3FN `arith.truncf` (attn-quantize-fp8's quantize
+/// kernel) -> cvt.rn.satfinite.e4m3x2.f32 with the value in the low byte:
+/// the rounding and saturation the host lowering reproduces.
+struct TruncFToE4M3 : OpRewritePattern<arith::TruncFOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(arith::TruncFOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!isa<Float8E4M3FNType>(op.getType()) || !op.getIn().getType().isF32())
+      return rewriter.notifyMatchFailure(op, "expected f32 -> f8E4M3FN");
+    Location loc = op.getLoc();
+    Value zero = arith::ConstantOp::create(rewriter, loc,
+                                           rewriter.getF32FloatAttr(0.0));
+    Value pair = NVVM::ConvertF32x2ToF8x2Op::create(
+        rewriter, loc, rewriter.getI16Type(), zero, op.getIn(),
+        NVVM::FPRoundingMode::RN, NVVM::SaturationMode::SATFINITE,
+        /*relu=*/false, op.getType());
+    Value byte =
+        arith::TruncIOp::create(rewriter, loc, rewriter.getI8Type(), pair);
+    rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, op.getType(), byte);
+    return success();
+  }
+};
+
 /// Marks whole-row-slice vector loads/stores as 16-byte aligned. The
 /// runtime contract (docs/ir.md) makes every row of Q/K/V/O start on a
 /// 16-byte boundary (aligned base, strides that are multiples of 8
@@ -520,6 +544,7 @@ struct AttnLowerToNVVMPass
                                                "llvm.nvvm.ex2.approx.ftz.f");
       patterns.add<ApproxToNVVM<math::Log2Op>>(&getContext(),
                                                "llvm.nvvm.lg2.approx.ftz.f");
+      patterns.add<TruncFToE4M3>(&getContext());
       if (failed(lowerTileVectors(kernels, std::move(patterns))))
         return WalkResult::interrupt();
       return WalkResult::advance();

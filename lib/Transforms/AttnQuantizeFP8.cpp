@@ -1,7 +1,8 @@
 //===- AttnQuantizeFP8.cpp - bf16 attn.attention -> quantize + FP8 --------===//
 //
-// Rewrites a bf16 attn.attention into a quantize step (scalar scf loops over
-// the [B, H, N, D] buffers) and the FP8 attn.attention with descales. Each
+// Rewrites a bf16 attn.attention into a quantize step (block/thread grids
+// over the [B, H, N, D] buffers that lower as loops on the host and as
+// kernels on the GPU) and the FP8 attn.attention with descales. Each
 // scale group (per tensor, per (batch, KV head), per block of rows of one
 // head, or per column of D of one KV head) is a box of the source: amax
 // over the box, descale = amax / 448, x_fp8 = satfinite(x / descale). With
@@ -14,10 +15,13 @@
 #include "attn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -41,6 +45,7 @@ constexpr unsigned kSignSeed = 0x5eed;
 /// One quantized operand: its FP8 copy and its descales.
 struct Quantized {
   Value fp8, descale;
+  Value storage; // the buffer under fp8 (fp8 itself or what it views)
 };
 
 Value index(ImplicitLocOpBuilder &b, int64_t v) {
@@ -65,7 +70,6 @@ public:
     if (!rotate)
       return load(j);
     // y_j = sum_i x_i * s_i * (-1)^popcount(i & j) / sqrt(D)
-    Value signs = arith::ConstantOp::create(b, signVector(b));
     Value ji = arith::IndexCastOp::create(b, b.getI32Type(), j);
     auto loop = scf::ForOp::create(b, index(b, 0), index(b, d), index(b, 1),
                                    ValueRange{f32(b, 0.0)});
@@ -75,13 +79,15 @@ public:
       Value i = loop.getInductionVar();
       Value ii = arith::IndexCastOp::create(b, b.getI32Type(), i);
       Value parity = arith::AndIOp::create(
-          b, math::CtPopOp::create(b, arith::AndIOp::create(b, ii, ji)),
+          b, foldBits(b, arith::AndIOp::create(b, ii, ji)),
           arith::ConstantOp::create(b, b.getI32IntegerAttr(1)));
       Value odd = arith::CmpIOp::create(
           b, arith::CmpIPredicate::ne, parity,
           arith::ConstantOp::create(b, b.getI32IntegerAttr(0)));
-      Value s = vector::ExtractOp::create(b, signs, OpFoldResult(i));
-      Value h = arith::SelectOp::create(b, odd, arith::NegFOp::create(b, s), s);
+      // s_i * (-1)^parity: -1 where exactly one of them is negative.
+      Value h = arith::SelectOp::create(
+          b, arith::XOrIOp::create(b, odd, negativeSign(b, ii)), f32(b, -1.0),
+          f32(b, 1.0));
       Value term = arith::MulFOp::create(b, load(i), h);
       scf::YieldOp::create(
           b, ValueRange{arith::AddFOp::create(b, loop.getRegionIterArgs()[0],
@@ -92,13 +98,49 @@ public:
   }
 
 private:
-  DenseElementsAttr signVector(ImplicitLocOpBuilder &b) const {
+  /// x ^= x >> s for s = .., 2, 1 over the log2(D) low bits of x: bit 0
+  /// becomes their parity (math.ctpop has no NVVM lowering in the GPU
+  /// pipeline; shifts and xors lower everywhere).
+  Value foldBits(ImplicitLocOpBuilder &b, Value x) const {
+    unsigned bits = llvm::Log2_64(d);
+    for (unsigned s = llvm::PowerOf2Ceil(bits) / 2; s >= 1; s /= 2)
+      x = arith::XOrIOp::create(
+          b, x,
+          arith::ShRUIOp::create(
+              b, x, arith::ConstantOp::create(b, b.getI32IntegerAttr(s))));
+    return x;
+  }
+
+  /// Whether s_i = -1: bit i % 64 of the i / 64-th 64-bit word of the
+  /// signs (integer constants and selects: no vector constant indexed at
+  /// run time, which a GPU thread would keep in local memory).
+  Value negativeSign(ImplicitLocOpBuilder &b, Value i) const {
     std::mt19937 rng(kSignSeed);
-    SmallVector<float> signs(d);
-    for (float &s : signs)
-      s = (rng() & 1) ? -1.0f : 1.0f;
-    return DenseElementsAttr::get(VectorType::get({d}, b.getF32Type()),
-                                  ArrayRef<float>(signs));
+    SmallVector<uint64_t> words(llvm::divideCeil(d, 64), 0);
+    for (int64_t k = 0; k < d; ++k)
+      if (rng() & 1)
+        words[k / 64] |= uint64_t(1) << (k % 64);
+    auto i64 = [&](uint64_t v) -> Value {
+      return arith::ConstantOp::create(b, b.getI64IntegerAttr(v));
+    };
+    Value word = i64(words[0]);
+    for (size_t k = 1; k < words.size(); ++k) {
+      Value w = arith::ShRUIOp::create(
+          b, i, arith::ConstantOp::create(b, b.getI32IntegerAttr(6)));
+      word = arith::SelectOp::create(
+          b,
+          arith::CmpIOp::create(
+              b, arith::CmpIPredicate::eq, w,
+              arith::ConstantOp::create(b, b.getI32IntegerAttr(k))),
+          i64(words[k]), word);
+    }
+    Value bit = arith::ExtUIOp::create(
+        b, b.getI64Type(),
+        arith::AndIOp::create(
+            b, i, arith::ConstantOp::create(b, b.getI32IntegerAttr(63))));
+    Value set =
+        arith::AndIOp::create(b, arith::ShRUIOp::create(b, word, bit), i64(1));
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ne, set, i64(0));
   }
 
   Value src;
@@ -111,43 +153,71 @@ struct Box {
   SmallVector<Value> lo, hi;
 };
 
-/// How an operand is cut into scale groups: the shape of its descale
-/// memref, and the box of the source each descale entry covers.
+/// How an operand is cut into scale groups: the shape of the group grid,
+/// the box of the source each group covers (at most `elements` elements),
+/// the shape of the descale operand with the group of each of its entries,
+/// and the descale entry of each source element (b, h, n, j).
 struct Groups {
   SmallVector<int64_t> shape;
+  int64_t elements;
   std::function<Box(ImplicitLocOpBuilder &, ValueRange)> box;
+  SmallVector<int64_t> descaleShape;
+  std::function<SmallVector<Value>(ImplicitLocOpBuilder &, ValueRange)> group;
+  std::function<SmallVector<Value>(ImplicitLocOpBuilder &, ValueRange)> entry;
 };
 
-/// Everything: one scale ([1, 1]).
-Groups perTensor(ArrayRef<int64_t> s) {
+/// Descale entries that are their group's index.
+SmallVector<Value> same(ImplicitLocOpBuilder &, ValueRange idx) {
+  return SmallVector<Value>(idx);
+}
+
+/// Everything: one scale, repeated into the [B, H / group] operand.
+Groups perTensor(ArrayRef<int64_t> s, int64_t group) {
   SmallVector<int64_t> full(s);
-  return {{1, 1}, [full](ImplicitLocOpBuilder &b, ValueRange) {
+  return {{1, 1},
+          s[0] * s[1] * s[2] * s[3],
+          [full](ImplicitLocOpBuilder &b, ValueRange) {
             Value c0 = index(b, 0);
             return Box{{c0, c0, c0, c0},
                        {index(b, full[0]), index(b, full[1]), index(b, full[2]),
                         index(b, full[3])}};
+          },
+          {s[0], s[1] / group},
+          [](ImplicitLocOpBuilder &b, ValueRange) {
+            return SmallVector<Value>(2, index(b, 0));
+          },
+          [group](ImplicitLocOpBuilder &b, ValueRange bhnj) {
+            return SmallVector<Value>{
+                bhnj[0], arith::DivUIOp::create(b, bhnj[1], index(b, group))};
           }};
 }
 
 /// [B, H / group]: the `group` heads that share a KV head, all rows.
 Groups perHead(ArrayRef<int64_t> s, int64_t group) {
+  Groups g = perTensor(s, group);
   SmallVector<int64_t> full(s);
-  return {{s[0], s[1] / group},
-          [full, group](ImplicitLocOpBuilder &b, ValueRange idx) {
-            Value c0 = index(b, 0), c1 = index(b, 1);
-            Value h0 = arith::MulIOp::create(b, idx[1], index(b, group));
-            return Box{{idx[0], h0, c0, c0},
-                       {arith::AddIOp::create(b, idx[0], c1),
-                        arith::AddIOp::create(b, h0, index(b, group)),
-                        index(b, full[2]), index(b, full[3])}};
-          }};
+  g.shape = g.descaleShape;
+  g.elements = group * s[2] * s[3];
+  g.box = [full, group](ImplicitLocOpBuilder &b, ValueRange idx) {
+    Value c0 = index(b, 0), c1 = index(b, 1);
+    Value h0 = arith::MulIOp::create(b, idx[1], index(b, group));
+    return Box{{idx[0], h0, c0, c0},
+               {arith::AddIOp::create(b, idx[0], c1),
+                arith::AddIOp::create(b, h0, index(b, group)),
+                index(b, full[2]), index(b, full[3])}};
+  };
+  g.group = same;
+  return g;
 }
 
 /// [B, H, ceil(N / block)]: `block` rows of one head (the last block is
 /// cut at N).
 Groups perBlock(ArrayRef<int64_t> s, int64_t block) {
   SmallVector<int64_t> full(s);
-  return {{s[0], s[1], static_cast<int64_t>(llvm::divideCeil(s[2], block))},
+  SmallVector<int64_t> shape{
+      s[0], s[1], static_cast<int64_t>(llvm::divideCeil(s[2], block))};
+  return {shape,
+          std::min(block, s[2]) * s[3],
           [full, block](ImplicitLocOpBuilder &b, ValueRange idx) {
             Value c0 = index(b, 0), c1 = index(b, 1);
             Value n0 = arith::MulIOp::create(b, idx[2], index(b, block));
@@ -158,96 +228,213 @@ Groups perBlock(ArrayRef<int64_t> s, int64_t block) {
                        {arith::AddIOp::create(b, idx[0], c1),
                         arith::AddIOp::create(b, idx[1], c1), n1,
                         index(b, full[3])}};
+          },
+          shape,
+          same,
+          [block](ImplicitLocOpBuilder &b, ValueRange bhnj) {
+            return SmallVector<Value>{
+                bhnj[0], bhnj[1],
+                arith::DivUIOp::create(b, bhnj[2], index(b, block))};
           }};
 }
 
 /// [B, H, D]: one column of D of one head, all rows.
 Groups perChannel(ArrayRef<int64_t> s) {
   SmallVector<int64_t> full(s);
-  return {{s[0], s[1], s[3]}, [full](ImplicitLocOpBuilder &b, ValueRange idx) {
+  SmallVector<int64_t> shape{s[0], s[1], s[3]};
+  return {shape,
+          s[2],
+          [full](ImplicitLocOpBuilder &b, ValueRange idx) {
             Value c1 = index(b, 1);
             return Box{{idx[0], idx[1], index(b, 0), idx[2]},
                        {arith::AddIOp::create(b, idx[0], c1),
                         arith::AddIOp::create(b, idx[1], c1), index(b, full[2]),
                         arith::AddIOp::create(b, idx[2], c1)}};
+          },
+          shape,
+          same,
+          [](ImplicitLocOpBuilder &, ValueRange bhnj) {
+            return SmallVector<Value>{bhnj[0], bhnj[1], bhnj[3]};
           }};
 }
 
-/// Calls `body` with (b, h, n, j) for every element of `box`.
-void forEach(ImplicitLocOpBuilder &b, const Box &box,
-             function_ref<void(ImplicitLocOpBuilder &, ValueRange)> body) {
-  SmallVector<Value> steps(4, index(b, 1));
-  scf::buildLoopNest(b, b.getLoc(), box.lo, box.hi, steps,
-                     [&](OpBuilder &nb, Location loc, ValueRange ivs) {
-                       ImplicitLocOpBuilder eb(loc, nb);
-                       body(eb, ivs);
-                     });
+/// Threads of an amax CTA, and the elements each should at least get
+/// before a group is cut across more CTAs (at most kMaxAmaxCtas).
+constexpr int64_t kAmaxThreads = 256;
+constexpr int64_t kAmaxPerThread = 64;
+constexpr int64_t kMaxAmaxCtas = 128;
+
+/// A grid: an scf.forall over `blocks` mapped to GPU blocks around one
+/// over `threads` mapped to GPU threads, as attn-tile's grids (the host
+/// runs both as loops; attn-lower-to-nvvm makes the pair a kernel). `body`
+/// gets the block indices and the thread index.
+void buildGrid(ImplicitLocOpBuilder &b, ArrayRef<int64_t> blocks,
+               int64_t threads,
+               function_ref<void(ImplicitLocOpBuilder &, ValueRange, Value)>
+                   body) {
+  MLIRContext *ctx = b.getContext();
+  auto forall = [&](ArrayRef<int64_t> ubs, ArrayRef<Attribute> mapping) {
+    auto loop = scf::ForallOp::create(
+        b, getAsIndexOpFoldResult(ctx, ubs), ValueRange{},
+        b.getArrayAttr(mapping));
+    b.setInsertionPointToStart(loop.getBody());
+    return loop;
+  };
+  SmallVector<Attribute> blockMapping;
+  for (size_t i = 0; i < blocks.size(); ++i)
+    blockMapping.push_back(gpu::GPUBlockMappingAttr::get(
+        ctx, blocks.size() <= 3
+                 ? static_cast<gpu::MappingId>(i)
+                 : static_cast<gpu::MappingId>(
+                       static_cast<int64_t>(gpu::MappingId::LinearDim0) + i)));
+  OpBuilder::InsertionGuard guard(b);
+  scf::ForallOp grid = forall(blocks, blockMapping);
+  forall({threads},
+         {gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimX)});
+  body(b, grid.getInductionVars(),
+       b.getInsertionBlock()->getArgument(0));
 }
 
-/// Quantizes `src` ([B, H, N, D]) with one scale per group of `groups`.
-Quantized quantize(ImplicitLocOpBuilder &b, Value src, const Groups &groups,
-                   bool rotate) {
-  auto type = cast<MemRefType>(src.getType());
-  ArrayRef<int64_t> shape = type.getShape();
-  auto fp8Type = MemRefType::get(shape, b.getType<Float8E4M3FNType>());
-  Value fp8 = memref::AllocOp::create(b, fp8Type);
-  Value descale =
-      memref::AllocOp::create(b, MemRefType::get(groups.shape, b.getF32Type()));
-  RowValue value(src, shape[3], rotate);
-  SmallVector<Value> lbs, ubs, steps;
-  for (int64_t n : groups.shape) {
-    lbs.push_back(index(b, 0));
-    ubs.push_back(index(b, n));
-    steps.push_back(index(b, 1));
+/// (b, h, n, j) of element `e` of `box` (row-major over its extents).
+SmallVector<Value> boxElement(ImplicitLocOpBuilder &b, const Box &box,
+                              Value e) {
+  SmallVector<Value> at(4);
+  for (int i = 3; i >= 0; --i) {
+    Value extent = arith::SubIOp::create(b, box.hi[i], box.lo[i]);
+    at[i] = arith::AddIOp::create(
+        b, box.lo[i], i ? arith::RemUIOp::create(b, e, extent) : e);
+    if (i)
+      e = arith::DivUIOp::create(b, e, extent);
   }
-  scf::buildLoopNest(
-      b, b.getLoc(), lbs, ubs, steps,
-      [&](OpBuilder &nb, Location loc, ValueRange idx) {
-        ImplicitLocOpBuilder ib(loc, nb);
-        Box box = groups.box(ib, idx);
-        SmallVector<Value> steps(4, index(ib, 1));
-        // amax over the group's box.
-        scf::LoopNest amaxLoop = scf::buildLoopNest(
-            ib, loc, box.lo, box.hi, steps, ValueRange{f32(ib, 0.0)},
-            [&](OpBuilder &lb, Location l, ValueRange bhnj, ValueRange acc) {
-              ImplicitLocOpBuilder eb(l, lb);
-              Value y = value.build(eb, bhnj.take_front(3), bhnj[3]);
-              return scf::ValueVector{arith::MaximumFOp::create(
-                  eb, acc[0], math::AbsFOp::create(eb, y))};
-            });
-        Value amax = amaxLoop.results[0];
-        // descale = amax / 448 (1 for an all-zero group).
-        Value positive = arith::CmpFOp::create(ib, arith::CmpFPredicate::OGT,
-                                               amax, f32(ib, 0.0));
-        Value scale = arith::SelectOp::create(
-            ib, positive, arith::DivFOp::create(ib, amax, f32(ib, kE4M3Max)),
-            f32(ib, 1.0));
-        memref::StoreOp::create(ib, scale, descale, idx);
-        forEach(ib, box, [&](ImplicitLocOpBuilder &eb, ValueRange bhnj) {
-          Value y = value.build(eb, bhnj.take_front(3), bhnj[3]);
-          Value q =
-              arith::TruncFOp::create(eb, eb.getType<Float8E4M3FNType>(),
-                                      arith::DivFOp::create(eb, y, scale));
-          memref::StoreOp::create(eb, q, fp8, bhnj);
-        });
-      });
-  return {fp8, descale};
+  return at;
 }
 
-/// A per-tensor descale ([1, 1]) repeated into the [B, Hkv] operand.
-Value broadcastToHeads(ImplicitLocOpBuilder &b, Value one, int64_t batch,
-                       int64_t heads) {
-  Value perHead = memref::AllocOp::create(
-      b, MemRefType::get({batch, heads}, b.getF32Type()));
-  Value c0 = index(b, 0), c1 = index(b, 1);
-  Value x = memref::LoadOp::create(b, one, ValueRange{c0, c0});
-  scf::buildLoopNest(b, b.getLoc(), {c0, c0},
-                     {index(b, batch), index(b, heads)}, {c1, c1},
-                     [&](OpBuilder &nb, Location loc, ValueRange idx) {
-                       memref::StoreOp::create(nb, loc, x, perHead, idx);
-                     });
-  memref::DeallocOp::create(b, one);
-  return perHead;
+/// amax over each group into `amax` (f32 bits as i32: |x| >= 0 orders as
+/// its bits, so an integer atomic max combines the threads' partial
+/// maxima exactly, in any order). Each group is cut across `ctas` CTAs
+/// whose threads stride over its elements.
+void buildAmaxGrids(ImplicitLocOpBuilder &b, Value amax, const Groups &groups,
+                    const RowValue &value) {
+  buildGrid(b, groups.shape, 1,
+            [&](ImplicitLocOpBuilder &ib, ValueRange idx, Value) {
+              memref::StoreOp::create(
+                  ib, arith::ConstantOp::create(ib, ib.getI32IntegerAttr(0)),
+                  amax, idx);
+            });
+  int64_t ctas = std::clamp<int64_t>(
+      llvm::divideCeil(groups.elements, kAmaxThreads * kAmaxPerThread), 1,
+      kMaxAmaxCtas);
+  SmallVector<int64_t> blocks(groups.shape);
+  blocks.push_back(ctas);
+  buildGrid(b, blocks, kAmaxThreads,
+            [&](ImplicitLocOpBuilder &ib, ValueRange idx, Value t) {
+              ValueRange group = idx.drop_back();
+              Box box = groups.box(ib, group);
+              Value size = index(ib, 1);
+              for (int i = 0; i < 4; ++i)
+                size = arith::MulIOp::create(
+                    ib, size, arith::SubIOp::create(ib, box.hi[i], box.lo[i]));
+              Value first = arith::AddIOp::create(
+                  ib, arith::MulIOp::create(ib, idx.back(),
+                                            index(ib, kAmaxThreads)),
+                  t);
+              auto loop = scf::ForOp::create(
+                  ib, first, size, index(ib, ctas * kAmaxThreads),
+                  ValueRange{f32(ib, 0.0)});
+              {
+                OpBuilder::InsertionGuard guard(ib);
+                ib.setInsertionPointToStart(loop.getBody());
+                SmallVector<Value> bhnj =
+                    boxElement(ib, box, loop.getInductionVar());
+                Value y = value.build(ib, ArrayRef(bhnj).take_front(3),
+                                      bhnj[3]);
+                scf::YieldOp::create(
+                    ib, ValueRange{arith::MaximumFOp::create(
+                            ib, loop.getRegionIterArgs()[0],
+                            math::AbsFOp::create(ib, y))});
+              }
+              Value bits = arith::BitcastOp::create(ib, ib.getI32Type(),
+                                                    loop.getResult(0));
+              memref::AtomicRMWOp::create(ib, arith::AtomicRMWKind::maxs, bits,
+                                          amax, group);
+            });
+}
+
+/// descale = amax / 448 (1 for an all-zero group), per descale entry.
+void buildDescaleGrid(ImplicitLocOpBuilder &b, Value amax, Value descale,
+                      const Groups &groups) {
+  buildGrid(b, groups.descaleShape, 1,
+            [&](ImplicitLocOpBuilder &ib, ValueRange idx, Value) {
+              Value bits =
+                  memref::LoadOp::create(ib, amax, groups.group(ib, idx));
+              Value x = arith::BitcastOp::create(ib, ib.getF32Type(), bits);
+              Value positive = arith::CmpFOp::create(
+                  ib, arith::CmpFPredicate::OGT, x, f32(ib, 0.0));
+              Value scale = arith::SelectOp::create(
+                  ib, positive, arith::DivFOp::create(ib, x, f32(ib, kE4M3Max)),
+                  f32(ib, 1.0));
+              memref::StoreOp::create(ib, scale, descale, idx);
+            });
+}
+
+/// x_fp8 = truncf(x / descale): one CTA per row (b, h, n), one thread per
+/// column j.
+void buildQuantizeGrid(ImplicitLocOpBuilder &b, Value fp8, Value descale,
+                       const Groups &groups, const RowValue &value) {
+  ArrayRef<int64_t> shape = cast<MemRefType>(fp8.getType()).getShape();
+  buildGrid(b, shape.take_front(3), shape[3],
+            [&](ImplicitLocOpBuilder &ib, ValueRange bhn, Value j) {
+              Value y = value.build(ib, bhn, j);
+              SmallVector<Value> bhnj(bhn);
+              bhnj.push_back(j);
+              Value scale =
+                  memref::LoadOp::create(ib, descale, groups.entry(ib, bhnj));
+              Value q = arith::TruncFOp::create(
+                  ib, ib.getType<Float8E4M3FNType>(),
+                  arith::DivFOp::create(ib, y, scale));
+              memref::StoreOp::create(ib, q, fp8, bhnj);
+            });
+}
+
+/// Quantizes `src` ([B, H, N, D]) with one scale per group of `groups`;
+/// `transposed`: the FP8 copy is stored as [B, H, D, N] (V^T, as the
+/// tensor cores read FP8 V; rows padded to 16 bytes) and returned as its
+/// [B, H, N, D] view.
+Quantized quantize(ImplicitLocOpBuilder &b, Value src, const Groups &groups,
+                   bool rotate, bool transposed = false) {
+  SmallVector<int64_t> shape(cast<MemRefType>(src.getType()).getShape());
+  Type f8 = b.getType<Float8E4M3FNType>();
+  Quantized out;
+  if (transposed) {
+    // [B, H, D, N] with rows padded to 16 bytes (TMA's stride rule), the
+    // first N keys of each row viewed as [B, H, N, D].
+    std::swap(shape[2], shape[3]);
+    SmallVector<int64_t> padded(shape);
+    padded[3] = llvm::alignTo(shape[3], 16);
+    out.storage = memref::AllocOp::create(b, MemRefType::get(padded, f8));
+    Value rows = out.storage;
+    if (padded[3] != shape[3])
+      rows = memref::SubViewOp::create(
+          b, out.storage, SmallVector<OpFoldResult>(4, b.getIndexAttr(0)),
+          getAsIndexOpFoldResult(b.getContext(), shape),
+          SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
+    auto perm = AffineMap::getPermutationMap(ArrayRef<unsigned>{0, 1, 3, 2},
+                                             b.getContext());
+    out.fp8 = memref::TransposeOp::create(b, rows, AffineMapAttr::get(perm));
+  } else {
+    out.storage = out.fp8 =
+        memref::AllocOp::create(b, MemRefType::get(shape, f8));
+  }
+  out.descale = memref::AllocOp::create(
+      b, MemRefType::get(groups.descaleShape, b.getF32Type()));
+  Value amax =
+      memref::AllocOp::create(b, MemRefType::get(groups.shape, b.getI32Type()));
+  RowValue value(src, cast<MemRefType>(src.getType()).getDimSize(3), rotate);
+  buildAmaxGrids(b, amax, groups, value);
+  buildDescaleGrid(b, amax, out.descale, groups);
+  memref::DeallocOp::create(b, amax);
+  buildQuantizeGrid(b, out.fp8, out.descale, groups, value);
+  return out;
 }
 
 /// What the pass options ask for, with block sizes resolved.
@@ -284,22 +471,18 @@ LogicalResult quantizeAttention(AttentionOp op, QuantizeOptions opts) {
   int64_t group = qs[1] / ks[1];
   Groups qGroups = perHead(qs, group), kGroups = perHead(ks, 1);
   if (opts.qk == QkGranularity::tensor) {
-    qGroups = perTensor(qs);
-    kGroups = perTensor(ks);
+    qGroups = perTensor(qs, group);
+    kGroups = perTensor(ks, 1);
   } else if (opts.qk == QkGranularity::block) {
     qGroups = perBlock(qs, bm);
     kGroups = perBlock(ks, bn);
   }
   Quantized q = quantize(b, op.getQ(), qGroups, opts.hadamard);
   Quantized k = quantize(b, op.getK(), kGroups, opts.hadamard);
-  if (opts.qk == QkGranularity::tensor) {
-    q.descale = broadcastToHeads(b, q.descale, qs[0], ks[1]);
-    k.descale = broadcastToHeads(b, k.descale, ks[0], ks[1]);
-  }
   Quantized v = quantize(b, op.getV(),
                          opts.v == VGranularity::channel ? perChannel(ks)
                                                          : perHead(ks, 1),
-                         /*rotate=*/false);
+                         /*rotate=*/false, /*transposed=*/true);
   auto fp8 = AttentionOp::create(b, q.fp8, k.fp8, v.fp8, op.getO(), op.getLse(),
                                  q.descale, k.descale, v.descale,
                                  /*block_table=*/Value(),
@@ -310,7 +493,8 @@ LogicalResult quantizeAttention(AttentionOp op, QuantizeOptions opts) {
     fp8.setQDescaleBlock(bm);
     fp8.setKDescaleBlock(bn);
   }
-  for (Value buf : {q.fp8, k.fp8, v.fp8, q.descale, k.descale, v.descale})
+  for (Value buf :
+       {q.storage, k.storage, v.storage, q.descale, k.descale, v.descale})
     memref::DeallocOp::create(b, buf);
   op.erase();
   return success();

@@ -6,86 +6,93 @@
 
 // attn-quantize-fp8's scale groups. B = 1, Hq = 4, Hkv = 2, Nq = 10, Nk = 6,
 // D = 16. Every group: amax = max |x| over it, descale = amax / 448 (1 if
-// amax = 0), x_fp8 = truncf(x / descale).
+// amax = 0), x_fp8 = truncf(x / descale); per operand the grids zero amax,
+// take it (atomic max of the threads' f32 bits), write the descales, then
+// quantize one row per CTA (attn-quantize-fp8.mlir shows them whole).
 
 // qk-granularity=block (the default), block-m = block-n = 4: Q per 4 rows of
 // one query head, [B, Hq, ceil(10 / 4)] = [1, 4, 3] (the last block has 2
 // rows); K per 4 keys of one KV head, [1, 2, ceil(6 / 4)] = [1, 2, 2]; V per
-// KV head, [1, 2]. The FP8 attention records the block sizes.
+// KV head, [1, 2]. The FP8 attention records the block sizes. The amax
+// grid has four dimensions (group b, h, i and the chunk): linear block ids.
 // BLOCK-LABEL: func.func @gqa
 //  BLOCK-SAME:   (%[[Q:[a-z0-9]+]]: memref<1x4x10x16xbf16>
 //       BLOCK:   %[[Q8:.*]] = memref.alloc() : memref<1x4x10x16xf8E4M3FN>
 //       BLOCK:   %[[QD:.*]] = memref.alloc() : memref<1x4x3xf32>
-// for b, h, block i: rows [4 i, min(4 i + 4, 10))
-//       BLOCK:   scf.for %[[B:.*]] = %c0 to %c1
-//       BLOCK:     scf.for %[[H:.*]] = %c0 to %c4
-//       BLOCK:       scf.for %[[I:.*]] = %c0 to %c3
-//       BLOCK:         %[[N0:.*]] = arith.muli %[[I]], %c4
-//       BLOCK:         %[[N4:.*]] = arith.addi %[[N0]], %c4
-//       BLOCK:         %[[N1:.*]] = arith.minui %[[N4]], %c10
-//       BLOCK:         %[[B1:.*]] = arith.addi %[[B]], %c1
-//       BLOCK:         %[[H1:.*]] = arith.addi %[[H]], %c1
-//       BLOCK:         %[[AMAX:.*]] = scf.for %{{.*}} = %[[B]] to %[[B1]]
-//       BLOCK:           scf.for %{{.*}} = %[[H]] to %[[H1]]
-//       BLOCK:             scf.for %{{.*}} = %[[N0]] to %[[N1]]
-//       BLOCK:               scf.for %{{.*}} = %c0 to %c16
-//       BLOCK:                 memref.load %[[Q]]
-//       BLOCK:                 math.absf
-//       BLOCK:                 arith.maximumf
-//       BLOCK:         %[[DIV:.*]] = arith.divf %[[AMAX]], %{{.*}} : f32
-//       BLOCK:         %[[SCALE:.*]] = arith.select %{{.*}}, %[[DIV]], %{{.*}} : f32
-//       BLOCK:         memref.store %[[SCALE]], %[[QD]][%[[B]], %[[H]], %[[I]]] : memref<1x4x3xf32>
-//       BLOCK:         scf.for %{{.*}} = %[[B]] to %[[B1]]
-//       BLOCK:           scf.for %{{.*}} = %[[H]] to %[[H1]]
-//       BLOCK:             scf.for %{{.*}} = %[[N0]] to %[[N1]]
-//       BLOCK:               arith.divf %{{.*}}, %[[SCALE]] : f32
-//       BLOCK:               arith.truncf %{{.*}} : f32 to f8E4M3FN
+//       BLOCK:   %[[AMAX:.*]] = memref.alloc() : memref<1x4x3xi32>
+//       BLOCK:   scf.forall (%{{.*}}) in (1, 4, 3) {
+// for b, h, block i: rows [4 i, min(4 i + 4, 10)), all 16 columns
+//       BLOCK:   scf.forall (%[[B:.*]], %[[H:.*]], %[[I:.*]], %{{.*}}) in (1, 4, 3, 1) {
+//       BLOCK:     scf.forall (%{{.*}}) in (256) {
+//       BLOCK:       %[[N0:.*]] = arith.muli %[[I]], %c4
+//       BLOCK:       %[[N4:.*]] = arith.addi %[[N0]], %c4
+//       BLOCK:       %[[N1:.*]] = arith.minui %[[N4]], %c10
+//       BLOCK:       %[[ROWS:.*]] = arith.subi %[[N1]], %[[N0]]
+//       BLOCK:       scf.for
+//       BLOCK:         %[[R:.*]] = arith.remui %{{.*}}, %[[ROWS]]
+//       BLOCK:         %[[N:.*]] = arith.addi %[[N0]], %[[R]]
+//       BLOCK:         memref.load %[[Q]][%{{.*}}, %{{.*}}, %[[N]], %{{.*}}]
+//       BLOCK:       memref.atomic_rmw maxs %{{.*}}, %[[AMAX]][%[[B]], %[[H]], %[[I]]]
+//       BLOCK:     } {mapping = [#gpu.thread<x>]}
+//       BLOCK:   } {mapping = [#gpu.block<linear_dim_0>, #gpu.block<linear_dim_1>, #gpu.block<linear_dim_2>, #gpu.block<linear_dim_3>]}
+//       BLOCK:   scf.forall (%[[B:.*]], %[[H:.*]], %[[I:.*]]) in (1, 4, 3) {
+//       BLOCK:     memref.store %{{.*}}, %[[QD]][%[[B]], %[[H]], %[[I]]] : memref<1x4x3xf32>
+// row n of head h takes descale [b, h, n / 4]
+//       BLOCK:   scf.forall (%[[B:.*]], %[[H:.*]], %[[N:.*]]) in (1, 4, 10) {
+//       BLOCK:     scf.forall (%{{.*}}) in (16) {
+//       BLOCK:       %[[I:.*]] = arith.divui %[[N]], %c4
+//       BLOCK:       %[[S:.*]] = memref.load %[[QD]][%[[B]], %[[H]], %[[I]]] : memref<1x4x3xf32>
+//       BLOCK:       arith.divf %{{.*}}, %[[S]] : f32
+//       BLOCK:       arith.truncf %{{.*}} : f32 to f8E4M3FN
 //       BLOCK:   %[[K8:.*]] = memref.alloc() : memref<1x2x6x16xf8E4M3FN>
 //       BLOCK:   %[[KD:.*]] = memref.alloc() : memref<1x2x2xf32>
 //       BLOCK:         arith.minui %{{.*}}, %c6
-//       BLOCK:   %[[V8:.*]] = memref.alloc() : memref<1x2x6x16xf8E4M3FN>
+//       BLOCK:   %[[VT:.*]] = memref.alloc() : memref<1x2x16x16xf8E4M3FN>
+//       BLOCK:   %[[V8:.*]] = memref.transpose
 //       BLOCK:   %[[VD:.*]] = memref.alloc() : memref<1x2xf32>
 //       BLOCK:   attn.attention ins(%[[Q8]], %[[K8]], %[[V8]] : {{.*}}) descale(%[[QD]], %[[KD]], %[[VD]] : memref<1x4x3xf32>, memref<1x2x2xf32>, memref<1x2xf32>) {k_descale_block = 4 : i64, q_descale_block = 4 : i64}
-//   BLOCK-NOT:   math.ctpop
+//   BLOCK-NOT:   arith.xori
 
 // Block sizes 0 (the default) are the FP8 tensor-core tile's: BLOCK_N = 128
 // and, for D = 16 and Nq = 10, BLOCK_M = 128: one block per head here.
 // DEFAULT-LABEL: func.func @gqa
 //       DEFAULT:   attn.attention {{.*}} descale({{.*}} : memref<1x4x1xf32>, memref<1x2x1xf32>, memref<1x2xf32>) {k_descale_block = 128 : i64, q_descale_block = 128 : i64}
 
-// qk-granularity=tensor: one amax over all of Q (and of K), repeated into
-// the [B, Hkv] operand; no block attributes.
+// qk-granularity=tensor: one amax over all of Q (and of K), [1, 1], read by
+// every entry of the [B, Hkv] descale operand; no block attributes.
 // TENSOR-LABEL: func.func @gqa
 //       TENSOR:   %[[Q8:.*]] = memref.alloc() : memref<1x4x10x16xf8E4M3FN>
-//       TENSOR:   %[[ONE:.*]] = memref.alloc() : memref<1x1xf32>
-//       TENSOR:   scf.for %{{.*}} = %c0 to %c1
-//       TENSOR:     scf.for %{{.*}} = %c0 to %c1
-//       TENSOR:       scf.for %{{.*}} = %c0 to %c1
-//       TENSOR:         scf.for %{{.*}} = %c0 to %c4
-//       TENSOR:           scf.for %{{.*}} = %c0 to %c10
-//       TENSOR:             scf.for %{{.*}} = %c0 to %c16
 //       TENSOR:   %[[QD:.*]] = memref.alloc() : memref<1x2xf32>
-//       TENSOR:   %[[X:.*]] = memref.load %[[ONE]][%c0, %c0] : memref<1x1xf32>
-//       TENSOR:   scf.for %[[B:.*]] = %c0 to %c1
-//       TENSOR:     scf.for %[[G:.*]] = %c0 to %c2
-//       TENSOR:       memref.store %[[X]], %[[QD]][%[[B]], %[[G]]] : memref<1x2xf32>
-//       TENSOR:   memref.dealloc %[[ONE]]
+//       TENSOR:   %[[AMAX:.*]] = memref.alloc() : memref<1x1xi32>
+//       TENSOR:   scf.forall (%[[G0:.*]], %[[G1:.*]], %{{.*}}) in (1, 1, 1) {
+//       TENSOR:     scf.forall (%{{.*}}) in (256) {
+//       TENSOR:       memref.atomic_rmw maxs %{{.*}}, %[[AMAX]][%[[G0]], %[[G1]]]
+//       TENSOR:   scf.forall (%[[B:.*]], %[[G:.*]]) in (1, 2) {
+//       TENSOR:     %[[BITS:.*]] = memref.load %[[AMAX]][%c0, %c0] : memref<1x1xi32>
+//       TENSOR:     memref.store %{{.*}}, %[[QD]][%[[B]], %[[G]]] : memref<1x2xf32>
+//       TENSOR:   memref.dealloc %[[AMAX]]
 //       TENSOR:   attn.attention {{.*}} descale(%[[QD]], %{{.*}}, %{{.*}} : memref<1x2xf32>, memref<1x2xf32>, memref<1x2xf32>){{$}}
 
 // v-granularity=channel: V per (b, KV head, column c), amax over the Nk
-// rows of column c: [1, 2, 16].
+// rows of column c: [1, 2, 16]; element (b, h, n, j) takes descale [b, h, j].
 // CHANNEL-LABEL: func.func @gqa
 //  CHANNEL-SAME:   %{{[a-z0-9]+}}: memref<1x2x6x16xbf16>, %[[V:[a-z0-9]+]]: memref<1x2x6x16xbf16>
-//       CHANNEL:   %[[V8:.*]] = memref.alloc() : memref<1x2x6x16xf8E4M3FN>
+//       CHANNEL:   %[[VT:.*]] = memref.alloc() : memref<1x2x16x16xf8E4M3FN>
+//       CHANNEL:   %[[V8:.*]] = memref.transpose
 //       CHANNEL:   %[[VD:.*]] = memref.alloc() : memref<1x2x16xf32>
-//       CHANNEL:   scf.for %[[B:.*]] = %c0 to %c1
-//       CHANNEL:     scf.for %[[G:.*]] = %c0 to %c2
-//       CHANNEL:       scf.for %[[C:.*]] = %c0 to %c16
-//       CHANNEL:         %[[C1:.*]] = arith.addi %[[C]], %c1
-//       CHANNEL:         scf.for %{{.*}} = %c0 to %c6
-//       CHANNEL:           scf.for %{{.*}} = %[[C]] to %[[C1]]
-//       CHANNEL:             memref.load %[[V]]
-//       CHANNEL:         memref.store %{{.*}}, %[[VD]][%[[B]], %[[G]], %[[C]]] : memref<1x2x16xf32>
+//       CHANNEL:   %[[AMAX:.*]] = memref.alloc() : memref<1x2x16xi32>
+//       CHANNEL:   scf.forall (%[[B:.*]], %[[G:.*]], %[[C:.*]], %{{.*}}) in (1, 2, 16, 1) {
+//       CHANNEL:       %[[C1:.*]] = arith.addi %[[C]], %c1
+//       CHANNEL:       scf.for
+//       CHANNEL:         %[[J:.*]] = arith.addi %[[C]], %{{.*}}
+//       CHANNEL:         memref.load %[[V]][%{{.*}}, %{{.*}}, %{{.*}}, %[[J]]]
+//       CHANNEL:       memref.atomic_rmw maxs %{{.*}}, %[[AMAX]][%[[B]], %[[G]], %[[C]]]
+//       CHANNEL:   scf.forall (%[[B:.*]], %[[G:.*]], %[[C:.*]]) in (1, 2, 16) {
+//       CHANNEL:     memref.store %{{.*}}, %[[VD]][%[[B]], %[[G]], %[[C]]] : memref<1x2x16xf32>
+//       CHANNEL:   scf.forall (%[[B:.*]], %[[G:.*]], %[[N:.*]]) in (1, 2, 6) {
+//       CHANNEL:     scf.forall (%[[J:.*]]) in (16) {
+//       CHANNEL:       memref.load %[[VD]][%[[B]], %[[G]], %[[J]]] : memref<1x2x16xf32>
+//       CHANNEL:       memref.store %{{.*}}, %[[V8]][%[[B]], %[[G]], %[[N]], %[[J]]] : memref<1x2x6x16xf8E4M3FN, strided<[512, 256, 1, 16]>>
 //       CHANNEL:   attn.attention {{.*}} descale({{.*}} : memref<1x2xf32>, memref<1x2xf32>, memref<1x2x16xf32>){{$}}
 
 // hadamard=true with blocks: amax and quantization of the rotated rows
@@ -93,11 +100,11 @@
 // HAD-LABEL: func.func @gqa
 //       HAD:   memref.alloc() : memref<1x4x3xf32>
 //       HAD:   arith.minui
-//       HAD:   math.ctpop
+//       HAD:   arith.xori
 //       HAD:   memref.alloc() : memref<1x2x2xf32>
-//       HAD:   math.ctpop
+//       HAD:   arith.xori
 //       HAD:   memref.alloc() : memref<1x2xf32>
-//   HAD-NOT:   math.ctpop
+//   HAD-NOT:   arith.xori
 //       HAD:   attn.attention
 func.func @gqa(%q: memref<1x4x10x16xbf16>, %k: memref<1x2x6x16xbf16>,
                %v: memref<1x2x6x16xbf16>, %o: memref<1x4x10x16xbf16>) {

@@ -188,10 +188,17 @@ def AttnQuantizeFP8 : Pass<"attn-quantize-fp8", "func::FuncOp"> {
     (FlashAttention-3's incoherent processing, arXiv 2407.08608 section
     3.3); amax is taken over the rotated values. V is not rotated.
 
-    The quantize step is host-style scalar loops (scf/memref/arith), lowered
-    by attn-to-cpu; f16 inputs and a GPU quantize kernel are not
-    implemented, and the per-block / per-channel descales lower to the host
-    only (the GPU passes refuse them).
+    The quantize step is grids as attn-tile's (an `scf.forall` mapped to
+    GPU blocks around one mapped to threads), per operand: amax per group
+    (its elements strided over 256 threads of up to 128 CTAs, combined by
+    an integer atomic max on the f32 bits), the descales, then the FP8
+    copy (one CTA per row, one thread per column). attn-to-cpu runs them
+    as loops, attn-to-cubin as kernels launched before the FP8 attention.
+    FP8 V is written as V^T ([B, Hkv, D, Nk] storage, rows padded to 16
+    bytes, viewed transposed by `memref.transpose`), the layout the tensor
+    cores read. f16 inputs are
+    not implemented, and the per-block / per-channel descales lower to the
+    host only (the GPU passes refuse them).
     Errors: f16 inputs; dynamic shapes; hadamard=true with D not a power of
     two; block-m or block-n negative.
   }];
@@ -226,7 +233,8 @@ def AttnQuantizeFP8 : Pass<"attn-quantize-fp8", "func::FuncOp"> {
                            "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
-                           "::mlir::vector::VectorDialect"];
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::gpu::GPUDialect"];
 }
 
 def AttnCausalSplit : Pass<"attn-causal-split", "func::FuncOp"> {
