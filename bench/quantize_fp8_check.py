@@ -1,5 +1,4 @@
-"""attn-quantize-fp8's GPU quantize kernels on the H200 (issue 11). Not yet
-run on a GPU when written.
+"""attn-quantize-fp8's GPU quantize kernels on the H200 (issue 11).
 
 Runs the quantize launches of `attn-quantize-fp8` + `attn-to-cubin` (the
 host function's gpu.launch_func list, read from the format=none output)
@@ -144,7 +143,11 @@ def main():
         B, H, N, D = x.shape
         hkv, stored = d.shape[1], x8
         amax = x.float().abs().reshape(B, hkv, -1).amax(-1)
-        want = torch.where(amax > 0, amax / 448.0, torch.ones_like(amax))
+        # amax / 448 correctly rounded (the kernel's div.rn.f32): in double,
+        # then to float. torch's division by a Python scalar multiplies by
+        # its reciprocal on the GPU, which is 1 ulp off at times.
+        want = torch.where(amax > 0, (amax.double() / 448.0).float(),
+                           torch.ones_like(amax))
         if i == 2:  # V^T storage [B, Hkv, D, Nk]
             assert list(x8.shape) == [B, H, D, N], x8.shape
             x8 = x8.transpose(2, 3)
@@ -185,11 +188,22 @@ def main():
                                                  vd, True), stream)
         assert status == 0, msg
         torch.cuda.synchronize()
+
+        def heads(x8, d):  # dequantized, per (batch, KV head) factor
+            return x8.float() * d[:, :, None, None].repeat_interleave(
+                x8.shape[1] // d.shape[1], 1)
+        # The kernel chain against attention of the dequantized inputs
+        # (fp8_check.py's bound: P is e4m3 in the kernel), then the whole
+        # FP8 error against the bf16 inputs, reported.
+        rd, _ = reference(heads(q8, qd), heads(k8, kd),
+                          heads(vt, vd).transpose(2, 3), True)
+        rel = ((o.float() - rd).norm() / rd.norm()).item()
+        ok &= math.isfinite(rel) and rel < 4e-2
         ro, _ = reference(q.float(), k.float(), v.float(), True)
-        rel = ((o.float() - ro).norm() / ro.norm()).item()
-        ok &= math.isfinite(rel) and rel < 6e-2
+        rel_in = ((o.float() - ro).norm() / ro.norm()).item()
         print("FP8 attention on the quantized Q, K, V^T: rel_fro %.2e "
-              "against fp32 attention of the bf16 inputs" % rel)
+              "against attention of the dequantized inputs (bound 4e-2), "
+              "%.2e against the bf16 inputs" % (rel, rel_in))
     print("QUANTIZE CHECKS", "PASS" if ok else "FAIL")
 
 
