@@ -62,6 +62,9 @@ struct VarlenConfig {
   int64_t pageSize = 0;
   /// Split-KV splits (attn-split-kv; 1: unsplit).
   int64_t splits = 1;
+  /// S of a workspace(...) the module allocates itself (0: none), as a
+  /// hand-written module may (S = 1 included).
+  int64_t handWorkspace = 0;
 };
 
 void PrintTo(const VarlenConfig &c, std::ostream *os) { *os << c.name; }
@@ -84,17 +87,34 @@ std::string buildModule(const VarlenConfig &c) {
   std::string lse = llvm::formatv("memref<{0}x?xf32>", c.hq);
   std::string paged =
       c.pageSize ? " paged(%table : memref<?x?xi32>)" : std::string();
+  std::string alloc, workspace, dealloc;
+  if (c.handWorkspace) {
+    std::string op = llvm::formatv("memref<{0}x?x{1}x{2}xf32>",
+                                   c.handWorkspace, c.hq, c.d),
+                lp = llvm::formatv("memref<{0}x{1}x?xf32>", c.handWorkspace,
+                                   c.hq);
+    alloc = llvm::formatv(
+        "  %c0 = arith.constant 0 : index\n"
+        "  %tq = memref.dim %q, %c0 : {0}\n"
+        "  %op = memref.alloc(%tq) : {1}\n"
+        "  %lp = memref.alloc(%tq) : {2}\n",
+        q, op, lp);
+    workspace = llvm::formatv(" workspace(%op, %lp : {0}, {1})", op, lp);
+    dealloc = llvm::formatv("  memref.dealloc %op : {0}\n"
+                            "  memref.dealloc %lp : {1}\n",
+                            op, lp);
+  }
   return llvm::formatv(
              "func.func @varlen(%q: {0}, %k: {1}, %v: {1}, %cu_q: "
              "memref<?xi32>, %cu_k: memref<?xi32>, %max_q: index, %max_k: "
-             "index, %o: {4}, %lse: {2}, %table: memref<?x?xi32>) {{\n"
+             "index, %o: {4}, %lse: {2}, %table: memref<?x?xi32>) {{\n{6}"
              "  attn.varlen_attention ins(%q, %k, %v : {0}, {1}, {1})\n"
              "      seqlens(%cu_q, %cu_k : memref<?xi32>, memref<?xi32>)\n"
-             "      max(%max_q, %max_k){5} outs(%o : {4}) lse(%lse : {2}) "
-             "{3}\n"
+             "      max(%max_q, %max_k){5} outs(%o : {4}) lse(%lse : {2}){7} "
+             "{3}\n{8}"
              "  return\n}\n",
              q, kv, lse, c.causal ? "{causal}" : "", packed(c.hq, false),
-             paged)
+             paged, alloc, workspace, dealloc)
       .str();
 }
 
@@ -456,6 +476,24 @@ const VarlenConfig kPagedConfigs[] = {
      false, 0, 5},
     {"split_s2_decode_bf16", 4, 1, 16, Elt::bf16, false, 1, 8, kDecode, false,
      false, 0, 2},
+    // Pages that are not powers of two and straddle K/V blocks (3 and 24
+    // against BLOCK_N 8 and 16), pages of one row, f32 and D = 8, more
+    // splits than K/V blocks, and a workspace of S = 1 written in the
+    // module (no split: one partial and a combine of one).
+    {"paged_page3_causal_gqa_f32_d8", 4, 2, 8, Elt::f32, true, 4, 8,
+     kPagedMixed, false, false, 3, 1},
+    {"paged_page3_s7_causal_pack_bf16", 4, 2, 16, Elt::bf16, true, 4, 8,
+     kPagedMixed, true, false, 3, 7},
+    {"paged_page24_f16", 4, 4, 16, Elt::f16, false, 4, 16, kPagedMixed,
+     false, false, 24, 1},
+    {"paged_page1_s2_causal_mqa_bf16", 2, 1, 16, Elt::bf16, true, 4, 4,
+     kPagedMixed, false, false, 1, 2},
+    {"paged_decode_page48_s256_f16", 4, 2, 16, Elt::f16, false, 1, 8,
+     kPagedDecode, false, false, 48, 256},
+    {"paged_hand_workspace_s1_bf16", 4, 2, 16, Elt::bf16, true, 4, 8,
+     kPagedMixed, false, false, 8, 1, 1},
+    {"hand_workspace_s1_f16", 4, 2, 16, Elt::f16, true, 4, 4, kMixed, false,
+     false, 0, 1, 1},
 };
 // clang-format on
 

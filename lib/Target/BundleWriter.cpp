@@ -223,6 +223,13 @@ LogicalResult varlenKey(VarlenAttentionOp op, bool strided,
   key.numHeadsKV = staticDim(op.getK(), 1);
   key.strided = strided;
   key.varlen = true;
+  // The workspace is the runtime's (allocated per call from the manifest's
+  // extents); a function that passes its own has no launch form.
+  if (op.getOPartial())
+    return op.emitOpError("a varlen bundle kernel takes no workspace(...) "
+                          "operands: the runtime allocates the split-KV "
+                          "workspace (give --splits, a spec's \"splits\" "
+                          "or the function's attn.splits attribute)");
   if (Value table = op.getBlockTable()) {
     key.numHeadsKV = staticDim(op.getK(), 2);
     std::optional<int64_t> pageSize = staticDim(op.getK(), 1);

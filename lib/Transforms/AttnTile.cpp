@@ -346,7 +346,8 @@ scf::ForOp buildKVLoop(OpBuilder &b, Location loc, const ForwardOp &op,
 }
 
 /// Split `split` of a split-KV workspace ([S, ...] -> [...]).
-Value splitSlice(OpBuilder &b, Location loc, Value workspace, Value split) {
+Value splitSlice(OpBuilder &b, Location loc, Value workspace,
+                 OpFoldResult split) {
   auto type = cast<MemRefType>(workspace.getType());
   int64_t rank = type.getRank();
   SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
@@ -386,11 +387,16 @@ void buildCta(OpBuilder &b, Location loc, const ForwardOp &op,
   Value numKBlocks = b.createOrFold<arith::CeilDivUIOp>(
       loc, sz.seqLenK, arith::ConstantIndexOp::create(b, loc, t.blockN));
   Value begin = arith::ConstantIndexOp::create(b, loc, 0), end = numKBlocks;
-  if (t.splits > 1) {
+  if (t.splits > 1)
     std::tie(begin, end) =
         splitBlockRange(b, loc, numKBlocks, cta.split, t.splits);
-    o = splitSlice(b, loc, o, cta.split);
-    lse = splitSlice(b, loc, lse, cta.split);
+  // A workspace output ([S, B, Hq, Nq, D]; S = 1 too, as the verifiers
+  // allow): the CTA stores into its split.
+  if (cast<MemRefType>(o.getType()).getRank() == 5) {
+    OpFoldResult split =
+        t.splits > 1 ? OpFoldResult(cta.split) : b.getIndexAttr(0);
+    o = splitSlice(b, loc, o, split);
+    lse = splitSlice(b, loc, lse, split);
   }
   Descales descale = loadDescales(b, loc, op, cta, t);
   scf::ForOp loop =
@@ -641,7 +647,8 @@ void tileVarlen(VarlenAttentionOp op, TileShape t, int64_t combineBlockM) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   VarlenOutputs out = tileVarlenPartials(b, op, t);
-  if (t.splits > 1) {
+  // A workspace (S >= 1) always has a combine: it is where O is written.
+  if (op.getOPartial()) {
     Value o = packedView(b, loc, op.getO());
     Value lse = op.getLse() ? packedView(b, loc, op.getLse()) : Value();
     Value cuQ = op.getCuSeqlensQ();
@@ -734,6 +741,13 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
                                                ? std::nullopt
                                                : std::optional(nq));
     TileShape shape{bm, bn, packFactor(fwd, packGqa), fwd.splits};
+    // A static total_q of 0: no query row to compute or store (views of
+    // the empty rows would not verify), whatever the sequences.
+    if (varlen &&
+        cast<MemRefType>(varlen.getQ().getType()).getDimSize(0) == 0) {
+      varlen.erase();
+      return success();
+    }
     if (varlen)
       tileVarlen(varlen, shape, getCombineBlockM());
     else

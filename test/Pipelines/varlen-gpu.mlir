@@ -8,8 +8,9 @@
 // Varlen on the GPU: the tensor-core path lowers attn-tile's varlen CTA
 // (TMA descriptors of the packed views, K/V copied from the sequence's
 // first key on), also in a module compiled with splits (attn-split-kv
-// leaves varlen alone; the combine's CUDA-core passes then leave the
-// lowered CTA alone); the CUDA-core path refuses it with an error naming the
+// gives the varlen op a workspace: a partial launch, then the combine,
+// whose CUDA-core passes leave the lowered CTA alone); the CUDA-core path
+// refuses it with an error naming the
 // pass, located on the op; so does tma-store (O's rows are cut per
 // sequence inside the CTA), and attn-lower-to-nvvm refuses the untiled op.
 // PIPE-LABEL: func.func @varlen

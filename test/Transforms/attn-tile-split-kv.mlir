@@ -111,3 +111,21 @@ func.func @pack_dynamic_heads(%q: memref<1x?x3x16xbf16>, %k: memref<1x?x40x16xbf
                      memref<1x?x40x16xbf16>) outs(%o : memref<1x?x3x16xbf16>)
   return
 }
+
+// -----
+
+// S = 1 (a workspace of one split, as the verifier allows): no split
+// arithmetic, all 5 K/V blocks, the epilogue stores into O_partial[0].
+// CHECK-LABEL: func.func @partial_one_split
+//       CHECK:   scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 4, 2) {
+//       CHECK:     %[[OS:.*]] = memref.subview %{{.*}}[0, 0, 0, 0, 0] [1, 2, 4, 3, 16] [1, 1, 1, 1, 1] : memref<1x2x4x3x16xf32> to memref<2x4x3x16xf32
+//       CHECK:     %[[LS:.*]] = memref.subview %{{.*}}[0, 0, 0, 0] [1, 2, 4, 3] [1, 1, 1, 1] : memref<1x2x4x3xf32> to memref<2x4x3xf32
+//       CHECK:     scf.for %{{.*}} = %{{.*}} to %c5
+//       CHECK:     attn.epilogue {{.*}} to %[[OS]], lse %[[LS]]
+// PACK-LABEL: func.func @partial_one_split
+//       PACK:   attn.epilogue {{.*}} {gqa_pack = 2 : i64}
+func.func @partial_one_split(%q: memref<2x4x3x16xf16>, %k: memref<2x2x37x16xf16>, %op: memref<1x2x4x3x16xf32>, %lp: memref<1x2x4x3xf32>) {
+  attn.partial_attention ins(%q, %k, %k : memref<2x4x3x16xf16>, memref<2x2x37x16xf16>, memref<2x2x37x16xf16>)
+      outs(%op, %lp : memref<1x2x4x3x16xf32>, memref<1x2x4x3xf32>)
+  return
+}

@@ -178,3 +178,22 @@ func.func @varlen_paged_split(%q: memref<?x4x16xbf16>, %k: memref<?x8x2x16xbf16>
       workspace(%wo, %wl : memref<2x?x4x16xf32>, memref<2x4x?xf32>) {causal}
   return
 }
+
+// -----
+
+// A static total_q of 0 (paged K/V here): no row to compute or store, so
+// the op goes away without a grid.
+// CHECK-LABEL: func.func @empty_total
+//   CHECK-NOT:   scf.forall
+//   CHECK-NOT:   attn.
+//       CHECK:   return
+// PACK-LABEL: func.func @empty_total
+//   PACK-NOT:   scf.forall
+func.func @empty_total(%q: memref<0x4x16xbf16>, %k: memref<?x8x2x16xbf16>, %v: memref<?x8x2x16xbf16>,
+                       %cu_q: memref<?xi32>, %cu_k: memref<?xi32>, %max_q: index, %max_k: index,
+                       %bt: memref<?x?xi32>, %o: memref<0x4x16xbf16>, %lse: memref<4x0xf32>) {
+  attn.varlen_attention ins(%q, %k, %v : memref<0x4x16xbf16>, memref<?x8x2x16xbf16>, memref<?x8x2x16xbf16>)
+      seqlens(%cu_q, %cu_k : memref<?xi32>, memref<?xi32>) max(%max_q, %max_k) paged(%bt : memref<?x?xi32>)
+      outs(%o : memref<0x4x16xbf16>) lse(%lse : memref<4x0xf32>) {causal}
+  return
+}

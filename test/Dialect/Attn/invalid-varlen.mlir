@@ -253,6 +253,17 @@ func.func @paged_cache_rank(%q: memref<40x4x16xbf16>, %k: memref<56x2x16xbf16>, 
 
 // -----
 
+func.func @paged_cache_page_size(%q: memref<40x4x16xbf16>, %k: memref<8x0x2x16xbf16>, %v: memref<8x0x2x16xbf16>, %cq: memref<3xi32>, %ck: memref<3xi32>, %mq: index, %mk: index, %bt: memref<2x4xi32>, %o: memref<40x4x16xbf16>) {
+  // expected-error @+1 {{operand 'k' page_size (dimension 1) must be at least 1, but got 0}}
+  attn.varlen_attention ins(%q, %k, %v : memref<40x4x16xbf16>, memref<8x0x2x16xbf16>, memref<8x0x2x16xbf16>)
+      seqlens(%cq, %ck : memref<3xi32>, memref<3xi32>) max(%mq, %mk)
+      paged(%bt : memref<2x4xi32>)
+      outs(%o : memref<40x4x16xbf16>)
+  return
+}
+
+// -----
+
 func.func @paged_cache_head_dim(%q: memref<40x4x16xbf16>, %k: memref<8x16x2x32xbf16>, %v: memref<8x16x2x32xbf16>, %cq: memref<3xi32>, %ck: memref<3xi32>, %mq: index, %mk: index, %bt: memref<2x4xi32>, %o: memref<40x4x16xbf16>) {
   // expected-error @+1 {{operand 'k' head dim D must equal q's (16), but got 32}}
   attn.varlen_attention ins(%q, %k, %v : memref<40x4x16xbf16>, memref<8x16x2x32xbf16>, memref<8x16x2x32xbf16>)

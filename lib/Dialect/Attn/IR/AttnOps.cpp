@@ -803,6 +803,11 @@ LogicalResult VarlenAttentionOp::verify() {
       failed(checkSameShape(op, *v, "v", ks, "k")) ||
       failed(checkSameShape(op, *o, "o", qs, "q")))
     return failure();
+  // As for attn.attention's paged clause: a page of no rows would divide
+  // by zero in the tiling (j / page_size) and the tensor-core pipeline.
+  if (paged && ks[1] == 0)
+    return emitOpError() << "operand 'k' page_size (dimension 1) must be at "
+                            "least 1, but got 0";
   int64_t hq = qs[1], hkv = ks[kvHeads], d = qs[2];
   if (failed(checkHeadsAndDim(op, hq, hkv, d)))
     return failure();
