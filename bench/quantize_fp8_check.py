@@ -172,6 +172,16 @@ def main():
     # bf16 read by the amax and the quantize kernels, e4m3 written: 5 B.
     nbytes = 5 * sum(t.numel() for t in (q, k, v))
     print("quantize (12 launches): %.3f ms, %.0f GB/s" % (ms, nbytes / ms / 1e6))
+    # Per launch (zero, amax, descale, quantize for Q, K, V in turn).
+    for i, (fn, grid, block, ts) in enumerate(fns):
+        start.record()
+        for _ in range(a.iters):
+            drv.launch(fn, grid, block, ts, stream)
+        end.record()
+        torch.cuda.synchronize()
+        print("  %s %-8s grid %7d x %3d: %.4f ms" % (
+            "QKV"[i // 4], ("zero", "amax", "descale", "quantize")[i % 4],
+            grid, block, start.elapsed_time(end) / a.iters))
     if a.lib and a.fp8:
         import sys
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
