@@ -817,7 +817,9 @@ LogicalResult checkPaged(CtaNest nest, const PipelineShape &s) {
                               "page_size that is a multiple of BLOCK_N (")
          << s.blockN << ") or a multiple of 8 dividing it, but got "
          << (ShapedType::isDynamic(pageSize) ? std::string("?")
-                                             : std::to_string(pageSize));
+                                             : std::to_string(pageSize))
+         << " (BLOCK_N is attn-tile's block-n: attn-compile --block-n, a "
+            "spec's block_n)";
 }
 
 /// Stages that fit shared memory: at most `requested` (0: up to 4 for

@@ -105,7 +105,7 @@ func.func @group3(%q: memref<1x6x64x64xbf16>, %k: memref<1x2x64x64xbf16>,
 // the 128-byte swizzle's 8-row period; pages of 128 and of 8 would.
 func.func @page12(%q: memref<1x4x1x64xbf16>, %k: memref<?x12x4x64xbf16>,
                   %o: memref<1x4x1x64xbf16>, %t: memref<1x?xi32>, %n: memref<1xi32>) {
-  // PAGE: error: 'scf.forall' op attn-async-pipeline: paged K/V needs a static page_size that is a multiple of BLOCK_N (64) or a multiple of 8 dividing it, but got 12
+  // PAGE: error: 'scf.forall' op attn-async-pipeline: paged K/V needs a static page_size that is a multiple of BLOCK_N (64) or a multiple of 8 dividing it, but got 12 (BLOCK_N is attn-tile's block-n: attn-compile --block-n, a spec's block_n)
   attn.attention ins(%q, %k, %k : memref<1x4x1x64xbf16>, memref<?x12x4x64xbf16>,
                      memref<?x12x4x64xbf16>) outs(%o : memref<1x4x1x64xbf16>)
       paged(%t, %n : memref<1x?xi32>, memref<1xi32>)
@@ -117,7 +117,7 @@ func.func @page12(%q: memref<1x4x1x64xbf16>, %k: memref<?x12x4x64xbf16>,
 // A dynamic page size cannot size the TMA boxes.
 func.func @page_dynamic(%q: memref<1x4x1x64xbf16>, %k: memref<?x?x4x64xbf16>,
                         %o: memref<1x4x1x64xbf16>, %t: memref<1x?xi32>, %n: memref<1xi32>) {
-  // PAGE: error: 'scf.forall' op attn-async-pipeline: paged K/V needs a static page_size that is a multiple of BLOCK_N (64) or a multiple of 8 dividing it, but got ?
+  // PAGE: error: 'scf.forall' op attn-async-pipeline: paged K/V needs a static page_size that is a multiple of BLOCK_N (64) or a multiple of 8 dividing it, but got ? (BLOCK_N is attn-tile's block-n: attn-compile --block-n, a spec's block_n)
   attn.attention ins(%q, %k, %k : memref<1x4x1x64xbf16>, memref<?x?x4x64xbf16>,
                      memref<?x?x4x64xbf16>) outs(%o : memref<1x4x1x64xbf16>)
       paged(%t, %n : memref<1x?xi32>, memref<1xi32>)

@@ -212,7 +212,11 @@ ATTN_API const char *attn_bundle_kernel_info(const attn_bundle *bundle,
  * lengths wins (an exact static shape first), then a "contiguous" one, then
  * a tensor-core ("wgmma") one over an "fma" one, then among the kernels
  * still tied (variants of one kernel) the tuned choice for the call's shape,
- * else the first in the manifest.
+ * else for split-count variants the count FlashAttention-2's heuristic
+ * picks for the SMs of the current context's device (docs/bundle.md), else
+ * the first in the manifest. Without a current CUDA context there is no SM
+ * count: the split heuristic is skipped, so the index can differ from
+ * attn_fwd's on a GPU.
  * Errors: ATTN_ERROR_INVALID_ARGUMENT, ATTN_ERROR_NO_MATCHING_KERNEL. */
 ATTN_API attn_status attn_fwd_select(const attn_bundle *bundle,
                                      const attn_fwd_args *args,
