@@ -377,23 +377,61 @@ void buildDescaleGrid(ImplicitLocOpBuilder &b, Value amax, Value descale,
             });
 }
 
-/// x_fp8 = truncf(x / descale): one CTA per row (b, h, n), one thread per
-/// column j.
+/// Rows of a row-major FP8 copy per quantize CTA; keys (threads) of a V^T
+/// copy per quantize CTA.
+constexpr int64_t kQuantizeRows = 16;
+constexpr int64_t kQuantizeKeys = 128;
+
+/// x_fp8[b, h, n, j] = truncf(x / descale), stores in the copy's memory
+/// order so that consecutive threads write consecutive bytes: a row-major
+/// copy by CTAs of kQuantizeRows rows (b, h, n block), one thread per
+/// column j looping over the rows; a V^T copy (`transposed`: unit stride
+/// along n) by CTAs of kQuantizeKeys keys, one thread per key n looping
+/// over the columns (its reads of a row stay in L1 for the next j).
 void buildQuantizeGrid(ImplicitLocOpBuilder &b, Value fp8, Value descale,
-                       const Groups &groups, const RowValue &value) {
+                       const Groups &groups, const RowValue &value,
+                       bool transposed) {
   ArrayRef<int64_t> shape = cast<MemRefType>(fp8.getType()).getShape();
-  buildGrid(b, shape.take_front(3), shape[3],
-            [&](ImplicitLocOpBuilder &ib, ValueRange bhn, Value j) {
-              Value y = value.build(ib, bhn, j);
-              SmallVector<Value> bhnj(bhn);
-              bhnj.push_back(j);
-              Value scale =
-                  memref::LoadOp::create(ib, descale, groups.entry(ib, bhnj));
-              Value q = arith::TruncFOp::create(
-                  ib, ib.getType<Float8E4M3FNType>(),
-                  arith::DivFOp::create(ib, y, scale));
-              memref::StoreOp::create(ib, q, fp8, bhnj);
-            });
+  int64_t n = shape[2], d = shape[3];
+  int64_t rows = transposed ? kQuantizeKeys : kQuantizeRows;
+  auto store = [&](ImplicitLocOpBuilder &ib, Value bb, Value h, Value row,
+                   Value j) {
+    Value y = value.build(ib, ValueRange{bb, h, row}, j);
+    SmallVector<Value> bhnj = {bb, h, row, j};
+    Value scale = memref::LoadOp::create(ib, descale, groups.entry(ib, bhnj));
+    Value q = arith::TruncFOp::create(ib, ib.getType<Float8E4M3FNType>(),
+                                      arith::DivFOp::create(ib, y, scale));
+    memref::StoreOp::create(ib, q, fp8, bhnj);
+  };
+  buildGrid(
+      b, {shape[0], shape[1], static_cast<int64_t>(llvm::divideCeil(n, rows))},
+      transposed ? kQuantizeKeys : d,
+      [&](ImplicitLocOpBuilder &ib, ValueRange bhc, Value t) {
+        Value first = arith::MulIOp::create(ib, bhc[2], index(ib, rows));
+        if (!transposed) {
+          Value last = arith::MinUIOp::create(
+              ib, arith::AddIOp::create(ib, first, index(ib, rows)),
+              index(ib, n));
+          scf::buildLoopNest(ib, ib.getLoc(), first, last, index(ib, 1),
+                             [&](OpBuilder &nb, Location loc, ValueRange iv) {
+                               ImplicitLocOpBuilder eb(loc, nb);
+                               store(eb, bhc[0], bhc[1], iv[0], t);
+                             });
+          return;
+        }
+        Value row = arith::AddIOp::create(ib, first, t);
+        Value inside = arith::CmpIOp::create(ib, arith::CmpIPredicate::ult,
+                                             row, index(ib, n));
+        auto guard = scf::IfOp::create(ib, inside, /*withElse=*/false);
+        OpBuilder::InsertionGuard g(ib);
+        ib.setInsertionPointToStart(guard.thenBlock());
+        scf::buildLoopNest(ib, ib.getLoc(), index(ib, 0), index(ib, d),
+                           index(ib, 1),
+                           [&](OpBuilder &nb, Location loc, ValueRange iv) {
+                             ImplicitLocOpBuilder eb(loc, nb);
+                             store(eb, bhc[0], bhc[1], row, iv[0]);
+                           });
+      });
 }
 
 /// Quantizes `src` ([B, H, N, D]) with one scale per group of `groups`;
@@ -433,7 +471,7 @@ Quantized quantize(ImplicitLocOpBuilder &b, Value src, const Groups &groups,
   buildAmaxGrids(b, amax, groups, value);
   buildDescaleGrid(b, amax, out.descale, groups);
   memref::DeallocOp::create(b, amax);
-  buildQuantizeGrid(b, out.fp8, out.descale, groups, value);
+  buildQuantizeGrid(b, out.fp8, out.descale, groups, value, transposed);
   return out;
 }
 

@@ -19,6 +19,8 @@
 //            per column; V into its V^T storage [B, Hkv, D, Nk])
 // B1 Hq4 Hkv2 N256 D128, causal: Q's group is 2 heads x 256 x 128 = 65536
 // elements, 4 CTAs per group, 8 in all; K's and V's 32768, 2 per group.
+// Quantize: 16 rows per CTA for Q and K (64 and 32 CTAs), 128 keys per CTA
+// for V^T (4 CTAs).
 // CHECK-LABEL: func.func @quantized
 //       CHECK:   %[[Q8:.*]] = memref.alloc() : memref<1x4x256x128xf8E4M3FN>
 //       CHECK:   %[[QD:.*]] = memref.alloc() : memref<1x2xf32>
@@ -27,15 +29,15 @@
 //  CHECK-NEXT:   gpu.launch_func @quantized_kernel_0::@quantized_kernel blocks in (%c8, %c1, %c1) threads in (%c256, %c1, %c1) args(%arg0 : memref<1x4x256x128xbf16>, %[[QA]] : memref<1x2xi32>)
 //  CHECK-NEXT:   gpu.launch_func @quantized_kernel_1::@quantized_kernel blocks in (%c2, %c1, %c1) threads in (%c1, %c1, %c1) args(%[[QA]] : memref<1x2xi32>, %[[QD]] : memref<1x2xf32>)
 //  CHECK-NEXT:   memref.dealloc %[[QA]]
-//  CHECK-NEXT:   gpu.launch_func @quantized_kernel_2::@quantized_kernel blocks in (%c1024, %c1, %c1) threads in (%c128, %c1, %c1) args(%arg0 : memref<1x4x256x128xbf16>, %[[QD]] : memref<1x2xf32>, %[[Q8]] : memref<1x4x256x128xf8E4M3FN>)
+//  CHECK-NEXT:   gpu.launch_func @quantized_kernel_2::@quantized_kernel blocks in (%c64, %c1, %c1) threads in (%c128, %c1, %c1) args(%arg0 : memref<1x4x256x128xbf16>, %[[QD]] : memref<1x2xf32>, %[[Q8]] : memref<1x4x256x128xf8E4M3FN>)
 //       CHECK:   gpu.launch_func @quantized_kernel_4::@quantized_kernel blocks in (%c4, %c1, %c1) threads in (%c256, %c1, %c1)
-//       CHECK:   gpu.launch_func @quantized_kernel_6::@quantized_kernel blocks in (%c512, %c1, %c1) threads in (%c128, %c1, %c1)
+//       CHECK:   gpu.launch_func @quantized_kernel_6::@quantized_kernel blocks in (%c32, %c1, %c1) threads in (%c128, %c1, %c1)
 // V: the quantize kernel writes the V^T storage (256 keys: rows already
 // 16-byte multiples, no padding), which the attention's TMA descriptor of V
 // reads.
 //       CHECK:   %[[VT:.*]] = memref.alloc() : memref<1x2x128x256xf8E4M3FN>
 //       CHECK:   %[[VD:.*]] = memref.alloc() : memref<1x2xf32>
-//       CHECK:   gpu.launch_func @quantized_kernel_10::@quantized_kernel blocks in (%c512, %c1, %c1) threads in (%c128, %c1, %c1) args(%[[VT]] : memref<1x2x128x256xf8E4M3FN>, %arg2 : memref<1x2x256x128xbf16>, %[[VD]] : memref<1x2xf32>)
+//       CHECK:   gpu.launch_func @quantized_kernel_10::@quantized_kernel blocks in (%c4, %c1, %c1) threads in (%c128, %c1, %c1) args(%[[VT]] : memref<1x2x128x256xf8E4M3FN>, %arg2 : memref<1x2x256x128xbf16>, %[[VD]] : memref<1x2xf32>)
 //       CHECK:   gpu.launch_func @quantized_kernel_11::@quantized_kernel blocks in (%c8, %c1, %c1) threads in (%c384, %c1, %c1) dynamic_shared_memory_size %{{.*}} args(%{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %[[QD]] : memref<1x2xf32>, %{{.*}} : memref<1x2xf32>, %[[VD]] : memref<1x2xf32>, %arg3 : memref<1x4x256x128xbf16>)
 //       CHECK:   memref.dealloc %[[Q8]]
 // NAMES-COUNT-12: quantized_kernel

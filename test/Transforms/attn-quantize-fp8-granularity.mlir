@@ -37,9 +37,10 @@
 //       BLOCK:   } {mapping = [#gpu.block<linear_dim_0>, #gpu.block<linear_dim_1>, #gpu.block<linear_dim_2>, #gpu.block<linear_dim_3>]}
 //       BLOCK:   scf.forall (%[[B:.*]], %[[H:.*]], %[[I:.*]]) in (1, 4, 3) {
 //       BLOCK:     memref.store %{{.*}}, %[[QD]][%[[B]], %[[H]], %[[I]]] : memref<1x4x3xf32>
-// row n of head h takes descale [b, h, n / 4]
-//       BLOCK:   scf.forall (%[[B:.*]], %[[H:.*]], %[[N:.*]]) in (1, 4, 10) {
+// row n of head h takes descale [b, h, n / 4] (one CTA for the 10 rows)
+//       BLOCK:   scf.forall (%[[B:.*]], %[[H:.*]], %{{.*}}) in (1, 4, 1) {
 //       BLOCK:     scf.forall (%{{.*}}) in (16) {
+//       BLOCK:       scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step
 //       BLOCK:       %[[I:.*]] = arith.divui %[[N]], %c4
 //       BLOCK:       %[[S:.*]] = memref.load %[[QD]][%[[B]], %[[H]], %[[I]]] : memref<1x4x3xf32>
 //       BLOCK:       arith.divf %{{.*}}, %[[S]] : f32
@@ -89,8 +90,11 @@
 //       CHANNEL:       memref.atomic_rmw maxs %{{.*}}, %[[AMAX]][%[[B]], %[[G]], %[[C]]]
 //       CHANNEL:   scf.forall (%[[B:.*]], %[[G:.*]], %[[C:.*]]) in (1, 2, 16) {
 //       CHANNEL:     memref.store %{{.*}}, %[[VD]][%[[B]], %[[G]], %[[C]]] : memref<1x2x16xf32>
-//       CHANNEL:   scf.forall (%[[B:.*]], %[[G:.*]], %[[N:.*]]) in (1, 2, 6) {
-//       CHANNEL:     scf.forall (%[[J:.*]]) in (16) {
+// V^T: one thread per key n, looping over the channels j.
+//       CHANNEL:   scf.forall (%[[B:.*]], %[[G:.*]], %{{.*}}) in (1, 2, 1) {
+//       CHANNEL:     scf.forall (%{{.*}}) in (128) {
+//       CHANNEL:       %[[N:.*]] = arith.addi
+//       CHANNEL:       scf.for %[[J:.*]] = %c0 to %c16
 //       CHANNEL:       memref.load %[[VD]][%[[B]], %[[G]], %[[J]]] : memref<1x2x16xf32>
 //       CHANNEL:       memref.store %{{.*}}, %[[V8]][%[[B]], %[[G]], %[[N]], %[[J]]] : memref<1x2x6x16xf8E4M3FN, strided<[512, 256, 1, 16]>>
 //       CHANNEL:   attn.attention {{.*}} descale({{.*}} : memref<1x2xf32>, memref<1x2xf32>, memref<1x2x16xf32>){{$}}

@@ -49,9 +49,14 @@
 //       CHECK:     %[[SCALE:.*]] = arith.select %[[POS]], %[[DIV]], %{{.*}} : f32
 //       CHECK:     memref.store %[[SCALE]], %[[QD]][%[[B]], %[[HK]]] : memref<2x2xf32>
 //       CHECK:   memref.dealloc %[[AMAX]]
-// One CTA per row (b, h, n), one thread per column j.
-//       CHECK:   scf.forall (%[[B:.*]], %[[H:.*]], %[[N:.*]]) in (2, 4, 8) {
+// CTAs of 16 rows (b, h, row block), one thread per column j looping over
+// the block's rows (8 here).
+//       CHECK:   scf.forall (%[[B:.*]], %[[H:.*]], %[[NB:.*]]) in (2, 4, 1) {
 //       CHECK:     scf.forall (%[[J:.*]]) in (16) {
+//       CHECK:       %[[N0:.*]] = arith.muli %[[NB]], %c16
+//       CHECK:       %[[N1:.*]] = arith.addi %[[N0]], %c16
+//       CHECK:       %[[NE:.*]] = arith.minui %[[N1]], %c8
+//       CHECK:       scf.for %[[N:.*]] = %[[N0]] to %[[NE]] step %c1 {
 //       CHECK:       %[[X:.*]] = memref.load %[[Q]][%[[B]], %[[H]], %[[N]], %[[J]]]
 //       CHECK:       %[[XF:.*]] = arith.extf %[[X]] : bf16 to f32
 //       CHECK:       %[[HK:.*]] = arith.divui %[[H]], %c2
@@ -59,6 +64,7 @@
 //       CHECK:       %[[XS:.*]] = arith.divf %[[XF]], %[[S]] : f32
 //       CHECK:       %[[X8:.*]] = arith.truncf %[[XS]] : f32 to f8E4M3FN
 //       CHECK:       memref.store %[[X8]], %[[Q8]][%[[B]], %[[H]], %[[N]], %[[J]]]
+//       CHECK:       }
 //       CHECK:     } {mapping = [#gpu.thread<x>]}
 //       CHECK:   } {mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
 //   CHECK-NOT:   arith.xori
@@ -72,10 +78,18 @@
 //       CHECK:   %[[ROWS:.*]] = memref.subview %[[VT]][0, 0, 0, 0] [2, 2, 16, 8] [1, 1, 1, 1]
 //       CHECK:   %[[V8:.*]] = memref.transpose %[[ROWS]] (d0, d1, d2, d3) -> (d0, d1, d3, d2) : memref<2x2x16x8xf8E4M3FN, strided<[512, 256, 16, 1]>> to memref<2x2x8x16xf8E4M3FN, strided<[512, 256, 1, 16]>>
 //       CHECK:   %[[VD:.*]] = memref.alloc() : memref<2x2xf32>
-//       CHECK:   scf.forall (%[[B:.*]], %[[HK:.*]], %[[N:.*]]) in (2, 2, 8) {
-//       CHECK:     scf.forall (%[[J:.*]]) in (16) {
-//       CHECK:       memref.load %[[V]][%[[B]], %[[HK]], %[[N]], %[[J]]]
-//       CHECK:       memref.store %{{.*}}, %[[V8]][%[[B]], %[[HK]], %[[N]], %[[J]]] : memref<2x2x8x16xf8E4M3FN, strided<[512, 256, 1, 16]>>
+// V^T in its memory order: CTAs of 128 keys, one thread per key n (past Nk:
+// nothing) looping over the columns j, so consecutive threads store
+// consecutive bytes of a V^T row.
+//       CHECK:   scf.forall (%[[B:.*]], %[[HK:.*]], %[[NB:.*]]) in (2, 2, 1) {
+//       CHECK:     scf.forall (%[[T:.*]]) in (128) {
+//       CHECK:       %[[N0:.*]] = arith.muli %[[NB]], %c128
+//       CHECK:       %[[N:.*]] = arith.addi %[[N0]], %[[T]]
+//       CHECK:       %[[IN:.*]] = arith.cmpi ult, %[[N]], %c8
+//       CHECK:       scf.if %[[IN]] {
+//       CHECK:         scf.for %[[J:.*]] = %c0 to %c16 step %c1 {
+//       CHECK:           memref.load %[[V]][%[[B]], %[[HK]], %[[N]], %[[J]]]
+//       CHECK:           memref.store %{{.*}}, %[[V8]][%[[B]], %[[HK]], %[[N]], %[[J]]] : memref<2x2x8x16xf8E4M3FN, strided<[512, 256, 1, 16]>>
 //       CHECK:   attn.attention ins(%[[Q8]], %[[K8]], %[[V8]] : memref<2x4x8x16xf8E4M3FN>, memref<2x2x8x16xf8E4M3FN>, memref<2x2x8x16xf8E4M3FN, strided<[512, 256, 1, 16]>>) outs(%[[O]] : memref<2x4x8x16xbf16>) lse(%[[LSE]] : memref<2x4x8xf32>) descale(%[[QD]], %[[KD]], %[[VD]] : memref<2x2xf32>, memref<2x2xf32>, memref<2x2xf32>) {causal, scale = 5.000000e-01 : f32}
 //       CHECK:   memref.dealloc %[[Q8]]
 //       CHECK:   memref.dealloc %[[K8]]
