@@ -418,23 +418,34 @@ static Status checkContiguousSizes(const attn_fwd_args &args) {
   return Status::success();
 }
 
-/// A varlen call's q, k, v, o: one dtype, q and o [total_q, Hq, D], k and
-/// v [total_k, Hkv, D] or, when `paged`, the caches [num_pages, page_size,
-/// Hkv, D] of checkCaches; k = v and o = q in size, q's D in k, Hq a
-/// multiple of Hkv, D a multiple of 8 in [8, 256], checkLayout's strides.
-static Status checkVarlenTensors(const attn_fwd_args &args, bool paged) {
+/// The rank and dimension names an operand must have.
+struct OperandForm {
+  int32_t rank;
+  StringRef dims;
+};
+
+static constexpr StringRef kPagedCacheDims = "[num_pages, page_size, Hkv, D]";
+
+/// q, k, v and o with their names.
+static std::array<std::pair<StringRef, const attn_tensor *>, 4>
+qkvo(const attn_fwd_args &args) {
+  return {{{"q", &args.q}, {"k", &args.k}, {"v", &args.v}, {"o", &args.o}}};
+}
+
+/// q, k, v, o: q and o of form `qo`, k and v of form `kv`, one dtype (an
+/// e4m3 call's o bf16), k = v and o = q in size.
+static Status checkQKVO(const attn_fwd_args &args, OperandForm qo,
+                        OperandForm kv, bool fp8) {
   const attn_tensor &q = args.q, &k = args.k, &v = args.v, &o = args.o;
   int dtype = dtypeOf(q);
-  const std::pair<StringRef, const attn_tensor *> operands[] = {
-      {"q", &q}, {"k", &k}, {"v", &v}, {"o", &o}};
-  for (const auto &[name, t] : operands) {
-    bool kv = t == &k || t == &v;
-    StringRef dims = !kv   ? "[total_q, Hq, D]"
-                     : paged ? "[num_pages, page_size, Hkv, D]"
-                             : "[total_k, Hkv, D]";
-    if (Status s = checkShape(*t, name, kv && paged ? 4 : 3, dims); !s.ok())
+  for (const auto &[name, t] : qkvo(args)) {
+    OperandForm form = t == &k || t == &v ? kv : qo;
+    if (Status s = checkShape(*t, name, form.rank, form.dims); !s.ok())
       return s;
-    if (dtypeOf(*t) != dtype)
+    if (fp8 && t == &o && dtypeOf(o) != ATTN_DTYPE_BF16)
+      return invalid("o: dtype must be bf16 for an e4m3 call, got " +
+                     dtypeText(dtypeOf(o)));
+    if (dtypeOf(*t) != dtype && !(fp8 && t == &o))
       return invalid(formatv("{0}: dtype {1} does not match q's {2}", name,
                              dtypeText(dtypeOf(*t)), dtypeText(dtype)));
   }
@@ -444,6 +455,21 @@ static Status checkVarlenTensors(const attn_fwd_args &args, bool paged) {
   if (!sameSizes(o, q))
     return invalid(
         formatv("o: sizes {0} must equal q's {1}", sizesText(o), sizesText(q)));
+  return Status::success();
+}
+
+/// A varlen call's q, k, v, o: one dtype, q and o [total_q, Hq, D], k and
+/// v [total_k, Hkv, D] or, when `paged`, the caches [num_pages, page_size,
+/// Hkv, D] of checkCaches; k = v and o = q in size, q's D in k, Hq a
+/// multiple of Hkv, D a multiple of 8 in [8, 256], checkLayout's strides.
+static Status checkVarlenTensors(const attn_fwd_args &args, bool paged) {
+  const attn_tensor &q = args.q, &k = args.k;
+  if (Status s = checkQKVO(args, {3, "[total_q, Hq, D]"},
+                           paged ? OperandForm{4, kPagedCacheDims}
+                                 : OperandForm{3, "[total_k, Hkv, D]"},
+                           /*fp8=*/false);
+      !s.ok())
+    return s;
   int64_t hq = q.sizes[1], hkv = k.sizes[paged ? 2 : 1], d = q.sizes[2];
   if (paged) {
     if (Status s = checkCaches(args, d); !s.ok())
@@ -459,7 +485,7 @@ static Status checkVarlenTensors(const attn_fwd_args &args, bool paged) {
     return invalid(formatv("q: head dim D = {0} must be a multiple of 8 in "
                            "[8, 256]",
                            d));
-  for (const auto &[name, t] : operands)
+  for (const auto &[name, t] : qkvo(args))
     if (Status s = checkLayout(*t, name); !s.ok())
       return s;
   return Status::success();
@@ -534,7 +560,7 @@ static Status checkOperands(const attn_fwd_args &args) {
                            "varlen call (cu_seqlens_q given) takes them; a "
                            "batched call leaves them 0",
                            args.max_seqlen_q, args.max_seqlen_k));
-  const attn_tensor &q = args.q, &k = args.k, &v = args.v, &o = args.o;
+  const attn_tensor &q = args.q, &k = args.k;
   int dtype = dtypeOf(q);
   bool fp8 = dtype == ATTN_DTYPE_E4M3;
   if (dtype != ATTN_DTYPE_F16 && dtype != ATTN_DTYPE_BF16 && !fp8)
@@ -543,31 +569,15 @@ static Status checkOperands(const attn_fwd_args &args) {
   bool paged = false;
   if (Status s = checkPagedPresence(args, paged); !s.ok())
     return s;
-  const std::pair<StringRef, const attn_tensor *> operands[] = {
-      {"q", &q}, {"k", &k}, {"v", &v}, {"o", &o}};
-  for (const auto &[name, t] : operands) {
-    bool kv = t == &k || t == &v;
-    StringRef dims = !kv   ? "[B, Hq, Nq, D]"
-                     : paged ? "[num_pages, page_size, Hkv, D]"
-                             : "[B, Hkv, Nk, D]";
-    if (Status s = checkShape(*t, name, 4, dims); !s.ok())
-      return s;
-    if (fp8 && t == &o && dtypeOf(o) != ATTN_DTYPE_BF16)
-      return invalid("o: dtype must be bf16 for an e4m3 call, got " +
-                     dtypeText(dtypeOf(o)));
-    if (dtypeOf(*t) != dtype && !(fp8 && t == &o))
-      return invalid(formatv("{0}: dtype {1} does not match q's {2}", name,
-                             dtypeText(dtypeOf(*t)), dtypeText(dtype)));
-  }
+  if (Status s = checkQKVO(args, {4, "[B, Hq, Nq, D]"},
+                           paged ? OperandForm{4, kPagedCacheDims}
+                                 : OperandForm{4, "[B, Hkv, Nk, D]"},
+                           fp8);
+      !s.ok())
+    return s;
   if (Status s = paged ? checkPagedSizes(args) : checkContiguousSizes(args);
       !s.ok())
     return s;
-  if (!sameSizes(v, k))
-    return invalid(
-        formatv("v: sizes {0} must equal k's {1}", sizesText(v), sizesText(k)));
-  if (!sameSizes(o, q))
-    return invalid(
-        formatv("o: sizes {0} must equal q's {1}", sizesText(o), sizesText(q)));
   int64_t hq = q.sizes[1], hkv = k.sizes[paged ? 2 : 1], d = q.sizes[3];
   if (hkv == 0 ? hq != 0 : hq % hkv != 0)
     return invalid(formatv("Hq = {0} is not a multiple of Hkv = {1}", hq, hkv));
@@ -579,8 +589,8 @@ static Status checkOperands(const attn_fwd_args &args) {
     return invalid(formatv("q: head dim D = {0} must be a multiple of 8 in "
                            "[8, 256]",
                            d));
-  for (const auto &[name, t] : operands)
-    if (Status s = checkLayout(*t, name, fp8 && t == &v); !s.ok())
+  for (const auto &[name, t] : qkvo(args))
+    if (Status s = checkLayout(*t, name, fp8 && t == &args.v); !s.ok())
       return s;
   if (args.lse.data)
     if (Status s = checkLse(args.lse, {q.sizes[0], q.sizes[1], q.sizes[2]},
