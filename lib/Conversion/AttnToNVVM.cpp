@@ -439,8 +439,8 @@ LogicalResult checkNVVMPreconditions(ModuleOp module) {
   WalkResult res = module.walk([&](Operation *op) {
     if (isa<AttentionGradOp>(op))
       return WalkResult(op->emitOpError(
-          "has no GPU lowering yet: the backward lowers to the host only "
-          "(--attn-to-cpu)"));
+          "attn-lower-to-nvvm needs it lowered: run attn-grad-async-pipeline "
+          "and attn-lower-to-wgmma first (or --attn-to-cubin, path=wgmma)"));
     if (isa<AttentionOp, PartialAttentionOp, DecodeCombineOp,
             VarlenAttentionOp>(op))
       return WalkResult(op->emitOpError(

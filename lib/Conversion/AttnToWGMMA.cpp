@@ -26,6 +26,7 @@
 
 #include "attn/Conversion/Passes.h"
 
+#include "GradToWGMMA.h"
 #include "WarpgroupMMA.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -54,9 +55,6 @@ namespace {
 
 using namespace mlir::attn::wgmma;
 
-/// Width of the O += P V accumulator for head dim D (wgmma takes any N
-/// that is a multiple of 8).
-int64_t paddedN(int64_t d) { return llvm::alignTo(d, 8); }
 
 //===----------------------------------------------------------------------===//
 // attn.online_attention_mma
@@ -898,85 +896,6 @@ LogicalResult lowerEpilogue(EpilogueOp op, double fp8PScaleLog2) {
   return success();
 }
 
-//===----------------------------------------------------------------------===//
-// State fragments and warp specialization
-//===----------------------------------------------------------------------===//
-
-/// CTA state type -> the consumer thread's fragment: vector<BLOCK_M> ->
-/// vector<2> (two rows), vector<BLOCK_M x D> -> vector<paddedN(D) / 2>.
-Type fragmentType(Type t, int64_t blockM) {
-  auto vt = dyn_cast<VectorType>(t);
-  if (!vt || !vt.getElementType().isF32() || vt.getDimSize(0) != blockM)
-    return t;
-  if (vt.getRank() == 1)
-    return VectorType::get({2}, vt.getElementType());
-  if (vt.getRank() == 2)
-    return VectorType::get({paddedN(vt.getDimSize(1)) / 2},
-                           vt.getElementType());
-  return t;
-}
-
-/// Retypes the state flowing through the consumer region to fragments.
-/// Initial values (splat constants defined before the region) are
-/// re-created inside it.
-LogicalResult retypeState(Region &consumer, int64_t blockM) {
-  Block &entry = consumer.front();
-  OpBuilder b = OpBuilder::atBlockBegin(&entry);
-  DenseMap<Value, Value> inner;
-  WalkResult res = consumer.walk([&](Operation *op) {
-    for (OpOperand &use : op->getOpOperands()) {
-      Value v = use.get();
-      Type frag = fragmentType(v.getType(), blockM);
-      if (frag == v.getType() || consumer.isAncestor(v.getParentRegion()))
-        continue;
-      auto cst = v.getDefiningOp<arith::ConstantOp>();
-      auto splat = cst ? dyn_cast<SplatElementsAttr>(cst.getValue()) : nullptr;
-      if (!splat)
-        return WalkResult(op->emitOpError(
-            "attn-lower-to-wgmma: the online-softmax state must start from "
-            "splat constants"));
-      Value &copy = inner[v];
-      if (!copy)
-        copy = arith::ConstantOp::create(
-            b, cst.getLoc(),
-            DenseElementsAttr::get(cast<ShapedType>(frag),
-                                   splat.getSplatValue<Attribute>()));
-      use.set(copy);
-    }
-    for (Region &region : op->getRegions())
-      for (BlockArgument arg : region.getArguments())
-        arg.setType(fragmentType(arg.getType(), blockM));
-    for (OpResult r : op->getResults())
-      r.setType(fragmentType(r.getType(), blockM));
-    return WalkResult::advance();
-  });
-  return failure(res.wasInterrupted());
-}
-
-/// attn.warp_specialize -> if (warpgroup 0) { setmaxnreg.dec; producer }
-/// else { setmaxnreg.inc; consumer }.
-void lowerWarpSpecialize(WarpSpecializeOp ws) {
-  ImplicitLocOpBuilder b(ws.getLoc(), ws);
-  Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
-  Value isProducer =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid, cIndex(b, 128));
-  auto ifOp = scf::IfOp::create(b, isProducer, /*withElseRegion=*/true);
-  auto inlineInto = [&](Region &region, Block *dest, int64_t regs,
-                        NVVM::SetMaxRegisterAction action) {
-    OpBuilder ib = OpBuilder::atBlockBegin(dest);
-    NVVM::SetMaxRegisterOp::create(ib, ws.getLoc(), regs, action);
-    dest->getOperations().splice(std::prev(dest->end()),
-                                 region.front().getOperations());
-  };
-  inlineInto(ws.getProducer(), ifOp.thenBlock(), ws.getProducerRegisters(),
-             NVVM::SetMaxRegisterAction::decrease);
-  inlineInto(ws.getConsumer(), ifOp.elseBlock(), ws.getConsumerRegisters(),
-             NVVM::SetMaxRegisterAction::increase);
-  if (auto cta = ws->getParentOfType<scf::ForallOp>())
-    cta->setAttr("attn.threads", b.getI64IntegerAttr(ws.getNumThreads()));
-  ws.erase();
-}
-
 struct AttnLowerToWGMMAPass
     : attn::impl::AttnLowerToWGMMABase<AttnLowerToWGMMAPass> {
   using AttnLowerToWGMMABase::AttnLowerToWGMMABase;
@@ -1008,6 +927,8 @@ struct AttnLowerToWGMMAPass
   }
 
   LogicalResult lower(WarpSpecializeOp ws) {
+    if (isGradConsumer(ws))
+      return lowerGradConsumer(ws);
     Region &consumer = ws.getConsumer();
     SmallVector<OnlineAttentionMmaOp> steps;
     SmallVector<EpilogueOp> epilogues;

@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -180,6 +181,78 @@ SmallVector<Value> pinAfterWait(ImplicitLocOpBuilder &b,
   for (size_t i = 0; i < regs.size(); ++i)
     pinned.push_back(LLVM::ExtractValueOp::create(b, asmOp.getResult(0), i));
   return pinned;
+}
+
+//===----------------------------------------------------------------------===//
+// State fragments and warp specialization
+//===----------------------------------------------------------------------===//
+
+Type fragmentType(Type t, int64_t blockM) {
+  auto vt = dyn_cast<VectorType>(t);
+  if (!vt || !vt.getElementType().isF32() || vt.getDimSize(0) != blockM)
+    return t;
+  if (vt.getRank() == 1)
+    return VectorType::get({2}, vt.getElementType());
+  if (vt.getRank() == 2)
+    return VectorType::get({paddedN(vt.getDimSize(1)) / 2},
+                           vt.getElementType());
+  return t;
+}
+
+LogicalResult retypeState(Region &consumer, int64_t blockM) {
+  Block &entry = consumer.front();
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  DenseMap<Value, Value> inner;
+  WalkResult res = consumer.walk([&](Operation *op) {
+    for (OpOperand &use : op->getOpOperands()) {
+      Value v = use.get();
+      Type frag = fragmentType(v.getType(), blockM);
+      if (frag == v.getType() || consumer.isAncestor(v.getParentRegion()))
+        continue;
+      auto cst = v.getDefiningOp<arith::ConstantOp>();
+      auto splat = cst ? dyn_cast<SplatElementsAttr>(cst.getValue()) : nullptr;
+      if (!splat)
+        return WalkResult(op->emitOpError(
+            "attn-lower-to-wgmma: the online-softmax state must start from "
+            "splat constants"));
+      Value &copy = inner[v];
+      if (!copy)
+        copy = arith::ConstantOp::create(
+            b, cst.getLoc(),
+            DenseElementsAttr::get(cast<ShapedType>(frag),
+                                   splat.getSplatValue<Attribute>()));
+      use.set(copy);
+    }
+    for (Region &region : op->getRegions())
+      for (BlockArgument arg : region.getArguments())
+        arg.setType(fragmentType(arg.getType(), blockM));
+    for (OpResult r : op->getResults())
+      r.setType(fragmentType(r.getType(), blockM));
+    return WalkResult::advance();
+  });
+  return failure(res.wasInterrupted());
+}
+
+void lowerWarpSpecialize(WarpSpecializeOp ws) {
+  ImplicitLocOpBuilder b(ws.getLoc(), ws);
+  Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  Value isProducer =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid, cIndex(b, 128));
+  auto ifOp = scf::IfOp::create(b, isProducer, /*withElseRegion=*/true);
+  auto inlineInto = [&](Region &region, Block *dest, int64_t regs,
+                        NVVM::SetMaxRegisterAction action) {
+    OpBuilder ib = OpBuilder::atBlockBegin(dest);
+    NVVM::SetMaxRegisterOp::create(ib, ws.getLoc(), regs, action);
+    dest->getOperations().splice(std::prev(dest->end()),
+                                 region.front().getOperations());
+  };
+  inlineInto(ws.getProducer(), ifOp.thenBlock(), ws.getProducerRegisters(),
+             NVVM::SetMaxRegisterAction::decrease);
+  inlineInto(ws.getConsumer(), ifOp.elseBlock(), ws.getConsumerRegisters(),
+             NVVM::SetMaxRegisterAction::increase);
+  if (auto cta = ws->getParentOfType<scf::ForallOp>())
+    cta->setAttr("attn.threads", b.getI64IntegerAttr(ws.getNumThreads()));
+  ws.erase();
 }
 
 } // namespace mlir::attn::wgmma

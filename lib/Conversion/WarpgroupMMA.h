@@ -132,6 +132,28 @@ SmallVector<Value> wgmmaRegisterA(ImplicitLocOpBuilder &b, ArrayRef<Value> acc,
 /// and its results from being read before it.
 SmallVector<Value> pinAfterWait(ImplicitLocOpBuilder &b, ArrayRef<Value> regs);
 
+//===----------------------------------------------------------------------===//
+// State fragments and warp specialization
+//===----------------------------------------------------------------------===//
+
+/// Width of a wgmma accumulator for head dim D (wgmma takes any N that is a
+/// multiple of 8).
+inline int64_t paddedN(int64_t d) { return llvm::alignTo(d, 8); }
+
+/// CTA state type -> the consumer thread's fragment: vector<rows> ->
+/// vector<2> (two rows), vector<rows x D> -> vector<paddedN(D) / 2>, for
+/// the `rows` (64 per consumer warpgroup) of the CTA tile.
+Type fragmentType(Type t, int64_t rows);
+
+/// Retypes the state flowing through the consumer region to fragments.
+/// Initial values (splat constants defined before the region) are
+/// re-created inside it.
+LogicalResult retypeState(Region &consumer, int64_t rows);
+
+/// attn.warp_specialize -> if (warpgroup 0) { setmaxnreg.dec; producer }
+/// else { setmaxnreg.inc; consumer }; the CTA loop is marked attn.threads.
+void lowerWarpSpecialize(WarpSpecializeOp ws);
+
 } // namespace mlir::attn::wgmma
 
 #endif // ATTN_LIB_CONVERSION_WARPGROUPMMA_H

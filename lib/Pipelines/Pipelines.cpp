@@ -94,6 +94,7 @@ void mlir::attn::buildCubinPipeline(OpPassManager &pm,
                                                     : kSplitKVBlockM,
               options.blockN, options.packGqa, kGpuCombineBlockM);
     OpPassManager &fn = pm.nest<func::FuncOp>();
+    fn.addPass(createAttnGradAsyncPipeline());
     fn.addPass(createAttnAsyncPipeline(AttnAsyncPipelineOptions{
         options.stages, kProducerRegisters, /*consumerRegisters=*/0,
         options.pingPong, options.overlap, options.persistentCtas,

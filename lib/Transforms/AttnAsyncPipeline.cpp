@@ -11,6 +11,7 @@
 #include "attn/Transforms/Passes.h"
 
 #include "HostOnly.h"
+#include "PipelineBuilders.h"
 
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -28,13 +29,10 @@ namespace mlir::attn {
 
 using namespace mlir;
 using namespace mlir::attn;
+using namespace mlir::attn::pipeline;
 
 namespace {
 
-/// Bytes of shared memory a kernel may use on sm_90 (227 KiB).
-constexpr int64_t kMaxSharedBytes = 227 * 1024;
-/// Bytes of one row of a 128-byte swizzled chunk.
-constexpr int64_t kChunkBytes = 128;
 /// Keys per row chunk of an FP8 V^T tile.
 constexpr int64_t kFP8KeyChunk = 128;
 /// FP8: the producer threads that permute each V^T tile (warps 1-3 of the
@@ -42,8 +40,6 @@ constexpr int64_t kFP8KeyChunk = 128;
 constexpr int64_t kPermuteThreads = 96;
 /// The largest grid x of a launch.
 constexpr int64_t kMaxGridX = (int64_t{1} << 31) - 1;
-/// Suspend-time hint of mbarrier.try_wait (ns); the wait loops until done.
-constexpr int64_t kWaitTicks = 10000000;
 
 /// The loop nest attn-tile and attn-causal-split leave in one CTA.
 struct CtaNest {
@@ -53,11 +49,6 @@ struct CtaNest {
   EpilogueOp epilogue;
   OnlineAttentionOp step; // the first step, for operands shared by all
 };
-
-/// Columns of `elt` in one 128-byte chunk row (64 f16/bf16, 128 e4m3).
-int64_t chunkCols(Type elt) {
-  return kChunkBytes * 8 / elt.getIntOrFloatBitWidth();
-}
 
 /// Sizes of the pipeline of one CTA. Q and K are [C, rows, chunkCols]
 /// tiles; V is too, except for FP8: V^T, [BLOCK_N / 128, D, 128], since
@@ -130,56 +121,6 @@ FailureOr<CtaNest> matchNest(scf::ForallOp cta, LoadTileOp loadQ) {
   return nest;
 }
 
-/// The TMA box of `rows` rows of a tile, 128 bytes each: [1, 1, rows,
-/// chunk] of a [B, H, N, D] tensor (or V^T's [B, H, D, N]), or with GQA
-/// packing (`pack` = G > 1) [1, rows / G, G, chunk] of its [B, N, H, D]
-/// view, which lands query-major: tile row r is query r / G of head r % G.
-SmallVector<int64_t> boxShape(Type elt, int64_t rows, int64_t pack) {
-  if (pack > 1)
-    return {1, rows / pack, pack, chunkCols(elt)};
-  return {1, 1, rows, chunkCols(elt)};
-}
-
-/// !nvgpu.tensormap.descriptor of boxes `box`, 128-byte swizzled,
-/// out-of-bounds elements read as zero.
-nvgpu::TensorMapDescriptorType descriptorType(Type elt,
-                                              ArrayRef<int64_t> boxDims) {
-  MLIRContext *ctx = elt.getContext();
-  auto box = MemRefType::get(
-      boxDims, elt, MemRefLayoutAttrInterface(),
-      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
-  return nvgpu::TensorMapDescriptorType::get(
-      ctx, box, nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
-      nvgpu::TensorMapL2PromoKind::L2PROMO_128B,
-      nvgpu::TensorMapOOBKind::OOB_ZERO,
-      nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
-}
-
-
-/// The view of `t` with dimensions `perm` (a permutation of 0..3).
-Value permuted(OpBuilder &b, Location loc, Value t,
-               ArrayRef<unsigned> perm) {
-  return memref::TransposeOp::create(
-      b, loc, t,
-      AffineMapAttr::get(AffineMap::getPermutationMap(perm, b.getContext())));
-}
-
-/// Host side, before the CTA loop: the TMA descriptor of `tensor` in boxes
-/// of `rows` rows (boxShape; with `pack` > 1, of its [B, N, H, D] view).
-Value createDescriptor(OpBuilder &b, Location loc, Value tensor, int64_t rows,
-                       int64_t pack = 1) {
-  if (pack > 1)
-    tensor = permuted(b, loc, tensor, {0, 2, 1, 3});
-  Type elt = cast<MemRefType>(tensor.getType()).getElementType();
-  Value unranked = memref::CastOp::create(
-      b, loc, UnrankedMemRefType::get(elt, 0), tensor);
-  SmallVector<int64_t> boxDims = boxShape(elt, rows, pack);
-  SmallVector<Value> box;
-  for (int64_t extent : boxDims)
-    box.push_back(arith::ConstantIndexOp::create(b, loc, extent));
-  return nvgpu::TmaCreateDescriptorOp::create(
-      b, loc, descriptorType(elt, boxDims), unranked, box);
-}
 
 /// Host side: the TMA descriptor of an FP8 V stored as V^T (unit stride
 /// along N), read through its [B, H, D, N] view in [1, 1, D, 128] boxes.
@@ -192,12 +133,6 @@ Value createTransposedDescriptor(OpBuilder &b, Location loc, Value v,
 bool isTransposedV(Value v) {
   auto [strides, offset] = cast<MemRefType>(v.getType()).getStridesAndOffset();
   return strides[2] == 1;
-}
-
-MemRefType sharedType(ArrayRef<int64_t> shape, Type elt) {
-  return MemRefType::get(shape, elt, MemRefLayoutAttrInterface(),
-                         gpu::AddressSpaceAttr::get(
-                             elt.getContext(), gpu::AddressSpace::Workgroup));
 }
 
 /// The CTA's shared memory and barriers.
@@ -305,69 +240,6 @@ void createBarriers(OpBuilder &b, Location loc, const PipelineShape &s,
   }
   NVVM::FenceMbarrierInitOp::create(b, loc);
   gpu::BarrierOp::create(b, loc);
-}
-
-/// Ring slot of K/V block `kb` and the parity of its current use:
-/// slot = kb mod stages, parity = (kb / stages) mod 2 (flips at wrap-around).
-std::pair<Value, Value> slotAndParity(OpBuilder &b, Location loc, Value kb,
-                                      int64_t stages) {
-  Value n = arith::ConstantIndexOp::create(b, loc, stages);
-  Value slot = arith::RemUIOp::create(b, loc, kb, n);
-  Value round = arith::DivUIOp::create(b, loc, kb, n);
-  Value parity = arith::IndexCastOp::create(
-      b, loc, b.getI1Type(),
-      arith::RemUIOp::create(b, loc, round,
-                             arith::ConstantIndexOp::create(b, loc, 2)));
-  return {slot, parity};
-}
-
-/// memref.subview of chunk `chunk` of stage `slot` as a rank-4 TMA box.
-Value boxView(OpBuilder &b, Location loc, Value buffer, Value slot,
-              int64_t chunk) {
-  auto type = cast<MemRefType>(buffer.getType());
-  SmallVector<OpFoldResult> offsets = {slot, b.getIndexAttr(chunk),
-                                       b.getIndexAttr(0), b.getIndexAttr(0)};
-  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
-                                     b.getIndexAttr(type.getDimSize(2)),
-                                     b.getIndexAttr(type.getDimSize(3))};
-  SmallVector<OpFoldResult> ones(4, b.getIndexAttr(1));
-  return memref::SubViewOp::create(b, loc, buffer, offsets, sizes, ones);
-}
-
-/// A [1, 1, rows, chunk] box view as GQA packing's [1, rows / G, G, chunk]
-/// (boxShape): the same bytes.
-Value packedBox(OpBuilder &b, Location loc, Value box, int64_t pack) {
-  auto type = cast<MemRefType>(box.getType());
-  int64_t rows = type.getDimSize(2), cols = type.getDimSize(3);
-  Value flat = memref::CollapseShapeOp::create(
-      b, loc, box, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
-  return memref::ExpandShapeOp::create(
-      b, loc, ArrayRef<int64_t>{1, rows / pack, pack, cols}, flat,
-      SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}});
-}
-
-/// TMA copies of the chunks of rows [row, row + box rows) of (batch, head)
-/// into stage `slot` of `buffer`, completing on `bars[slot]`. With GQA
-/// packing (`pack` = G > 1) `row` counts packed rows and the box is
-/// queries [row / G, ..) of heads [head, head + G) (boxShape).
-void copyTile(OpBuilder &b, Location loc, Value desc, Value buffer, Value slot,
-              Value bars, Value barId, Value row, Value head, Value batch,
-              int64_t chunks, int64_t pack = 1) {
-  int64_t cols = cast<MemRefType>(buffer.getType()).getDimSize(3);
-  SmallVector<Value> at = {Value(), row, head, batch};
-  if (pack > 1)
-    at = {Value(), head,
-          arith::DivUIOp::create(b, loc, row,
-                                 arith::ConstantIndexOp::create(b, loc, pack)),
-          batch};
-  for (int64_t c = 0; c < chunks; ++c) {
-    at[0] = arith::ConstantIndexOp::create(b, loc, c * cols);
-    Value box = boxView(b, loc, buffer, slot, c);
-    if (pack > 1)
-      box = packedBox(b, loc, box, pack);
-    nvgpu::TmaAsyncLoadOp::create(b, loc, box, bars, desc, at, barId, Value(),
-                                  Value());
-  }
 }
 
 /// Paged K/V: tokens per page (dimension 2 of the [num_pages, Hkv,
@@ -626,22 +498,6 @@ void buildPermuter(OpBuilder &b, Location loc, const PipelineShape &s,
                                  NVVM::SharedSpace::shared_cta));
   nvgpu::MBarrierArriveOp::create(
       b, loc, nvgpu::MBarrierTokenType::get(b.getContext()), st.full, slot);
-}
-
-/// The tile of stage `slot` of a K/V ring (the ring without its first
-/// dimension).
-Value stageTile(OpBuilder &b, Location loc, Value ring, Value slot) {
-  auto type = cast<MemRefType>(ring.getType());
-  SmallVector<OpFoldResult> offsets = {slot, b.getIndexAttr(0),
-                                       b.getIndexAttr(0), b.getIndexAttr(0)};
-  SmallVector<OpFoldResult> sizes = {
-      b.getIndexAttr(1), b.getIndexAttr(type.getDimSize(1)),
-      b.getIndexAttr(type.getDimSize(2)), b.getIndexAttr(type.getDimSize(3))};
-  SmallVector<OpFoldResult> ones(4, b.getIndexAttr(1));
-  auto tileType = memref::SubViewOp::inferRankReducedResultType(
-      type.getShape().drop_front(), type, offsets, sizes, ones);
-  return memref::SubViewOp::create(b, loc, tileType, ring, offsets, sizes,
-                                   ones);
 }
 
 /// One consumer K/V loop: wait for the block's slot, run the step on tensor

@@ -10,12 +10,13 @@
 
 // Errors of attn-tile-grad (lib/Transforms/AttnTileGrad.cpp) and
 // attn-decompose-grad on inputs the attn.attention_grad verifier accepts,
-// and the GPU pipeline's refusal of the backward (host lowering only).
+// and the FMA GPU path's refusal of the backward (the tensor-core path,
+// attn-grad-async-pipeline, lowers it).
 
 // BLOCKM: error: attn-tile-grad: block-m must be in [1, 1024] and block-n in [1, 256], but got block-m=0 block-n=8
 // BIGN: error: attn-tile-grad: block-m must be in [1, 1024] and block-n in [1, 256], but got block-m=16 block-n=1024
 // UNROLL: error: 'attn.grad_dkdv' op attn-decompose-grad unrolls 64 keys over the step's 128 rows, but at most 4096 key-rows per block compile in reasonable time; use smaller tiles (e.g. block-m=64 block-n=64)
-// GPU: error: 'attn.attention_grad' op has no GPU lowering yet: the backward lowers to the host only (--attn-to-cpu)
+// GPU: error: 'attn.attention_grad' op attn-lower-to-nvvm needs it lowered: run attn-grad-async-pipeline and attn-lower-to-wgmma first (or --attn-to-cubin, path=wgmma)
 
 // The verifier accepts a dynamic head dim; the tiles need it static.
 func.func @dynamic_head_dim(%q: memref<1x2x8x?xf16>, %k: memref<1x2x8x?xf16>,

@@ -391,6 +391,56 @@ def AttnAsyncPipeline : Pass<"attn-async-pipeline", "func::FuncOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def AttnGradAsyncPipeline
+    : Pass<"attn-grad-async-pipeline", "func::FuncOp"> {
+  let summary = "The backward on Hopper: K/V resident, Q/dO through a TMA ring, dQ by atomics";
+  let description = [{
+    The tensor-core form of `attn.attention_grad` (the GPU counterpart of
+    `attn-tile-grad` + `attn-causal-split-grad`; static shapes, D = 64 or
+    128, f16/bf16, unit stride along D). Four grids, in order, around fp32
+    scratch buffers (`memref.alloc`, freed after the last):
+
+    ```
+    // (a) preprocess, one thread per query row:
+    //     Delta = rowsum(dO * O), LSE_log2 = LSE * log2(e) (+inf for -inf)
+    // (b) dQ_acc = 0 (fp32 [B, Hq, Nq, D]), one thread per column
+    // (c) dK/dV: CTA (K/V block of 128 keys, KV head, batch), 3 warpgroups
+    scf.forall (%kb, %hkv, %b) in (ceil(Nk / 128), Hkv, B) {
+      K, V [C, 128, 64] resident; ring of `stages` Q, dO [C, 64, 64]
+      attn.warp_specialize consumers(2) registers(24, 240) producer {
+        TMA: K, V once; then Q, dO of each (query head of the group,
+        Q block from the causal begin) into the ring
+      } consumer {
+        for each query head of the group, for each Q block:
+          attn.grad_dkdv_mma (causal on the diagonal blocks, none below)
+        attn.store_tile dK, dV
+      }
+    }
+    // (d) dQ = dQ_acc, one thread per column
+    ```
+
+    BLOCK_M = 64 query rows per Q block, BLOCK_N = 128 keys per CTA
+    (64 per consumer warpgroup). Each K/V block adds its dS K into dQ_acc
+    with fp32 atomics (FlashAttention-2 Algorithm 2 line 21): not bitwise
+    reproducible run to run (the host path's `attn-tile-grad` is).
+    Errors: dynamic shapes; D other than 64 or 128; f8/f32 inputs.
+    Source: FlashAttention-2 (arXiv 2307.08691) Algorithm 2;
+    FlashAttention-3 (arXiv 2407.08608) appendix B; seed 000, backward.
+  }];
+  let options = [
+    Option<"stages", "stages", "int64_t", "2",
+           "Q/dO ring stages (2 to 4)">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def AttnOnlineSoftmax : Pass<"attn-online-softmax", "func::FuncOp"> {
   let summary = "Decompose tile ops into the exp2-domain online softmax";
   let description = [{

@@ -1380,3 +1380,65 @@ LogicalResult OnlineAttentionMmaOp::verify() {
   return checkState(getOperation(), getM().getType(), getL().getType(),
                     getAcc().getType(), blockM, d);
 }
+
+//===----------------------------------------------------------------------===//
+// GradDKDVMmaOp
+//===----------------------------------------------------------------------===//
+
+int64_t GradDKDVMmaOp::getBlockM() {
+  return cast<MemRefType>(getQ().getType()).getDimSize(1);
+}
+
+int64_t GradDKDVMmaOp::getBlockN() {
+  return cast<MemRefType>(getK().getType()).getDimSize(1);
+}
+
+namespace {
+/// Checks that `v` is an fp32 memref of `rank` (LSE, Delta: 3; dQ: 4).
+LogicalResult checkF32MemRef(Operation *op, Value v, StringRef name,
+                             int64_t rank) {
+  auto t = cast<MemRefType>(v.getType());
+  if (t.getRank() == rank && t.getElementType().isF32())
+    return success();
+  return op->emitOpError() << "operand '" << name << "' must be a rank-"
+                           << rank << " f32 memref, but got " << t;
+}
+} // namespace
+
+LogicalResult GradDKDVMmaOp::verify() {
+  int64_t d = getHeadDim();
+  if (d != 64 && d != 128)
+    return emitOpError() << "attribute 'head_dim' must be 64 or 128 (dK and "
+                            "dV stay in registers), but got "
+                         << d;
+  Type elt = cast<MemRefType>(getQ().getType()).getElementType();
+  if (!elt.isF16() && !elt.isBF16())
+    return emitOpError() << "operand 'q' element type must be f16 or bf16, "
+                            "but got "
+                         << elt;
+  Operation *op = getOperation();
+  int64_t blockM = 64, blockN = 128;
+  if (failed(checkSharedTile(op, getQ(), "q", blockM, d, elt)) ||
+      failed(checkSharedTile(op, getDO(), "dO", blockM, d, elt)) ||
+      failed(checkSharedTile(op, getK(), "k", blockN, d, elt)) ||
+      failed(checkSharedTile(op, getV(), "v", blockN, d, elt)) ||
+      failed(checkSharedTile(op, getDs(), "ds", blockM, blockN, elt)) ||
+      failed(checkF32MemRef(op, getLseLog2(), "lse_log2", 3)) ||
+      failed(checkF32MemRef(op, getDelta(), "delta", 3)) ||
+      failed(checkF32MemRef(op, getDqAcc(), "dq_acc", 4)) ||
+      failed(checkF32Vector(op, getDK().getType(), "dK", {blockN, d})) ||
+      failed(checkF32Vector(op, getDV().getType(), "dV", {blockN, d})))
+    return failure();
+  double scale = getScale().convertToDouble();
+  if (!(scale > 0.0) || !std::isfinite(scale))
+    return emitOpError() << "attribute 'scale' must be a positive finite "
+                            "number, but got "
+                         << scale;
+  if (getMask() == MaskKind::bounds)
+    return emitOpError() << "attribute 'mask' must be none or causal, but "
+                            "got bounds";
+  if ((getMask() == MaskKind::causal) != static_cast<bool>(getCausalOffset()))
+    return emitOpError() << "operand 'causal_offset' must be present exactly "
+                            "when mask is causal";
+  return success();
+}

@@ -919,4 +919,65 @@ def Attn_OnlineAttentionMmaOp : Attn_Op<"online_attention_mma", [
   }];
 }
 
+def Attn_GradDKDVMmaOp : Attn_Op<"grad_dkdv_mma", [
+    MemoryEffects<[MemRead, MemWrite]>,
+    AllTypesMatch<["dK", "new_dK"]>, AllTypesMatch<["dV", "new_dV"]>]> {
+  let summary = "one backward step on tensor cores: dK, dV += a Q block, dQ via atomics";
+  let description = [{
+    The step of `attn.grad_dkdv` with its tiles where Hopper's tensor cores
+    read them, plus dQ: `k`, `v` are the CTA's resident K/V block
+    ([C, BLOCK_N, 64], keys `k_pos ..`), `q`, `dO` one Q block ([C, BLOCK_M,
+    64], query rows `q_pos ..` of (`batch`, `head`)), all in workgroup
+    memory as C = D / 64 chunks of 128-byte rows (TMA, 128-byte swizzle;
+    rows past N are zero). `lse_log2` ([B, Hq, Nq] fp32: LSE * log2(e),
+    +inf where LSE = -inf) and `delta` ([B, Hq, Nq]: rowsum(dO * O)) are
+    read from global memory. With c = scale * log2(e):
+
+    ```
+    S^T  = K Q^T,  dP^T = V dO^T                  // per consumer warpgroup: its 64 keys
+    P^T  = exp2(S^T c - LSE_log2)                 // 0 where masked
+    dS^T = P^T (dP^T - Delta) scale
+    dV' = dV + P^T dO,  dK' = dK + dS^T Q          // register-A wgmma
+    dq_acc[batch, head, q_pos ..] += dS K         // dS staged in `ds`, fp32 atomics
+    ```
+
+    `ds` is scratch for dS ([BLOCK_N / 64, BLOCK_M, 64], the element type
+    of q: dS K-major, 128-byte swizzled); `dq_acc` is the fp32 [B, Hq, Nq,
+    D] accumulator of dQ (zeroed before the kernel; rows past Nq are never
+    written). `mask`: `none` or `causal` (P = 0 where key j > row i +
+    `causal_offset`, present exactly for causal). State: dK, dV
+    `vector<BLOCK_N x D x f32>`, BLOCK_N = 64 per consumer warpgroup.
+    Source: FlashAttention-2 Algorithm 2 (lines 10-21, dQ by atomic adds);
+    FlashAttention-3 (arXiv 2407.08608) appendix B, the backward on
+    wgmma; seed 000, the dK/dV kernel.
+  }];
+  let arguments = (ins AnyMemRef:$q, AnyMemRef:$dO, AnyMemRef:$k,
+                       AnyMemRef:$v, AnyMemRef:$ds,
+                       AnyMemRef:$lse_log2, AnyMemRef:$delta,
+                       AnyMemRef:$dq_acc,
+                       Index:$batch, Index:$head, Index:$q_pos, Index:$k_pos,
+                       Optional<Index>:$causal_offset,
+                       AnyVectorOfNonZeroRank:$dK, AnyVectorOfNonZeroRank:$dV,
+                       F32Attr:$scale, I64Attr:$head_dim,
+                       Attn_MaskKindAttr:$mask);
+  let results = (outs AnyVectorOfNonZeroRank:$new_dK,
+                      AnyVectorOfNonZeroRank:$new_dV);
+  let assemblyFormat = [{
+    `q` `(` $q `,` $dO `:` type($q) `,` type($dO) `)`
+    `kv` `(` $k `,` $v `:` type($k) `,` type($v) `)`
+    `rows` `(` $lse_log2 `,` $delta `:` type($lse_log2) `,` type($delta) `)`
+    `dq` `(` $dq_acc `:` type($dq_acc) `)`
+    `scratch` `(` $ds `:` type($ds) `)`
+    `at` `[` $batch `,` $head `]` `(` $q_pos `,` $k_pos
+        (`,` `causal_offset` $causal_offset^)? `)`
+    `state` `(` $dK `,` $dV `:` type($dK) `,` type($dV) `)`
+    attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getBlockM();
+    int64_t getBlockN();
+  }];
+}
+
 #endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_TD

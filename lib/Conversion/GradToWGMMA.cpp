@@ -1,0 +1,370 @@
+//===- GradToWGMMA.cpp - the backward step on warpgroup MMA ---------------===//
+//
+// attn-lower-to-wgmma's backward half: attn.grad_dkdv_mma and the dK/dV
+// stores of a consumer region built by attn-grad-async-pipeline. Consumer
+// warpgroup w owns keys [64 w, 64 w + 64) of the CTA's K/V block; per Q
+// block of 64 queries it computes S^T and dP^T (64 keys x 64 queries, both
+// operands K-major in shared memory), P^T and dS^T on the accumulator
+// registers, dV += P^T dO and dK += dS^T Q with register-A wgmmas (dO and
+// Q MN-major), stages dS in shared memory (stmatrix .trans) and computes
+// columns [w D / 2, (w + 1) D / 2) of dQ = dS K, added to the fp32
+// accumulator with atomics. Source: FlashAttention-3 appendix B.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GradToWGMMA.h"
+#include "WarpgroupMMA.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::wgmma;
+
+namespace {
+
+/// Keys of a consumer warpgroup, queries of a Q block, and the named
+/// barrier both consumer warpgroups meet at once dS is staged (0 is the
+/// CTA's).
+constexpr int64_t kKeys = 64;
+constexpr int64_t kQueries = 64;
+constexpr int64_t kStagedBarrier = 1;
+
+Value offsetBy(ImplicitLocOpBuilder &b, Value addr, Value index,
+               int64_t bytes) {
+  return arith::AddIOp::create(
+      b, addr,
+      arith::IndexCastOp::create(
+          b, b.getI64Type(), arith::MulIOp::create(b, index, cIndex(b, bytes))));
+}
+
+/// One wgmma m64nNk16 per k-step with A and B from shared memory (the
+/// first k-step overwrites `acc`); B MN-major when `transposeB`.
+Value issueShared(ImplicitLocOpBuilder &b, Value acc, ArrayRef<Value> descA,
+                  ArrayRef<Value> descB, int64_t n, Type elt,
+                  bool transposeB) {
+  MLIRContext *ctx = b.getContext();
+  for (auto [kk, a, bDesc] : llvm::enumerate(descA, descB))
+    acc = NVVM::WgmmaMmaAsyncOp::create(
+        b, acc.getType(), acc, a, bDesc, NVVM::MMAShapeAttr::get(ctx, 64, n, 16),
+        NVVM::WGMMATypesAttr::get(ctx, wgmmaType(elt)),
+        NVVM::WGMMATypesAttr::get(ctx, wgmmaType(elt)),
+        NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
+        NVVM::WGMMAScaleOutAttr::get(ctx, kk == 0 ? NVVM::WGMMAScaleOut::zero
+                                                  : NVVM::WGMMAScaleOut::one),
+        NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
+        NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
+        NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
+        NVVM::MMALayoutAttr::get(ctx, transposeB ? NVVM::MMALayout::row
+                                                 : NVVM::MMALayout::col),
+        NVVM::MMAIntOverflowAttr());
+  return acc;
+}
+
+/// Descriptors of `rows`-row K-major operands per k16 step over D: the
+/// tile at `addr` is [C, tileRows, 64] (128-byte rows, 64 columns a chunk).
+SmallVector<Value> kMajor(ImplicitLocOpBuilder &b, Value addr,
+                          int64_t tileRows, int64_t kSteps) {
+  SmallVector<Value> d;
+  for (int64_t kk = 0; kk < kSteps; ++kk)
+    d.push_back(descriptor(b, addr, (kk / 4) * tileRows * kChunkBytes +
+                                        (kk % 4) * 32,
+                           16, 1024));
+  return d;
+}
+
+/// Descriptors of an MN-major B (rows = the k dimension, 128-byte rows of
+/// 64 columns, chunks of `tileRows` rows `chunkStride` apart) per k16 step
+/// over `kSteps` * 16 rows.
+SmallVector<Value> mnMajor(ImplicitLocOpBuilder &b, Value addr,
+                           int64_t tileRows, int64_t kSteps) {
+  SmallVector<Value> d;
+  for (int64_t kk = 0; kk < kSteps; ++kk)
+    d.push_back(
+        descriptor(b, addr, kk * 16 * kChunkBytes, tileRows * kChunkBytes,
+                   1024));
+  return d;
+}
+
+/// The per-query values a thread needs: LSE_log2 and Delta of columns
+/// 8 j + 2 q + e of the Q block (+inf and 0 past Nq).
+struct QueryRows {
+  SmallVector<Value> lse, delta, query; // [2 j + e]
+};
+
+QueryRows loadQueryRows(ImplicitLocOpBuilder &b, GradDKDVMmaOp op,
+                        const ThreadLayout &tl) {
+  int64_t nq = cast<MemRefType>(op.getLseLog2().getType()).getDimSize(2);
+  QueryRows r;
+  for (int64_t j = 0; j < kQueries / 8; ++j) {
+    for (int64_t e = 0; e < 2; ++e) {
+      Value query = arith::AddIOp::create(
+          b, op.getQPos(),
+          arith::AddIOp::create(b, tl.twoQ, cIndex(b, 8 * j + e)));
+      Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, query,
+                                           cIndex(b, nq));
+      Value row = arith::MinUIOp::create(b, query, cIndex(b, nq - 1));
+      SmallVector<Value> at = {op.getBatch(), op.getHead(), row};
+      r.lse.push_back(arith::SelectOp::create(
+          b, inside, memref::LoadOp::create(b, op.getLseLog2(), at),
+          cF32(b, INFINITY)));
+      r.delta.push_back(arith::SelectOp::create(
+          b, inside, memref::LoadOp::create(b, op.getDelta(), at),
+          cF32(b, 0)));
+      r.query.push_back(query);
+    }
+  }
+  return r;
+}
+
+/// P^T = exp2(S^T c - LSE_log2) (0 where masked) and dS^T = P^T (dP^T -
+/// Delta) scale, in place on the S^T and dP^T registers.
+void gradients(ImplicitLocOpBuilder &b, GradDKDVMmaOp op,
+               const ThreadLayout &tl, const QueryRows &rows,
+               MutableArrayRef<Value> s, MutableArrayRef<Value> dp) {
+  double scale = op.getScale().convertToDouble();
+  Value c = cF32(b, scale * M_LOG2E);
+  SmallVector<Value> key;
+  for (int h = 0; h < 2; ++h)
+    key.push_back(arith::AddIOp::create(b, op.getKPos(), tl.row[h]));
+  for (size_t i = 0; i < s.size(); ++i) {
+    int64_t col = 2 * (i / 4) + (i & 1); // index into rows.*
+    Value p = exp2(b, LLVM::FMAOp::create(
+                          b, s[i], c, arith::NegFOp::create(b, rows.lse[col])));
+    if (Value offset = op.getCausalOffset()) {
+      Value visible = arith::CmpIOp::create(
+          b, arith::CmpIPredicate::sle, key[halfOf(i)],
+          arith::AddIOp::create(b, rows.query[col], offset));
+      p = arith::SelectOp::create(b, visible, p, cF32(b, 0));
+    }
+    Value ds = arith::MulFOp::create(
+        b, p, arith::SubFOp::create(b, dp[i], rows.delta[col]));
+    s[i] = p;
+    dp[i] = arith::MulFOp::create(b, ds, cF32(b, scale));
+  }
+}
+
+/// Packs accumulator registers pairwise into 16-bit pairs (the A operand
+/// of the next wgmma: k-step kk in registers 4 kk .. 4 kk + 3).
+SmallVector<Value> packPairs(ImplicitLocOpBuilder &b, ArrayRef<Value> x,
+                             Type elt) {
+  SmallVector<Value> regs;
+  for (size_t i = 0; i + 1 < x.size(); i += 2) {
+    Value pair = vector::FromElementsOp::create(
+        b, VectorType::get({2}, b.getF32Type()), ValueRange{x[i], x[i + 1]});
+    Value narrow = arith::TruncFOp::create(b, VectorType::get({2}, elt), pair);
+    regs.push_back(vector::ExtractOp::create(
+        b,
+        vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()),
+                                  narrow),
+        0));
+  }
+  return regs;
+}
+
+/// Writes the warpgroup's dS^T (packed pairs, 64 keys x 64 queries) as dS
+/// into chunk w of the [2, 64 queries, 64 keys] tile at `dsAddr`: four
+/// stmatrix .trans x4, each four 8x8 matrices (key half h, queries 8 j ..).
+/// Lane L gives the row address of matrix L / 8, row L % 8: query row
+/// 8 j + L % 8, 16-byte unit 2 warp + h of the 128-byte row, swizzled by
+/// the row's index mod 8.
+void stageDS(ImplicitLocOpBuilder &b, const ThreadLayout &tl, Value dsAddr,
+             ArrayRef<Value> packed) {
+  Value lane = arith::RemUIOp::create(b, tl.thread, cIndex(b, 32));
+  Value warp = arith::DivUIOp::create(b, tl.thread, cIndex(b, 32));
+  Value m = arith::DivUIOp::create(b, lane, cIndex(b, 8));
+  Value r = arith::RemUIOp::create(b, lane, cIndex(b, 8));
+  Value h = arith::RemUIOp::create(b, m, cIndex(b, 2));
+  Value jHalf = arith::DivUIOp::create(b, m, cIndex(b, 2));
+  Value unit = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, warp, cIndex(b, 2)), h);
+  Value swizzled = arith::XOrIOp::create(b, unit, r);
+  Value chunk = offsetBy(b, dsAddr, tl.warpgroup, kQueries * kChunkBytes);
+  auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  for (int64_t jj = 0; jj < kQueries / 8; jj += 2) {
+    Value row = arith::AddIOp::create(
+        b, arith::MulIOp::create(
+               b, arith::AddIOp::create(b, jHalf, cIndex(b, jj)), cIndex(b, 8)),
+        r);
+    Value addr = offsetBy(b, chunk, row, kChunkBytes);
+    addr = offsetBy(b, addr, swizzled, 16);
+    Value ptr = LLVM::IntToPtrOp::create(b, ptrType, addr);
+    NVVM::StMatrixOp::create(
+        b, ptr, ArrayRef(packed).slice(2 * jj, 4),
+        NVVM::MMALayout::col,
+        NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
+        NVVM::LdStMatrixEltType::B16);
+  }
+}
+
+/// dq_acc[batch, head, q_pos + row, col] += dQ for this thread's registers
+/// of columns [w n, w n + n) (n = D / 2), rows below Nq.
+void addDQ(ImplicitLocOpBuilder &b, GradDKDVMmaOp op, const ThreadLayout &tl,
+           ArrayRef<Value> dq, int64_t n) {
+  auto type = cast<MemRefType>(op.getDqAcc().getType());
+  int64_t nq = type.getDimSize(2);
+  Value warp = arith::DivUIOp::create(b, tl.thread, cIndex(b, 32));
+  Value base = arith::AddIOp::create(
+      b, op.getQPos(),
+      arith::AddIOp::create(b, arith::MulIOp::create(b, warp, cIndex(b, 16)),
+                            tl.g));
+  Value colBase = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, tl.warpgroup, cIndex(b, n)), tl.twoQ);
+  for (int h = 0; h < 2; ++h) {
+    Value query = arith::AddIOp::create(b, base, cIndex(b, 8 * h));
+    Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, query,
+                                         cIndex(b, nq));
+    auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    for (size_t i = 0; i < dq.size(); ++i) {
+      if (halfOf(i) != h)
+        continue;
+      Value col = arith::AddIOp::create(b, colBase, cIndex(b, colOf(i)));
+      memref::AtomicRMWOp::create(
+          b, arith::AtomicRMWKind::addf, dq[i], op.getDqAcc(),
+          ValueRange{op.getBatch(), op.getHead(), query, col});
+    }
+  }
+}
+
+void lowerStep(GradDKDVMmaOp op) {
+  ImplicitLocOpBuilder b(op.getLoc(), op);
+  ThreadLayout tl = threadLayout(b);
+  Type elt = cast<MemRefType>(op.getQ().getType()).getElementType();
+  int64_t d = op.getHeadDim(), kSteps = d / 16, blockN = op.getBlockN();
+  Value qAddr = sharedAddress(b, op.getQ());
+  Value doAddr = sharedAddress(b, op.getDO());
+  Value kAddr = sharedAddress(b, op.getK());
+  Value vAddr = sharedAddress(b, op.getV());
+  Value dsAddr = sharedAddress(b, op.getDs());
+  // S^T = K_w Q^T and dP^T = V_w dO^T: the warpgroup's 64 rows of K, V.
+  Value kRows = offsetBy(b, kAddr, tl.warpgroup, kKeys * kChunkBytes);
+  Value vRows = offsetBy(b, vAddr, tl.warpgroup, kKeys * kChunkBytes);
+  SmallVector<Value> descK = kMajor(b, kRows, blockN, kSteps);
+  SmallVector<Value> descV = kMajor(b, vRows, blockN, kSteps);
+  SmallVector<Value> descQ = kMajor(b, qAddr, kQueries, kSteps);
+  SmallVector<Value> descDO = kMajor(b, doAddr, kQueries, kSteps);
+  // dV += P^T dO, dK += dS^T Q: B MN-major, k over the 64 queries.
+  SmallVector<Value> descDOt = mnMajor(b, doAddr, kQueries, kQueries / 16);
+  SmallVector<Value> descQt = mnMajor(b, qAddr, kQueries, kQueries / 16);
+  // dQ[:, w n ..] = dS K[:, w n ..]: A = dS (K-major, 2 chunks of 64 keys),
+  // B = K MN-major from column w n.
+  int64_t n = d / 2;
+  SmallVector<Value> descDS = kMajor(b, dsAddr, kQueries, blockN / 16);
+  Value kCols = offsetBy(b, kAddr, tl.warpgroup, n * 2 / 128 * blockN *
+                                                     kChunkBytes);
+  if (n < 64) // D = 64: warpgroup 1's 32 columns start 64 bytes into a row
+    kCols = offsetBy(b, kAddr, tl.warpgroup, n * 2);
+  SmallVector<Value> descKt = mnMajor(b, kCols, blockN, blockN / 16);
+  Value zeroS = LLVM::ZeroOp::create(b, accStruct(b.getContext(), kQueries / 2));
+  Value zeroDQ = LLVM::ZeroOp::create(b, accStruct(b.getContext(), n / 2));
+  QueryRows rows = loadQueryRows(b, op, tl);
+
+  NVVM::WgmmaFenceAlignedOp::create(b);
+  Value s = issueShared(b, zeroS, descK, descQ, kQueries, elt, false);
+  Value dp = issueShared(b, zeroS, descV, descDO, kQueries, elt, false);
+  NVVM::WgmmaGroupSyncAlignedOp::create(b);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+  SmallVector<Value> sRegs = pinAfterWait(b, unpackStruct(b, s, kQueries / 2));
+  SmallVector<Value> dpRegs =
+      pinAfterWait(b, unpackStruct(b, dp, kQueries / 2));
+  gradients(b, op, tl, rows, sRegs, dpRegs);
+  SmallVector<Value> p = packPairs(b, sRegs, elt);
+  SmallVector<Value> ds = packPairs(b, dpRegs, elt);
+
+  SmallVector<Value> dk = unpack(b, op.getDK()), dv = unpack(b, op.getDV());
+  NVVM::WgmmaFenceAlignedOp::create(b);
+  for (int64_t kk = 0; kk < kQueries / 16; ++kk) {
+    dv = wgmmaRegisterA(b, dv, ArrayRef(p).slice(4 * kk, 4), descDOt[kk], d,
+                        elt);
+    dk = wgmmaRegisterA(b, dk, ArrayRef(ds).slice(4 * kk, 4), descQt[kk], d,
+                        elt);
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b);
+
+  stageDS(b, tl, dsAddr, ds);
+  NVVM::FenceProxyOp::create(
+      b, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+  NVVM::BarrierOp::create(b, Type(), cI32(b, kStagedBarrier), cI32(b, 256),
+                          NVVM::BarrierReductionAttr(), Value());
+  NVVM::WgmmaFenceAlignedOp::create(b);
+  Value dq = issueShared(b, zeroDQ, descDS, descKt, n, elt, true);
+  NVVM::WgmmaGroupSyncAlignedOp::create(b);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+  SmallVector<Value> all(dk);
+  llvm::append_range(all, dv);
+  llvm::append_range(all, unpackStruct(b, dq, n / 2));
+  all = pinAfterWait(b, all);
+  ArrayRef<Value> pinned(all);
+  addDQ(b, op, tl, pinned.drop_front(2 * dk.size()), n);
+  op.replaceAllUsesWith(ValueRange{pack(b, pinned.take_front(dk.size())),
+                                   pack(b, pinned.slice(dk.size(),
+                                                        dv.size()))});
+  op.erase();
+}
+
+/// attn.store_tile of a dK or dV fragment: each register pair as one
+/// 4-byte store of row k_pos + row (below Nk), columns 8 (i / 4) + 2 q.
+void lowerStore(StoreTileOp op) {
+  ImplicitLocOpBuilder b(op.getLoc(), op);
+  ThreadLayout tl = threadLayout(b);
+  auto type = cast<MemRefType>(op.getDest().getType());
+  int64_t nk = type.getDimSize(2);
+  SmallVector<Value> x = unpack(b, op.getValue());
+  auto pairType = VectorType::get({2}, type.getElementType());
+  for (int h = 0; h < 2; ++h) {
+    Value key = arith::AddIOp::create(b, op.getRow(), tl.row[h]);
+    Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, key,
+                                         cIndex(b, nk));
+    auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    for (size_t i = 0; i < x.size(); i += 2) {
+      if (halfOf(i) != h)
+        continue;
+      Value pair = vector::FromElementsOp::create(
+          b, VectorType::get({2}, b.getF32Type()), ValueRange{x[i], x[i + 1]});
+      Value col = arith::AddIOp::create(b, tl.twoQ, cIndex(b, colOf(i)));
+      vector::StoreOp::create(b, arith::TruncFOp::create(b, pairType, pair),
+                              op.getDest(),
+                              ValueRange{op.getBatch(), op.getHead(), key, col});
+    }
+  }
+  op.erase();
+}
+
+} // namespace
+
+bool mlir::attn::wgmma::isGradConsumer(WarpSpecializeOp ws) {
+  return ws.getConsumer()
+      .walk([](GradDKDVMmaOp) { return WalkResult::interrupt(); })
+      .wasInterrupted();
+}
+
+LogicalResult mlir::attn::wgmma::lowerGradConsumer(WarpSpecializeOp ws) {
+  Region &consumer = ws.getConsumer();
+  int64_t blockN = 0;
+  consumer.walk([&](GradDKDVMmaOp op) { blockN = op.getBlockN(); });
+  if (blockN != kKeys * static_cast<int64_t>(ws.getConsumerWarpgroups()))
+    return ws.emitOpError("attn-lower-to-wgmma: the backward needs 64 keys "
+                          "per consumer warpgroup, but BLOCK_N is ")
+           << blockN;
+  if (failed(retypeState(consumer, blockN)))
+    return failure();
+  SmallVector<GradDKDVMmaOp> steps;
+  SmallVector<StoreTileOp> stores;
+  consumer.walk([&](GradDKDVMmaOp op) { steps.push_back(op); });
+  consumer.walk([&](StoreTileOp op) { stores.push_back(op); });
+  for (GradDKDVMmaOp op : steps)
+    lowerStep(op);
+  for (StoreTileOp op : stores)
+    lowerStore(op);
+  lowerWarpSpecialize(ws);
+  return success();
+}

@@ -1,0 +1,76 @@
+// RUN: attn-opt %s --attn-grad-async-pipeline --cse | FileCheck %s
+// RUN: attn-opt %s --attn-grad-async-pipeline="stages=3" | FileCheck %s --check-prefix=STAGES
+
+// The tensor-core backward of a causal GQA call with tails (Hq 2, Hkv 1,
+// Nq 200, Nk 300, D 128): preprocess, dQ zeroing, the dK/dV CTAs (K/V
+// resident, Q/dO through a 2-stage TMA ring, the causal diagonal masked
+// before the mask-free blocks), dQ conversion.
+
+!q = memref<1x2x200x128xbf16>
+!kv = memref<1x1x300x128xbf16>
+!l = memref<1x2x200xf32>
+func.func @grad(%q: !q, %k: !kv, %v: !kv, %o: !q, %do: !q, %lse: !l,
+                %dq: !q, %dk: !kv, %dv: !kv) {
+  attn.attention_grad ins(%q, %k, %v, %o, %do, %lse : !q, !kv, !kv, !q, !q, !l)
+      outs(%dq, %dk, %dv : !q, !kv, !kv) {causal}
+  return
+}
+
+// CHECK-LABEL: func.func @grad
+// CHECK-DAG:     %[[DELTA:.*]] = memref.alloc() : memref<1x2x200xf32>
+// CHECK-DAG:     %[[LSE2:.*]] = memref.alloc() : memref<1x2x200xf32>
+// CHECK-DAG:     %[[DQACC:.*]] = memref.alloc() : memref<1x2x200x128xf32>
+// (a) preprocess: ceil(200 / 128) row blocks, one thread per row.
+// CHECK:         scf.forall ({{.*}}) in (2, 2, 1) {
+// CHECK:           scf.forall ({{.*}}) in (128) {
+// CHECK:             math.fma
+// CHECK:             memref.store {{.*}}, %[[DELTA]]
+// CHECK:             arith.select
+// CHECK:             memref.store {{.*}}, %[[LSE2]]
+// (b) dQ_acc = 0: CTAs of 16 rows, one thread per column.
+// CHECK:         scf.forall ({{.*}}) in (13, 2, 1) {
+// CHECK:           scf.forall ({{.*}}) in (128) {
+// CHECK:             memref.store {{.*}}, %[[DQACC]]
+// (c) dK/dV: descriptors of Q, dO (64-row boxes) and K, V (128-row boxes).
+// CHECK:         nvgpu.tma.create.descriptor {{.*}} box[%c1, %c1, %c64, %c64]
+// CHECK:         nvgpu.tma.create.descriptor {{.*}} box[%c1, %c1, %c64, %c64]
+// CHECK:         nvgpu.tma.create.descriptor {{.*}} box[%c1, %c1, %c128, %c64]
+// CHECK:         nvgpu.tma.create.descriptor {{.*}} box[%c1, %c1, %c128, %c64]
+// CHECK:         scf.forall (%[[KB:.*]], %[[HKV:.*]], %[[B:.*]]) in (3, 1, 1) {
+// CHECK:           memref.view {{.*}} to memref<2x2x64x64xbf16, #gpu.address_space<workgroup>>
+// CHECK:           memref.view {{.*}} to memref<2x2x64x64xbf16, #gpu.address_space<workgroup>>
+// CHECK:           memref.view {{.*}} to memref<1x2x128x64xbf16, #gpu.address_space<workgroup>>
+// CHECK:           memref.view {{.*}} to memref<1x2x128x64xbf16, #gpu.address_space<workgroup>>
+// CHECK:           memref.view {{.*}} to memref<2x2x64x64xbf16, #gpu.address_space<workgroup>>
+// CHECK:           attn.warp_specialize consumers(2) registers(24, 240) producer {
+// CHECK:             nvgpu.mbarrier.arrive.expect_tx {{.*}}, %c65536
+// CHECK-COUNT-4:     nvgpu.tma.async.load
+// CHECK:             scf.for
+// CHECK:               scf.for
+// CHECK:                 nvgpu.mbarrier.try_wait.parity
+// CHECK:                 nvgpu.mbarrier.arrive.expect_tx {{.*}}, %c32768
+// CHECK-COUNT-4:         nvgpu.tma.async.load
+// CHECK:           } consumer {
+// CHECK:             nvgpu.mbarrier.try_wait.parity
+// CHECK:             scf.for {{.*}} -> (vector<128x128xf32>, vector<128x128xf32>) {
+// CHECK:               scf.for
+// CHECK:                 nvgpu.mbarrier.try_wait.parity
+// CHECK:                 attn.grad_dkdv_mma {{.*}} dq(%[[DQACC]] : memref<1x2x200x128xf32>)
+// CHECK-SAME:              causal_offset
+// CHECK-SAME:              mask = #attn.mask<causal>
+// CHECK:                 nvgpu.mbarrier.arrive
+// CHECK:               scf.for
+// CHECK:                 attn.grad_dkdv_mma
+// CHECK-SAME:              mask = #attn.mask<none>
+// CHECK:             attn.store_tile {{.*}}, %arg7[%[[B]], %[[HKV]], {{.*}}] : vector<128x128xf32>, memref<1x1x300x128xbf16>
+// CHECK:             attn.store_tile {{.*}}, %arg8[%[[B]], %[[HKV]], {{.*}}] : vector<128x128xf32>, memref<1x1x300x128xbf16>
+// (d) dQ = dQ_acc, rounded.
+// CHECK:         scf.forall ({{.*}}) in (13, 2, 1) {
+// CHECK:             memref.load %[[DQACC]]
+// CHECK:             arith.truncf
+// CHECK:             memref.store {{.*}}, %arg6
+// CHECK-DAG:     memref.dealloc %[[DELTA]]
+// CHECK-DAG:     memref.dealloc %[[LSE2]]
+// CHECK-DAG:     memref.dealloc %[[DQACC]]
+
+// STAGES: memref.view {{.*}} to memref<3x2x64x64xbf16, #gpu.address_space<workgroup>>
