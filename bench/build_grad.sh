@@ -27,7 +27,10 @@ MLIR
   build/bin/attn-opt "$dir/case.mlir" --attn-to-cubin |
     python3 test/Pipelines/Inputs/gpu-binary-ptx.py "$dir" > /dev/null
   for f in "$dir"/*.ptx; do
-    "$PTXAS" -arch=sm_90a -v "$f" -o "${f%.ptx}.cubin" 2>&1 | grep -E "spill" | grep -v " 0 bytes spill stores" || true
+    "$PTXAS" -arch=sm_90a -v "$f" -o "${f%.ptx}.cubin" > "$dir/ptxas.log" 2>&1 ||
+      { cat "$dir/ptxas.log"; exit 1; }
+    grep -E "spill" "$dir/ptxas.log" | grep -v " 0 bytes spill stores" |
+      sed "s|^|$1 $(basename "$f"): |" || true
     rm "$f"
   done
 }

@@ -200,33 +200,70 @@ void stageDS(ImplicitLocOpBuilder &b, const ThreadLayout &tl, Value dsAddr,
   }
 }
 
+/// `addr[0]` += x0, `addr[1]` += x1 at the generic address `addr` of global
+/// memory: `red` (no result; the vector form needs PTX ISA 8.1, the
+/// pipeline's floor is 8.0).
+void reduceAddPair(ImplicitLocOpBuilder &b, Value addr, Value x0, Value x1) {
+  LLVM::InlineAsmOp::create(
+      b, TypeRange(), ValueRange{addr, x0, x1},
+      "{ .reg .b64 g; cvta.to.global.u64 g, $0; "
+      "red.global.add.f32 [g], $1; red.global.add.f32 [g+4], $2; }",
+      "l,f,f", /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      ArrayAttr());
+}
+
+/// A value the optimizer cannot see through, so that what is computed from
+/// it stays in the loop (loop-invariant descriptors hoisted out of the
+/// Q-block loop would hold ~50 registers for its whole length).
+Value opaque(ImplicitLocOpBuilder &b, Value x) {
+  auto asmOp = LLVM::InlineAsmOp::create(
+      b, x.getType(), ValueRange{x}, "mov.b64 $0, $1;", "=l,l",
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      ArrayAttr());
+  return asmOp.getResult(0);
+}
+
 /// dq_acc[batch, head, q_pos + row, col] += dQ for this thread's registers
-/// of columns [w n, w n + n) (n = D / 2), rows below Nq.
+/// of columns [w n, w n + n) (n = D / 2), rows below Nq: the register pairs
+/// (adjacent columns) as vector reductions.
 void addDQ(ImplicitLocOpBuilder &b, GradDKDVMmaOp op, const ThreadLayout &tl,
            ArrayRef<Value> dq, int64_t n) {
   auto type = cast<MemRefType>(op.getDqAcc().getType());
-  int64_t nq = type.getDimSize(2);
+  int64_t heads = type.getDimSize(1), nq = type.getDimSize(2),
+          d = type.getDimSize(3);
+  Value base = sharedAddress(b, op.getDqAcc()); // any memref's address
   Value warp = arith::DivUIOp::create(b, tl.thread, cIndex(b, 32));
-  Value base = arith::AddIOp::create(
+  Value firstQuery = arith::AddIOp::create(
       b, op.getQPos(),
       arith::AddIOp::create(b, arith::MulIOp::create(b, warp, cIndex(b, 16)),
                             tl.g));
+  Value slice = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, op.getBatch(), cIndex(b, heads)),
+      op.getHead());
   Value colBase = arith::AddIOp::create(
       b, arith::MulIOp::create(b, tl.warpgroup, cIndex(b, n)), tl.twoQ);
   for (int h = 0; h < 2; ++h) {
-    Value query = arith::AddIOp::create(b, base, cIndex(b, 8 * h));
+    Value query = arith::AddIOp::create(b, firstQuery, cIndex(b, 8 * h));
     Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, query,
                                          cIndex(b, nq));
     auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    for (size_t i = 0; i < dq.size(); ++i) {
+    Value row = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, slice, cIndex(b, nq)), query);
+    Value rowAddr = offsetBy(
+        b, base, arith::AddIOp::create(
+                     b, arith::MulIOp::create(b, row, cIndex(b, d)), colBase),
+        4);
+    for (size_t i = 0; i + 1 < dq.size(); i += 2) {
       if (halfOf(i) != h)
         continue;
-      Value col = arith::AddIOp::create(b, colBase, cIndex(b, colOf(i)));
-      memref::AtomicRMWOp::create(
-          b, arith::AtomicRMWKind::addf, dq[i], op.getDqAcc(),
-          ValueRange{op.getBatch(), op.getHead(), query, col});
+      Value addr = arith::AddIOp::create(b, rowAddr, cI64(b, 4 * colOf(i)));
+      reduceAddPair(b, addr, dq[i], dq[i + 1]);
     }
   }
 }
@@ -238,8 +275,8 @@ void lowerStep(GradDKDVMmaOp op) {
   int64_t d = op.getHeadDim(), kSteps = d / 16, blockN = op.getBlockN();
   Value qAddr = sharedAddress(b, op.getQ());
   Value doAddr = sharedAddress(b, op.getDO());
-  Value kAddr = sharedAddress(b, op.getK());
-  Value vAddr = sharedAddress(b, op.getV());
+  Value kAddr = opaque(b, sharedAddress(b, op.getK()));
+  Value vAddr = opaque(b, sharedAddress(b, op.getV()));
   Value dsAddr = sharedAddress(b, op.getDs());
   // S^T = K_w Q^T and dP^T = V_w dO^T: the warpgroup's 64 rows of K, V.
   Value kRows = offsetBy(b, kAddr, tl.warpgroup, kKeys * kChunkBytes);

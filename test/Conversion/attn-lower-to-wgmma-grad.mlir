@@ -5,7 +5,8 @@
 // operands), P^T / dS^T in registers, dV += P^T dO and dK += dS^T Q
 // (register-A m64n128k16, dO and Q MN-major: transpose flag 1), dS staged
 // with stmatrix .trans, the consumers' named barrier, dQ = dS K (8 wgmmas
-// m64n64k16 with B MN-major) and fp32 atomic adds into dQ_acc.
+// m64n64k16 with B MN-major) and fp32 reductions (red.global.add) into
+// dQ_acc.
 
 // CHECK-LABEL: func.func @grad
 // CHECK:         nvvm.setmaxregister decrease 24
@@ -26,8 +27,8 @@
 // CHECK:           nvvm.wgmma.fence.aligned
 // CHECK-COUNT-8:   nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, {{.*}}], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
 // CHECK:           nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK-COUNT-16:  memref.atomic_rmw addf
+// CHECK-COUNT-8:   red.global.add.f32 [g], $1; red.global.add.f32 [g+4], $2;
 // CHECK:           scf.if
-// CHECK-COUNT-16:  memref.atomic_rmw addf
+// CHECK-COUNT-8:   red.global.add.f32 [g], $1; red.global.add.f32 [g+4], $2;
 // CHECK:         vector.store {{.*}} : memref<1x1x300x128xbf16>, vector<2xbf16>
 // CHECK:       attn.threads = 384
