@@ -32,6 +32,8 @@ namespace {
 constexpr int64_t kKeys = 64;
 constexpr int64_t kQueries = 64;
 constexpr int64_t kStagedBarrier = 1;
+/// Named barriers 2 + w: warpgroup w's dQ staged for its bulk reduction.
+constexpr int64_t kStagedDQBarrier = 2;
 
 Value offsetBy(ImplicitLocOpBuilder &b, Value addr, Value index,
                int64_t bytes) {
@@ -200,20 +202,6 @@ void stageDS(ImplicitLocOpBuilder &b, const ThreadLayout &tl, Value dsAddr,
   }
 }
 
-/// `addr[0]` += x0, `addr[1]` += x1 at the generic address `addr` of global
-/// memory: `red` (no result; the vector form needs PTX ISA 8.1, the
-/// pipeline's floor is 8.0).
-void reduceAddPair(ImplicitLocOpBuilder &b, Value addr, Value x0, Value x1) {
-  LLVM::InlineAsmOp::create(
-      b, TypeRange(), ValueRange{addr, x0, x1},
-      "{ .reg .b64 g; cvta.to.global.u64 g, $0; "
-      "red.global.add.f32 [g], $1; red.global.add.f32 [g+4], $2; }",
-      "l,f,f", /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::tailcallkind::TailCallKind::None,
-      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-      ArrayAttr());
-}
-
 /// A value the optimizer cannot see through, so that what is computed from
 /// it stays in the loop (loop-invariant descriptors hoisted out of the
 /// Q-block loop would hold ~50 registers for its whole length).
@@ -227,45 +215,85 @@ Value opaque(ImplicitLocOpBuilder &b, Value x) {
   return asmOp.getResult(0);
 }
 
-/// dq_acc[batch, head, q_pos + row, col] += dQ for this thread's registers
-/// of columns [w n, w n + n) (n = D / 2), rows below Nq: the register pairs
-/// (adjacent columns) as vector reductions.
+/// An inline-PTX statement with side effects and no results.
+void ptx(ImplicitLocOpBuilder &b, StringRef text, StringRef constraints,
+         ValueRange operands) {
+  LLVM::InlineAsmOp::create(
+      b, TypeRange(), operands, text, constraints, /*has_side_effects=*/true,
+      /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      ArrayAttr());
+}
+
+/// Runs `body` in thread 0 of the warpgroup.
+void inLeader(ImplicitLocOpBuilder &b, const ThreadLayout &tl,
+              function_ref<void()> body) {
+  Value leader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tl.thread,
+                                       cIndex(b, 0));
+  auto ifOp = scf::IfOp::create(b, leader, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  body();
+}
+
+/// dq_acc's tile (batch, head, q_pos / 64, w) += this warpgroup's half of
+/// dQ (n = D / 2 columns): the registers go to dq_stage[w] (pairs as 8-byte
+/// stores, 8-column groups XOR-swizzled by row as the tile is), are made
+/// visible to the async proxy, and thread 0 adds the whole tile with one
+/// bulk reduction, then waits until the previous one has read its buffer
+/// (the buffer this warpgroup writes next).
 void addDQ(ImplicitLocOpBuilder &b, GradDKDVMmaOp op, const ThreadLayout &tl,
            ArrayRef<Value> dq, int64_t n) {
-  auto type = cast<MemRefType>(op.getDqAcc().getType());
-  int64_t heads = type.getDimSize(1), nq = type.getDimSize(2),
-          d = type.getDimSize(3);
-  Value base = sharedAddress(b, op.getDqAcc()); // any memref's address
   Value warp = arith::DivUIOp::create(b, tl.thread, cIndex(b, 32));
-  Value firstQuery = arith::AddIOp::create(
-      b, op.getQPos(),
-      arith::AddIOp::create(b, arith::MulIOp::create(b, warp, cIndex(b, 16)),
-                            tl.g));
-  Value slice = arith::AddIOp::create(
-      b, arith::MulIOp::create(b, op.getBatch(), cIndex(b, heads)),
-      op.getHead());
-  Value colBase = arith::AddIOp::create(
-      b, arith::MulIOp::create(b, tl.warpgroup, cIndex(b, n)), tl.twoQ);
-  for (int h = 0; h < 2; ++h) {
-    Value query = arith::AddIOp::create(b, firstQuery, cIndex(b, 8 * h));
-    Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, query,
-                                         cIndex(b, nq));
-    auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    Value row = arith::AddIOp::create(
-        b, arith::MulIOp::create(b, slice, cIndex(b, nq)), query);
-    Value rowAddr = offsetBy(
-        b, base, arith::AddIOp::create(
-                     b, arith::MulIOp::create(b, row, cIndex(b, d)), colBase),
-        4);
-    for (size_t i = 0; i + 1 < dq.size(); i += 2) {
-      if (halfOf(i) != h)
-        continue;
-      Value addr = arith::AddIOp::create(b, rowAddr, cI64(b, 4 * colOf(i)));
-      reduceAddPair(b, addr, dq[i], dq[i + 1]);
-    }
+  Value firstRow = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, warp, cIndex(b, 16)), tl.g);
+  int64_t groups = n / 8;
+  auto pairType = VectorType::get({2}, b.getF32Type());
+  for (size_t i = 0; i + 1 < dq.size(); i += 2) {
+    Value row = arith::AddIOp::create(b, firstRow, cIndex(b, 8 * halfOf(i)));
+    Value group = arith::XOrIOp::create(
+        b, cIndex(b, colOf(i) / 8),
+        arith::RemUIOp::create(b, row, cIndex(b, groups)));
+    Value col = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, group, cIndex(b, 8)), tl.twoQ);
+    vector::StoreOp::create(
+        b, vector::FromElementsOp::create(b, pairType, ValueRange{dq[i], dq[i + 1]}),
+        op.getDqStage(), ValueRange{tl.warpgroup, row, col});
   }
+  NVVM::FenceProxyOp::create(
+      b, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+  NVVM::BarrierOp::create(
+      b, Type(),
+      arith::IndexCastOp::create(
+          b, b.getI32Type(),
+          arith::AddIOp::create(b, tl.warpgroup, cIndex(b, kStagedDQBarrier))),
+      cI32(b, 128), NVVM::BarrierReductionAttr(), Value());
+  auto acc = cast<MemRefType>(op.getDqAcc().getType());
+  int64_t tileBytes = kQueries * n * 4;
+  inLeader(b, tl, [&] {
+    Value tile = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, op.getBatch(), cIndex(b, acc.getDimSize(1))),
+        op.getHead());
+    tile = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, tile, cIndex(b, acc.getDimSize(2))),
+        arith::DivUIOp::create(b, op.getQPos(), cIndex(b, kQueries)));
+    tile = arith::AddIOp::create(b, arith::MulIOp::create(b, tile, cIndex(b, 2)),
+                                 tl.warpgroup);
+    Value dst = offsetBy(b, sharedAddress(b, op.getDqAcc()), tile, tileBytes);
+    Value src = offsetBy(b, sharedAddress(b, op.getDqStage()), tl.warpgroup,
+                         tileBytes);
+    ptx(b,
+        "{ .reg .b64 g; cvta.to.global.u64 g, $0; "
+        "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [g], "
+        "[$1], $2; }",
+        "l,r,n",
+        ValueRange{dst, arith::TruncIOp::create(b, b.getI32Type(), src),
+                   cI32(b, tileBytes)});
+    ptx(b, "cp.async.bulk.commit_group;", "", {});
+    ptx(b, "cp.async.bulk.wait_group.read 1;", "", {});
+  });
 }
 
 void lowerStep(GradDKDVMmaOp op) {
@@ -400,6 +428,13 @@ LogicalResult mlir::attn::wgmma::lowerGradConsumer(WarpSpecializeOp ws) {
   consumer.walk([&](StoreTileOp op) { stores.push_back(op); });
   for (GradDKDVMmaOp op : steps)
     lowerStep(op);
+  // The last bulk reductions must be done before the CTA's shared memory
+  // goes away.
+  if (!stores.empty()) {
+    ImplicitLocOpBuilder b(stores.front().getLoc(), stores.front());
+    ThreadLayout tl = threadLayout(b);
+    inLeader(b, tl, [&] { ptx(b, "cp.async.bulk.wait_group 0;", "", {}); });
+  }
   for (StoreTileOp op : stores)
     lowerStore(op);
   lowerWarpSpecialize(ws);

@@ -153,15 +153,16 @@ void buildPreprocess(ImplicitLocOpBuilder &b, AttentionGradOp op,
 /// (b), (d): for each (row, column) of [B, Hq, Nq, D], `body(b, at)`; CTAs
 /// of kColumnRows rows, one thread per column (coalesced).
 void buildColumnGrid(ImplicitLocOpBuilder &b, const GradShape &s,
+                     int64_t rows,
                      function_ref<void(ImplicitLocOpBuilder &, ValueRange)>
                          body) {
   buildThreadGrid(
-      b, {llvm::divideCeil(s.seqQ, kColumnRows), s.headsQ, s.batch}, s.d,
+      b, {llvm::divideCeil(rows, kColumnRows), s.headsQ, s.batch}, s.d,
       [&](ImplicitLocOpBuilder &ib, ValueRange blk, Value t) {
         Value first = arith::MulIOp::create(ib, blk[0], index(ib, kColumnRows));
         Value last = arith::MinUIOp::create(
             ib, arith::AddIOp::create(ib, first, index(ib, kColumnRows)),
-            index(ib, s.seqQ));
+            index(ib, rows));
         auto loop = scf::ForOp::create(ib, first, last, index(ib, 1));
         OpBuilder::InsertionGuard guard(ib);
         ib.setInsertionPointToStart(loop.getBody());
@@ -169,12 +170,40 @@ void buildColumnGrid(ImplicitLocOpBuilder &b, const GradShape &s,
       });
 }
 
+/// The dQ accumulator's tiles: [B, Hq, ceil(Nq / 64), 2, 64, D / 2], tile
+/// (b, h, Q block, half) with the 8-column groups of row r XOR-swizzled by
+/// r mod (D / 16) (attn.grad_dkdv_mma's bulk reductions add whole tiles;
+/// the swizzle keeps its staging stores free of bank conflicts).
+MemRefType dqAccType(ImplicitLocOpBuilder &b, const GradShape &s) {
+  return MemRefType::get({s.batch, s.headsQ, s.qBlocks(), 2, kBlockM, s.d / 2},
+                         b.getF32Type());
+}
+
+/// Where element (b, h, row, col) of dQ lives in its accumulator.
+SmallVector<Value> dqAccIndex(ImplicitLocOpBuilder &b, const GradShape &s,
+                              ValueRange at) {
+  Value row = at[2], col = at[3];
+  Value half = index(b, s.d / 2);
+  Value inRow = arith::RemUIOp::create(b, row, index(b, kBlockM));
+  Value inHalf = arith::RemUIOp::create(b, col, half);
+  Value group = arith::XOrIOp::create(
+      b, arith::DivUIOp::create(b, inHalf, index(b, 8)),
+      arith::RemUIOp::create(b, inRow, index(b, s.d / 16)));
+  return {at[0], at[1], arith::DivUIOp::create(b, row, index(b, kBlockM)),
+          arith::DivUIOp::create(b, col, half), inRow,
+          arith::AddIOp::create(
+              b, arith::MulIOp::create(b, group, index(b, 8)),
+              arith::RemUIOp::create(b, inHalf, index(b, 8)))};
+}
+
 /// The dK/dV CTA's shared memory: the Q and dO rings [stages, C, 64, 64],
-/// K and V [1, C, 128, 64] and two dS buffers [2, 2, 64, 64] (iteration n
+/// K and V [1, C, 128, 64], two dS buffers [2, 2, 64, 64] (iteration n
 /// writes buffer n mod 2; a warpgroup reuses it only after the named
-/// barrier of iteration n + 1, which both pass after their dQ of n).
+/// barrier of iteration n + 1, which both pass after their dQ of n) and two
+/// fp32 dQ staging buffers [2, 2, 64, D / 2] (iteration n stages in buffer
+/// n mod 2; its bulk reduction has read it before iteration n + 2 writes).
 struct GradShared {
-  Value q, dO, k, v, ds;
+  Value q, dO, k, v, ds, dqStage;
   Value kvBar, full, empty, leader;
 };
 
@@ -186,19 +215,22 @@ GradShared allocateShared(ImplicitLocOpBuilder &b, const GradShape &s,
              {ShapedType::kDynamic}, b.getI8Type(), MemRefLayoutAttrInterface(),
              gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)));
   int64_t offset = 0;
-  auto view = [&](ArrayRef<int64_t> shape) -> Value {
-    Value buffer = memref::ViewOp::create(b, sharedType(shape, s.elt), smem,
+  auto view = [&](ArrayRef<int64_t> shape, Type elt) -> Value {
+    Value buffer = memref::ViewOp::create(b, sharedType(shape, elt), smem,
                                           index(b, offset), ValueRange{});
-    offset += ShapedType::getNumElements(shape) * 2;
+    offset += ShapedType::getNumElements(shape) *
+              elt.getIntOrFloatBitWidth() / 8;
     return buffer;
   };
   int64_t c = s.chunks();
   GradShared st;
-  st.q = view({stages, c, kBlockM, 64});
-  st.dO = view({stages, c, kBlockM, 64});
-  st.k = view({1, c, kBlockN, 64});
-  st.v = view({1, c, kBlockN, 64});
-  st.ds = view({2, kBlockN / 64, kBlockM, 64});
+  st.q = view({stages, c, kBlockM, 64}, s.elt);
+  st.dO = view({stages, c, kBlockM, 64}, s.elt);
+  st.k = view({1, c, kBlockN, 64}, s.elt);
+  st.v = view({1, c, kBlockN, 64}, s.elt);
+  st.ds = view({2, kBlockN / 64, kBlockM, 64}, s.elt);
+  st.dqStage = view({2, kConsumerWarpgroups, kBlockM, s.d / 2},
+                    b.getF32Type());
   return st;
 }
 
@@ -313,14 +345,15 @@ scf::ForOp buildConsumerLoop(ImplicitLocOpBuilder &b, const GradShape &s,
   auto [slot, parity] = slotAndParity(b, b.getLoc(), pos, stages);
   nvgpu::MBarrierTryWaitParityOp::create(b, st.full, parity,
                                          index(b, kWaitTicks), slot);
-  Value dsBuffer = stageTile(b, b.getLoc(), st.ds,
-                             arith::RemUIOp::create(b, pos, index(b, 2)));
+  Value parity2 = arith::RemUIOp::create(b, pos, index(b, 2));
+  Value dsBuffer = stageTile(b, b.getLoc(), st.ds, parity2);
+  Value dqBuffer = stageTile(b, b.getLoc(), st.dqStage, parity2);
   ValueRange dkdv = loop.getRegionIterArgs();
   auto step = GradDKDVMmaOp::create(
       b, dkdv[0].getType(), dkdv[1].getType(),
       stageTile(b, b.getLoc(), st.q, slot),
       stageTile(b, b.getLoc(), st.dO, slot), ops.k, ops.v, dsBuffer,
-      ops.lseLog2, ops.delta, ops.dqAcc, cta.batch, queryHead(b, s, cta, g),
+      dqBuffer, ops.lseLog2, ops.delta, ops.dqAcc, cta.batch, queryHead(b, s, cta, g),
       arith::MulIOp::create(b, qb, index(b, kBlockM)), cta.kPos,
       mask == MaskKind::causal ? cta.causalOffset : Value(), dkdv[0],
       dkdv[1], b.getF32FloatAttr(ops.op.getScaleOrDefault()),
@@ -427,16 +460,18 @@ LogicalResult lowerGrad(AttentionGradOp op, int64_t stages) {
   StepOperands ops{op};
   ops.delta = memref::AllocOp::create(b, rowsType);
   ops.lseLog2 = memref::AllocOp::create(b, rowsType);
-  ops.dqAcc = memref::AllocOp::create(
-      b, MemRefType::get({s->batch, s->headsQ, s->seqQ, s->d},
-                         b.getF32Type()));
+  ops.dqAcc = memref::AllocOp::create(b, dqAccType(b, *s));
   buildPreprocess(b, op, *s, ops.delta, ops.lseLog2);
-  buildColumnGrid(b, *s, [&](ImplicitLocOpBuilder &ib, ValueRange at) {
-    memref::StoreOp::create(ib, f32(ib, 0), ops.dqAcc, at);
-  });
+  // Every row of the tiles, padding included: bulk reductions add to it.
+  buildColumnGrid(b, *s, s->qBlocks() * kBlockM,
+                  [&](ImplicitLocOpBuilder &ib, ValueRange at) {
+                    memref::StoreOp::create(ib, f32(ib, 0), ops.dqAcc,
+                                            dqAccIndex(ib, *s, at));
+                  });
   buildDKDV(b, *s, stages, ops);
-  buildColumnGrid(b, *s, [&](ImplicitLocOpBuilder &ib, ValueRange at) {
-    Value x = memref::LoadOp::create(ib, ops.dqAcc, at);
+  buildColumnGrid(b, *s, s->seqQ, [&](ImplicitLocOpBuilder &ib, ValueRange at) {
+    Value x =
+        memref::LoadOp::create(ib, ops.dqAcc, dqAccIndex(ib, *s, at));
     memref::StoreOp::create(ib, arith::TruncFOp::create(ib, s->elt, x),
                             op.getDQ(), at);
   });

@@ -5,8 +5,8 @@
 // operands), P^T / dS^T in registers, dV += P^T dO and dK += dS^T Q
 // (register-A m64n128k16, dO and Q MN-major: transpose flag 1), dS staged
 // with stmatrix .trans, the consumers' named barrier, dQ = dS K (8 wgmmas
-// m64n64k16 with B MN-major) and fp32 reductions (red.global.add) into
-// dQ_acc.
+// m64n64k16 with B MN-major), staged in shared memory and added to dQ_acc's
+// tile with one bulk reduction per warpgroup.
 
 // CHECK-LABEL: func.func @grad
 // CHECK:         nvvm.setmaxregister decrease 24
@@ -27,8 +27,13 @@
 // CHECK:           nvvm.wgmma.fence.aligned
 // CHECK-COUNT-8:   nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, {{.*}}], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
 // CHECK:           nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK-COUNT-8:   red.global.add.f32 [g], $1; red.global.add.f32 [g+4], $2;
+// CHECK-COUNT-16:  vector.store {{.*}} : memref<2x64x64xf32, strided<[4096, 64, 1], offset: ?>, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK:           nvvm.fence.proxy
+// CHECK:           nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
 // CHECK:           scf.if
-// CHECK-COUNT-8:   red.global.add.f32 [g], $1; red.global.add.f32 [g+4], $2;
+// CHECK:             cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
+// CHECK:             cp.async.bulk.commit_group;
+// CHECK:             cp.async.bulk.wait_group.read 1;
+// CHECK:         cp.async.bulk.wait_group 0;
 // CHECK:         vector.store {{.*}} : memref<1x1x300x128xbf16>, vector<2xbf16>
 // CHECK:       attn.threads = 384

@@ -19,7 +19,7 @@ func.func @grad(%q: !q, %k: !kv, %v: !kv, %o: !q, %do: !q, %lse: !l,
 // CHECK-LABEL: func.func @grad
 // CHECK-DAG:     %[[DELTA:.*]] = memref.alloc() : memref<1x2x200xf32>
 // CHECK-DAG:     %[[LSE2:.*]] = memref.alloc() : memref<1x2x200xf32>
-// CHECK-DAG:     %[[DQACC:.*]] = memref.alloc() : memref<1x2x200x128xf32>
+// CHECK-DAG:     %[[DQACC:.*]] = memref.alloc() : memref<1x2x4x2x64x64xf32>
 // (a) preprocess: ceil(200 / 128) row blocks, one thread per row.
 // CHECK:         scf.forall ({{.*}}) in (2, 2, 1) {
 // CHECK:           scf.forall ({{.*}}) in (128) {
@@ -27,8 +27,9 @@ func.func @grad(%q: !q, %k: !kv, %v: !kv, %o: !q, %do: !q, %lse: !l,
 // CHECK:             memref.store {{.*}}, %[[DELTA]]
 // CHECK:             arith.select
 // CHECK:             memref.store {{.*}}, %[[LSE2]]
-// (b) dQ_acc = 0: CTAs of 16 rows, one thread per column.
-// CHECK:         scf.forall ({{.*}}) in (13, 2, 1) {
+// (b) dQ_acc = 0: CTAs of 16 rows (padding rows too: 4 x 64), one thread
+// per column, stored at the tile, half and swizzled column group.
+// CHECK:         scf.forall ({{.*}}) in (16, 2, 1) {
 // CHECK:           scf.forall ({{.*}}) in (128) {
 // CHECK:             memref.store {{.*}}, %[[DQACC]]
 // (c) dK/dV: descriptors of Q, dO (64-row boxes) and K, V (128-row boxes).
@@ -42,6 +43,7 @@ func.func @grad(%q: !q, %k: !kv, %v: !kv, %o: !q, %do: !q, %lse: !l,
 // CHECK:           memref.view {{.*}} to memref<1x2x128x64xbf16, #gpu.address_space<workgroup>>
 // CHECK:           memref.view {{.*}} to memref<1x2x128x64xbf16, #gpu.address_space<workgroup>>
 // CHECK:           memref.view {{.*}} to memref<2x2x64x64xbf16, #gpu.address_space<workgroup>>
+// CHECK:           memref.view {{.*}} to memref<2x2x64x64xf32, #gpu.address_space<workgroup>>
 // CHECK:           attn.warp_specialize consumers(2) registers(24, 240) producer {
 // CHECK:             nvgpu.mbarrier.arrive.expect_tx {{.*}}, %c65536
 // CHECK-COUNT-4:     nvgpu.tma.async.load
@@ -55,7 +57,7 @@ func.func @grad(%q: !q, %k: !kv, %v: !kv, %o: !q, %do: !q, %lse: !l,
 // CHECK:             scf.for {{.*}} -> (vector<128x128xf32>, vector<128x128xf32>) {
 // CHECK:               scf.for
 // CHECK:                 nvgpu.mbarrier.try_wait.parity
-// CHECK:                 attn.grad_dkdv_mma {{.*}} dq(%[[DQACC]] : memref<1x2x200x128xf32>)
+// CHECK:                 attn.grad_dkdv_mma {{.*}} dq(%[[DQACC]] : memref<1x2x4x2x64x64xf32>)
 // CHECK-SAME:              causal_offset
 // CHECK-SAME:              mask = #attn.mask<causal>
 // CHECK:                 nvgpu.mbarrier.arrive

@@ -652,12 +652,13 @@ func.func @varlen_paged_split(%q: memref<?x4x64xbf16>, %k: memref<?x256x2x64xbf1
 // CHECK: attn.grad_dkdv_mma q(%{{.*}}, %{{.*}} : {{.*}}) kv({{.*}}) rows({{.*}}) dq({{.*}}) scratch({{.*}}) at[%{{.*}}, %{{.*}}] (%{{.*}}, %{{.*}}, causal_offset %{{.*}}) state({{.*}}) {head_dim = 128 : i64, mask = #attn.mask<causal>, scale = 1.250000e-01 : f32}
 func.func @grad_dkdv_mma(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>,
     %k: memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
-    %lse: memref<1x2x64xf32>, %dqa: memref<1x2x64x128xf32>, %i: index,
+    %lse: memref<1x2x64xf32>, %dqa: memref<1x2x1x2x64x64xf32>,
+    %st: memref<2x64x64xf32, #gpu.address_space<workgroup>>, %i: index,
     %dk: vector<128x128xf32>) -> (vector<128x128xf32>, vector<128x128xf32>) {
   %a, %b = attn.grad_dkdv_mma q(%q, %q : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xbf16, #gpu.address_space<workgroup>>)
       kv(%k, %k : memref<2x128x64xbf16, #gpu.address_space<workgroup>>, memref<2x128x64xbf16, #gpu.address_space<workgroup>>)
-      rows(%lse, %lse : memref<1x2x64xf32>, memref<1x2x64xf32>) dq(%dqa : memref<1x2x64x128xf32>)
-      scratch(%q : memref<2x64x64xbf16, #gpu.address_space<workgroup>>) at[%i, %i] (%i, %i, causal_offset %i)
+      rows(%lse, %lse : memref<1x2x64xf32>, memref<1x2x64xf32>) dq(%dqa : memref<1x2x1x2x64x64xf32>)
+      scratch(%q, %st : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xf32, #gpu.address_space<workgroup>>) at[%i, %i] (%i, %i, causal_offset %i)
       state(%dk, %dk : vector<128x128xf32>, vector<128x128xf32>)
       {head_dim = 128 : i64, mask = #attn.mask<causal>, scale = 0.125 : f32}
   return %a, %b : vector<128x128xf32>, vector<128x128xf32>

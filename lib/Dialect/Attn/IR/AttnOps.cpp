@@ -1425,10 +1425,25 @@ LogicalResult GradDKDVMmaOp::verify() {
       failed(checkSharedTile(op, getDs(), "ds", blockM, blockN, elt)) ||
       failed(checkF32MemRef(op, getLseLog2(), "lse_log2", 3)) ||
       failed(checkF32MemRef(op, getDelta(), "delta", 3)) ||
-      failed(checkF32MemRef(op, getDqAcc(), "dq_acc", 4)) ||
+      failed(checkF32MemRef(op, getDqAcc(), "dq_acc", 6)) ||
       failed(checkF32Vector(op, getDK().getType(), "dK", {blockN, d})) ||
       failed(checkF32Vector(op, getDV().getType(), "dV", {blockN, d})))
     return failure();
+  auto stage = cast<MemRefType>(getDqStage().getType());
+  auto space =
+      dyn_cast_if_present<gpu::AddressSpaceAttr>(stage.getMemorySpace());
+  if (!space || space.getValue() != gpu::AddressSpace::Workgroup ||
+      !stage.getElementType().isF32() ||
+      stage.getShape() != ArrayRef<int64_t>{2, blockM, d / 2})
+    return emitOpError() << "operand 'dq_stage' must be a workgroup-memory "
+                            "[2, 64, "
+                         << d / 2 << "] f32 buffer, but got " << stage;
+  auto acc = cast<MemRefType>(getDqAcc().getType());
+  if (acc.getDimSize(3) != 2 || acc.getDimSize(4) != blockM ||
+      acc.getDimSize(5) != d / 2)
+    return emitOpError() << "operand 'dq_acc' must be [B, Hq, Q blocks, 2, "
+                            "64, "
+                         << d / 2 << "] tiles, but got " << acc;
   double scale = getScale().convertToDouble();
   if (!(scale > 0.0) || !std::isfinite(scale))
     return emitOpError() << "attribute 'scale' must be a positive finite "

@@ -938,13 +938,18 @@ def Attn_GradDKDVMmaOp : Attn_Op<"grad_dkdv_mma", [
     P^T  = exp2(S^T c - LSE_log2)                 // 0 where masked
     dS^T = P^T (dP^T - Delta) scale
     dV' = dV + P^T dO,  dK' = dK + dS^T Q          // register-A wgmma
-    dq_acc[batch, head, q_pos ..] += dS K         // dS staged in `ds`, fp32 atomics
+    dq_acc[batch, head, q_pos / 64] += dS K       // bulk reduction from dq_stage
     ```
 
     `ds` is scratch for dS ([BLOCK_N / 64, BLOCK_M, 64], the element type
-    of q: dS K-major, 128-byte swizzled); `dq_acc` is the fp32 [B, Hq, Nq,
-    D] accumulator of dQ (zeroed before the kernel; rows past Nq are never
-    written). `mask`: `none` or `causal` (P = 0 where key j > row i +
+    of q: dS K-major, 128-byte swizzled). `dq_acc` is the fp32 accumulator
+    of dQ, zeroed before the kernel, in tiles: [B, Hq, ceil(Nq / 64), 2,
+    64, D / 2], tile (b, h, Q block, half w) holding rows q_pos .. q_pos +
+    63 and columns [w D / 2, (w + 1) D / 2), each row's 8-column groups
+    XOR-swizzled by row mod (D / 16). Consumer warpgroup w computes its
+    half, writes it to `dq_stage[w]` ([2, 64, D / 2] fp32 in workgroup
+    memory, the same layout) and adds it to its tile with one bulk
+    reduction (`cp.reduce.async.bulk .add.f32`). `mask`: `none` or `causal` (P = 0 where key j > row i +
     `causal_offset`, present exactly for causal). State: dK, dV
     `vector<BLOCK_N x D x f32>`, BLOCK_N = 64 per consumer warpgroup.
     Source: FlashAttention-2 Algorithm 2 (lines 10-21, dQ by atomic adds);
@@ -952,7 +957,7 @@ def Attn_GradDKDVMmaOp : Attn_Op<"grad_dkdv_mma", [
     wgmma; seed 000, the dK/dV kernel.
   }];
   let arguments = (ins AnyMemRef:$q, AnyMemRef:$dO, AnyMemRef:$k,
-                       AnyMemRef:$v, AnyMemRef:$ds,
+                       AnyMemRef:$v, AnyMemRef:$ds, AnyMemRef:$dq_stage,
                        AnyMemRef:$lse_log2, AnyMemRef:$delta,
                        AnyMemRef:$dq_acc,
                        Index:$batch, Index:$head, Index:$q_pos, Index:$k_pos,
@@ -967,7 +972,7 @@ def Attn_GradDKDVMmaOp : Attn_Op<"grad_dkdv_mma", [
     `kv` `(` $k `,` $v `:` type($k) `,` type($v) `)`
     `rows` `(` $lse_log2 `,` $delta `:` type($lse_log2) `,` type($delta) `)`
     `dq` `(` $dq_acc `:` type($dq_acc) `)`
-    `scratch` `(` $ds `:` type($ds) `)`
+    `scratch` `(` $ds `,` $dq_stage `:` type($ds) `,` type($dq_stage) `)`
     `at` `[` $batch `,` $head `]` `(` $q_pos `,` $k_pos
         (`,` `causal_offset` $causal_offset^)? `)`
     `state` `(` $dK `,` $dV `:` type($dK) `,` type($dV) `)`
