@@ -99,11 +99,11 @@ public:
   }
 
   /// Elements (b, h, n, j .. j + w - 1) in f32: one w-wide vector load
-  /// when the row is not rotated (w > 1: 16-byte aligned, unit stride on D).
+  /// when the row is not rotated (unit stride on D).
   SmallVector<Value> buildChunk(ImplicitLocOpBuilder &b, ValueRange bhn,
                                 Value j, int64_t w) const {
     SmallVector<Value> out;
-    if (rotate || w == 1) {
+    if (rotate) {
       for (int64_t k = 0; k < w; ++k)
         out.push_back(build(
             b, bhn, k ? arith::AddIOp::create(b, j, index(b, k)) : j));
@@ -485,7 +485,7 @@ void buildQuantizeGrid(ImplicitLocOpBuilder &b, Value fp8, Value descale,
 }
 
 /// Threads of a per-block quantize CTA, and the bf16 elements a thread
-/// loads at once (16 bytes) where D allows.
+/// loads at once (16 bytes; D is a multiple of 8, the op verifier's rule).
 constexpr int64_t kBlockThreads = 256;
 constexpr int64_t kChunk = 8;
 
@@ -531,7 +531,7 @@ void buildBlockQuantizeGrid(ImplicitLocOpBuilder &b, Value fp8, Value descale,
                             int64_t block, const RowValue &value) {
   ArrayRef<int64_t> shape = cast<MemRefType>(fp8.getType()).getShape();
   int64_t n = shape[2], d = shape[3];
-  int64_t w = d % kChunk == 0 ? kChunk : 1, cols = d / w;
+  int64_t w = kChunk, cols = d / w;
   auto f8 = b.getType<Float8E4M3FNType>();
   auto partType = MemRefType::get(
       {kBlockThreads}, b.getF32Type(), MemRefLayoutAttrInterface(),
@@ -591,17 +591,13 @@ void buildBlockQuantizeGrid(ImplicitLocOpBuilder &b, Value fp8, Value descale,
                          for (Value x : value.buildChunk(lb, {bb, h, row}, j, w))
                            q.push_back(arith::TruncFOp::create(
                                lb, f8, arith::DivFOp::create(lb, x, scale)));
-                         SmallVector<Value> at{bb, h, row, j};
-                         if (w == 1)
-                           memref::StoreOp::create(lb, q[0], fp8, at);
-                         else // w bytes at a multiple of w: aligned
-                           vector::StoreOp::create(
-                               lb,
-                               vector::FromElementsOp::create(
-                                   lb, VectorType::get({w}, f8), q),
-                               fp8, at)
-                               ->setAttr("alignment",
-                                         lb.getI64IntegerAttr(w));
+                         // w bytes at a multiple of w: aligned.
+                         vector::StoreOp::create(
+                             lb,
+                             vector::FromElementsOp::create(
+                                 lb, VectorType::get({w}, f8), q),
+                             fp8, ValueRange{bb, h, row, j})
+                             ->setAttr("alignment", lb.getI64IntegerAttr(w));
                          return {};
                        });
         });
