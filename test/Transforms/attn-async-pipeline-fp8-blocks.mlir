@@ -1,5 +1,6 @@
 // RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=128" --attn-causal-split --attn-async-pipeline | FileCheck %s
 // RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=128" --attn-causal-split --attn-async-pipeline=persistent-ctas=132 | FileCheck %s --check-prefix=PERS
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=128" --attn-causal-split --attn-async-pipeline --attn-lower-to-wgmma | FileCheck %s --check-prefix=WGMMA
 
 // Per-block FP8 descales on the tensor-core path (attn-quantize-fp8's
 // default qk-granularity=block): a scale block of Q is BLOCK_M = 128 rows of
@@ -45,6 +46,17 @@
 //       PERS:       scf.for
 //       PERS:         memref.load %{{.*}} : memref<1x1x2xf32>
 //       PERS:         arith.mulf %[[Q]], %{{.*}} : f32
+// attn-lower-to-wgmma: each K/V block's softmax scales S by
+// c = scale * log2(e) * qk_descale, its own block's product (0.1275 =
+// log2(e) / sqrt(128)).
+// WGMMA-LABEL: func.func @blocks
+//       WGMMA:   %[[Q:.*]] = memref.load %{{.*}} : memref<1x2x2xf32>
+//       WGMMA:   scf.for
+//       WGMMA:     %[[K:.*]] = memref.load %{{.*}} : memref<1x1x2xf32>
+//       WGMMA:     %[[QK:.*]] = arith.mulf %[[Q]], %[[K]] : f32
+//       WGMMA:     %[[C:.*]] = arith.constant 0.127517432 : f32
+//       WGMMA:     arith.mulf %[[C]], %[[QK]] : f32
+//       WGMMA:     llvm.intr.maxnum
 !q = memref<1x2x256x128xf8E4M3FN>
 !k = memref<1x1x256x128xf8E4M3FN>
 !vt = memref<1x1x256x128xf8E4M3FN, strided<[32768, 32768, 1, 256]>>
