@@ -3,11 +3,18 @@
 Runs the quantize launches of `attn-quantize-fp8` + `attn-to-cubin` (the
 host function's gpu.launch_func list, read from the format=none output)
 through the CUDA driver on bf16 Q, K, V, checks what they wrote against
-PyTorch (descales exactly amax / 448 per (batch, KV head), e4m3 copies
-exactly (x / descale).to(e4m3), V in its V^T storage), times them, then
-runs the FP8 attention of an e4m3 bundle on their output (V^T view) and
-compares O with bf16 SDPA. The attention kernel of that module itself
-takes TMA descriptors and is run here through the bundle instead.
+PyTorch (descales exactly amax / 448 per (batch, KV head) or per block of
+rows of one head, e4m3 copies exactly (x / descale).to(e4m3), V in its
+V^T storage), times them, then (per-head descales only: the bundle takes
+[B, Hkv] descales) runs the FP8 attention of an e4m3 bundle on their
+output (V^T view) and compares O with bf16 SDPA. The attention kernel of
+that module itself takes TMA descriptors and is run here through the
+bundle instead.
+
+Launches per operand: per head, zero, amax, descale, quantize (12 in
+all); per block (`qk-granularity=block`, the default), Q and K one
+kernel each (a CTA per scale block: amax in the CTA, descale, e4m3 copy)
+and V its four (6 in all).
 
 Build machine (qk-granularity=head, no rotation: the exact checks assume
 unrotated Q and K):
@@ -22,10 +29,14 @@ unrotated Q and K):
       /usr/local/cuda/bin/ptxas -arch=sm_90a "$f" -o "${f%.ptx}.cubin"; done
     build/bin/attn-compile --spec-file=bench/specs_fp8.json -o build/bundles/fp8
 
+Per-block descales (the same with P='--attn-quantize-fp8' and
+build/bundles/quantize-block; no attn-compile bundle).
+
 GPU machine:
 
     python3 bench/quantize_fp8_check.py --kernels build/bundles/quantize \
         --lib build/lib/libattn_runtime.so --fp8 build/bundles/fp8
+    python3 bench/quantize_fp8_check.py --kernels build/bundles/quantize-block
 """
 import argparse
 import ctypes
@@ -104,7 +115,14 @@ def main():
     ap.add_argument("--iters", type=int, default=20)
     a = ap.parse_args()
     plan = launches(os.path.join(a.kernels, "host.mlir"))
-    assert len(plan) == 12, "expected 12 quantize launches, got %d" % len(plan)
+    assert len(plan) in (6, 12), \
+        "expected 12 (per head) or 6 (per block) quantize launches, got %d" \
+        % len(plan)
+    # Each operand's launches end with its quantize launch (an e4m3 arg).
+    ends = [i for i, (_, _, _, _, ts) in enumerate(plan)
+            if any(t == E4M3 for _, _, t in ts)]
+    assert len(ends) == 3, "expected a quantize launch per operand"
+    starts = [0] + [e + 1 for e in ends[:2]]
     torch.manual_seed(0)
     args = {}
     for _, _, _, _, ts in plan:
@@ -131,18 +149,24 @@ def main():
 
     run()
     torch.cuda.synchronize()
-    # The launches of operand i: zero, amax, descale, quantize; descale and
-    # FP8 copy are the quantize launch's f32 and f8 arguments.
+    # Descale and FP8 copy are the quantize launch's f32 and f8 arguments.
     q, k, v = args["%arg0"], args["%arg1"], args["%arg2"]
     ok = True
     outs = []
     for i, x in enumerate((q, k, v)):
-        ts = plan[4 * i + 3][4]
+        ts = plan[ends[i]][4]
         d = next(args[n] for n, _, t in ts if t == torch.float32)
         x8 = next(args[n] for n, _, t in ts if t == E4M3)
         B, H, N, D = x.shape
         hkv, stored = d.shape[1], x8
-        amax = x.float().abs().reshape(B, hkv, -1).amax(-1)
+        if d.dim() == 3:  # per block of `rows` rows of one head
+            nb = d.shape[2]
+            rows = -(-N // nb)
+            padded = torch.nn.functional.pad(x.float().abs(),
+                                             (0, 0, 0, nb * rows - N))
+            amax = padded.reshape(B, H, nb, -1).amax(-1)
+        else:
+            amax = x.float().abs().reshape(B, hkv, -1).amax(-1)
         # amax / 448 correctly rounded (the kernel's div.rn.f32): in double,
         # then to float. torch's division by a Python scalar multiplies by
         # its reciprocal on the GPU, which is 1 ulp off at times.
@@ -151,7 +175,10 @@ def main():
         if i == 2:  # V^T storage [B, Hkv, D, Nk]
             assert list(x8.shape) == [B, H, D, N], x8.shape
             x8 = x8.transpose(2, 3)
-        per = want.repeat_interleave(H // hkv, 1)[:, :, None, None]
+        if d.dim() == 3:
+            per = want.repeat_interleave(rows, 2)[:, :, :N, None]
+        else:
+            per = want.repeat_interleave(H // hkv, 1)[:, :, None, None]
         ref8 = (x.float() / per).to(E4M3)
         same_d = torch.equal(d, want)
         same_8 = torch.equal(x8.view(torch.uint8), ref8.view(torch.uint8))
@@ -171,18 +198,23 @@ def main():
     ms = start.elapsed_time(end) / a.iters
     # bf16 read by the amax and the quantize kernels, e4m3 written: 5 B.
     nbytes = 5 * sum(t.numel() for t in (q, k, v))
-    print("quantize (12 launches): %.3f ms, %.0f GB/s" % (ms, nbytes / ms / 1e6))
-    # Per launch (zero, amax, descale, quantize for Q, K, V in turn).
+    print("quantize (%d launches): %.3f ms, %.0f GB/s" % (
+        len(fns), ms, nbytes / ms / 1e6))
+    # Per launch: zero, amax, descale, quantize, or the one per-block
+    # kernel, for Q, K, V in turn.
     for i, (fn, grid, block, ts) in enumerate(fns):
+        op = sum(i > e for e in ends)
+        names = (("quantize",) if ends[op] == starts[op] else
+                 ("zero", "amax", "descale", "quantize"))
         start.record()
         for _ in range(a.iters):
             drv.launch(fn, grid, block, ts, stream)
         end.record()
         torch.cuda.synchronize()
         print("  %s %-8s grid %7d x %3d: %.4f ms" % (
-            "QKV"[i // 4], ("zero", "amax", "descale", "quantize")[i % 4],
-            grid, block, start.elapsed_time(end) / a.iters))
-    if a.lib and a.fp8:
+            "QKV"[op], names[i - starts[op]], grid, block,
+            start.elapsed_time(end) / a.iters))
+    if a.lib and a.fp8 and outs[0][1].dim() == 2:
         import sys
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import attn_runtime as rt
@@ -214,6 +246,9 @@ def main():
         print("FP8 attention on the quantized Q, K, V^T: rel_fro %.2e "
               "against attention of the dequantized inputs (bound 4e-2), "
               "%.2e against the bf16 inputs" % (rel, rel_in))
+    elif a.fp8:
+        print("per-block descales: the e4m3 bundle takes [B, Hkv] descales; "
+              "attention not run")
     print("QUANTIZE CHECKS", "PASS" if ok else "FAIL")
 
 

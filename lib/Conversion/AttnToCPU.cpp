@@ -13,6 +13,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
@@ -323,6 +324,26 @@ LogicalResult moveNarrowFloatsAsIntegers(ModuleOp module) {
   return verify(module);
 }
 
+/// A CTA's workgroup buffers (memref.alloca in #gpu.address_space<workgroup>
+/// in a grid's body, attn-quantize-fp8's per-block kernel): CTAs run one
+/// after another on the host, so one plain stack buffer per function
+/// serves them all, allocated once instead of per loop iteration.
+void hoistWorkgroupBuffers(ModuleOp module) {
+  module.walk([](memref::AllocaOp alloca) {
+    MemRefType type = alloca.getType();
+    if (!isa_and_nonnull<gpu::AddressSpaceAttr>(type.getMemorySpace()) ||
+        !alloca.getOperands().empty())
+      return;
+    auto fn = alloca->getParentOfType<func::FuncOp>();
+    if (!fn)
+      return;
+    alloca->moveBefore(&fn.getBody().front().front());
+    alloca.getResult().setType(
+        MemRefType::get(type.getShape(), type.getElementType(),
+                        type.getLayout()));
+  });
+}
+
 /// Per function, before the tile vectors are lowered: the CTA-level loop
 /// nest runs sequentially.
 void addSequentialLoops(OpPassManager &fn) {
@@ -394,6 +415,7 @@ struct AttnLowerToCPUPass : attn::impl::AttnLowerToCPUBase<AttnLowerToCPUPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    hoistWorkgroupBuffers(module);
     if (failed(checkHostCode(module)))
       return signalPassFailure();
     // Every public function gets a C entry point for the ExecutionEngine.

@@ -2,6 +2,7 @@
 
 #include "attn/Conversion/Passes.h"
 
+#include "PhasedCta.h"
 #include "VectorLowering.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -507,6 +508,15 @@ struct AttnLowerToNVVMPass
       if (failed(launchHopperCta(cta)))
         return signalPassFailure();
     }
+    // CTAs of several thread loops (the per-block FP8 quantize kernel).
+    SmallVector<scf::ForallOp> phased;
+    module.walk([&](scf::ForallOp forall) {
+      if (isPhasedCta(forall))
+        phased.push_back(forall);
+    });
+    for (scf::ForallOp cta : phased)
+      if (failed(launchPhasedCta(cta)))
+        return signalPassFailure();
     // attn-distribute-rows maps (Q block, head, batch) to blocks x, y, z and
     // rows to threads x: exactly the order gpu-map-parallel-loops assigns
     // greedily, which is the form convert-parallel-loops-to-gpu consumes.

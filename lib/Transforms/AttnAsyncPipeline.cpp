@@ -10,6 +10,7 @@
 
 #include "attn/Transforms/Passes.h"
 
+#include "BlockDescales.h"
 #include "HostOnly.h"
 #include "PipelineBuilders.h"
 
@@ -886,6 +887,8 @@ struct AttnAsyncPipelinePass
   }
 
   void runOnOperation() override {
+    if (failed(scalarizeBlockDescales(getOperation(), "attn-async-pipeline")))
+      return signalPassFailure();
     if (failed(checkNoHostOnlyTiles(getOperation(), "attn-async-pipeline",
                                     GpuTileSupport{/*fp8=*/true,
                                                    /*gqaPack=*/true,

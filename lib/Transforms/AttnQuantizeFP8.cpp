@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/Support/MathExtras.h"
@@ -97,6 +98,27 @@ public:
                                  f32(b, 1.0 / std::sqrt(double(d))));
   }
 
+  /// Elements (b, h, n, j .. j + w - 1) in f32: one w-wide vector load
+  /// when the row is not rotated (unit stride on D).
+  SmallVector<Value> buildChunk(ImplicitLocOpBuilder &b, ValueRange bhn,
+                                Value j, int64_t w) const {
+    SmallVector<Value> out;
+    if (rotate) {
+      for (int64_t k = 0; k < w; ++k)
+        out.push_back(build(
+            b, bhn, k ? arith::AddIOp::create(b, j, index(b, k)) : j));
+      return out;
+    }
+    Type elt = cast<MemRefType>(src.getType()).getElementType();
+    Value x = vector::LoadOp::create(b, VectorType::get({w}, elt), src,
+                                     ValueRange{bhn[0], bhn[1], bhn[2], j});
+    Value f = arith::ExtFOp::create(
+        b, VectorType::get({w}, b.getF32Type()), x);
+    for (int64_t k = 0; k < w; ++k)
+      out.push_back(vector::ExtractOp::create(b, f, k));
+    return out;
+  }
+
 private:
   /// x ^= x >> s for s = .., 2, 1 over the log2(D) low bits of x: bit 0
   /// becomes their parity (math.ctpop has no NVVM lowering in the GPU
@@ -159,6 +181,9 @@ struct Box {
 /// and the descale entry of each source element (b, h, n, j).
 struct Groups {
   SmallVector<int64_t> shape;
+  /// Rows of a group that is one block of rows of one head (0: other
+  /// groups), which one CTA quantizes alone.
+  int64_t blockRows = 0;
   int64_t elements;
   std::function<Box(ImplicitLocOpBuilder &, ValueRange)> box;
   SmallVector<int64_t> descaleShape;
@@ -175,6 +200,7 @@ SmallVector<Value> same(ImplicitLocOpBuilder &, ValueRange idx) {
 Groups perTensor(ArrayRef<int64_t> s, int64_t group) {
   SmallVector<int64_t> full(s);
   return {{1, 1},
+          0,
           s[0] * s[1] * s[2] * s[3],
           [full](ImplicitLocOpBuilder &b, ValueRange) {
             Value c0 = index(b, 0);
@@ -217,6 +243,7 @@ Groups perBlock(ArrayRef<int64_t> s, int64_t block) {
   SmallVector<int64_t> shape{
       s[0], s[1], static_cast<int64_t>(llvm::divideCeil(s[2], block))};
   return {shape,
+          block,
           std::min(block, s[2]) * s[3],
           [full, block](ImplicitLocOpBuilder &b, ValueRange idx) {
             Value c0 = index(b, 0), c1 = index(b, 1);
@@ -243,6 +270,7 @@ Groups perChannel(ArrayRef<int64_t> s) {
   SmallVector<int64_t> full(s);
   SmallVector<int64_t> shape{s[0], s[1], s[3]};
   return {shape,
+          0,
           s[2],
           [full](ImplicitLocOpBuilder &b, ValueRange idx) {
             Value c1 = index(b, 1);
@@ -264,35 +292,53 @@ constexpr int64_t kAmaxThreads = 256;
 constexpr int64_t kAmaxPerThread = 64;
 constexpr int64_t kMaxAmaxCtas = 128;
 
-/// A grid: an scf.forall over `blocks` mapped to GPU blocks around one
-/// over `threads` mapped to GPU threads, as attn-tile's grids (the host
-/// runs both as loops; attn-lower-to-nvvm makes the pair a kernel). `body`
-/// gets the block indices and the thread index.
-void buildGrid(ImplicitLocOpBuilder &b, ArrayRef<int64_t> blocks,
-               int64_t threads,
-               function_ref<void(ImplicitLocOpBuilder &, ValueRange, Value)>
-                   body) {
+/// An scf.forall over `blocks` mapped to GPU blocks (x, y, z, or linear
+/// ids past three dimensions), as attn-tile's CTA loops; `body` fills it
+/// given the block indices.
+void buildCtaGrid(ImplicitLocOpBuilder &b, ArrayRef<int64_t> blocks,
+                  function_ref<void(ImplicitLocOpBuilder &, ValueRange)> body) {
   MLIRContext *ctx = b.getContext();
-  auto forall = [&](ArrayRef<int64_t> ubs, ArrayRef<Attribute> mapping) {
-    auto loop = scf::ForallOp::create(
-        b, getAsIndexOpFoldResult(ctx, ubs), ValueRange{},
-        b.getArrayAttr(mapping));
-    b.setInsertionPointToStart(loop.getBody());
-    return loop;
-  };
-  SmallVector<Attribute> blockMapping;
+  SmallVector<Attribute> mapping;
   for (size_t i = 0; i < blocks.size(); ++i)
-    blockMapping.push_back(gpu::GPUBlockMappingAttr::get(
+    mapping.push_back(gpu::GPUBlockMappingAttr::get(
         ctx, blocks.size() <= 3
                  ? static_cast<gpu::MappingId>(i)
                  : static_cast<gpu::MappingId>(
                        static_cast<int64_t>(gpu::MappingId::LinearDim0) + i)));
   OpBuilder::InsertionGuard guard(b);
-  scf::ForallOp grid = forall(blocks, blockMapping);
-  forall({threads},
-         {gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimX)});
-  body(b, grid.getInductionVars(),
-       b.getInsertionBlock()->getArgument(0));
+  auto grid = scf::ForallOp::create(b, getAsIndexOpFoldResult(ctx, blocks),
+                                    ValueRange{}, b.getArrayAttr(mapping));
+  b.setInsertionPointToStart(grid.getBody());
+  body(b, grid.getInductionVars());
+}
+
+/// An scf.forall over `threads` mapped to GPU threads x at `b`; `body`
+/// fills it given the thread index. In a CTA several of them run one
+/// after another (the GPU lowering puts a barrier between them).
+void buildThreadLoop(ImplicitLocOpBuilder &b, int64_t threads,
+                     function_ref<void(ImplicitLocOpBuilder &, Value)> body) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard guard(b);
+  auto loop = scf::ForallOp::create(
+      b, getAsIndexOpFoldResult(ctx, {threads}), ValueRange{},
+      b.getArrayAttr(
+          {gpu::GPUThreadMappingAttr::get(ctx, gpu::MappingId::DimX)}));
+  b.setInsertionPointToStart(loop.getBody());
+  body(b, loop.getInductionVars()[0]);
+}
+
+/// A grid: `blocks` CTAs of one thread loop over `threads`, as attn-tile's
+/// grids (the host runs both as loops; attn-lower-to-nvvm makes the pair a
+/// kernel). `body` gets the block indices and the thread index.
+void buildGrid(ImplicitLocOpBuilder &b, ArrayRef<int64_t> blocks,
+               int64_t threads,
+               function_ref<void(ImplicitLocOpBuilder &, ValueRange, Value)>
+                   body) {
+  buildCtaGrid(b, blocks, [&](ImplicitLocOpBuilder &cb, ValueRange idx) {
+    buildThreadLoop(cb, threads, [&](ImplicitLocOpBuilder &tb, Value t) {
+      body(tb, idx, t);
+    });
+  });
 }
 
 /// (b, h, n, j) of element `e` of `box` (row-major over its extents).
@@ -360,6 +406,15 @@ void buildAmaxGrids(ImplicitLocOpBuilder &b, Value amax, const Groups &groups,
             });
 }
 
+/// descale = amax / 448 (1 for an all-zero group).
+Value descaleOf(ImplicitLocOpBuilder &b, Value amax) {
+  Value positive =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, amax, f32(b, 0.0));
+  return arith::SelectOp::create(
+      b, positive, arith::DivFOp::create(b, amax, f32(b, kE4M3Max)),
+      f32(b, 1.0));
+}
+
 /// descale = amax / 448 (1 for an all-zero group), per descale entry.
 void buildDescaleGrid(ImplicitLocOpBuilder &b, Value amax, Value descale,
                       const Groups &groups) {
@@ -368,12 +423,7 @@ void buildDescaleGrid(ImplicitLocOpBuilder &b, Value amax, Value descale,
               Value bits =
                   memref::LoadOp::create(ib, amax, groups.group(ib, idx));
               Value x = arith::BitcastOp::create(ib, ib.getF32Type(), bits);
-              Value positive = arith::CmpFOp::create(
-                  ib, arith::CmpFPredicate::OGT, x, f32(ib, 0.0));
-              Value scale = arith::SelectOp::create(
-                  ib, positive, arith::DivFOp::create(ib, x, f32(ib, kE4M3Max)),
-                  f32(ib, 1.0));
-              memref::StoreOp::create(ib, scale, descale, idx);
+              memref::StoreOp::create(ib, descaleOf(ib, x), descale, idx);
             });
 }
 
@@ -434,6 +484,126 @@ void buildQuantizeGrid(ImplicitLocOpBuilder &b, Value fp8, Value descale,
       });
 }
 
+/// Threads of a per-block quantize CTA, and the bf16 elements a thread
+/// loads at once (16 bytes; D is a multiple of 8, the op verifier's rule).
+constexpr int64_t kBlockThreads = 256;
+constexpr int64_t kChunk = 8;
+
+/// Calls `body(row, j)` for chunks t, t + kBlockThreads, .. of the `w`-wide
+/// column chunks of rows [n0, n1) (row-major: consecutive threads take
+/// consecutive chunks of a row).
+void forEachChunk(ImplicitLocOpBuilder &b, Value t, Value n0, Value n1,
+                  int64_t cols, int64_t w, ValueRange iterArgs,
+                  function_ref<SmallVector<Value>(ImplicitLocOpBuilder &,
+                                                  Value, Value, ValueRange)>
+                      body,
+                  SmallVector<Value> *results = nullptr) {
+  Value chunks = arith::MulIOp::create(
+      b, arith::SubIOp::create(b, n1, n0), index(b, cols));
+  auto loop = scf::ForOp::create(b, t, chunks, index(b, kBlockThreads),
+                                 iterArgs);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    if (iterArgs.empty()) // the builder's yield, replaced below
+      loop.getBody()->getTerminator()->erase();
+    b.setInsertionPointToStart(loop.getBody());
+    Value c = loop.getInductionVar();
+    Value row = arith::AddIOp::create(
+        b, n0, arith::DivUIOp::create(b, c, index(b, cols)));
+    Value j = arith::MulIOp::create(
+        b, arith::RemUIOp::create(b, c, index(b, cols)), index(b, w));
+    scf::YieldOp::create(b, body(b, row, j, loop.getRegionIterArgs()));
+  }
+  if (results)
+    *results = SmallVector<Value>(loop.getResults());
+}
+
+/// Per-block Q or K in one kernel: a CTA of kBlockThreads threads per
+/// scale block (rows [n0, n1) of one head, whole: the amax is CTA-local,
+/// so neither atomics nor other kernels are needed). In order, separated
+/// by barriers on the GPU:
+///   part[t] = max |x| over thread t's chunks      (16-byte loads)
+///   part[t] = max(part[t], part[t + s])           s = 128, 64, .., 1
+///   descale = part[0] > 0 ? part[0] / 448 : 1     (thread 0 stores it)
+///   x_fp8   = truncf(x / descale)                 (8-byte stores)
+/// `part` is a workgroup buffer of the CTA (shared memory on the GPU).
+void buildBlockQuantizeGrid(ImplicitLocOpBuilder &b, Value fp8, Value descale,
+                            int64_t block, const RowValue &value) {
+  ArrayRef<int64_t> shape = cast<MemRefType>(fp8.getType()).getShape();
+  int64_t n = shape[2], d = shape[3];
+  int64_t w = kChunk, cols = d / w;
+  auto f8 = b.getType<Float8E4M3FNType>();
+  auto partType = MemRefType::get(
+      {kBlockThreads}, b.getF32Type(), MemRefLayoutAttrInterface(),
+      gpu::AddressSpaceAttr::get(b.getContext(),
+                                 gpu::AddressSpace::Workgroup));
+  // Blocks x = the row block (consecutive CTAs read consecutive rows).
+  buildCtaGrid(
+      b, {static_cast<int64_t>(llvm::divideCeil(n, block)), shape[1], shape[0]},
+      [&](ImplicitLocOpBuilder &cb, ValueRange ids) {
+        Value blk = ids[0], h = ids[1], bb = ids[2];
+        Value part = memref::AllocaOp::create(cb, partType);
+        Value n0 = arith::MulIOp::create(cb, blk, index(cb, block));
+        Value n1 = arith::MinUIOp::create(
+            cb, arith::AddIOp::create(cb, n0, index(cb, block)), index(cb, n));
+        buildThreadLoop(cb, kBlockThreads, [&](ImplicitLocOpBuilder &tb,
+                                               Value t) {
+          SmallVector<Value> amax;
+          forEachChunk(
+              tb, t, n0, n1, cols, w, ValueRange{f32(tb, 0.0)},
+              [&](ImplicitLocOpBuilder &lb, Value row, Value j,
+                  ValueRange acc) -> SmallVector<Value> {
+                Value m = acc[0];
+                for (Value x : value.buildChunk(lb, {bb, h, row}, j, w))
+                  m = arith::MaximumFOp::create(lb, m,
+                                                math::AbsFOp::create(lb, x));
+                return {m};
+              },
+              &amax);
+          memref::StoreOp::create(tb, amax[0], part, t);
+        });
+        for (int64_t s = kBlockThreads / 2; s >= 1; s /= 2)
+          buildThreadLoop(cb, s, [&](ImplicitLocOpBuilder &tb, Value t) {
+            Value other = arith::AddIOp::create(tb, t, index(tb, s));
+            Value m = arith::MaximumFOp::create(
+                tb, memref::LoadOp::create(tb, part, t),
+                memref::LoadOp::create(tb, part, other));
+            memref::StoreOp::create(tb, m, part, t);
+          });
+        buildThreadLoop(cb, kBlockThreads, [&](ImplicitLocOpBuilder &tb,
+                                               Value t) {
+          Value scale = descaleOf(
+              tb, memref::LoadOp::create(tb, part, index(tb, 0)));
+          auto first = scf::IfOp::create(
+              tb, arith::CmpIOp::create(tb, arith::CmpIPredicate::eq, t,
+                                        index(tb, 0)),
+              /*withElseRegion=*/false);
+          {
+            OpBuilder::InsertionGuard guard(tb);
+            tb.setInsertionPointToStart(first.thenBlock());
+            memref::StoreOp::create(tb, scale, descale,
+                                    ValueRange{bb, h, blk});
+          }
+          forEachChunk(tb, t, n0, n1, cols, w, ValueRange{},
+                       [&](ImplicitLocOpBuilder &lb, Value row, Value j,
+                           ValueRange) -> SmallVector<Value> {
+                         SmallVector<Value> q;
+                         for (Value x : value.buildChunk(lb, {bb, h, row}, j, w))
+                           q.push_back(arith::TruncFOp::create(
+                               lb, f8, arith::DivFOp::create(lb, x, scale)));
+                         // w bytes at a multiple of w: aligned.
+                         vector::StoreOp::create(
+                             lb,
+                             vector::FromElementsOp::create(
+                                 lb, VectorType::get({w}, f8), q),
+                             fp8, ValueRange{bb, h, row, j})
+                             ->setAttr("alignment", lb.getI64IntegerAttr(w));
+                         return {};
+                       });
+        });
+      });
+}
+
 /// Quantizes `src` ([B, H, N, D]) with one scale per group of `groups`;
 /// `transposed`: the FP8 copy is stored as [B, H, D, N] (V^T, as the
 /// tensor cores read FP8 V; rows padded to 16 bytes) and returned as its
@@ -465,9 +635,13 @@ Quantized quantize(ImplicitLocOpBuilder &b, Value src, const Groups &groups,
   }
   out.descale = memref::AllocOp::create(
       b, MemRefType::get(groups.descaleShape, b.getF32Type()));
+  RowValue value(src, cast<MemRefType>(src.getType()).getDimSize(3), rotate);
+  if (groups.blockRows && !transposed) {
+    buildBlockQuantizeGrid(b, out.fp8, out.descale, groups.blockRows, value);
+    return out;
+  }
   Value amax =
       memref::AllocOp::create(b, MemRefType::get(groups.shape, b.getI32Type()));
-  RowValue value(src, cast<MemRefType>(src.getType()).getDimSize(3), rotate);
   buildAmaxGrids(b, amax, groups, value);
   buildDescaleGrid(b, amax, out.descale, groups);
   memref::DeallocOp::create(b, amax);

@@ -40,11 +40,12 @@ LogicalResult attn::checkPerHeadDescales(Operation *root, StringRef pass) {
     return WalkResult(op->emitOpError()
                       << pass
                       << ": per-block Q/K descales and per-channel V "
-                         "descales have no GPU lowering (the tensor-core "
-                         "path takes fp32 [B, Hkv] descales: "
-                         "attn-quantize-fp8 qk-granularity=head or tensor, "
-                         "v-granularity=head); they lower to the host only: "
-                         "--attn-to-cpu");
+                         "descales have no lowering here; the tensor-core "
+                         "path (attn-async-pipeline) takes Q/K descales per "
+                         "head, per tensor or per block of its tiles and V "
+                         "descales per head (attn-quantize-fp8 "
+                         "v-granularity=head); per-channel V descales lower "
+                         "to the host only: --attn-to-cpu");
   });
   return failure(res.wasInterrupted());
 }

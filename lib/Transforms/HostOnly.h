@@ -2,8 +2,8 @@
 //
 // The host lowering (attn-to-cpu) takes every tile op; the GPU passes after
 // attn-tile take a subset and refuse the rest with this check: f32
-// attention and per-block or per-channel FP8 descales lower to the host
-// only; FP8 (f8E4M3FN tiles, [B, Hkv] descales on the step and epilogue),
+// attention and per-channel FP8 descales lower to the host only, per-block
+// ones to the host and the tensor-core path (BlockDescales.h); FP8 (f8E4M3FN tiles, [B, Hkv] descales on the step and epilogue),
 // GQA packing (gqa_pack > 1), paged K/V (a step's block table) and varlen
 // batches to the host and the tensor-core path. Split-KV (an fp32
 // attn.epilogue into the workspace, attn.combine_step) lowers on both GPU
@@ -41,7 +41,8 @@ LogicalResult checkNoHostOnlyTiles(Operation *root, StringRef pass,
 
 /// Fails with an error naming `pass` on the first op under `root` with
 /// per-block Q/K or per-channel V descales (an attn.attention, its tile
-/// ops): only [B, Hkv] descales have a GPU lowering.
+/// ops): attn-async-pipeline scalarizes per-block Q/K descales first
+/// (BlockDescales.h); per-channel V descales lower to the host only.
 LogicalResult checkPerHeadDescales(Operation *root, StringRef pass);
 
 } // namespace mlir::attn

@@ -6,51 +6,84 @@
 
 // attn-quantize-fp8's scale groups. B = 1, Hq = 4, Hkv = 2, Nq = 10, Nk = 6,
 // D = 16. Every group: amax = max |x| over it, descale = amax / 448 (1 if
-// amax = 0), x_fp8 = truncf(x / descale); per operand the grids zero amax,
-// take it (atomic max of the threads' f32 bits), write the descales, then
-// quantize one row per CTA (attn-quantize-fp8.mlir shows them whole).
+// amax = 0), x_fp8 = truncf(x / descale); per operand, except per-block Q
+// and K (one grid each, below), the grids zero amax, take it (atomic max of
+// the threads' f32 bits), write the descales, then quantize
+// (attn-quantize-fp8.mlir shows them whole).
 
 // qk-granularity=block (the default), block-m = block-n = 4: Q per 4 rows of
 // one query head, [B, Hq, ceil(10 / 4)] = [1, 4, 3] (the last block has 2
 // rows); K per 4 keys of one KV head, [1, 2, ceil(6 / 4)] = [1, 2, 2]; V per
-// KV head, [1, 2]. The FP8 attention records the block sizes. The amax
-// grid has four dimensions (group b, h, i and the chunk): linear block ids.
+// KV head, [1, 2]. The FP8 attention records the block sizes. A block's
+// amax is CTA-local, so Q and K take one grid each: a CTA of 256 threads
+// per (row block, head, batch) runs, one after another, with a workgroup
+// buffer `part` (shared memory on the GPU, a barrier between the loops):
+//   part[t] = max |x| over thread t's 8-column chunks (vector loads)
+//   part[t] = max(part[t], part[t + s])     for s = 128, 64, .., 1
+//   descale = part[0] > 0 ? part[0] / 448 : 1, stored by thread 0
+//   x_fp8   = truncf(x / descale)           (8-byte vector stores)
 // BLOCK-LABEL: func.func @gqa
 //  BLOCK-SAME:   (%[[Q:[a-z0-9]+]]: memref<1x4x10x16xbf16>
 //       BLOCK:   %[[Q8:.*]] = memref.alloc() : memref<1x4x10x16xf8E4M3FN>
 //       BLOCK:   %[[QD:.*]] = memref.alloc() : memref<1x4x3xf32>
-//       BLOCK:   %[[AMAX:.*]] = memref.alloc() : memref<1x4x3xi32>
-//       BLOCK:   scf.forall (%{{.*}}) in (1, 4, 3) {
-// for b, h, block i: rows [4 i, min(4 i + 4, 10)), all 16 columns
-//       BLOCK:   scf.forall (%[[B:.*]], %[[H:.*]], %[[I:.*]], %{{.*}}) in (1, 4, 3, 1) {
-//       BLOCK:     scf.forall (%{{.*}}) in (256) {
-//       BLOCK:       %[[N0:.*]] = arith.muli %[[I]], %c4
-//       BLOCK:       %[[N4:.*]] = arith.addi %[[N0]], %c4
-//       BLOCK:       %[[N1:.*]] = arith.minui %[[N4]], %c10
+//   BLOCK-NOT:   memref.atomic_rmw
+//       BLOCK:   scf.forall (%[[I:[a-z0-9]+]], %[[H:[a-z0-9]+]], %[[B:[a-z0-9]+]]) in (3, 4, 1) {
+//       BLOCK:     %[[PART:.*]] = memref.alloca() : memref<256xf32, #gpu.address_space<workgroup>>
+// rows [4 i, min(4 i + 4, 10)), 2 chunks of 8 columns a row
+//       BLOCK:     %[[N0:.*]] = arith.muli %[[I]], %c4
+//       BLOCK:     %[[N4:.*]] = arith.addi %[[N0]], %c4
+//       BLOCK:     %[[N1:.*]] = arith.minui %[[N4]], %c10
+//       BLOCK:     scf.forall (%[[T:.*]]) in (256) {
 //       BLOCK:       %[[ROWS:.*]] = arith.subi %[[N1]], %[[N0]]
-//       BLOCK:       scf.for
-//       BLOCK:         %[[R:.*]] = arith.remui %{{.*}}, %[[ROWS]]
+//       BLOCK:       %[[CHUNKS:.*]] = arith.muli %[[ROWS]], %c2
+//       BLOCK:       %[[M:.*]] = scf.for %[[C:.*]] = %[[T]] to %[[CHUNKS]] step %c256 iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
+//       BLOCK:         %[[R:.*]] = arith.divui %[[C]], %c2
 //       BLOCK:         %[[N:.*]] = arith.addi %[[N0]], %[[R]]
-//       BLOCK:         memref.load %[[Q]][%{{.*}}, %{{.*}}, %[[N]], %{{.*}}]
-//       BLOCK:       memref.atomic_rmw maxs %{{.*}}, %[[AMAX]][%[[B]], %[[H]], %[[I]]]
+//       BLOCK:         %[[CC:.*]] = arith.remui %[[C]], %c2
+//       BLOCK:         %[[J:.*]] = arith.muli %[[CC]], %c8
+//       BLOCK:         %[[X:.*]] = vector.load %[[Q]][%[[B]], %[[H]], %[[N]], %[[J]]] : memref<1x4x10x16xbf16>, vector<8xbf16>
+//       BLOCK:         %[[XF:.*]] = arith.extf %[[X]] : vector<8xbf16> to vector<8xf32>
+//       BLOCK:         %[[X0:.*]] = vector.extract %[[XF]][0]
+//       BLOCK:         %[[A0:.*]] = math.absf %[[X0]]
+//       BLOCK:         arith.maximumf %[[ACC]], %[[A0]]
+//       BLOCK:         scf.yield
+//       BLOCK:       memref.store %[[M]], %[[PART]][%[[T]]]
 //       BLOCK:     } {mapping = [#gpu.thread<x>]}
-//       BLOCK:   } {mapping = [#gpu.block<linear_dim_0>, #gpu.block<linear_dim_1>, #gpu.block<linear_dim_2>, #gpu.block<linear_dim_3>]}
-//       BLOCK:   scf.forall (%[[B:.*]], %[[H:.*]], %[[I:.*]]) in (1, 4, 3) {
-//       BLOCK:     memref.store %{{.*}}, %[[QD]][%[[B]], %[[H]], %[[I]]] : memref<1x4x3xf32>
-// row n of head h takes descale [b, h, n / 4] (one CTA for the 10 rows)
-//       BLOCK:   scf.forall (%[[B:.*]], %[[H:.*]], %{{.*}}) in (1, 4, 1) {
-//       BLOCK:     scf.forall (%{{.*}}) in (16) {
-//       BLOCK:       scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step
-//       BLOCK:       %[[I:.*]] = arith.divui %[[N]], %c4
-//       BLOCK:       %[[S:.*]] = memref.load %[[QD]][%[[B]], %[[H]], %[[I]]] : memref<1x4x3xf32>
-//       BLOCK:       arith.divf %{{.*}}, %[[S]] : f32
-//       BLOCK:       arith.truncf %{{.*}} : f32 to f8E4M3FN
+//       BLOCK:     scf.forall (%[[T:.*]]) in (128) {
+//       BLOCK:       %[[T2:.*]] = arith.addi %[[T]], %c128
+//       BLOCK:       %[[P1:.*]] = memref.load %[[PART]][%[[T2]]]
+//       BLOCK:       %[[P0:.*]] = memref.load %[[PART]][%[[T]]]
+//       BLOCK:       %[[PM:.*]] = arith.maximumf %[[P0]], %[[P1]]
+//       BLOCK:       memref.store %[[PM]], %[[PART]][%[[T]]]
+//       BLOCK:     } {mapping = [#gpu.thread<x>]}
+//       BLOCK:     scf.forall (%{{.*}}) in (64) {
+//       BLOCK:     scf.forall (%{{.*}}) in (1) {
+//       BLOCK:     scf.forall (%[[T:.*]]) in (256) {
+//       BLOCK:       %[[AMAX:.*]] = memref.load %[[PART]][%c0]
+//       BLOCK:       %[[POS:.*]] = arith.cmpf ogt, %[[AMAX]]
+//       BLOCK:       %[[DIV:.*]] = arith.divf %[[AMAX]], %{{.*}} : f32
+//       BLOCK:       %[[S:.*]] = arith.select %[[POS]], %[[DIV]], %{{.*}} : f32
+//       BLOCK:       %[[FIRST:.*]] = arith.cmpi eq, %[[T]], %c0
+//       BLOCK:       scf.if %[[FIRST]] {
+//       BLOCK:         memref.store %[[S]], %[[QD]][%[[B]], %[[H]], %[[I]]] : memref<1x4x3xf32>
+//       BLOCK:       scf.for
+//       BLOCK:         %[[X:.*]] = vector.load %[[Q]]
+//       BLOCK:         %[[X0:.*]] = vector.extract
+//       BLOCK:         %[[Y0:.*]] = arith.divf %[[X0]], %[[S]] : f32
+//       BLOCK:         %[[E0:.*]] = arith.truncf %[[Y0]] : f32 to f8E4M3FN
+//       BLOCK:         %[[E:.*]] = vector.from_elements %[[E0]], {{.*}} : vector<8xf8E4M3FN>
+//       BLOCK:         vector.store %[[E]], %[[Q8]][%[[B]], %[[H]], %{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<1x4x10x16xf8E4M3FN>, vector<8xf8E4M3FN>
+//       BLOCK:     } {mapping = [#gpu.thread<x>]}
+//       BLOCK:   } {mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
 //       BLOCK:   %[[K8:.*]] = memref.alloc() : memref<1x2x6x16xf8E4M3FN>
 //       BLOCK:   %[[KD:.*]] = memref.alloc() : memref<1x2x2xf32>
+//       BLOCK:   scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (2, 2, 1) {
 //       BLOCK:         arith.minui %{{.*}}, %c6
+// V keeps its four grids (per KV head, written as V^T).
 //       BLOCK:   %[[VT:.*]] = memref.alloc() : memref<1x2x16x16xf8E4M3FN>
 //       BLOCK:   %[[V8:.*]] = memref.transpose
 //       BLOCK:   %[[VD:.*]] = memref.alloc() : memref<1x2xf32>
+//       BLOCK:   memref.atomic_rmw maxs
 //       BLOCK:   attn.attention ins(%[[Q8]], %[[K8]], %[[V8]] : {{.*}}) descale(%[[QD]], %[[KD]], %[[VD]] : memref<1x4x3xf32>, memref<1x2x2xf32>, memref<1x2xf32>) {k_descale_block = 4 : i64, q_descale_block = 4 : i64}
 //   BLOCK-NOT:   arith.xori
 
@@ -100,11 +133,14 @@
 //       CHANNEL:   attn.attention {{.*}} descale({{.*}} : memref<1x2xf32>, memref<1x2xf32>, memref<1x2x16xf32>){{$}}
 
 // hadamard=true with blocks: amax and quantization of the rotated rows
-// (sum over the 16 columns with signs) in each block of Q and K; V plain.
+// (sum over the 16 columns with signs, element by element: no vector load)
+// in each block of Q and K; V plain.
 // HAD-LABEL: func.func @gqa
 //       HAD:   memref.alloc() : memref<1x4x3xf32>
 //       HAD:   arith.minui
+//   HAD-NOT:   vector.load
 //       HAD:   arith.xori
+//       HAD:   vector.store
 //       HAD:   memref.alloc() : memref<1x2x2xf32>
 //       HAD:   arith.xori
 //       HAD:   memref.alloc() : memref<1x2xf32>

@@ -189,16 +189,20 @@ def AttnQuantizeFP8 : Pass<"attn-quantize-fp8", "func::FuncOp"> {
     3.3); amax is taken over the rotated values. V is not rotated.
 
     The quantize step is grids as attn-tile's (an `scf.forall` mapped to
-    GPU blocks around one mapped to threads), per operand: amax per group
-    (its elements strided over 256 threads of up to 128 CTAs, combined by
-    an integer atomic max on the f32 bits), the descales, then the FP8
-    copy (one CTA per row, one thread per column). attn-to-cpu runs them
-    as loops, attn-to-cubin as kernels launched before the FP8 attention.
-    FP8 V is written as V^T ([B, Hkv, D, Nk] storage, rows padded to 16
-    bytes, viewed transposed by `memref.transpose`), the layout the tensor
-    cores read. f16 inputs are
-    not implemented, and the per-block / per-channel descales lower to the
-    host only (the GPU passes refuse them).
+    GPU blocks around ones mapped to threads). Per-block Q and K take one
+    grid each: a CTA of 256 threads per scale block takes the amax of its
+    block (per-thread maxima of 16-byte chunks into a workgroup buffer,
+    then a tree of thread loops), writes the descale and the FP8 copy; no
+    atomics. The other operands take, per operand: amax per group (its
+    elements strided over 256 threads of up to 128 CTAs, combined by an
+    integer atomic max on the f32 bits), the descales, then the FP8 copy.
+    attn-to-cpu runs them as loops, attn-to-cubin as kernels launched
+    before the FP8 attention. FP8 V is written as V^T ([B, Hkv, D, Nk]
+    storage, rows padded to 16 bytes, viewed transposed by
+    `memref.transpose`), the layout the tensor cores read. f16 inputs are
+    not implemented. The tensor-core path takes per-block descales in
+    blocks of its tiles (the default block sizes); per-channel V descales
+    lower to the host only.
     Errors: f16 inputs; dynamic shapes; hadamard=true with D not a power of
     two; block-m or block-n negative.
   }];
@@ -353,6 +357,9 @@ def AttnAsyncPipeline : Pass<"attn-async-pipeline", "func::FuncOp"> {
     1-3 then permute the keys inside every 16-byte unit of the V^T tile
     into the order of P's e4m3 A registers (0, 1, 8, 9, 2, 3, 10, 11, ...),
     fence for the async proxy and arrive on `full[s]` (96 arrivals).
+    Per-block Q/K descales whose blocks are the tiles become the step's
+    scalar qk_descale = q_descale[b, h, q_pos / BLOCK_M] * k_descale[b,
+    kv_head, k_pos / BLOCK_N]; other blocks are refused.
     Source: FlashAttention-3 (arXiv 2407.08608) sections 3.1-3.3; the
     TMA/mbarrier ring of mlir/test/Examples/NVGPU/Ch5; HOPPER.md.
   }];
