@@ -117,7 +117,11 @@ class Case:
         sig = FUNC.search(host).group(1)
         self.args = {int(m.group(1)): (shape(m.group(2)), m.group(3))
                      for m in ARGTYPE.finditer(sig)}
-        self.causal = "causal" in open(os.path.join(d, "case.txt")).read()
+        attrs = open(os.path.join(d, "case.txt")).read()
+        self.causal = "causal" in attrs
+        m = re.search(r"scale = ([0-9.e+-]+)", attrs)
+        self.scale = float(m.group(1)) if m else None
+        self.name = os.path.basename(d.rstrip("/"))
         self.allocs = {m.group(1): (shape(m.group(2)), m.group(3))
                        for m in ALLOC.finditer(host)}
         casts = {m.group(1): m.group(2) for m in CAST.finditer(host)}
@@ -198,14 +202,14 @@ def rel(x, ref):
     return ((x.double() - ref).norm() / ref.norm().clamp_min(1e-30)).item()
 
 
-def sdpa_grads(q, k, v, do, causal, backend):
+def sdpa_grads(q, k, v, do, causal, scale, backend):
     from torch.nn.attention import sdpa_kernel
     g = q.shape[1] // k.shape[1]
     qq, kk, vv = (x.detach().clone().requires_grad_() for x in (q, k, v))
     with sdpa_kernel(backend):
         o = F.scaled_dot_product_attention(
             qq, kk.repeat_interleave(g, 1), vv.repeat_interleave(g, 1),
-            is_causal=causal)
+            is_causal=causal, scale=scale)
     return o, [qq, kk, vv]
 
 
@@ -234,58 +238,84 @@ def main():
         (b, hq, nq, dd), elt = case.args[0]
         _, hkv, nk, _ = case.args[1][0]
         dtype = DTYPES[elt]
-        scale = 1 / math.sqrt(dd)
+        scale = case.scale or 1 / math.sqrt(dd)
         q = torch.randn(b, hq, nq, dd, device="cuda").to(dtype)
         k = torch.randn(b, hkv, nk, dd, device="cuda").to(dtype)
         v = torch.randn(b, hkv, nk, dd, device="cuda").to(dtype)
         do = torch.randn(b, hq, nq, dd, device="cuda").to(dtype)
-        o64, lse64, grads, g = reference(q, k, v, do, case.causal, scale)
-        t = {"q": q, "k": k, "v": v, "o": o64.to(dtype),
-             "do": do, "lse": lse64.float()}
-        for n, like in (("dq", q), ("dk", k), ("dv", v)):
-            t[n] = torch.full_like(like, float("nan"))
-        case.run(drv, t)
-        torch.cuda.synchronize()
-        group0 = {"dq": t["dq"][:, :g], "dk": t["dk"][:, :1],
-                  "dv": t["dv"][:, :1]}
-        err = [rel(group0[n], r) for n, r in zip(("dq", "dk", "dv"), grads)]
-        finite = all(torch.isfinite(t[n]).all().item()
-                     for n in ("dq", "dk", "dv"))
-        from torch.nn.attention import SDPBackend
-        # PyTorch's causal mask is top-left aligned: compare only Nq = Nk.
-        same = not case.causal or nq == nk
-        fa2 = float("nan")
-        if same:
-            o, leaves = sdpa_grads(q, k, v, do, case.causal,
-                                   SDPBackend.FLASH_ATTENTION)
-            o.backward(do)
-            fa2 = max(rel(x, r) for x, r in zip(
-                (leaves[0].grad[:, :g], leaves[1].grad[:, :1],
-                 leaves[2].grad[:, :1]), grads))
-        ok = finite and max(err) < 2e-2
-        line = "%-34s %s errs dq %.2e dk %.2e dv %.2e (FA2 max %.2e)" % (
-            os.path.basename(d.rstrip("/")), "PASS" if ok else "FAIL",
-            *err, fa2)
-        if same and not args.no_time:
-            flops = 4 * b * hq * nq * nk * dd * 2.5 * (0.5 if case.causal
-                                                       else 1)
-            ms = time_ms(lambda: case.run(drv, t))
-            res = [ms]
-            for be in (SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION):
-                try:
-                    o, leaves = sdpa_grads(q, k, v, do, case.causal, be)
-                    res.append(time_ms(lambda: torch.autograd.grad(
-                        o, leaves, do, retain_graph=True)))
-                except RuntimeError:
-                    res.append(float("nan"))
-            line += " | bwd %.3f ms %.1f TFLOP/s; FA2 %.3f (%.1f) %.2fx;" \
-                    " cuDNN %.3f (%.1f) %.2fx" % (
-                        ms, flops / ms / 1e9, res[1], flops / res[1] / 1e9,
-                        res[1] / ms, res[2], flops / res[2] / 1e9,
-                        res[2] / ms)
-        rows.append(line)
-        print(line, flush=True)
+        if case.name == "near_tie":  # query 700 of head 0: logits 38, 38.125
+            q[0, 0, 700] = 0
+            q[0, 0, 700, 0] = 8
+            k[0, 0, :, 0] *= 0.1
+            k[0, 0, 100] = 0
+            k[0, 0, 100, 0] = 9.5
+            k[0, 0, 200] = 0
+            k[0, 0, 200, 0] = 9.53125
+            s = (q[0, 0, 700].double() @ k[0, 0].double().T) * scale
+            assert s.topk(2).values.tolist() == [38.125, 38.0], s.topk(2)
+        for variant in ("", "one head of each group") if hq > hkv else ("",):
+            if variant:  # only query head 0 of each KV group gets dO
+                do = do.clone()
+                for j in range(hkv):
+                    do[:, j * (hq // hkv) + 1:(j + 1) * (hq // hkv)] = 0
+            rows.append(check(drv, case, args, q, k, v, do, scale, variant))
     print("\n".join(rows))
+
+
+def check(drv, case, args, q, k, v, do, scale, variant):
+    """One backward on (q, k, v, do): errors against float64 autograd on
+    KV group 0, FA2's on the same inputs, and (unless --no-time) times."""
+    from torch.nn.attention import SDPBackend
+    b, hq, nq, dd = q.shape
+    hkv, nk = k.shape[1], k.shape[2]
+    dtype = q.dtype
+    o64, lse64, grads, g = reference(q, k, v, do, case.causal, scale)
+    t = {"q": q, "k": k, "v": v, "o": o64.to(dtype),
+         "do": do, "lse": lse64.float()}
+    for n, like in (("dq", q), ("dk", k), ("dv", v)):
+        t[n] = torch.full_like(like, float("nan"))
+    case.run(drv, t)
+    torch.cuda.synchronize()
+    group0 = {"dq": t["dq"][:, :g], "dk": t["dk"][:, :1],
+              "dv": t["dv"][:, :1]}
+    err = [rel(group0[n], r) for n, r in zip(("dq", "dk", "dv"), grads)]
+    finite = all(torch.isfinite(t[n]).all().item()
+                 for n in ("dq", "dk", "dv"))
+    # PyTorch's causal mask is top-left aligned: compare only Nq = Nk.
+    same = not case.causal or nq == nk
+    fa2 = float("nan")
+    if same:
+        o, leaves = sdpa_grads(q, k, v, do, case.causal, scale,
+                               SDPBackend.FLASH_ATTENTION)
+        o.backward(do)
+        fa2 = max(rel(x, r) for x, r in zip(
+            (leaves[0].grad[:, :g], leaves[1].grad[:, :1],
+             leaves[2].grad[:, :1]), grads))
+    # Issue 12's bar: at most 1.2x FA2's error (2e-2 where FA2 cannot run).
+    bound = 1.2 * fa2 if fa2 == fa2 else 2e-2
+    ok = finite and max(err) <= bound
+    line = "%-34s %s errs dq %.2e dk %.2e dv %.2e (FA2 max %.2e)" % (
+        case.name + (" (%s)" % variant if variant else ""),
+        "PASS" if ok else "FAIL", *err, fa2)
+    if same and not variant and not args.no_time:
+        flops = 4 * b * hq * nq * nk * dd * 2.5 * (0.5 if case.causal
+                                                   else 1)
+        ms = time_ms(lambda: case.run(drv, t))
+        res = [ms]
+        for be in (SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION):
+            try:
+                o, leaves = sdpa_grads(q, k, v, do, case.causal, scale, be)
+                res.append(time_ms(lambda: torch.autograd.grad(
+                    o, leaves, do, retain_graph=True)))
+            except RuntimeError:
+                res.append(float("nan"))
+        line += " | bwd %.3f ms %.1f TFLOP/s; FA2 %.3f (%.1f) %.2fx;" \
+                " cuDNN %.3f (%.1f) %.2fx" % (
+                    ms, flops / ms / 1e9, res[1], flops / res[1] / 1e9,
+                    res[1] / ms, res[2], flops / res[2] / 1e9,
+                    res[2] / ms)
+    print(line, flush=True)
+    return line
 
 
 if __name__ == "__main__":
