@@ -335,18 +335,7 @@ SmallVector<Value> packP(ImplicitLocOpBuilder &b, ArrayRef<Value> p,
                          Type elt) {
   if (isa<Float8E4M3FNType>(elt))
     return packP8(b, p);
-  SmallVector<Value> regs;
-  for (int64_t i = 0; i + 1 < int64_t(p.size()); i += 2) {
-    Value pair = vector::FromElementsOp::create(
-        b, VectorType::get({2}, b.getF32Type()), ValueRange{p[i], p[i + 1]});
-    Value narrow = arith::TruncFOp::create(b, VectorType::get({2}, elt), pair);
-    regs.push_back(vector::ExtractOp::create(
-        b,
-        vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()),
-                                  narrow),
-        0));
-  }
-  return regs;
+  return packPairs(b, p, elt);
 }
 
 /// The operands of O += P V: BLOCK_N / K k-steps of packed P and, per

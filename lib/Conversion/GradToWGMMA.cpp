@@ -149,24 +149,6 @@ void gradients(ImplicitLocOpBuilder &b, GradDKDVMmaOp op,
   }
 }
 
-/// Packs accumulator registers pairwise into 16-bit pairs (the A operand
-/// of the next wgmma: k-step kk in registers 4 kk .. 4 kk + 3).
-SmallVector<Value> packPairs(ImplicitLocOpBuilder &b, ArrayRef<Value> x,
-                             Type elt) {
-  SmallVector<Value> regs;
-  for (size_t i = 0; i + 1 < x.size(); i += 2) {
-    Value pair = vector::FromElementsOp::create(
-        b, VectorType::get({2}, b.getF32Type()), ValueRange{x[i], x[i + 1]});
-    Value narrow = arith::TruncFOp::create(b, VectorType::get({2}, elt), pair);
-    regs.push_back(vector::ExtractOp::create(
-        b,
-        vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()),
-                                  narrow),
-        0));
-  }
-  return regs;
-}
-
 /// Writes the warpgroup's dS^T (packed pairs, 64 keys x 64 queries) as dS
 /// into chunk w of the [2, 64 queries, 64 keys] tile at `dsAddr`: four
 /// stmatrix .trans x4, each four 8x8 matrices (key half h, queries 8 j ..).

@@ -160,6 +160,22 @@ SmallVector<Value> wgmmaRegisterA(ImplicitLocOpBuilder &b, ArrayRef<Value> acc,
   return unpackStruct(b, asmOp.getResult(0), regs);
 }
 
+SmallVector<Value> packPairs(ImplicitLocOpBuilder &b, ArrayRef<Value> x,
+                             Type elt) {
+  SmallVector<Value> regs;
+  for (size_t i = 0; i + 1 < x.size(); i += 2) {
+    Value pair = vector::FromElementsOp::create(
+        b, VectorType::get({2}, b.getF32Type()), ValueRange{x[i], x[i + 1]});
+    Value narrow = arith::TruncFOp::create(b, VectorType::get({2}, elt), pair);
+    regs.push_back(vector::ExtractOp::create(
+        b,
+        vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()),
+                                  narrow),
+        0));
+  }
+  return regs;
+}
+
 SmallVector<Value> pinAfterWait(ImplicitLocOpBuilder &b,
                                ArrayRef<Value> regs) {
   if (regs.empty())

@@ -104,7 +104,8 @@ inline int64_t colOf(int64_t i) { return 8 * (i / 4) + (i & 1); }
 // Shared-memory operands and the register-A wgmma
 //===----------------------------------------------------------------------===//
 
-/// Byte address, in the shared window, of the first element of `tile`.
+/// Byte address of the first element of `tile`: in the shared window for
+/// workgroup memory, the generic address for global memory.
 Value sharedAddress(ImplicitLocOpBuilder &b, Value tile);
 
 /// wgmma shared-memory descriptor of the 128B-swizzled tile at byte address
@@ -125,6 +126,12 @@ int64_t wgmmaK(Type elt);
 SmallVector<Value> wgmmaRegisterA(ImplicitLocOpBuilder &b, ArrayRef<Value> acc,
                                   ArrayRef<Value> a, Value descB, int64_t n,
                                   Type elt);
+
+/// Accumulator registers packed pairwise into 16-bit `elt` (f16/bf16)
+/// pairs: the A operand of a register-A wgmma over the accumulator's
+/// columns (k-step kk in registers 4 kk .. 4 kk + 3), no data movement.
+SmallVector<Value> packPairs(ImplicitLocOpBuilder &b, ArrayRef<Value> x,
+                             Type elt);
 
 /// An empty volatile asm that takes and returns `regs` (f32 or i32). After
 /// a wgmma.wait_group it keeps the group's operands alive until the wait
