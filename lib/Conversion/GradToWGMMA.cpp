@@ -91,61 +91,60 @@ SmallVector<Value> mnMajor(ImplicitLocOpBuilder &b, Value addr,
   return d;
 }
 
-/// The per-query values a thread needs: LSE_log2 and Delta of columns
-/// 8 j + 2 q + e of the Q block (+inf and 0 past Nq).
-struct QueryRows {
-  SmallVector<Value> lse, delta, query; // [2 j + e]
-};
-
-QueryRows loadQueryRows(ImplicitLocOpBuilder &b, GradDKDVMmaOp op,
-                        const ThreadLayout &tl) {
+/// LSE_log2 and Delta of query q_pos + `col` (+inf and 0 at or past Nq).
+std::pair<Value, Value> queryRow(ImplicitLocOpBuilder &b, GradDKDVMmaOp op,
+                                 Value col) {
   int64_t nq = cast<MemRefType>(op.getLseLog2().getType()).getDimSize(2);
-  QueryRows r;
-  for (int64_t j = 0; j < kQueries / 8; ++j) {
-    for (int64_t e = 0; e < 2; ++e) {
-      Value query = arith::AddIOp::create(
-          b, op.getQPos(),
-          arith::AddIOp::create(b, tl.twoQ, cIndex(b, 8 * j + e)));
-      Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, query,
-                                           cIndex(b, nq));
-      Value row = arith::MinUIOp::create(b, query, cIndex(b, nq - 1));
-      SmallVector<Value> at = {op.getBatch(), op.getHead(), row};
-      r.lse.push_back(arith::SelectOp::create(
-          b, inside, memref::LoadOp::create(b, op.getLseLog2(), at),
-          cF32(b, INFINITY)));
-      r.delta.push_back(arith::SelectOp::create(
-          b, inside, memref::LoadOp::create(b, op.getDelta(), at),
-          cF32(b, 0)));
-      r.query.push_back(query);
-    }
-  }
-  return r;
+  Value query = arith::AddIOp::create(b, op.getQPos(), col);
+  Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, query,
+                                       cIndex(b, nq));
+  Value row = arith::MinUIOp::create(b, query, cIndex(b, nq - 1));
+  SmallVector<Value> at = {op.getBatch(), op.getHead(), row};
+  return {arith::SelectOp::create(
+              b, inside, memref::LoadOp::create(b, op.getLseLog2(), at),
+              cF32(b, INFINITY)),
+          arith::SelectOp::create(
+              b, inside, memref::LoadOp::create(b, op.getDelta(), at),
+              cF32(b, 0))};
 }
 
 /// P^T = exp2(S^T c - LSE_log2) (0 where masked) and dS^T = P^T (dP^T -
-/// Delta) scale, in place on the S^T and dP^T registers.
+/// Delta) scale, in place on the S^T and dP^T registers. Register i is
+/// key row(i) and query column 8 (i / 4) + 2 q + (i & 1); the LSE_log2
+/// and Delta of a column are loaded next to its four registers (loaded
+/// all at once they would add 32 live registers and spill).
 void gradients(ImplicitLocOpBuilder &b, GradDKDVMmaOp op,
-               const ThreadLayout &tl, const QueryRows &rows,
-               MutableArrayRef<Value> s, MutableArrayRef<Value> dp) {
+               const ThreadLayout &tl, MutableArrayRef<Value> s,
+               MutableArrayRef<Value> dp) {
   double scale = op.getScale().convertToDouble();
   Value c = cF32(b, scale * M_LOG2E);
   SmallVector<Value> key;
   for (int h = 0; h < 2; ++h)
     key.push_back(arith::AddIOp::create(b, op.getKPos(), tl.row[h]));
-  for (size_t i = 0; i < s.size(); ++i) {
-    int64_t col = 2 * (i / 4) + (i & 1); // index into rows.*
-    Value p = exp2(b, LLVM::FMAOp::create(
-                          b, s[i], c, arith::NegFOp::create(b, rows.lse[col])));
-    if (Value offset = op.getCausalOffset()) {
-      Value visible = arith::CmpIOp::create(
-          b, arith::CmpIPredicate::sle, key[halfOf(i)],
-          arith::AddIOp::create(b, rows.query[col], offset));
-      p = arith::SelectOp::create(b, visible, p, cF32(b, 0));
+  Value offset = op.getCausalOffset();
+  for (int64_t j = 0; j < kQueries / 8; ++j) {
+    for (int64_t e = 0; e < 2; ++e) {
+      Value col = arith::AddIOp::create(b, tl.twoQ, cIndex(b, 8 * j + e));
+      auto [lse, delta] = queryRow(b, op, col);
+      Value limit;
+      if (offset) // key <= query + causal_offset
+        limit = arith::AddIOp::create(
+            b, arith::AddIOp::create(b, op.getQPos(), col), offset);
+      for (int64_t h = 0; h < 2; ++h) {
+        int64_t i = 4 * j + 2 * h + e;
+        Value p = exp2(b, LLVM::FMAOp::create(
+                              b, s[i], c, arith::NegFOp::create(b, lse)));
+        if (offset) {
+          Value visible = arith::CmpIOp::create(b, arith::CmpIPredicate::sle,
+                                                key[h], limit);
+          p = arith::SelectOp::create(b, visible, p, cF32(b, 0));
+        }
+        Value ds = arith::MulFOp::create(
+            b, p, arith::SubFOp::create(b, dp[i], delta));
+        s[i] = p;
+        dp[i] = arith::MulFOp::create(b, ds, cF32(b, scale));
+      }
     }
-    Value ds = arith::MulFOp::create(
-        b, p, arith::SubFOp::create(b, dp[i], rows.delta[col]));
-    s[i] = p;
-    dp[i] = arith::MulFOp::create(b, ds, cF32(b, scale));
   }
 }
 
@@ -295,21 +294,7 @@ void lowerStep(GradDKDVMmaOp op) {
   SmallVector<Value> descV = kMajor(b, vRows, blockN, kSteps);
   SmallVector<Value> descQ = kMajor(b, qAddr, kQueries, kSteps);
   SmallVector<Value> descDO = kMajor(b, doAddr, kQueries, kSteps);
-  // dV += P^T dO, dK += dS^T Q: B MN-major, k over the 64 queries.
-  SmallVector<Value> descDOt = mnMajor(b, doAddr, kQueries, kQueries / 16);
-  SmallVector<Value> descQt = mnMajor(b, qAddr, kQueries, kQueries / 16);
-  // dQ[:, w n ..] = dS K[:, w n ..]: A = dS (K-major, 2 chunks of 64 keys),
-  // B = K MN-major from column w n.
-  int64_t n = d / 2;
-  SmallVector<Value> descDS = kMajor(b, dsAddr, kQueries, blockN / 16);
-  Value kCols = offsetBy(b, kAddr, tl.warpgroup, n * 2 / 128 * blockN *
-                                                     kChunkBytes);
-  if (n < 64) // D = 64: warpgroup 1's 32 columns start 64 bytes into a row
-    kCols = offsetBy(b, kAddr, tl.warpgroup, n * 2);
-  SmallVector<Value> descKt = mnMajor(b, kCols, blockN, blockN / 16);
   Value zeroS = LLVM::ZeroOp::create(b, accStruct(b.getContext(), kQueries / 2));
-  Value zeroDQ = LLVM::ZeroOp::create(b, accStruct(b.getContext(), n / 2));
-  QueryRows rows = loadQueryRows(b, op, tl);
 
   NVVM::WgmmaFenceAlignedOp::create(b);
   Value s = issueShared(b, zeroS, descK, descQ, kQueries, elt, false);
@@ -319,10 +304,15 @@ void lowerStep(GradDKDVMmaOp op) {
   SmallVector<Value> sRegs = pinAfterWait(b, unpackStruct(b, s, kQueries / 2));
   SmallVector<Value> dpRegs =
       pinAfterWait(b, unpackStruct(b, dp, kQueries / 2));
-  gradients(b, op, tl, rows, sRegs, dpRegs);
+  gradients(b, op, tl, sRegs, dpRegs);
   SmallVector<Value> p = packPairs(b, sRegs, elt);
   SmallVector<Value> ds = packPairs(b, dpRegs, elt);
 
+  // dV += P^T dO, dK += dS^T Q: B MN-major, k over the 64 queries. (Each
+  // group's descriptors are made just before it: made up front, they would
+  // all be live across the first group and spill.)
+  SmallVector<Value> descDOt = mnMajor(b, doAddr, kQueries, kQueries / 16);
+  SmallVector<Value> descQt = mnMajor(b, qAddr, kQueries, kQueries / 16);
   SmallVector<Value> dk = unpack(b, op.getDK()), dv = unpack(b, op.getDV());
   NVVM::WgmmaFenceAlignedOp::create(b);
   for (int64_t kk = 0; kk < kQueries / 16; ++kk) {
@@ -340,6 +330,16 @@ void lowerStep(GradDKDVMmaOp op) {
                                  NVVM::SharedSpace::shared_cta));
   NVVM::BarrierOp::create(b, Type(), cI32(b, kStagedBarrier), cI32(b, 256),
                           NVVM::BarrierReductionAttr(), Value());
+  // dQ[:, w n ..] = dS K[:, w n ..]: A = dS (K-major, 2 chunks of 64 keys),
+  // B = K MN-major from column w n.
+  int64_t n = d / 2;
+  SmallVector<Value> descDS = kMajor(b, dsAddr, kQueries, blockN / 16);
+  Value kCols = offsetBy(b, kAddr, tl.warpgroup,
+                         n * 2 / 128 * blockN * kChunkBytes);
+  if (n < 64) // D = 64: warpgroup 1's 32 columns start 64 bytes into a row
+    kCols = offsetBy(b, kAddr, tl.warpgroup, n * 2);
+  SmallVector<Value> descKt = mnMajor(b, kCols, blockN, blockN / 16);
+  Value zeroDQ = LLVM::ZeroOp::create(b, accStruct(b.getContext(), n / 2));
   NVVM::WgmmaFenceAlignedOp::create(b);
   Value dq = issueShared(b, zeroDQ, descDS, descKt, n, elt, true);
   NVVM::WgmmaGroupSyncAlignedOp::create(b);
