@@ -43,3 +43,6 @@ case_dir near_tie          1  2 2 1024 1024  64 f16  "causal, scale = 0.5 : f32"
 case_dir d64_causal         1  4 2  256  256  64 bf16 causal
 case_dir llama3_8b_prefill  1 32 8 8192 8192 128 bf16 causal
 case_dir causal_n16384      1 16 16 16384 16384 128 bf16 causal
+# The forwards of the timed shapes (grad_check.py --fwd: forward + backward).
+build/bin/attn-compile --spec-file=bench/specs_grad_fwd.json -o "$OUT/fwd" > /dev/null
+find "$OUT/fwd" -name "*.ptx" -delete

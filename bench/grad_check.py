@@ -18,6 +18,12 @@ Build machine, per case directory (see bench/build_grad.sh):
 GPU machine:
 
     python3 bench/grad_check.py DIR [DIR ...]
+
+With `--lib build/lib/libattn_runtime.so --fwd BUNDLE` (a bundle holding a
+forward of the case's shape, e.g. attn-compile of
+examples/llama3-8b-prefill.mlir) it also times forward + backward: our
+forward through the runtime plus the backward, beside FA2's and cuDNN's
+forward + backward (autograd of scaled_dot_product_attention).
 """
 import argparse
 import ctypes
@@ -229,11 +235,20 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dirs", nargs="+")
     ap.add_argument("--no-time", action="store_true")
+    ap.add_argument("--lib", help="libattn_runtime.so (with --fwd)")
+    ap.add_argument("--fwd", help="a forward bundle: time forward + backward")
     args = ap.parse_args()
-    drv = Driver()
+    drv = Driver.shared = Driver()
+    args.bundle = None
+    if args.fwd:
+        import attn_runtime as rt
+        args.rt = rt
+        args.bundle = rt.Bundle(rt.load_library(args.lib), args.fwd)
     torch.manual_seed(0)
     rows = []
     for d in args.dirs:
+        if not os.path.exists(os.path.join(d, "host.mlir")):
+            continue  # e.g. build_grad.sh's forward bundle
         case = Case(drv, d)
         (b, hq, nq, dd), elt = case.args[0]
         _, hkv, nk, _ = case.args[1][0]
@@ -314,8 +329,43 @@ def check(drv, case, args, q, k, v, do, scale, variant):
                     ms, flops / ms / 1e9, res[1], flops / res[1] / 1e9,
                     res[1] / ms, res[2], flops / res[2] / 1e9,
                     res[2] / ms)
+        both = args.bundle and fwd_bwd_times(args, case, t, q, k, v, do,
+                                             scale, flops / 2.5 * 3.5)
+        if both:
+            line += "\n" + both
     print(line, flush=True)
     return line
+
+
+def fwd_bwd_times(args, case, t, q, k, v, do, scale, flops):
+    """Forward (our bundle through the runtime, writing O and LSE) +
+    backward, against FA2's and cuDNN's forward + backward."""
+    from torch.nn.attention import SDPBackend
+    rt = args.rt
+    o = torch.empty_like(q)
+    lse = torch.empty(q.shape[:3], device="cuda")
+    fargs = rt.fwd_args(q, k, v, o, lse, case.causal, scale)
+    status, msg = args.bundle.fwd(fargs, 0)
+    if status != 0:  # the bundle has no forward of this shape
+        return None
+
+    def ours():
+        args.bundle.fwd(fargs, 0)
+        case.run(Driver.shared, t)
+    res = [time_ms(ours)]
+    for be in (SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION):
+        def step():
+            out, leaves = sdpa_grads(q, k, v, do, case.causal, scale, be)
+            torch.autograd.grad(out, leaves, do)
+        try:
+            res.append(time_ms(step))
+        except RuntimeError:
+            res.append(float("nan"))
+    return ("  fwd+bwd %.3f ms %.1f TFLOP/s; FA2 %.3f (%.1f) %.2fx; "
+            "cuDNN %.3f (%.1f) %.2fx" % (
+                res[0], flops / res[0] / 1e9, res[1], flops / res[1] / 1e9,
+                res[1] / res[0], res[2], flops / res[2] / 1e9,
+                res[2] / res[0]))
 
 
 if __name__ == "__main__":
