@@ -396,7 +396,7 @@ void buildConsumer(ImplicitLocOpBuilder &b, const GradShape &s,
                       cta.kvHead, cta.kPos);
 }
 
-/// (c) The dK/dV grid: one CTA per (K/V block, KV head, batch).
+/// (c) The dK/dV grid: one CTA per (KV head, K/V block, batch).
 void buildDKDV(ImplicitLocOpBuilder &b, const GradShape &s, int64_t stages,
                const StepOperands &ops) {
   AttentionGradOp op = ops.op;
@@ -410,8 +410,13 @@ void buildDKDV(ImplicitLocOpBuilder &b, const GradShape &s, int64_t stages,
   Value zeros = arith::ConstantOp::create(
       b, DenseElementsAttr::get(stateType, b.getF32FloatAttr(0).getValue()));
   MLIRContext *ctx = b.getContext();
+  // KV heads fastest: CTAs start in the order of their K/V blocks, so the
+  // heaviest causal CTAs (the first blocks, which see the most Q blocks)
+  // of every head start first (with K/V blocks fastest, one head's light
+  // CTAs come before the next head's heavy ones: a 24% longer tail for
+  // Llama-3-8B's 512 CTAs of 4..512 steps).
   auto cta = scf::ForallOp::create(
-      b, getAsIndexOpFoldResult(ctx, {s.kBlocks(), s.headsKV, s.batch}),
+      b, getAsIndexOpFoldResult(ctx, {s.headsKV, s.kBlocks(), s.batch}),
       ValueRange{},
       b.getArrayAttr({gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimX),
                       gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimY),
@@ -420,8 +425,8 @@ void buildDKDV(ImplicitLocOpBuilder &b, const GradShape &s, int64_t stages,
   b.setInsertionPointToStart(cta.getBody());
   SmallVector<Value> ivs = cta.getInductionVars();
   CtaBlocks blocks;
-  blocks.kPos = arith::MulIOp::create(b, ivs[0], index(b, kBlockN));
-  blocks.kvHead = ivs[1];
+  blocks.kPos = arith::MulIOp::create(b, ivs[1], index(b, kBlockN));
+  blocks.kvHead = ivs[0];
   blocks.batch = ivs[2];
   blocks.numQBlocks = index(b, s.qBlocks());
   blocks.begin = blocks.mid = index(b, 0);
@@ -450,10 +455,22 @@ void buildDKDV(ImplicitLocOpBuilder &b, const GradShape &s, int64_t stages,
   buildConsumer(b, s, stages, st, blocks, inCta, zeros);
 }
 
+/// Bytes of the dK/dV CTA's shared memory (allocateShared's buffers).
+int64_t sharedBytes(const GradShape &s, int64_t stages) {
+  int64_t tile = s.d * 2; // bytes of a 16-bit row
+  return 2 * stages * kBlockM * tile + 2 * kBlockN * tile +
+         2 * kBlockN * kBlockM * 2 + 2 * kConsumerWarpgroups * kBlockM * s.d / 2 * 4;
+}
+
 LogicalResult lowerGrad(AttentionGradOp op, int64_t stages) {
   FailureOr<GradShape> s = gradShape(op);
   if (failed(s))
     return failure();
+  if (int64_t bytes = sharedBytes(*s, stages); bytes > kMaxSharedBytes)
+    return op.emitOpError("attn-grad-async-pipeline: ")
+           << stages << " stages need " << bytes
+           << " bytes of shared memory at D = " << s->d << ", but a CTA has "
+           << kMaxSharedBytes << " (use fewer stages)";
   ImplicitLocOpBuilder b(op.getLoc(), op);
   auto rowsType = MemRefType::get({s->batch, s->headsQ, s->seqQ},
                                   b.getF32Type());

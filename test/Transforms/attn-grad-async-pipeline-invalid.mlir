@@ -5,6 +5,8 @@
 // on backward calls the attn.attention_grad verifier accepts.
 
 // STAGES: error: attn-grad-async-pipeline: stages must be in [2, 4], but got 1
+// RUN: not attn-opt %S/attn-grad-async-pipeline.mlir --attn-grad-async-pipeline="stages=3" 2>&1 | FileCheck %s --check-prefix=SMEM
+// SMEM: error: 'attn.attention_grad' op attn-grad-async-pipeline: 3 stages need 262144 bytes of shared memory at D = 128, but a CTA has 232448 (use fewer stages)
 
 func.func @dynamic(%q: memref<1x2x?x64xbf16>, %k: memref<1x2x8x64xbf16>,
                    %lse: memref<1x2x?xf32>, %dq: memref<1x2x?x64xbf16>,

@@ -410,9 +410,9 @@ def AttnGradAsyncPipeline
     ```
     // (a) preprocess, one thread per query row:
     //     Delta = rowsum(dO * O), LSE_log2 = LSE * log2(e) (+inf for -inf)
-    // (b) dQ_acc = 0 (fp32 [B, Hq, Nq, D]), one thread per column
-    // (c) dK/dV: CTA (K/V block of 128 keys, KV head, batch), 3 warpgroups
-    scf.forall (%kb, %hkv, %b) in (ceil(Nk / 128), Hkv, B) {
+    // (b) dQ_acc = 0: fp32 tiles [B, Hq, ceil(Nq / 64), 2, 64, D / 2]
+    // (c) dK/dV: CTA (KV head, K/V block of 128 keys, batch), 3 warpgroups
+    scf.forall (%hkv, %kb, %b) in (Hkv, ceil(Nk / 128), B) {
       K, V [C, 128, 64] resident; ring of `stages` Q, dO [C, 64, 64]
       attn.warp_specialize consumers(2) registers(24, 240) producer {
         TMA: K, V once; then Q, dO of each (query head of the group,
@@ -428,15 +428,17 @@ def AttnGradAsyncPipeline
 
     BLOCK_M = 64 query rows per Q block, BLOCK_N = 128 keys per CTA
     (64 per consumer warpgroup). Each K/V block adds its dS K into dQ_acc
-    with fp32 atomics (FlashAttention-2 Algorithm 2 line 21): not bitwise
-    reproducible run to run (the host path's `attn-tile-grad` is).
-    Errors: dynamic shapes; D other than 64 or 128; f8/f32 inputs.
+    (FlashAttention-2 Algorithm 2 line 21) by bulk reductions from shared
+    memory (FlashAttention-3): not bitwise reproducible run to run (the
+    host path's `attn-tile-grad` is).
+    Errors: dynamic shapes; D other than 64 or 128; f8/f32 inputs; more
+    stages than shared memory holds (2 at D = 128, 4 at D = 64).
     Source: FlashAttention-2 (arXiv 2307.08691) Algorithm 2;
     FlashAttention-3 (arXiv 2407.08608) appendix B; seed 000, backward.
   }];
   let options = [
     Option<"stages", "stages", "int64_t", "2",
-           "Q/dO ring stages (2 to 4)">
+           "Q/dO ring stages (2 to 4, as shared memory allows)">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
