@@ -620,9 +620,8 @@ static llvm::Error checkKey(const FwdKey &key, const llvm::Twine &at) {
 static std::optional<std::string> whyAbsent(const KernelEntry &kernel,
                                             Operand op) {
   const FwdKey &key = kernel.key;
-  if (isGradOperand(op) != kernel.isBackward())
-    return kernel.isBackward() ? "in a backward kernel"
-                               : "in a kernel that is not backward (bwd)";
+  if (isGradOperand(op) && !kernel.isBackward())
+    return "in a kernel that is not backward (bwd)";
   if (op == Operand::LSE && !key.hasLse)
     return "in a kernel without LSE";
   if (isDescale(op) && key.dtype != "e4m3")
