@@ -1037,7 +1037,7 @@ compileKernel(KernelSource src, const BundleOptions &opts, StringRef ptxas,
   entry.kind = backward ? "bwd" : "fwd";
   entry.key = src.key;
   entry.variant = variant.str();
-  if (src.key.path == "wgmma")
+  if (src.key.path == "wgmma" && !backward) // the backward's grids are fixed
     entry.persistentCtas = pipeline.persistentCtas;
   FailureOr<WorkspaceMap> workspace = readWorkspace(func, src, launches[0]);
   if (failed(workspace))
