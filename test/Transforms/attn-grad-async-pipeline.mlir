@@ -37,7 +37,7 @@ func.func @grad(%q: !q, %k: !kv, %v: !kv, %o: !q, %do: !q, %lse: !l,
 // CHECK:         nvgpu.tma.create.descriptor {{.*}} box[%c1, %c1, %c64, %c64]
 // CHECK:         nvgpu.tma.create.descriptor {{.*}} box[%c1, %c1, %c128, %c64]
 // CHECK:         nvgpu.tma.create.descriptor {{.*}} box[%c1, %c1, %c128, %c64]
-// CHECK:         scf.forall (%[[HKV:.*]], %[[KB:.*]], %[[B:.*]]) in (1, 3, 1) {
+// CHECK:         scf.forall (%[[HIB:.*]], %[[KB:.*]], %[[BB:.*]]) in (1, 3, 1) {
 // CHECK:           memref.view {{.*}} to memref<2x2x64x64xbf16, #gpu.address_space<workgroup>>
 // CHECK:           memref.view {{.*}} to memref<2x2x64x64xbf16, #gpu.address_space<workgroup>>
 // CHECK:           memref.view {{.*}} to memref<1x2x128x64xbf16, #gpu.address_space<workgroup>>
@@ -64,8 +64,8 @@ func.func @grad(%q: !q, %k: !kv, %v: !kv, %o: !q, %do: !q, %lse: !l,
 // CHECK:               scf.for
 // CHECK:                 attn.grad_dkdv_mma
 // CHECK-SAME:              mask = #attn.mask<none>
-// CHECK:             attn.store_tile {{.*}}, %arg7[%[[B]], %[[HKV]], {{.*}}] : vector<128x128xf32>, memref<1x1x300x128xbf16>
-// CHECK:             attn.store_tile {{.*}}, %arg8[%[[B]], %[[HKV]], {{.*}}] : vector<128x128xf32>, memref<1x1x300x128xbf16>
+// CHECK:             attn.store_tile {{.*}}, %arg7[{{.*}}] : vector<128x128xf32>, memref<1x1x300x128xbf16>
+// CHECK:             attn.store_tile {{.*}}, %arg8[{{.*}}] : vector<128x128xf32>, memref<1x1x300x128xbf16>
 // (d) dQ = dQ_acc, rounded.
 // CHECK:         scf.forall ({{.*}}) in (13, 2, 1) {
 // CHECK:             memref.load %[[DQACC]]

@@ -411,8 +411,9 @@ def AttnGradAsyncPipeline
     // (a) preprocess, one thread per query row:
     //     Delta = rowsum(dO * O), LSE_log2 = LSE * log2(e) (+inf for -inf)
     // (b) dQ_acc = 0: fp32 tiles [B, Hq, ceil(Nq / 64), 2, 64, D / 2]
-    // (c) dK/dV: CTA (KV head, K/V block of 128 keys, batch), 3 warpgroups
-    scf.forall (%hkv, %kb, %b) in (Hkv, ceil(Nk / 128), B) {
+    // (c) dK/dV: CTA (KV head, K/V block of 128 keys, batch), 3 warpgroups,
+    //     in bands of KV heads filling about a wave (KV head in band fastest)
+    scf.forall (%h, %kb, %band_b) in (band, ceil(Nk / 128), Hkv / band * B) {
       K, V [C, 128, 64] resident; ring of `stages` Q, dO [C, 64, 64]
       attn.warp_specialize consumers(2) registers(24, 240) producer {
         TMA: K, V once; then Q, dO of each (query head of the group,
