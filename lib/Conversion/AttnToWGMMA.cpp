@@ -166,26 +166,7 @@ ScoreDescriptors scoreDescriptors(ImplicitLocOpBuilder &b,
 /// Returns the accumulator struct (BLOCK_N / 2 f32), valid after the wait.
 Value issueScores(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
                   const ScoreDescriptors &d) {
-  MLIRContext *ctx = b.getContext();
-  int64_t bn = op.getBlockN();
-  Type elt = elementType(op);
-  Value acc = d.zero;
-  for (auto [kk, descA, descB] : llvm::enumerate(d.a, d.b)) {
-    acc = NVVM::WgmmaMmaAsyncOp::create(
-        b, acc.getType(), acc, descA, descB,
-        NVVM::MMAShapeAttr::get(ctx, 64, bn, wgmmaK(elt)),
-        NVVM::WGMMATypesAttr::get(ctx, wgmmaType(elt)),
-        NVVM::WGMMATypesAttr::get(ctx, wgmmaType(elt)),
-        NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
-        NVVM::WGMMAScaleOutAttr::get(ctx, kk == 0 ? NVVM::WGMMAScaleOut::zero
-                                                  : NVVM::WGMMAScaleOut::one),
-        NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
-        NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
-        NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
-        NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::col),
-        NVVM::MMAIntOverflowAttr());
-  }
-  return acc;
+  return issueShared(b, d.zero, d.a, d.b, op.getBlockN(), elementType(op));
 }
 
 /// GQA packing (G = `pack` > 1): packed row r is query r / G of head

@@ -43,29 +43,6 @@ Value offsetBy(ImplicitLocOpBuilder &b, Value addr, Value index,
           b, b.getI64Type(), arith::MulIOp::create(b, index, cIndex(b, bytes))));
 }
 
-/// One wgmma m64nNk16 per k-step with A and B from shared memory (the
-/// first k-step overwrites `acc`); B MN-major when `transposeB`.
-Value issueShared(ImplicitLocOpBuilder &b, Value acc, ArrayRef<Value> descA,
-                  ArrayRef<Value> descB, int64_t n, Type elt,
-                  bool transposeB) {
-  MLIRContext *ctx = b.getContext();
-  for (auto [kk, a, bDesc] : llvm::enumerate(descA, descB))
-    acc = NVVM::WgmmaMmaAsyncOp::create(
-        b, acc.getType(), acc, a, bDesc, NVVM::MMAShapeAttr::get(ctx, 64, n, 16),
-        NVVM::WGMMATypesAttr::get(ctx, wgmmaType(elt)),
-        NVVM::WGMMATypesAttr::get(ctx, wgmmaType(elt)),
-        NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
-        NVVM::WGMMAScaleOutAttr::get(ctx, kk == 0 ? NVVM::WGMMAScaleOut::zero
-                                                  : NVVM::WGMMAScaleOut::one),
-        NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
-        NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
-        NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
-        NVVM::MMALayoutAttr::get(ctx, transposeB ? NVVM::MMALayout::row
-                                                 : NVVM::MMALayout::col),
-        NVVM::MMAIntOverflowAttr());
-  return acc;
-}
-
 /// Descriptors of `rows`-row K-major operands per k16 step over D: the
 /// tile at `addr` is [C, tileRows, 64] (128-byte rows, 64 columns a chunk).
 SmallVector<Value> kMajor(ImplicitLocOpBuilder &b, Value addr,

@@ -160,6 +160,27 @@ SmallVector<Value> wgmmaRegisterA(ImplicitLocOpBuilder &b, ArrayRef<Value> acc,
   return unpackStruct(b, asmOp.getResult(0), regs);
 }
 
+Value issueShared(ImplicitLocOpBuilder &b, Value acc, ArrayRef<Value> descA,
+                  ArrayRef<Value> descB, int64_t n, Type elt, bool transposeB) {
+  MLIRContext *ctx = b.getContext();
+  for (auto [kk, a, bDesc] : llvm::enumerate(descA, descB))
+    acc = NVVM::WgmmaMmaAsyncOp::create(
+        b, acc.getType(), acc, a, bDesc,
+        NVVM::MMAShapeAttr::get(ctx, 64, n, wgmmaK(elt)),
+        NVVM::WGMMATypesAttr::get(ctx, wgmmaType(elt)),
+        NVVM::WGMMATypesAttr::get(ctx, wgmmaType(elt)),
+        NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
+        NVVM::WGMMAScaleOutAttr::get(ctx, kk == 0 ? NVVM::WGMMAScaleOut::zero
+                                                  : NVVM::WGMMAScaleOut::one),
+        NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
+        NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
+        NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
+        NVVM::MMALayoutAttr::get(ctx, transposeB ? NVVM::MMALayout::row
+                                                 : NVVM::MMALayout::col),
+        NVVM::MMAIntOverflowAttr());
+  return acc;
+}
+
 SmallVector<Value> packPairs(ImplicitLocOpBuilder &b, ArrayRef<Value> x,
                              Type elt) {
   SmallVector<Value> regs;

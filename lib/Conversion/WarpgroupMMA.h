@@ -127,6 +127,14 @@ SmallVector<Value> wgmmaRegisterA(ImplicitLocOpBuilder &b, ArrayRef<Value> acc,
                                   ArrayRef<Value> a, Value descB, int64_t n,
                                   Type elt);
 
+/// One wgmma m64nNkK per k-step (K = wgmmaK(elt)) with A and B from shared
+/// memory, A K-major, B K-major or (`transposeB`, f16/bf16 only) MN-major;
+/// the first k-step overwrites `acc` (an accumulator struct). Returns the
+/// struct, valid after the group's wait.
+Value issueShared(ImplicitLocOpBuilder &b, Value acc, ArrayRef<Value> descA,
+                  ArrayRef<Value> descB, int64_t n, Type elt,
+                  bool transposeB = false);
+
 /// Accumulator registers packed pairwise into 16-bit `elt` (f16/bf16)
 /// pairs: the A operand of a register-A wgmma over the accumulator's
 /// columns (k-step kk in registers 4 kk .. 4 kk + 3), no data movement.

@@ -101,21 +101,8 @@ Status checkOutputsDoNotAlias(const CallOperands &ops, const BwdCall &call) {
   const Operand all[] = {Operand::Q,  Operand::K,  Operand::V,
                          Operand::O,  Operand::DO, Operand::LSE,
                          Operand::DQ, Operand::DK, Operand::DV};
-  for (Operand out : {Operand::DQ, Operand::DK, Operand::DV})
-    for (Operand in : all) {
-      auto [a0, a1] = range(out);
-      auto [b0, b1] = range(in);
-      if (in == out || a0 == a1 || b0 == b1 || a1 <= b0 || b1 <= a0)
-        continue;
-      return invalid(formatv("{0} overlaps {1} (bytes [{2}, {3}) and [{4}, "
-                             "{5})): outputs need memory of their own",
-                             bundle::operandName(out), bundle::operandName(in),
-                             pointerText(reinterpret_cast<void *>(a0)),
-                             pointerText(reinterpret_cast<void *>(a1)),
-                             pointerText(reinterpret_cast<void *>(b0)),
-                             pointerText(reinterpret_cast<void *>(b1))));
-    }
-  return Status::success();
+  return checkOutputsDisjoint({Operand::DQ, Operand::DK, Operand::DV}, all,
+                              range);
 }
 
 /// The operands of a backward call, for the device checks.

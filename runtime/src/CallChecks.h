@@ -48,6 +48,14 @@ bool sameSizes(const attn_tensor &a, const attn_tensor &b);
 /// Softmax scales equal within 1e-6 relative.
 bool sameScale(double a, double b);
 
+/// Each of `outputs` shares no byte with any of `operands` (other than
+/// itself): the kernels read the inputs while other CTAs write the outputs.
+/// `bytes(op)` is operand op's [first, end) byte range (empty: unused).
+Status checkOutputsDisjoint(
+    llvm::ArrayRef<bundle::Operand> outputs,
+    llvm::ArrayRef<bundle::Operand> operands,
+    llvm::function_ref<std::pair<uint64_t, uint64_t>(bundle::Operand)> bytes);
+
 /// `t` is device memory of `device` and its `bytes` lie inside its
 /// allocation.
 Status checkPointer(const DriverApi &driver, const attn_tensor &t,
