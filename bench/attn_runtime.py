@@ -34,6 +34,14 @@ class FwdArgs(ctypes.Structure):
                 ("max_seqlen_k", ctypes.c_int64)]
 
 
+class BwdArgs(ctypes.Structure):
+    """attn_bwd_args: q, k, v, o, dout (dO), lse in; dq, dk, dv out."""
+    _fields_ = [("q", Tensor), ("k", Tensor), ("v", Tensor), ("o", Tensor),
+                ("dout", Tensor), ("lse", Tensor), ("dq", Tensor),
+                ("dk", Tensor), ("dv", Tensor), ("causal", ctypes.c_int32),
+                ("softmax_scale", ctypes.c_float)]
+
+
 def load_library(path):
     lib = ctypes.CDLL(path)
     lib.attn_bundle_load.argtypes = [ctypes.c_char_p,
@@ -52,6 +60,10 @@ def load_library(path):
                               ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64)]
     lib.attn_bundle_set_check_values.argtypes = [ctypes.c_void_p,
                                                  ctypes.c_int]
+    lib.attn_bwd_select.argtypes = [ctypes.c_void_p, ctypes.POINTER(BwdArgs),
+                                    ctypes.POINTER(ctypes.c_int64)]
+    lib.attn_bwd.argtypes = [ctypes.c_void_p, ctypes.POINTER(BwdArgs),
+                             ctypes.c_void_p]
     lib.attn_last_error.restype = ctypes.c_char_p
     lib.attn_status_name.argtypes = [ctypes.c_int]
     lib.attn_status_name.restype = ctypes.c_char_p
@@ -110,9 +122,30 @@ class Bundle:
                                                        int(enabled))
         return status, self.lib.attn_last_error().decode()
 
+    def bwd_select(self, args):
+        index = ctypes.c_int64(-1)
+        status = self.lib.attn_bwd_select(self.handle, ctypes.byref(args),
+                                          ctypes.byref(index))
+        return status, index.value, self.lib.attn_last_error().decode()
+
+    def bwd(self, args, stream):
+        status = self.lib.attn_bwd(self.handle, ctypes.byref(args), stream)
+        return status, self.lib.attn_last_error().decode()
+
     def fwd(self, args, stream):
         status = self.lib.attn_fwd(self.handle, ctypes.byref(args), stream)
         return status, self.lib.attn_last_error().decode()
+
+
+def bwd_args(q, k, v, o, dout, lse, dq, dk, dv, causal, scale=0.0):
+    """A backward call (attn_bwd): torch tensors of the forward's shapes."""
+    args = BwdArgs()
+    for name, t in (("q", q), ("k", k), ("v", v), ("o", o), ("dout", dout),
+                    ("lse", lse), ("dq", dq), ("dk", dk), ("dv", dv)):
+        setattr(args, name, tensor(t))
+    args.causal = int(causal)
+    args.softmax_scale = scale
+    return args
 
 
 def fwd_args(q, k, v, o, lse, causal, scale=0.0):

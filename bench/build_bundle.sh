@@ -24,6 +24,8 @@
 #   varlen_paged_decode: a GQA-packed varlen paged decode kernel
 #          (bench/specs_varlen_paged_decode.json) with splits 1, 4, 16 and 32
 #          as variants, timed by paged_check.py beside the batched paged one.
+#   bwd:   backward kernels (bench/specs_bwd.json), for bench/bwd_check.py
+#          (the extra arguments are not passed: they are forward options).
 # Extra arguments go to attn-compile (e.g. --path=fma, --max-mma-n=64).
 # Then, on the GPU machine:
 #   python3 bench/harness.py --bundle build/bundles/bench --lib build/lib/libattn_runtime.so
@@ -32,11 +34,12 @@
 #   python3 bench/decode_check.py --lib build/lib/libattn_runtime.so --bundles build/bundles
 #   python3 bench/paged_check.py --lib build/lib/libattn_runtime.so --bundles build/bundles
 #   python3 bench/varlen_check.py --lib build/lib/libattn_runtime.so --bundles build/bundles
+#   python3 bench/bwd_check.py --lib build/lib/libattn_runtime.so --bundle build/bundles/bwd
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${ATTN_BUILD_DIR:-build}
 OUT=${ATTN_BUNDLE_ROOT:-$BUILD/bundles}
-rm -rf "$OUT/bench" "$OUT/tma" "$OUT/tma_fma" "$OUT/fp8" "$OUT"/decode_s* "$OUT"/decode_pack_* "$OUT"/paged_* "$OUT"/varlen*
+rm -rf "$OUT/bench" "$OUT/tma" "$OUT/tma_fma" "$OUT/fp8" "$OUT"/decode_s* "$OUT"/decode_pack_* "$OUT"/paged_* "$OUT"/varlen* "$OUT/bwd"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs.json -o "$OUT/bench" "$@"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_tma.json -o "$OUT/tma" "$@"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_tma.json -o "$OUT/tma_fma" --path=fma "$@"
@@ -66,3 +69,4 @@ done
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_varlen_paged_decode.json --splits=1 \
   --variant="splits=4" --variant="splits=16" --variant="splits=32" \
   -o "$OUT/varlen_paged_decode" "$@"
+"$BUILD/bin/attn-compile" --spec-file=bench/specs_bwd.json -o "$OUT/bwd"

@@ -54,16 +54,18 @@ struct KernelSource {
   // variant starts from: its defaults follow its own path and BLOCK_N.
   int64_t requestedBlockM = 0, requestedBlockN = 0;
   bool packGqa = false; // GQA packing (attribute or option)
+  bool backward = false; // attn.attention_grad: kind "bwd"
 };
 
-/// The dimension with unit stride of a q, k, v or o operand of `rank`: D,
+/// The dimension with unit stride of a q, k, v or o operand (or a
+/// backward's do, dq, dk, dv) of `rank`: D,
 /// the last (3 of [B, H, N, D] and of a paged cache, 2 of a varlen
 /// kernel's packed [total, H, D]), except Nk (2) for the V of an FP8 kernel
 /// (V^T storage: the FP8 wgmma reads V K-major); -1 (none) for the other
 /// operands.
 int64_t unitDim(Operand role, bool fp8, int64_t rank) {
   if (role != Operand::Q && role != Operand::K && role != Operand::V &&
-      role != Operand::O)
+      role != Operand::O && !bundle::isGradOperand(role))
     return -1;
   return fp8 && role == Operand::V ? 2 : rank - 1;
 }
@@ -146,27 +148,34 @@ constexpr llvm::StringLiteral kKernelAttrs[] = {"attn.block_m", "attn.block_n",
                                                 "attn.path", "attn.splits",
                                                 "attn.pack_gqa"};
 
-/// The function must be `attn.attention` (or `attn.varlen_attention`) +
-/// `return` (anything else would be lost: a bundle holds only the kernel)
-/// with an identifier for a name.
+/// True for the ops a bundle kernel function is made of.
+bool isKernelRoot(Operation *op) {
+  return isa<AttentionOp, VarlenAttentionOp, AttentionGradOp>(op);
+}
+
+/// The function must be `attn.attention` (or `attn.varlen_attention`, or
+/// `attn.attention_grad`) + `return` (anything else would be lost: a bundle
+/// holds only the kernel) with an identifier for a name.
 FailureOr<Operation *> kernelOp(func::FuncOp func) {
   SmallVector<Operation *> ops;
   func.walk([&](Operation *op) {
-    if (isa<AttentionOp, VarlenAttentionOp>(op))
+    if (isKernelRoot(op))
       ops.push_back(op);
   });
   if (ops.size() != 1)
     return func.emitError("a bundle kernel function holds exactly one "
-                          "attn.attention or attn.varlen_attention, found ")
+                          "attn.attention, attn.varlen_attention or "
+                          "attn.attention_grad, found ")
            << ops.size();
   if (!isKernelName(func.getSymName()))
     return func.emitError("kernel function name '")
            << func.getSymName() << "' must be [A-Za-z_][A-Za-z0-9_]*";
   for (Operation &op : func.getBody().front())
-    if (!isa<AttentionOp, VarlenAttentionOp, func::ReturnOp>(op))
+    if (!isKernelRoot(&op) && !isa<func::ReturnOp>(op))
       return op.emitOpError("is not allowed in a bundle kernel function: "
                             "it holds only attn.attention (or "
-                            "attn.varlen_attention) and return");
+                            "attn.varlen_attention, or attn.attention_grad) "
+                            "and return");
   // A misspelt attribute ("attn.blockm") must not silently give defaults.
   for (NamedAttribute attr : func->getDiscardableAttrs())
     if (attr.getName().strref().starts_with("attn.") &&
@@ -199,6 +208,8 @@ LogicalResult assignRoles(Operation *op,
                           KernelSource &src);
 FailureOr<KernelSource> inspectVarlen(func::FuncOp func, VarlenAttentionOp op,
                                       const BundleOptions &opts);
+FailureOr<KernelSource> inspectGrad(func::FuncOp func, AttentionGradOp op,
+                                    const BundleOptions &opts);
 LogicalResult finishInspect(func::FuncOp func, const BundleOptions &opts,
                             bool fp8, bool paged, KernelSource &src);
 
@@ -264,6 +275,8 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
   auto varlenOp = dyn_cast<VarlenAttentionOp>(*maybeOp);
   if (varlenOp)
     return inspectVarlen(func, varlenOp, opts);
+  if (auto gradOp = dyn_cast<AttentionGradOp>(*maybeOp))
+    return inspectGrad(func, gradOp, opts);
   AttentionOp op = cast<AttentionOp>(*maybeOp);
   KernelSource src;
   src.func = func;
@@ -379,6 +392,79 @@ FailureOr<KernelSource> inspectVarlen(func::FuncOp func, VarlenAttentionOp op,
   FailureOr<bool> strided = layoutKey(op, /*fp8=*/false, operands);
   if (failed(strided) || failed(varlenKey(op, *strided, src.key)) ||
       failed(finishInspect(func, opts, /*fp8=*/false, paged, src)))
+    return failure();
+  return src;
+}
+
+/// The key of a backward kernel (attn.attention_grad on the tensor cores,
+/// attn-grad-async-pipeline): f16 or bf16, D 64 or 128, static shapes, the
+/// wgmma path. Its block sizes are the pass's, read off the tensor maps
+/// after lowering (bwdBlockSizes); the forward's block, split and packing
+/// attributes do not apply.
+LogicalResult gradKey(func::FuncOp func, AttentionGradOp op, bool strided,
+                      const BundleOptions &opts, bundle::FwdKey &key) {
+  Type elt = cast<MemRefType>(op.getQ().getType()).getElementType();
+  key.dtype = elt.isF16() ? "f16" : elt.isBF16() ? "bf16" : "";
+  if (key.dtype.empty())
+    return op.emitOpError("a backward bundle kernel takes f16 or bf16 "
+                          "operands");
+  key.headDim = op.getHeadDim();
+  if (key.headDim != 64 && key.headDim != 128)
+    return op.emitOpError("a backward bundle kernel needs D = 64 or 128 "
+                          "(the tensor-core backward keeps dK and dV in "
+                          "registers), but D is ")
+           << (ShapedType::isDynamic(key.headDim)
+                   ? std::string("dynamic")
+                   : std::to_string(key.headDim));
+  key.causal = op.getCausal();
+  key.hasLse = true; // an input of the backward
+  key.scale = op.getScaleOrDefault();
+  key.batch = staticDim(op.getQ(), 0);
+  key.numHeadsQ = staticDim(op.getQ(), 1);
+  key.seqLenQ = staticDim(op.getQ(), 2);
+  key.numHeadsKV = staticDim(op.getK(), 1);
+  key.seqLenK = staticDim(op.getK(), 2);
+  key.strided = strided;
+  if (key.numStaticLengths() != 5)
+    return op.emitOpError("a backward bundle kernel needs static shapes "
+                          "(B, Hq, Hkv, Nq and Nk): attn-grad-async-pipeline "
+                          "has no dynamic lengths yet");
+  for (NamedAttribute attr : func->getDiscardableAttrs())
+    if (attr.getName().strref().starts_with("attn.") &&
+        attr.getName() != "attn.path")
+      return func.emitError("attribute '")
+             << attr.getName().strref()
+             << "' does not apply to a backward kernel (its block sizes are "
+                "attn-grad-async-pipeline's)";
+  KernelPath path = resolvePath(opts.path, opts.chip);
+  if (Attribute attr = func->getAttr("attn.path")) {
+    auto name = dyn_cast<StringAttr>(attr);
+    path = name && name.getValue() == "wgmma" ? KernelPath::wgmma
+                                              : KernelPath::fma;
+  }
+  if (path != KernelPath::wgmma)
+    return func.emitError("backward kernels (attn.attention_grad) take the "
+                          "wgmma path (Hopper tensor cores, TMA); the fma "
+                          "path has no GPU backward");
+  key.path = "wgmma";
+  return success();
+}
+
+FailureOr<KernelSource> inspectGrad(func::FuncOp func, AttentionGradOp op,
+                                    const BundleOptions &opts) {
+  KernelSource src;
+  src.func = func;
+  src.backward = true;
+  SmallVector<std::pair<Value, Operand>> operands = {
+      {op.getQ(), Operand::Q},   {op.getK(), Operand::K},
+      {op.getV(), Operand::V},   {op.getO(), Operand::O},
+      {op.getDO(), Operand::DO}, {op.getLse(), Operand::LSE},
+      {op.getDQ(), Operand::DQ}, {op.getDK(), Operand::DK},
+      {op.getDV(), Operand::DV}};
+  if (failed(assignRoles(op, operands, src)))
+    return failure();
+  FailureOr<bool> strided = layoutKey(op, /*fp8=*/false, operands);
+  if (failed(strided) || failed(gradKey(func, op, *strided, opts, src.key)))
     return failure();
   return src;
 }
@@ -622,7 +708,10 @@ FailureOr<WorkspaceMap> readWorkspace(func::FuncOp func,
       return WalkResult(alloc.emitOpError("a kernel workspace must be "
                                           "contiguous f32"));
     bundle::Workspace buffer;
-    buffer.name = buffers.empty() ? "o_partial" : "lse_partial";
+    // Split-KV's two buffers; the backward's by position (scratch<i>).
+    buffer.name = src.backward
+                      ? "scratch" + std::to_string(buffers.size())
+                      : buffers.empty() ? "o_partial" : "lse_partial";
     unsigned next = 0;
     for (int64_t d : type.getShape()) {
       FailureOr<bundle::GridDim> extent =
@@ -891,6 +980,24 @@ LogicalResult emitLaunch(ModuleOp module, gpu::LaunchFuncOp launch,
 }
 
 
+/// A backward kernel's BLOCK_M and BLOCK_N: the rows of its q and k tensor
+/// maps (attn-grad-async-pipeline's tiles).
+LogicalResult bwdBlockSizes(func::FuncOp func, bundle::KernelEntry &entry) {
+  for (size_t i = 0; i < entry.numLaunches(); ++i)
+    for (const bundle::Param &p : entry.launch(i).params) {
+      if (p.field != bundle::Param::Field::TensorMap)
+        continue;
+      if (p.operand == Operand::Q)
+        entry.key.blockM = p.box[1];
+      if (p.operand == Operand::K)
+        entry.key.blockN = p.box[1];
+    }
+  if (entry.key.blockM == 0 || entry.key.blockN == 0)
+    return func.emitError("the lowered backward reads q or k through no "
+                          "tensor map");
+  return success();
+}
+
 /// Compiles `src` (as kernel `name` when given) with the variant's options.
 FailureOr<bundle::KernelEntry>
 compileKernel(KernelSource src, const BundleOptions &opts, StringRef ptxas,
@@ -918,17 +1025,19 @@ compileKernel(KernelSource src, const BundleOptions &opts, StringRef ptxas,
 
   SmallVector<gpu::LaunchFuncOp> launches;
   func.walk([&](gpu::LaunchFuncOp l) { launches.push_back(l); });
-  // Split-KV: the partial attention, then the combine.
-  size_t expected = src.key.splits > 1 ? 2 : 1;
+  // Split-KV: the partial attention, then the combine. Backward:
+  // preprocess, dQ_acc = 0, dK/dV, dQ.
+  bool backward = src.backward;
+  size_t expected = backward ? 4 : src.key.splits > 1 ? 2 : 1;
   if (launches.size() != expected)
     return func.emitError("expected ")
            << expected << " kernel launch(es) after lowering, got "
            << launches.size();
   bundle::KernelEntry entry;
-  entry.kind = "fwd";
+  entry.kind = backward ? "bwd" : "fwd";
   entry.key = src.key;
   entry.variant = variant.str();
-  if (src.key.path == "wgmma")
+  if (src.key.path == "wgmma" && !backward) // the backward's grids are fixed
     entry.persistentCtas = pipeline.persistentCtas;
   FailureOr<WorkspaceMap> workspace = readWorkspace(func, src, launches[0]);
   if (failed(workspace))
@@ -943,6 +1052,8 @@ compileKernel(KernelSource src, const BundleOptions &opts, StringRef ptxas,
         failed(emitLaunch(*module, launches[i], opts, ptxas, l)))
       return failure();
   }
+  if (backward && failed(bwdBlockSizes(func, entry)))
+    return failure();
   return entry;
 }
 /// A bundle is written into a fresh directory beside the target and swapped
@@ -1027,9 +1138,7 @@ LogicalResult mlir::attn::writeBundle(ModuleOp module,
   std::vector<KernelSource> sources;
   for (auto func : module.getOps<func::FuncOp>()) {
     bool hasAttention = false;
-    func.walk([&](Operation *op) {
-      hasAttention |= isa<AttentionOp, VarlenAttentionOp>(op);
-    });
+    func.walk([&](Operation *op) { hasAttention |= isKernelRoot(op); });
     if (!hasAttention)
       continue;
     FailureOr<KernelSource> src = inspect(func, opts);
@@ -1038,8 +1147,9 @@ LogicalResult mlir::attn::writeBundle(ModuleOp module,
     sources.push_back(*src);
   }
   if (sources.empty())
-    return module.emitError("no function holds an attn.attention or "
-                            "attn.varlen_attention op");
+    return module.emitError("no function holds an attn.attention, "
+                            "attn.varlen_attention or attn.attention_grad "
+                            "op");
   FailureOr<std::string> ptxas = findPtxas(opts, module.getLoc());
   if (failed(ptxas))
     return failure();
@@ -1053,7 +1163,10 @@ LogicalResult mlir::attn::writeBundle(ModuleOp module,
   manifest.generator = "attn-compile";
   manifest.chip = opts.chip;
   for (KernelSource &src : sources) {
-    for (size_t v = 0; v <= opts.variants.size(); ++v) {
+    // Variants are the forward's schedule options: a backward is compiled
+    // once.
+    size_t variants = src.backward ? 0 : opts.variants.size();
+    for (size_t v = 0; v <= variants; ++v) {
       std::string name =
           v ? llvm::formatv("{0}_v{1}", src.func.getSymName(), v).str() : "";
       FailureOr<bundle::KernelEntry> entry = compileKernel(
@@ -1061,11 +1174,16 @@ LogicalResult mlir::attn::writeBundle(ModuleOp module,
       if (failed(entry))
         return failure();
       log << "  " << bundle::describe(*entry) << "\n";
-      const bundle::Resources &r = entry->resources;
-      if (r.spillStoreBytes > 0 || r.spillLoadBytes > 0)
-        log << "  warning: " << entry->name << " spills registers to local "
-            << "memory (" << r.spillStoreBytes << " B stored, "
-            << r.spillLoadBytes << " B loaded): expect it to be slow\n";
+      for (size_t i = 0; i < entry->numLaunches(); ++i) {
+        const bundle::KernelLaunch &l = entry->launch(i);
+        const bundle::Resources &r = l.resources;
+        if (r.spillStoreBytes > 0 || r.spillLoadBytes > 0)
+          log << "  warning: " << l.name
+              << (i ? " (" + l.cubin + ")" : std::string()) << " spills "
+              << "registers to local memory (" << r.spillStoreBytes
+              << " B stored, " << r.spillLoadBytes
+              << " B loaded): expect it to be slow\n";
+      }
       manifest.kernels.push_back(std::move(*entry));
     }
   }

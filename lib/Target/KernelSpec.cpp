@@ -24,10 +24,12 @@ static std::string lengthName(const std::optional<int64_t> &len) {
 }
 
 std::string KernelSpec::defaultName() const {
-  std::string name = llvm::formatv("fwd_{0}_d{1}", dtype, headDim).str();
+  std::string name = llvm::formatv("{0}_{1}_d{2}", backward ? "bwd" : "fwd",
+                                   dtype, headDim)
+                         .str();
   if (causal)
     name += "_causal";
-  if (!lse)
+  if (!lse && !backward)
     name += "_nolse";
   if (!strided)
     name += "_contig";
@@ -67,7 +69,7 @@ static constexpr llvm::StringLiteral kSpecKeys[] = {
     "name",   "batch",     "num_heads_q", "num_heads_kv", "seqlen_q",
     "seqlen_k", "head_dim", "dtype",      "causal",       "lse",
     "scale",  "layout",    "block_m",     "block_n",      "path",
-    "splits", "pack_gqa", "page_size", "varlen"};
+    "splits", "pack_gqa", "page_size", "varlen", "backward"};
 
 bool mlir::attn::fromJSON(const json::Value &value, KernelSpec &spec,
                           json::Path path) {
@@ -90,7 +92,8 @@ bool mlir::attn::fromJSON(const json::Value &value, KernelSpec &spec,
       !o.mapOptional("splits", spec.splits) ||
       !o.mapOptional("pack_gqa", spec.packGqa) ||
       !o.mapOptional("page_size", spec.pageSize) ||
-      !o.mapOptional("varlen", spec.varlen))
+      !o.mapOptional("varlen", spec.varlen) ||
+      !o.mapOptional("backward", spec.backward))
     return false;
   if (value.getAsObject()->get("page_size") && spec.pageSize < 1) {
     path.field("page_size").report("must be at least 1 (leave it out for "
@@ -204,6 +207,32 @@ bool mlir::attn::isKernelName(StringRef name) {
          llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
 }
 
+/// A backward spec: what attn-grad-async-pipeline lowers (static shapes,
+/// f16 or bf16, D 64 or 128), none of the forward's variations, and LSE
+/// (its input) not turned off.
+static LogicalResult verifyBackwardSpec(const KernelSpec &spec, Location loc) {
+  if (spec.dtype == "e4m3")
+    return emitError(loc) << "backward takes f16 or bf16 (there is no FP8 "
+                             "backward)";
+  if (spec.headDim != 64 && spec.headDim != 128)
+    return emitError(loc) << "backward takes head_dim 64 or 128, got "
+                          << spec.headDim;
+  for (const auto &len : {spec.batch, spec.numHeadsQ, spec.numHeadsKV,
+                          spec.seqLenQ, spec.seqLenK})
+    if (!len)
+      return emitError(loc) << "backward needs static batch, num_heads_q, "
+                               "num_heads_kv, seqlen_q and seqlen_k";
+  if (!spec.lse)
+    return emitError(loc) << "backward reads the forward's LSE: lse cannot "
+                             "be false";
+  if (spec.splits > 1 || spec.packGqa || spec.pageSize > 0 || spec.varlen ||
+      spec.blockM || spec.blockN)
+    return emitError(loc) << "backward takes none of splits, pack_gqa, "
+                             "page_size, varlen, block_m and block_n (its "
+                             "tiles are attn-grad-async-pipeline's)";
+  return success();
+}
+
 /// What the op verifier cannot see: lengths, scale and block sizes.
 static LogicalResult verifySpec(const KernelSpec &spec, Location loc) {
   if (!spec.name.empty() && !isKernelName(spec.name))
@@ -242,6 +271,8 @@ static LogicalResult verifySpec(const KernelSpec &spec, Location loc) {
                              "seqlen_k (read from cu_seqlens_q/k)";
   if (!std::isfinite(spec.scale) || spec.scale < 0)
     return emitError(loc) << "scale must be finite and >= 0 (0: 1/sqrt(D))";
+  if (spec.backward && failed(verifyBackwardSpec(spec, loc)))
+    return failure();
   if ((spec.blockM && !isValidBlockM(spec.blockM)) ||
       (spec.blockN && !isValidBlockN(spec.blockN)))
     return emitError(loc) << "block_m must be in [1, " << kMaxBlockM
@@ -317,6 +348,31 @@ static LogicalResult buildVarlenFunction(ModuleOp module,
   return verify(op);
 }
 
+/// func(%q, %k, %v, %o, %dout, %lse, %dq, %dk, %dv) holding one
+/// attn.attention_grad: q, o, dout, dq [B, Hq, Nq, D], k, v, dk, dv [B,
+/// Hkv, Nk, D], lse [B, Hq, Nq] f32, in the spec's layout.
+static LogicalResult buildGradFunction(ModuleOp module, const KernelSpec &spec,
+                                       StringRef name, Location loc) {
+  Builder b(module.getContext());
+  Type elt = spec.dtype == "f16" ? Type(b.getF16Type()) : b.getBF16Type();
+  std::optional<int64_t> d = spec.headDim;
+  Type q = memrefType({spec.batch, spec.numHeadsQ, spec.seqLenQ, d}, elt,
+                      spec.strided);
+  Type kv = memrefType({spec.batch, spec.numHeadsKV, spec.seqLenK, d}, elt,
+                       spec.strided);
+  Type lse = memrefType({spec.batch, spec.numHeadsQ, spec.seqLenQ},
+                        b.getF32Type(), spec.strided);
+  SmallVector<Type> args = {q, kv, kv, q, q, lse, q, kv, kv};
+  OpBuilder builder(module.getContext());
+  func::FuncOp func = createKernelFunc(module, loc, name, args, spec, builder);
+  ValueRange a = func.getArguments();
+  auto op = AttentionGradOp::create(builder, loc, a[0], a[1], a[2], a[3], a[4],
+                                    a[5], a[6], a[7], a[8],
+                                    scaleAttr(spec, builder), spec.causal);
+  func::ReturnOp::create(builder, loc);
+  return verify(op);
+}
+
 LogicalResult mlir::attn::buildKernelFunction(ModuleOp module,
                                               const KernelSpec &spec) {
   MLIRContext *ctx = module.getContext();
@@ -328,6 +384,8 @@ LogicalResult mlir::attn::buildKernelFunction(ModuleOp module,
     return emitError(loc) << "two kernels are named '" << name << "'";
   if (spec.varlen)
     return buildVarlenFunction(module, spec, name, loc);
+  if (spec.backward)
+    return buildGradFunction(module, spec, name, loc);
   Builder b(ctx);
   bool fp8 = spec.dtype == "e4m3";
   Type elt = spec.dtype == "f16" ? Type(b.getF16Type())

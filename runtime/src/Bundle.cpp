@@ -1,6 +1,7 @@
 //===- Bundle.cpp - bundle loading, call checks, dispatch and launch -----===//
 
 #include "Bundle.h"
+#include "CallChecks.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallString.h"
@@ -36,7 +37,7 @@ Status makeError(attn_status code, const llvm::Twine &message) {
   return {code, message.str()};
 }
 
-static Status invalid(const llvm::Twine &message) {
+Status invalid(const llvm::Twine &message) {
   return makeError(ATTN_ERROR_INVALID_ARGUMENT, message);
 }
 
@@ -46,13 +47,13 @@ static Status invalid(const llvm::Twine &message) {
 
 /// The dtype as the integer a C caller stored: reading an out-of-range value
 /// through the enum type would be undefined in C++.
-static int dtypeOf(const attn_tensor &t) {
+int dtypeOf(const attn_tensor &t) {
   std::underlying_type_t<attn_dtype> value;
   std::memcpy(&value, &t.dtype, sizeof(value));
   return static_cast<int>(value);
 }
 
-static const char *dtypeName(int dtype) {
+const char *dtypeName(int dtype) {
   switch (dtype) {
   case ATTN_DTYPE_F16:
     return "f16";
@@ -68,29 +69,29 @@ static const char *dtypeName(int dtype) {
   return nullptr;
 }
 
-static uint64_t elementBytes(int dtype) {
+uint64_t elementBytes(int dtype) {
   return dtype == ATTN_DTYPE_F32 || dtype == ATTN_DTYPE_I32 ? 4
          : dtype == ATTN_DTYPE_E4M3                          ? 1
                                                              : 2;
 }
 
-static std::string dtypeText(int dtype) {
+std::string dtypeText(int dtype) {
   const char *name = dtypeName(dtype);
   return name ? name : formatv("<dtype {0}>", dtype).str();
 }
 
-static std::string listText(const int64_t *values, int32_t rank) {
+std::string listText(const int64_t *values, int32_t rank) {
   std::string text = "[";
   for (int32_t i = 0; i < rank; ++i)
     text += (i ? ", " : "") + std::to_string(values[i]);
   return text + "]";
 }
 
-static std::string sizesText(const attn_tensor &t) {
+std::string sizesText(const attn_tensor &t) {
   return listText(t.sizes, t.rank);
 }
 
-static std::string pointerText(const void *ptr) {
+std::string pointerText(const void *ptr) {
   return formatv("{0:x}", reinterpret_cast<uintptr_t>(ptr)).str();
 }
 
@@ -144,15 +145,33 @@ const attn_tensor &operandTensor(const attn_fwd_args &args, Operand operand) {
     return args.cu_seqlens_k;
   case Operand::MaxSeqlenQ:
   case Operand::MaxSeqlenK:
-    break; // scalars: scalarValue()
+    break; // scalars: CallOperands::scalar()
+  case Operand::DO:
+  case Operand::DQ:
+  case Operand::DK:
+  case Operand::DV:
+    break; // the backward's (attn_bwd_args)
   }
   static const attn_tensor none = {};
   return none;
 }
 
-/// max_seqlen_q or max_seqlen_k of a varlen call.
-static int64_t scalarValue(const attn_fwd_args &args, Operand op) {
-  return op == Operand::MaxSeqlenQ ? args.max_seqlen_q : args.max_seqlen_k;
+CallOperands::CallOperands(const attn_fwd_args &args)
+    : maxSeqlenQ(args.max_seqlen_q), maxSeqlenK(args.max_seqlen_k) {
+  for (size_t i = 0; i < tensors.size(); ++i)
+    tensors[i] = &operandTensor(args, static_cast<Operand>(i));
+}
+
+const attn_tensor &CallOperands::tensor(Operand op) const {
+  static const attn_tensor none = {};
+  const attn_tensor *t = tensors[static_cast<size_t>(op)];
+  return t ? *t : none;
+}
+
+int64_t CallOperands::scalar(Operand op) const {
+  return op == Operand::MaxSeqlenQ   ? maxSeqlenQ
+         : op == Operand::MaxSeqlenK ? maxSeqlenK
+                                     : 0;
 }
 
 /// The operands a call passes: q, k, v, o, lse if requested, the descales
@@ -176,10 +195,11 @@ static constexpr Operand kAllOperands[] = {
     Operand::O,        Operand::LSE,      Operand::QDescale,
     Operand::KDescale, Operand::VDescale, Operand::BlockTable,
     Operand::CacheSeqlens, Operand::CuSeqlensQ, Operand::CuSeqlensK};
-// Every tensor operand of an attn_fwd call (max_seqlen_q/k are scalars).
-static_assert(std::size(kAllOperands) + 2 == bundle::kNumOperands);
+// Every tensor operand of an attn_fwd call (max_seqlen_q/k are scalars; do,
+// dq, dk and dv are the backward's).
+static_assert(std::size(kAllOperands) + 6 == bundle::kNumOperands);
 
-static bool isEmpty(const attn_tensor &t) {
+bool isEmpty(const attn_tensor &t) {
   for (int32_t i = 0; i < t.rank; ++i)
     if (t.sizes[i] == 0)
       return true;
@@ -188,7 +208,7 @@ static bool isEmpty(const attn_tensor &t) {
 
 /// Rank, non-negative sizes and strides, and a data pointer unless the view
 /// has no element.
-static Status checkShape(const attn_tensor &t, StringRef name, int32_t rank,
+Status checkShape(const attn_tensor &t, StringRef name, int32_t rank,
                          StringRef dims) {
   if (t.rank != rank)
     return invalid(formatv("{0}: rank must be {1} ({2}), got {3}", name, rank,
@@ -209,8 +229,7 @@ static Status checkShape(const attn_tensor &t, StringRef name, int32_t rank,
 /// Unit stride on D (the last dimension; for `vt`, on Nk: FP8 V^T
 /// storage), the other strides multiples of 16 bytes, 16-byte aligned data
 /// (docs/ir.md). For q, k, v, o of rank 4, or rank 3 in a varlen call.
-static Status checkLayout(const attn_tensor &t, StringRef name,
-                          bool vt = false) {
+Status checkLayout(const attn_tensor &t, StringRef name, bool vt) {
   int unitDim = vt ? 2 : t.rank - 1;
   if (t.sizes[unitDim] > 1 && t.strides[unitDim] != 1)
     return invalid(
@@ -234,7 +253,7 @@ static Status checkLayout(const attn_tensor &t, StringRef name,
 
 /// Bytes from the first element of a view to the end of its last one (0 for
 /// an empty view). False when that overflows.
-static bool viewBytes(const attn_tensor &t, uint64_t &bytes) {
+bool viewBytes(const attn_tensor &t, uint64_t &bytes) {
   bytes = 0;
   if (isEmpty(t))
     return true;
@@ -252,7 +271,7 @@ static bool viewBytes(const attn_tensor &t, uint64_t &bytes) {
 }
 
 /// Row-major with no gaps; strides of unit dimensions do not matter.
-static bool isContiguous(const attn_tensor &t) {
+bool isContiguous(const attn_tensor &t) {
   if (isEmpty(t))
     return true;
   int64_t expected = 1;
@@ -266,13 +285,13 @@ static bool isContiguous(const attn_tensor &t) {
 }
 
 /// Equal sizes over a's rank (a caller may leave anything past it).
-static bool sameSizes(const attn_tensor &a, const attn_tensor &b) {
+bool sameSizes(const attn_tensor &a, const attn_tensor &b) {
   return a.rank == b.rank && std::equal(a.sizes, a.sizes + a.rank, b.sizes);
 }
 
 /// f32 of sizes `expected` (`dims` names them: [B, Hq, Nq], or [Hq,
 /// total_q] in a varlen call), any strides, 4-byte aligned.
-static Status checkLse(const attn_tensor &lse,
+Status checkLse(const attn_tensor &lse,
                        llvm::ArrayRef<int64_t> expected, StringRef dims) {
   if (dtypeOf(lse) != ATTN_DTYPE_F32)
     return invalid("lse: dtype must be f32, got " + dtypeText(dtypeOf(lse)));
@@ -695,7 +714,7 @@ Status validateFwd(const attn_fwd_args &args, FwdCall &call) {
 // Dispatch
 //===----------------------------------------------------------------------===//
 
-static bool sameScale(double a, double b) {
+bool sameScale(double a, double b) {
   return std::fabs(a - b) <= 1e-6 * std::max(std::fabs(a), std::fabs(b));
 }
 
@@ -726,12 +745,12 @@ static bool moreSpecialized(const KernelEntry &a, const KernelEntry &b) {
 
 /// constant * prod ceil(size / divisor), saturated at INT64_MAX (checkGrid
 /// then refuses it).
-static int64_t gridDim(const GridDim &dim, const attn_fwd_args &args) {
+int64_t gridDim(const GridDim &dim, const CallOperands &args) {
   int64_t extent = dim.constant;
   for (const bundle::GridTerm &t : dim.terms) {
     int64_t size = bundle::isScalarOperand(t.operand)
-                       ? scalarValue(args, t.operand)
-                       : operandTensor(args, t.operand).sizes[t.dim];
+                       ? args.scalar(t.operand)
+                       : args.tensor(t.operand).sizes[t.dim];
     size = std::max<int64_t>(size + t.offset, 0); // offset: 0 or -1
     auto factor = static_cast<int64_t>(llvm::divideCeil(size, t.divisor));
     if (__builtin_mul_overflow(extent, factor, &extent))
@@ -740,14 +759,14 @@ static int64_t gridDim(const GridDim &dim, const attn_fwd_args &args) {
   return extent;
 }
 
-static std::array<int64_t, 3> gridOf(const bundle::KernelLaunch &kernel,
-                                     const attn_fwd_args &args) {
+std::array<int64_t, 3> gridOf(const bundle::KernelLaunch &kernel,
+                              const CallOperands &args) {
   return {gridDim(kernel.grid[0], args), gridDim(kernel.grid[1], args),
           gridDim(kernel.grid[2], args)};
 }
 
-static Status checkGrid(const bundle::KernelLaunch &kernel,
-                        const attn_fwd_args &args) {
+Status checkGrid(const bundle::KernelLaunch &kernel,
+                 const CallOperands &args) {
   std::array<int64_t, 3> grid = gridOf(kernel, args);
   if (grid[0] < 1 || grid[0] > INT32_MAX || grid[1] < 1 || grid[1] > 65535 ||
       grid[2] < 1 || grid[2] > 65535)
@@ -1082,7 +1101,7 @@ Status cudaError(const DriverApi &driver, CUresult result, const char *call) {
 }
 
 /// `t` is device memory of `device` and its view lies inside its allocation.
-static Status checkPointer(const DriverApi &driver, const attn_tensor &t,
+Status checkPointer(const DriverApi &driver, const attn_tensor &t,
                            StringRef name, uint64_t bytes, CUdevice device) {
   auto ptr = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(t.data));
   int ordinal = -1;
@@ -1129,12 +1148,12 @@ struct alignas(64) TensorMap {
 /// packed one, so that any stride a caller left there is never put into the
 /// map. Empty dimensions encode as 1: the kernel never copies from them.
 static Status encodeTensorMap(const DriverApi &driver, const Param &param,
-                              const attn_fwd_args &args, TensorMap &out) {
+                              const CallOperands &args, TensorMap &out) {
   StringRef name = bundle::operandName(param.operand);
   if (!driver.tensorMapEncodeTiled)
     return makeError(ATTN_ERROR_CUDA, "the CUDA driver lacks "
                                       "cuTensorMapEncodeTiled (needs CUDA 12)");
-  const attn_tensor &given = operandTensor(args, param.operand);
+  const attn_tensor &given = args.tensor(param.operand);
   // A packed map (varlen) reads the [total, H, D] operand through its
   // [1, H, total, D] view, as the compiler's transpose(expand_shape) does.
   attn_tensor view = given;
@@ -1219,11 +1238,11 @@ static int64_t workspaceValue(const Param &param, const WorkspaceBuffers &ws) {
   }
 }
 
-static int64_t paramValue(const Param &param, const attn_fwd_args &args,
+static int64_t paramValue(const Param &param, const CallOperands &args,
                           const WorkspaceBuffers &ws) {
   if (param.workspace >= 0)
     return workspaceValue(param, ws);
-  const attn_tensor &t = operandTensor(args, param.operand);
+  const attn_tensor &t = args.tensor(param.operand);
   switch (param.field) {
   case Param::Field::AllocatedPtr:
   case Param::Field::AlignedPtr:
@@ -1237,7 +1256,7 @@ static int64_t paramValue(const Param &param, const attn_fwd_args &args,
   case Param::Field::TensorMap:
     break;
   case Param::Field::Value:
-    return scalarValue(args, param.operand);
+    return args.scalar(param.operand);
   }
   return 0;
 }
@@ -1251,7 +1270,7 @@ struct LaunchParams {
 
 static Status buildParams(const DriverApi &driver,
                           const bundle::KernelLaunch &kernel,
-                          const attn_fwd_args &args, const WorkspaceBuffers &ws,
+                          const CallOperands &args, const WorkspaceBuffers &ws,
                           LaunchParams &p) {
   // Reserve first: `pointers` holds addresses into both vectors.
   p.values.reserve(kernel.params.size());
@@ -1284,7 +1303,7 @@ static void capPersistentGrid(const DriverApi &driver,
 
 static CUresult enqueue(const DriverApi &driver, const KernelEntry &entry,
                         size_t which, CUkernel handle,
-                        const attn_fwd_args &args, CUdevice device,
+                        const CallOperands &args, CUdevice device,
                         CUstream stream, LaunchParams &params,
                         const char *&call) {
   llvm::SmallVector<void *, 64> &pointers = params.pointers;
@@ -1322,14 +1341,7 @@ static CUresult enqueue(const DriverApi &driver, const KernelEntry &entry,
   return driver.launchKernelEx(&config, function, pointers.data(), nullptr);
 }
 
-Status Bundle::prepare(const attn_fwd_args &args, FwdCall &call, int64_t &index,
-                       const DriverApi *&driver, CUdevice &device) const {
-  if (Status s = validateFwd(args, call); !s.ok())
-    return s;
-  if (call.empty()) // nothing to compute: no kernel, no GPU needed
-    return Status::success();
-  if (Status s = pickKernel(call, args, index); !s.ok())
-    return s;
+Status currentDevice(const DriverApi *&driver, CUdevice &device) {
   std::string error;
   driver = getDriver(error);
   if (!driver)
@@ -1341,6 +1353,19 @@ Status Bundle::prepare(const attn_fwd_args &args, FwdCall &call, int64_t &index,
     return makeError(ATTN_ERROR_CUDA, "no current CUDA context on this thread");
   if (CUresult r = driver->ctxGetDevice(&device); r != CUDA_SUCCESS)
     return cudaError(*driver, r, "cuCtxGetDevice");
+  return Status::success();
+}
+
+Status Bundle::prepare(const attn_fwd_args &args, FwdCall &call, int64_t &index,
+                       const DriverApi *&driver, CUdevice &device) const {
+  if (Status s = validateFwd(args, call); !s.ok())
+    return s;
+  if (call.empty()) // nothing to compute: no kernel, no GPU needed
+    return Status::success();
+  if (Status s = pickKernel(call, args, index); !s.ok())
+    return s;
+  if (Status s = currentDevice(driver, device); !s.ok())
+    return s;
   for (Operand op : kAllOperands) {
     uint64_t bytes = call.extentBytes[static_cast<size_t>(op)];
     if (bytes == 0) // empty view, no LSE, or no descales
@@ -1357,7 +1382,7 @@ Status Bundle::prepare(const attn_fwd_args &args, FwdCall &call, int64_t &index,
 /// (cuMemAllocAsync: stream-ordered, from the device's memory pool, so the
 /// memory stays in the pool between calls and no call synchronizes).
 static Status allocWorkspace(const DriverApi &driver, const KernelEntry &entry,
-                             const attn_fwd_args &args, CUstream stream,
+                             const CallOperands &args, CUstream stream,
                              WorkspaceBuffers &ws) {
   if (entry.workspace.empty())
     return Status::success();
@@ -1403,7 +1428,7 @@ static Status freeWorkspace(const DriverApi &driver, const WorkspaceBuffers &ws,
 }
 
 Status Bundle::launchOne(const DriverApi &driver, CUdevice device, size_t index,
-                         size_t which, const attn_fwd_args &args,
+                         size_t which, const CallOperands &args,
                          const WorkspaceBuffers &ws, CUstream stream) {
   CUkernel handle = nullptr;
   if (Status s = ensureLoaded(driver, index, which, device, handle); !s.ok())
@@ -1423,7 +1448,7 @@ Status Bundle::launchOne(const DriverApi &driver, CUdevice device, size_t index,
 }
 
 Status Bundle::launchIndex(const DriverApi &driver, CUdevice device,
-                           size_t index, const attn_fwd_args &args,
+                           size_t index, const CallOperands &args,
                            CUstream stream) {
   WorkspaceBuffers ws;
   Status status = allocWorkspace(driver, kernel(index), args, stream, ws);

@@ -75,6 +75,44 @@ struct FwdCall {
 /// are ATTN_ERROR_INVALID_ARGUMENT with a message naming the operand.
 Status validateFwd(const attn_fwd_args &args, FwdCall &call);
 
+/// A backward call that passed the host checks (Backward.cpp): its
+/// dispatch key and the bytes each operand's view spans.
+struct BwdCall {
+  std::string dtype; // "f16" or "bf16"
+  int64_t headDim = 0, batch = 0, numHeadsQ = 0, numHeadsKV = 0, seqLenQ = 0,
+          seqLenK = 0;
+  bool causal = false;
+  /// q, k, v, o, dO, dQ, dK, dV and lse are contiguous row-major.
+  bool contiguous = false;
+  double scale = 0; // softmax_scale, or 1/sqrt(D) for 0
+  /// By bundle::Operand; 0 for an empty view and the forward-only operands.
+  std::array<uint64_t, bundle::kNumOperands> extentBytes = {};
+
+  /// Nothing to compute: dQ, dK and dV have no element.
+  bool empty() const;
+  /// "bwd bf16 D=128 causal B=1 Hq=32 Hkv=8 Nq=100 Nk=100 scale=0.0884
+  /// strided".
+  std::string describe() const;
+};
+
+/// Checks a backward call on the host, as validateFwd a forward one.
+Status validateBwd(const attn_bwd_args &args, BwdCall &call);
+
+/// The tensors (and varlen scalars) of a call by bundle::Operand: what the
+/// manifest's grids, workspace extents and parameters refer to. Built
+/// implicitly from a forward call's arguments; absent operands are the
+/// zero tensor.
+struct CallOperands {
+  CallOperands(const attn_fwd_args &args);
+  explicit CallOperands(const attn_bwd_args &args);
+  const attn_tensor &tensor(bundle::Operand op) const;
+  int64_t scalar(bundle::Operand op) const;
+
+private:
+  std::array<const attn_tensor *, bundle::kNumOperands> tensors = {};
+  int64_t maxSeqlenQ = 0, maxSeqlenK = 0;
+};
+
 /// The tensor of `args` that holds operand `op`.
 const attn_tensor &operandTensor(const attn_fwd_args &args,
                                  bundle::Operand op);
@@ -113,6 +151,12 @@ public:
 
   /// Validates `args` on the host and sets `index` to the kernel to launch.
   Status select(const attn_fwd_args &args, int64_t &index) const;
+  /// The same for a backward call: the "bwd" kernel of the call's key
+  /// (Backward.cpp).
+  Status selectBwd(const attn_bwd_args &args, int64_t &index) const;
+  /// selectBwd(), the device checks, then the kernel's launches on
+  /// `stream` with their workspace.
+  Status launchBwd(const attn_bwd_args &args, CUstream stream);
   /// select(), the device checks, then the launch on `stream`. With auto
   /// tuning on, a call shape with variants and no choice is tuned first.
   Status launch(const attn_fwd_args &args, CUstream stream);
@@ -151,11 +195,14 @@ private:
   /// Loads kernel `index` if needed and enqueues its launches (with their
   /// workspace, allocated and freed on `stream`).
   Status launchIndex(const DriverApi &driver, CUdevice device, size_t index,
-                     const attn_fwd_args &args, CUstream stream);
+                     const CallOperands &args, CUstream stream);
   /// Loads launch `which` of kernel `index` if needed and enqueues it.
   Status launchOne(const DriverApi &driver, CUdevice device, size_t index,
-                   size_t which, const attn_fwd_args &args,
+                   size_t which, const CallOperands &args,
                    const WorkspaceBuffers &ws, CUstream stream);
+  /// The "bwd" kernel for a validated backward call.
+  Status pickBwdKernel(const BwdCall &call, const attn_bwd_args &args,
+                       int64_t &index) const;
   /// tune() after the checks: times the variants of kernel `index` for
   /// `call`, records the fastest and launches it; `index` becomes its index.
   Status tuneVariants(const FwdCall &call, const attn_fwd_args &args,

@@ -110,6 +110,30 @@ attn_status attn_fwd(attn_bundle *bundle, const attn_fwd_args *args,
   });
 }
 
+attn_status attn_bwd_select(const attn_bundle *bundle,
+                            const attn_bwd_args *args, int64_t *kernel_index) {
+  return guarded(ATTN_ERROR_INVALID_ARGUMENT, [&]() -> Status {
+    if (!bundle)
+      return nullArgument("bundle");
+    if (!args)
+      return nullArgument("args");
+    if (!kernel_index)
+      return nullArgument("kernel_index");
+    return bundle->impl->selectBwd(*args, *kernel_index);
+  });
+}
+
+attn_status attn_bwd(attn_bundle *bundle, const attn_bwd_args *args,
+                     CUstream stream) {
+  return guarded(ATTN_ERROR_CUDA, [&]() -> Status {
+    if (!bundle)
+      return nullArgument("bundle");
+    if (!args)
+      return nullArgument("args");
+    return bundle->impl->launchBwd(*args, stream);
+  });
+}
+
 attn_status attn_tune(attn_bundle *bundle, const attn_fwd_args *args,
                       CUstream stream, int64_t *kernel_index) {
   return guarded(ATTN_ERROR_CUDA, [&]() -> Status {

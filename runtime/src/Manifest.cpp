@@ -48,6 +48,14 @@ StringRef operandName(Operand operand) {
     return "max_seqlen_q";
   case Operand::MaxSeqlenK:
     return "max_seqlen_k";
+  case Operand::DO:
+    return "dout";
+  case Operand::DQ:
+    return "dq";
+  case Operand::DK:
+    return "dk";
+  case Operand::DV:
+    return "dv";
   }
   return "?";
 }
@@ -68,6 +76,10 @@ std::optional<Operand> parseOperand(StringRef name) {
       .Case("cu_seqlens_k", Operand::CuSeqlensK)
       .Case("max_seqlen_q", Operand::MaxSeqlenQ)
       .Case("max_seqlen_k", Operand::MaxSeqlenK)
+      .Case("dout", Operand::DO)
+      .Case("dq", Operand::DQ)
+      .Case("dk", Operand::DK)
+      .Case("dv", Operand::DV)
       .Default(std::nullopt);
 }
 
@@ -87,6 +99,11 @@ bool isVarlenOperand(Operand operand) {
 
 bool isScalarOperand(Operand operand) {
   return operand == Operand::MaxSeqlenQ || operand == Operand::MaxSeqlenK;
+}
+
+bool isGradOperand(Operand operand) {
+  return operand == Operand::DO || operand == Operand::DQ ||
+         operand == Operand::DK || operand == Operand::DV;
 }
 
 int64_t operandRank(Operand operand, bool varlen, bool paged) {
@@ -310,7 +327,7 @@ static bool fromJSON(const json::Value &value, Operand &out, json::Path path) {
   }
   path.report("expected one of q, k, v, o, lse, q_descale, k_descale, "
               "v_descale, block_table, cache_seqlens, cu_seqlens_q, "
-              "cu_seqlens_k, max_seqlen_q, max_seqlen_k");
+              "cu_seqlens_k, max_seqlen_q, max_seqlen_k, dout, dq, dk, dv");
   return false;
 }
 
@@ -598,8 +615,13 @@ static llvm::Error checkKey(const FwdKey &key, const llvm::Twine &at) {
 /// or nothing when it has it: lse with LSE, the descales in e4m3 kernels,
 /// the block table in paged kernels, cache_seqlens in paged kernels that
 /// are not varlen (a varlen paged kernel counts each sequence's keys from
-/// cu_seqlens_k), cu_seqlens and max_seqlen in varlen kernels.
-static std::optional<std::string> whyAbsent(const FwdKey &key, Operand op) {
+/// cu_seqlens_k), cu_seqlens and max_seqlen in varlen kernels, do, dq, dk
+/// and dv exactly in backward kernels.
+static std::optional<std::string> whyAbsent(const KernelEntry &kernel,
+                                            Operand op) {
+  const FwdKey &key = kernel.key;
+  if (isGradOperand(op) && !kernel.isBackward())
+    return "in a kernel that is not backward (bwd)";
   if (op == Operand::LSE && !key.hasLse)
     return "in a kernel without LSE";
   if (isDescale(op) && key.dtype != "e4m3")
@@ -617,9 +639,10 @@ static std::optional<std::string> whyAbsent(const FwdKey &key, Operand op) {
 /// A grid or workspace term: an operand the kernel has (whyAbsent), a
 /// dimension of its rank (none for a scalar), divisor >= 1, offset 0 or -1
 /// (-1 only in a varlen kernel, on cu_seqlens: B = dim - 1).
-static llvm::Error checkGridTerm(const FwdKey &key, const GridTerm &t,
+static llvm::Error checkGridTerm(const KernelEntry &kernel, const GridTerm &t,
                                  const llvm::Twine &at) {
-  if (auto why = whyAbsent(key, t.operand))
+  const FwdKey &key = kernel.key;
+  if (auto why = whyAbsent(kernel, t.operand))
     return corrupt(at, "refers to " + operandName(t.operand) + " " + *why);
   int64_t rank = operandRank(t.operand, key);
   if (t.divisor < 1 || t.dim < 0 || (rank > 0 && t.dim >= rank))
@@ -642,7 +665,7 @@ static llvm::Error checkLaunch(const KernelEntry &kernel,
     if (dim.terms.size() > 4)
       return corrupt(at + ".launch.grid", "at most 4 terms per dimension");
     for (const GridTerm &t : dim.terms) {
-      if (llvm::Error err = checkGridTerm(kernel.key, t, at + ".launch.grid"))
+      if (llvm::Error err = checkGridTerm(kernel, t, at + ".launch.grid"))
         return err;
     }
   }
@@ -715,6 +738,56 @@ static llvm::Error checkPagedMap(const KernelEntry &kernel, const Param &p,
   return llvm::Error::success();
 }
 
+/// A backward kernel (attn.attention_grad lowered by
+/// attn-grad-async-pipeline): f16 or bf16, D 64 or 128, every length
+/// static, LSE (an input), the wgmma path, contiguous K/V, not varlen, not
+/// split.
+static llvm::Error checkBwdKey(const FwdKey &key, const llvm::Twine &at) {
+  if (key.dtype != "f16" && key.dtype != "bf16")
+    return corrupt(at + ".key.dtype", "backward kernels are f16 or bf16");
+  if (key.headDim != 64 && key.headDim != 128)
+    return corrupt(at + ".key.head_dim", "backward kernels have D 64 or 128");
+  if (key.numStaticLengths() != 5)
+    return corrupt(at + ".key", "backward kernels have static batch, "
+                                "num_heads_q, num_heads_kv, seqlen_q and "
+                                "seqlen_k");
+  if (!key.hasLse)
+    return corrupt(at + ".key.lse", "must be true in a backward kernel (LSE "
+                                    "is its input)");
+  if (key.path != "wgmma")
+    return corrupt(at + ".key.path", "backward kernels are \"wgmma\" "
+                                     "kernels");
+  if (key.splits != 1 || key.pageSize != 0 || key.varlen)
+    return corrupt(at + ".key", "backward kernels have no splits, page_size "
+                                "or varlen");
+  return llvm::Error::success();
+}
+
+/// A tensor map of a backward kernel: q or dout (dO) in boxes [64, block_m, 1, 1],
+/// k or v in boxes [64, block_n, 1, 1] (one 128-byte swizzle span of D by
+/// the tile's rows), plain (D, N, H, B) views.
+static llvm::Error checkBwdTensorMap(const KernelEntry &kernel, const Param &p,
+                                     const llvm::Twine &at) {
+  bool qdo = p.operand == Operand::Q || p.operand == Operand::DO;
+  bool kv = p.operand == Operand::K || p.operand == Operand::V;
+  if (!qdo && !kv)
+    return corrupt(at + ".params", "tensor maps of a backward kernel are for "
+                                   "q, k, v and dout");
+  if (p.transposed || p.headsInner || p.packed)
+    return corrupt(at + ".params", "tensor maps of a backward kernel are "
+                                   "plain (D, N, H, B) views");
+  int64_t rows = qdo ? kernel.key.blockM : kernel.key.blockN;
+  if (p.box != std::array<int64_t, 4>{64, rows, 1, 1})
+    return corrupt(at + ".params",
+                   llvm::formatv("the tensor map box of {0} in a backward "
+                                 "kernel must be [64, {1}, 1, 1] ({2}), got "
+                                 "[{3}, {4}, {5}, {6}]",
+                                 operandName(p.operand), rows,
+                                 qdo ? "block_m" : "block_n", p.box[0],
+                                 p.box[1], p.box[2], p.box[3]));
+  return llvm::Error::success();
+}
+
 /// A tensor map of a wgmma kernel: q, k, v or o; a box of one 128-byte
 /// swizzle span innermost (64 f16/bf16 or 128 e4m3 elements), at most 256
 /// rows, 1 head, 1 batch; transposed exactly for the V of an e4m3 kernel
@@ -723,6 +796,8 @@ static llvm::Error checkPagedMap(const KernelEntry &kernel, const Param &p,
 /// and v exactly in a paged kernel (checkPagedMap).
 static llvm::Error checkTensorMap(const KernelEntry &kernel, const Param &p,
                                   const llvm::Twine &at) {
+  if (kernel.isBackward())
+    return checkBwdTensorMap(kernel, p, at);
   if (kernel.key.path != "wgmma" ||
       !(p.operand == Operand::Q || p.operand == Operand::K ||
         p.operand == Operand::V || p.operand == Operand::O))
@@ -813,7 +888,7 @@ static llvm::Error checkLaunchParams(const KernelEntry &kernel,
   for (const Param &p : launch.params) {
     if (p.workspace >= 0)
       continue;
-    if (auto why = whyAbsent(kernel.key, p.operand))
+    if (auto why = whyAbsent(kernel, p.operand))
       return corrupt(at + ".params",
                      (p.operand == Operand::LSE ? "an " : "a ") +
                          operandName(p.operand) + " parameter " + *why);
@@ -908,6 +983,13 @@ static llvm::Error checkParams(const KernelEntry &kernel,
                                          operandName(op));
   if (kernel.key.hasLse && !hasPointer[static_cast<size_t>(Operand::LSE)])
     return corrupt(at + ".params", "no aligned_ptr of operand lse");
+  if (kernel.isBackward())
+    for (Operand op : {Operand::DO, Operand::DQ, Operand::DK, Operand::DV})
+      if (!hasPointer[static_cast<size_t>(op)])
+        return corrupt(at + ".params", "no aligned_ptr or tensor_map of "
+                                       "operand " +
+                                           operandName(op) +
+                                           " in a backward kernel");
   if (fp8)
     for (Operand op :
          {Operand::QDescale, Operand::KDescale, Operand::VDescale})
@@ -917,7 +999,7 @@ static llvm::Error checkParams(const KernelEntry &kernel,
                                            " in an e4m3 kernel");
   if (kernel.key.pageSize > 0)
     for (Operand op : {Operand::BlockTable, Operand::CacheSeqlens})
-      if (!whyAbsent(kernel.key, op) && !hasPointer[static_cast<size_t>(op)])
+      if (!whyAbsent(kernel, op) && !hasPointer[static_cast<size_t>(op)])
         return corrupt(at + ".params",
                        "no memref descriptor of operand " + operandName(op) +
                            " in a paged K/V (page_size) kernel");
@@ -1033,8 +1115,11 @@ static llvm::Error checkFiles(const KernelLaunch &kernel, const std::string &at)
 static llvm::Error checkLaunches(const KernelEntry &kernel,
                                  const std::string &at) {
   const FwdKey &key = kernel.key;
-  if (key.splits < 1 || key.splits > 256 ||
-      (key.splits > 1) != (!kernel.then.empty() && !kernel.workspace.empty()))
+  // A backward kernel has several launches and a workspace but no splits
+  // (checkBwdKey).
+  bool split = !kernel.isBackward() && !kernel.then.empty() &&
+               !kernel.workspace.empty();
+  if (key.splits < 1 || key.splits > 256 || (key.splits > 1) != split)
     return corrupt(at + ".key.splits",
                    "must be in [1, 256], and above 1 exactly when the kernel "
                    "has later launches (then) and a workspace");
@@ -1050,7 +1135,7 @@ static llvm::Error checkLaunches(const KernelEntry &kernel,
         return corrupt(where + ".shape", "constants must be >= 1, with at "
                                          "most 4 terms per extent");
       for (const GridTerm &t : dim.terms)
-        if (llvm::Error err = checkGridTerm(key, t, where + ".shape"))
+        if (llvm::Error err = checkGridTerm(kernel, t, where + ".shape"))
           return err;
     }
   }
@@ -1070,12 +1155,16 @@ static llvm::Error checkLaunches(const KernelEntry &kernel,
 
 static llvm::Error checkKernel(const KernelEntry &kernel, size_t index) {
   std::string at = llvm::formatv("kernels[{0}]", index).str();
-  if (kernel.kind != "fwd")
-    return corrupt(at + ".kind", "unknown kernel kind \"" + kernel.kind + "\"");
+  if (kernel.kind != "fwd" && kernel.kind != "bwd")
+    return corrupt(at + ".kind", "unknown kernel kind \"" + kernel.kind +
+                                     "\" (expected \"fwd\" or \"bwd\")");
   if (llvm::Error err = checkFiles(kernel, at))
     return err;
   if (llvm::Error err = checkKey(kernel.key, at))
     return err;
+  if (kernel.isBackward())
+    if (llvm::Error err = checkBwdKey(kernel.key, at))
+      return err;
   if (llvm::Error err = checkLaunches(kernel, at))
     return err;
   if (llvm::Error err = checkLaunch(kernel, at))
@@ -1084,7 +1173,7 @@ static llvm::Error checkKernel(const KernelEntry &kernel, size_t index) {
     return err;
   if (llvm::Error err = checkParams(kernel, at))
     return err;
-  if (kernel.key.path == "wgmma")
+  if (kernel.key.path == "wgmma" && !kernel.isBackward())
     return checkWgmma(kernel, at);
   return llvm::Error::success();
 }
@@ -1264,7 +1353,8 @@ std::string describe(const KernelEntry &kernel) {
               ? llvm::formatv(" | splits {0}, then {1}", kernel.key.splits,
                               describeThen(kernel))
                     .str()
-              : "") +
+              : kernel.isBackward() ? " | then " + describeThen(kernel)
+                                    : "") +
          (kernel.variant.empty() ? "" : " | variant " + kernel.variant);
 }
 

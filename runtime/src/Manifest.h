@@ -26,7 +26,8 @@ namespace attn::bundle {
 /// Version of the manifest schema this code writes at most and reads (2: each
 /// kernel records its path and the SHA-256 of its cubin, grid dimensions are
 /// products of terms, parameters may be tensor maps; 3: a kernel may be a
-/// sequence of launches sharing a workspace, split-KV). The writer writes
+/// sequence of launches sharing a workspace: split-KV, and the backward's
+/// kind "bwd", which older readers refuse by its kind). The writer writes
 /// the oldest version that expresses the bundle: 3 only when a kernel has
 /// more than one launch, so a version-2 reader, which would ignore the
 /// later launches, refuses it instead.
@@ -37,7 +38,10 @@ constexpr int64_t kMinManifestVersion = 2;
 /// (e4m3) descales [B, Hkv], then a paged K/V cache's block table
 /// [B, max_pages] and cache sequence lengths [B] (i32), then a varlen
 /// kernel's (attn.varlen_attention) cu_seqlens_q / cu_seqlens_k [B + 1]
-/// (i32) and the scalars max_seqlen_q / max_seqlen_k.
+/// (i32) and the scalars max_seqlen_q / max_seqlen_k; last the operands a
+/// backward kernel (attn.attention_grad) adds: the output gradient dO
+/// ("dout") [B, Hq, Nq, D] and the gradients dQ [B, Hq, Nq, D], dK and dV
+/// [B, Hkv, Nk, D] it writes.
 enum class Operand {
   Q,
   K,
@@ -52,10 +56,14 @@ enum class Operand {
   CuSeqlensQ,
   CuSeqlensK,
   MaxSeqlenQ,
-  MaxSeqlenK
+  MaxSeqlenK,
+  DO,
+  DQ,
+  DK,
+  DV
 };
 /// Number of Operand values (for arrays indexed by operand).
-constexpr size_t kNumOperands = 14;
+constexpr size_t kNumOperands = 18;
 llvm::StringRef operandName(Operand operand);
 std::optional<Operand> parseOperand(llvm::StringRef name);
 /// The rank of each operand: 4, except 3 for LSE, 2 for the descales and
@@ -74,6 +82,8 @@ bool isVarlenOperand(Operand operand);
 /// True for max_seqlen_q and max_seqlen_k: scalars (rank 0), passed as one
 /// 64-bit `value` parameter.
 bool isScalarOperand(Operand operand);
+/// True for dout (dO), dq, dk and dv (backward kernels only).
+bool isGradOperand(Operand operand);
 
 /// Specialization key of a forward kernel. A length that is nullopt is
 /// dynamic: the kernel reads it from the call.
@@ -205,7 +215,11 @@ struct Workspace {
 /// in order on the same stream, with the `workspace` buffers the launches
 /// share.
 struct KernelEntry : KernelLaunch {
-  std::string kind;  // "fwd"
+  /// "fwd", or "bwd": the backward of attn.attention (attn.attention_grad),
+  /// whose key has the forward's fields (lse always true, every length
+  /// static) and whose launches (preprocess, dQ_acc = 0, dK/dV, dQ) share
+  /// fp32 workspace buffers (Delta, LSE_log2, dQ_acc).
+  std::string kind;
   FwdKey key;
   /// The attn-to-cubin options the kernel was compiled with beyond the
   /// bundle's ("block-n=192"); empty for the default. Kernels whose keys tie
@@ -219,6 +233,7 @@ struct KernelEntry : KernelLaunch {
   std::vector<KernelLaunch> then;
   std::vector<Workspace> workspace;
 
+  bool isBackward() const { return kind == "bwd"; }
   /// The launches in order: this entry's own, then `then`.
   size_t numLaunches() const { return 1 + then.size(); }
   const KernelLaunch &launch(size_t i) const {

@@ -324,6 +324,83 @@ inline KernelEntry varlenSplitKernel(const std::string &name, int64_t splits,
   return k;
 }
 
+/// A tensor map parameter of `op` with `box` (innermost first).
+inline Param tensorMap(Operand op, std::array<int64_t, 4> box) {
+  Param map;
+  map.operand = op;
+  map.field = Param::Field::TensorMap;
+  map.box = box;
+  return map;
+}
+
+/// A one-launch step of a kernel: `name`_`i`.cubin, a 1-D constant grid.
+inline bundle::KernelLaunch step(const std::string &name, int i,
+                                 int64_t blocks, int64_t threads) {
+  bundle::KernelLaunch l;
+  l.name = name;
+  l.cubin = name + "_" + std::to_string(i) + ".cubin";
+  l.ptx = name + "_" + std::to_string(i) + ".ptx";
+  l.grid = {GridDim{blocks, {}}, GridDim{1, {}}, GridDim{1, {}}};
+  l.threads = {threads, 1, 1};
+  l.resources = {40, 0, 0, 0, 0};
+  return l;
+}
+
+/// A backward kernel as attn-compile writes attn.attention_grad of bf16
+/// B1 Hq2 Hkv1 Nq200 Nk300 D128 causal (contiguous): preprocess (o, dout,
+/// Delta, lse, LSE_log2), dQ_acc = 0, dK/dV (maps of dout, q [64, 64] and
+/// v, k [64, 128], dQ_acc, LSE_log2, Delta, dk, dv) and dQ (dQ_acc, dq),
+/// with the workspace Delta, LSE_log2 [1, 2, 200] and dQ_acc [1, 2, 200,
+/// 128].
+inline KernelEntry bwdKernel(const std::string &name) {
+  KernelEntry k;
+  static_cast<bundle::KernelLaunch &>(k) = step(name, 0, 4, 128);
+  k.cubin = name + ".cubin";
+  k.ptx = name + ".ptx";
+  k.kind = "bwd";
+  k.key.dtype = "bf16";
+  k.key.headDim = 128;
+  k.key.causal = true;
+  k.key.hasLse = true;
+  k.key.scale = 1.0 / std::sqrt(128.0);
+  k.key.batch = 1;
+  k.key.numHeadsQ = 2;
+  k.key.numHeadsKV = 1;
+  k.key.seqLenQ = 200;
+  k.key.seqLenK = 300;
+  k.key.strided = false;
+  k.key.blockM = 64;
+  k.key.blockN = 128;
+  k.key.path = "wgmma";
+  appendDescriptor(k.params, Operand::O);
+  appendDescriptor(k.params, Operand::DO);
+  appendWorkspace(k.params, 0, 3);
+  appendDescriptor(k.params, Operand::LSE);
+  appendWorkspace(k.params, 1, 3);
+  bundle::KernelLaunch zero = step(name, 1, 26, 128);
+  appendWorkspace(zero.params, 2, 4);
+  bundle::KernelLaunch dkdv = step(name, 2, 3, 384);
+  dkdv.dynamicSharedBytes = 163840;
+  dkdv.params = {tensorMap(Operand::DO, {64, 64, 1, 1}),
+                 tensorMap(Operand::Q, {64, 64, 1, 1}),
+                 tensorMap(Operand::V, {64, 128, 1, 1}),
+                 tensorMap(Operand::K, {64, 128, 1, 1})};
+  appendWorkspace(dkdv.params, 2, 4);
+  appendWorkspace(dkdv.params, 1, 3);
+  appendWorkspace(dkdv.params, 0, 3);
+  appendDescriptor(dkdv.params, Operand::DK);
+  appendDescriptor(dkdv.params, Operand::DV);
+  bundle::KernelLaunch dq = step(name, 3, 26, 128);
+  appendWorkspace(dq.params, 2, 4);
+  appendDescriptor(dq.params, Operand::DQ);
+  k.then = {zero, dkdv, dq};
+  GridDim one{1, {}}, two{2, {}}, n{200, {}};
+  k.workspace = {{"scratch0", {one, two, n}},
+                 {"scratch1", {one, two, n}},
+                 {"scratch2", {one, two, n, GridDim{128, {}}}}};
+  return k;
+}
+
 /// Sets every length of `k` to static values.
 inline KernelEntry withShape(KernelEntry k, int64_t b, int64_t hq, int64_t hkv,
                              int64_t nq, int64_t nk) {

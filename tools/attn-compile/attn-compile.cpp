@@ -100,6 +100,13 @@ static cl::opt<bool> varlen(
              "--seqlen-q and --seqlen-k are then dynamic (wgmma path)"),
     cl::cat(shape));
 
+static cl::opt<bool> backward(
+    "backward", cl::init(false),
+    cl::desc("The backward (a spec's \"backward\": true; "
+             "attn.attention_grad): q, k, v, o, dout, lse in, dq, dk, dv "
+             "out; static shapes, f16 or bf16, D 64 or 128 (wgmma path)"),
+    cl::cat(shape));
+
 static cl::opt<int64_t>
     blockM("block-m", cl::init(0),
            cl::desc("Default BLOCK_M, query rows per CTA (omitted: 192 for "
@@ -263,6 +270,7 @@ static FailureOr<mlir::attn::KernelSpec> specFromFlags() {
   if (pageSize > 0)
     spec.seqLenK = std::nullopt;
   spec.varlen = varlen;
+  spec.backward = backward;
   if (varlen)
     spec.batch = spec.seqLenQ = spec.seqLenK = std::nullopt;
   if (layout != "strided" && layout != "contiguous") {
@@ -345,7 +353,7 @@ static bool rejectRepeatedOptions() {
                              &chip,     &ptxas,     &path,   &maxMmaN,
                              &pingPong, &overlap, &stages, &persistentCtas,
                              &tmaStore, &fp8PScaleLog2, &splits, &packGqa,
-                             &pageSize, &varlen};
+                             &pageSize, &varlen, &backward};
   for (const cl::Option *opt : own)
     if (opt->getNumOccurrences() > 1) {
       fail((opt->ArgStr.size() == 1 ? "-" : "--") + opt->ArgStr +
@@ -382,7 +390,7 @@ int main(int argc, char **argv) {
   if (!anyShapeFlag())
     for (const cl::Option *opt : std::initializer_list<const cl::Option *>{
              &dtype, &causal, &lse, &scale, &layout, &name, &pageSize,
-             &varlen})
+             &varlen, &backward})
       if (opt->getNumOccurrences())
         return fail("--" + opt->ArgStr.str() +
                     " describes the kernel of the shape flags (--batch, "

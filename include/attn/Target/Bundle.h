@@ -51,9 +51,13 @@ struct KernelSpec {
   /// cu_seqlens_q/k [B + 1] (i32), max_seqlen_q/k (index), lse [Hq,
   /// total_q]; batch, seqLenQ and seqLenK are then dynamic.
   bool varlen = false;
+  /// The backward (attn.attention_grad): q, k, v, o, dout, lse in; dq, dk,
+  /// dv out. Static lengths, f16 or bf16, D 64 or 128; lse is its input.
+  bool backward = false;
 
   /// The name used when `name` is empty, e.g.
-  /// fwd_bf16_d128_causal_b1_hq32_hkv8_nq8192_nkdyn.
+  /// fwd_bf16_d128_causal_b1_hq32_hkv8_nq8192_nkdyn (bwd_... for the
+  /// backward).
   std::string defaultName() const;
 };
 
@@ -61,7 +65,7 @@ struct KernelSpec {
 /// name, batch, num_heads_q, num_heads_kv, seqlen_q, seqlen_k (integer or
 /// null for dynamic), head_dim, dtype, causal, lse, scale, layout
 /// ("strided" | "contiguous"), block_m, block_n, path, splits, pack_gqa,
-/// page_size, varlen. Lengths are required, except seqlen_k with page_size
+/// page_size, varlen, backward. Lengths are required, except seqlen_k with page_size
 /// and batch, seqlen_q and seqlen_k with varlen (they may only be null
 /// there).
 bool fromJSON(const llvm::json::Value &value, KernelSpec &spec,
@@ -81,7 +85,8 @@ bool isKernelName(llvm::StringRef name);
 /// unit stride along Nk), a bf16 o and f32 [B, Hkv] descales, and holding
 /// one attn.attention; for a varlen spec (q, k, v, cu_seqlens_q,
 /// cu_seqlens_k, max_seqlen_q, max_seqlen_k, o[, lse]) holding one
-/// attn.varlen_attention. Fails with a
+/// attn.varlen_attention; for a backward spec (q, k, v, o, dout, lse, dq,
+/// dk, dv) holding one attn.attention_grad. Fails with a
 /// diagnostic when the spec is invalid (verifier messages).
 LogicalResult buildKernelFunction(ModuleOp module, const KernelSpec &spec);
 
@@ -108,7 +113,8 @@ struct BundleOptions {
   std::vector<std::string> variants;
 };
 
-/// Compiles every function of `module` that holds an attn.attention into a
+/// Compiles every function of `module` that holds an attn.attention (or
+/// attn.varlen_attention, or attn.attention_grad: kind "bwd") into a
 /// bundle in options.outputDir (created if missing) and prints one line per
 /// kernel to `log`. Per-function block sizes come from the function's
 /// `attn.block_m` / `attn.block_n` attributes, else from `options`.

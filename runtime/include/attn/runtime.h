@@ -242,6 +242,51 @@ ATTN_API attn_status attn_fwd_select(const attn_bundle *bundle,
 ATTN_API attn_status attn_fwd(attn_bundle *bundle, const attn_fwd_args *args,
                               CUstream stream);
 
+/* Arguments of one backward call: the gradients of attn_fwd's O with
+ * respect to Q, K and V, given the output gradient dO (FlashAttention-2's
+ * backward; attn.attention_grad, docs/ir.md).
+ *   q, o, dout [B, Hq,  Nq, D]  f16 or bf16; o and lse are the forward's
+ *                               outputs for these q, k, v; dout is dO
+ *   k, v       [B, Hkv, Nk, D]  same dtype, Hq % Hkv == 0
+ *   lse        [B, Hq,  Nq]     f32, the forward's LSE (natural log)
+ *   dq         [B, Hq,  Nq, D]  same dtype (written)
+ *   dk, dv     [B, Hkv, Nk, D]  same dtype (written; GQA: summed over the
+ *                               query heads of each KV head)
+ * The tensor rules of attn_fwd_args hold for all nine: unit stride on D,
+ * other strides multiples of 16 bytes, 16-byte aligned data (lse: any
+ * strides, 4-byte aligned), D a multiple of 8 in [8, 256]. dq, dk and dv
+ * must not share a byte with any other operand. causal and softmax_scale
+ * as in attn_fwd_args: the forward's. dQ is accumulated with fp32 atomics,
+ * so it may differ in the last bits from run to run. */
+typedef struct attn_bwd_args {
+  attn_tensor q, k, v, o, dout, lse;
+  attn_tensor dq, dk, dv;
+  int32_t causal;
+  float softmax_scale;
+} attn_bwd_args;
+
+/* Validates a backward call on the host and returns in *kernel_index the
+ * "bwd" kernel attn_bwd would launch: the one whose dtype, D, causal flag,
+ * scale (within 1e-6 relative) and static B, Hq, Hkv, Nq, Nk equal the
+ * call's and whose layout is "strided" or the call's tensors all
+ * contiguous ("contiguous" preferred, then manifest order). Backward
+ * kernels have static shapes only.
+ * Errors: ATTN_ERROR_INVALID_ARGUMENT, ATTN_ERROR_NO_MATCHING_KERNEL. */
+ATTN_API attn_status attn_bwd_select(const attn_bundle *bundle,
+                                     const attn_bwd_args *args,
+                                     int64_t *kernel_index);
+
+/* Validates `args` (as attn_bwd_select, plus a current CUDA context and
+ * every pointer device memory of its device), then enqueues the backward
+ * kernel's launches on `stream` (preprocess, dQ_acc = 0, dK/dV, dQ) with
+ * the fp32 workspaces the manifest names, allocated and freed on `stream`
+ * (cuMemAllocAsync / cuMemFreeAsync). Returns once the launches are
+ * queued. A call whose dq, dk and dv have no element succeeds without a
+ * kernel, a GPU or a launch.
+ * Errors: every error of attn_bwd_select, and ATTN_ERROR_CUDA. */
+ATTN_API attn_status attn_bwd(attn_bundle *bundle, const attn_bwd_args *args,
+                              CUstream stream);
+
 /* Tuning. attn-compile --variant compiles a kernel several times (other
  * BLOCK_N, stages, ping-pong, overlap, ...) into entries with the same key:
  * its variants. attn_fwd launches the first in the manifest (the compiler's

@@ -93,6 +93,16 @@ public:
     return Status::fromLast(attn_fwd_select(handle, &args, &kernelIndex));
   }
 
+  /// Validates a backward call and launches on `stream` (attn_bwd).
+  Status bwd(const attn_bwd_args &args, CUstream stream = nullptr) {
+    return Status::fromLast(attn_bwd(handle, &args, stream));
+  }
+
+  /// The index of the kernel bwd() would launch (attn_bwd_select).
+  Status selectBwd(const attn_bwd_args &args, int64_t &kernelIndex) const {
+    return Status::fromLast(attn_bwd_select(handle, &args, &kernelIndex));
+  }
+
   int64_t numKernels() const { return attn_bundle_num_kernels(handle); }
 
   /// The description of kernel `index`; empty when out of range.

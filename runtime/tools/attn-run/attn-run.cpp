@@ -1141,6 +1141,11 @@ static Expected<bool> run(const Manifest &manifest, attn_bundle *bundle,
   for (int64_t i = 0; i < count; ++i) {
     if (kernelOpt.getNumOccurrences() && i != kernelOpt)
       continue;
+    if (manifest.kernels[i].isBackward()) {
+      llvm::outs() << "skipping kernel " << i << " (backward: attn-run "
+                   << "checks forward kernels, bench/bwd_check.py attn_bwd)\n";
+      continue;
+    }
     llvm::outs() << "checking kernel " << i << "...\n";
     llvm::outs().flush();
     Result &r = results.emplace_back();

@@ -1,0 +1,69 @@
+//===- CallChecks.h - host checks of a call's tensors ------------*- C++ -*-===//
+//
+// The checks and texts attn_fwd and attn_bwd share (Bundle.cpp defines
+// them): a tensor's rank, sizes, strides and alignment, the bytes its view
+// spans, and a launch's grid for the call's sizes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNTIME_CALLCHECKS_H
+#define ATTN_RUNTIME_CALLCHECKS_H
+
+#include "Bundle.h"
+
+namespace attn::runtime {
+
+/// ATTN_ERROR_INVALID_ARGUMENT with `message`.
+Status invalid(const llvm::Twine &message);
+
+/// The dtype as the integer a C caller stored.
+int dtypeOf(const attn_tensor &t);
+/// "f16", "bf16", "f32", "e4m3", "i32", or null for another value.
+const char *dtypeName(int dtype);
+uint64_t elementBytes(int dtype);
+std::string dtypeText(int dtype);
+std::string listText(const int64_t *values, int32_t rank);
+std::string sizesText(const attn_tensor &t);
+std::string pointerText(const void *ptr);
+
+/// Some dimension has size 0.
+bool isEmpty(const attn_tensor &t);
+/// Rank, non-negative sizes and strides, and a data pointer unless the view
+/// has no element.
+Status checkShape(const attn_tensor &t, llvm::StringRef name, int32_t rank,
+                  llvm::StringRef dims);
+/// Unit stride on D (for `vt`, on Nk: FP8 V^T storage), the other strides
+/// multiples of 16 bytes, 16-byte aligned data.
+Status checkLayout(const attn_tensor &t, llvm::StringRef name, bool vt = false);
+/// f32 of sizes `expected` (`dims` names them), any strides, 4-byte aligned.
+Status checkLse(const attn_tensor &lse, llvm::ArrayRef<int64_t> expected,
+                llvm::StringRef dims);
+/// Bytes from the first element of a view to the end of its last one (0 for
+/// an empty view). False when that overflows.
+bool viewBytes(const attn_tensor &t, uint64_t &bytes);
+/// Row-major with no gaps; strides of unit dimensions do not matter.
+bool isContiguous(const attn_tensor &t);
+/// Equal sizes over a's rank.
+bool sameSizes(const attn_tensor &a, const attn_tensor &b);
+/// Softmax scales equal within 1e-6 relative.
+bool sameScale(double a, double b);
+
+/// `t` is device memory of `device` and its `bytes` lie inside its
+/// allocation.
+Status checkPointer(const DriverApi &driver, const attn_tensor &t,
+                    llvm::StringRef name, uint64_t bytes, CUdevice device);
+
+/// The driver, and the device of the calling thread's current context.
+Status currentDevice(const DriverApi *&driver, CUdevice &device);
+
+/// constant * prod ceil(size / divisor) of the call's sizes, saturated at
+/// INT64_MAX.
+int64_t gridDim(const bundle::GridDim &dim, const CallOperands &args);
+std::array<int64_t, 3> gridOf(const bundle::KernelLaunch &kernel,
+                              const CallOperands &args);
+/// The launch's grid for the call is within CUDA's limits.
+Status checkGrid(const bundle::KernelLaunch &kernel, const CallOperands &args);
+
+} // namespace attn::runtime
+
+#endif // ATTN_RUNTIME_CALLCHECKS_H
