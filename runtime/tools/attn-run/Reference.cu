@@ -260,6 +260,7 @@ __device__ void referenceVarlen(const T *q, const T *k, const T *v, float *o,
 
 constexpr int kBwdCols = 8; // per lane: D <= 32 * kBwdCols = 256
 constexpr int kBwdWarps = 4;
+constexpr int kBwdThreads = kBwdWarps * kWarp;
 
 /// The warp's sum of `value` (every lane gets it).
 __device__ float warpSum(float value) {
@@ -290,7 +291,7 @@ __device__ void loadCols(float (&x)[kBwdCols], const T *row, int64_t d) {
 }
 
 /// out[c] = factor * the sum over the CTA's warps of acc (lane columns).
-/// Needs blockDim.x == kBwdWarps * kWarp.
+/// Needs blockDim.x == kBwdThreads.
 __device__ void storeWarpSum(const float (&acc)[kBwdCols], float *out,
                              int64_t d, float factor) {
   __shared__ float partial[kBwdWarps][kWarp * kBwdCols];
@@ -342,8 +343,7 @@ __device__ float pairGrad(const BwdOperands<T> &a, const float (&x)[kBwdCols],
 }
 
 /// Keys 0 .. visible-1 are visible to query row i (bottom-right causal).
-__device__ int64_t visibleKeys(int64_t i, int64_t nq, int64_t nk,
-                               int causal) {
+__device__ int64_t visibleKeys(int64_t i, int64_t nq, int64_t nk, int causal) {
   return causal ? min(nk, max(int64_t(0), i + nk - nq + 1)) : nk;
 }
 
@@ -353,9 +353,8 @@ template <typename T> __device__ void referenceBwdDq(BwdOperands<T> a) {
   int64_t row = (b * a.hq + h) * a.nq + i, qRow = row * a.d;
   int64_t kBase = (b * a.hkv + h / (a.hq / a.hkv)) * a.nk * a.d;
   float lse = a.lse[row];
-  int64_t visible = isinf(lse) && lse < 0
-                        ? 0
-                        : visibleKeys(i, a.nq, a.nk, a.causal);
+  int64_t visible =
+      isinf(lse) && lse < 0 ? 0 : visibleKeys(i, a.nq, a.nk, a.causal);
   float qi[kBwdCols], doi[kBwdCols], acc[kBwdCols] = {};
   loadCols(qi, a.q + qRow, a.d);
   loadCols(doi, a.dout + qRow, a.d);
@@ -546,14 +545,14 @@ extern "C" __global__ void widen_bf16(const __nv_bfloat16 *x, float *y,
 // Nk, D] k, v, dk, dv; [B, Hq, Nq] lse; gradients f32). The two kernels
 // take the same arguments: reference_bwd_dq_* with grid (Nq, Hq, B),
 // reference_bwd_dkdv_* with grid (Nk, Hkv, B); blockDim.x = 128, D <= 256.
-#define ATTN_REFERENCE_BWD(NAME, T, BODY)                                     \
-  extern "C" __global__ void __launch_bounds__(kBwdWarps * kWarp) NAME(      \
-      const T *q, const T *k, const T *v, const T *o, const T *dout,         \
-      const float *lse, float *dq, float *dk, float *dv, int64_t b,          \
-      int64_t hq, int64_t hkv, int64_t nq, int64_t nk, int64_t d,            \
-      int causal, float scale) {                                             \
-    BODY(BwdOperands<T>{q, k, v, o, dout, lse, dq, dk, dv, hq, hkv, nq, nk,  \
-                        d, causal, scale});                                  \
+#define ATTN_REFERENCE_BWD(NAME, T, BODY)                                      \
+  extern "C" __global__ void __launch_bounds__(kBwdThreads)                    \
+      NAME(const T *q, const T *k, const T *v, const T *o, const T *dout,      \
+           const float *lse, float *dq, float *dk, float *dv, int64_t b,       \
+           int64_t hq, int64_t hkv, int64_t nq, int64_t nk, int64_t d,         \
+           int causal, float scale) {                                          \
+    BODY(BwdOperands<T>{q, k, v, o, dout, lse, dq, dk, dv, hq, hkv, nq, nk, d, \
+                        causal, scale});                                       \
   }
 ATTN_REFERENCE_BWD(reference_bwd_dq_f16, __half, referenceBwdDq)
 ATTN_REFERENCE_BWD(reference_bwd_dq_bf16, __nv_bfloat16, referenceBwdDq)

@@ -14,8 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Paged.h"
 #include "ReferenceCheck.h"
+#include "Paged.h"
 #include "Varlen.h"
 #include "reference_cubin.h"
 

@@ -79,8 +79,7 @@ void hostBackward(const BwdCase &c, double scale, const HostOperands &in,
         int64_t row = (b * hq + h) * nq + i;
         int64_t kvBase = (b * hkv + h / (hq / hkv)) * nk;
         int64_t visible =
-            c.causal ? std::min(nk, std::max<int64_t>(0, i + nk - nq + 1))
-                     : nk;
+            c.causal ? std::min(nk, std::max<int64_t>(0, i + nk - nq + 1)) : nk;
         if (visible == 0 || (fromInputs && std::isinf(in.lse[row])))
           continue; // no key: P = 0
         const double *qi = &in.q[row * d], *doi = &in.dout[row * d];
@@ -148,15 +147,15 @@ struct BwdKernels {
 template <typename T>
 bool download(std::vector<T> &host, CUdeviceptr from, int64_t n) {
   host.resize(n);
-  return n == 0 || ok(cuMemcpyDtoH(host.data(), from, n * sizeof(T)),
-                      "download");
+  return n == 0 ||
+         ok(cuMemcpyDtoH(host.data(), from, n * sizeof(T)), "download");
 }
 
 /// Runs one case and prints its row; returns 1 if it failed, 0 if it
 /// passed, -1 on a CUDA error.
 int runBwdCase(const BwdKernels &kern, const BwdCase &c) {
-  int64_t b = c.batch, hq = c.headsQ, hkv = c.headsKV, nq = c.seqQ,
-          nk = c.seqK, d = c.headDim;
+  int64_t b = c.batch, hq = c.headsQ, hkv = c.headsKV, nq = c.seqQ, nk = c.seqK,
+          d = c.headDim;
   int64_t nQ = b * hq * nq * d, nKV = b * hkv * nk * d, rows = b * hq * nq;
   float scale = float(1 / std::sqrt(double(d)));
   int causal = c.causal;
@@ -173,7 +172,7 @@ int runBwdCase(const BwdKernels &kern, const BwdCase &c) {
             "fill_normal"))
       return -1;
   }
-  void *fp[] = {&q.ptr, &k.ptr, &v.ptr, &o32.ptr, &lse.ptr, &b, &hq,
+  void *fp[] = {&q.ptr, &k.ptr, &v.ptr, &o32.ptr, &lse.ptr, &b,    &hq,
                 &hkv,   &nq,    &nk,    &d,       &causal,  &scale};
   void *np[] = {&o32.ptr, &o.ptr, &nQ};
   if (!ok(cuLaunchKernel(kern.forward, nq, hq, b, 128, 1, 1,
@@ -187,8 +186,8 @@ int runBwdCase(const BwdKernels &kern, const BwdCase &c) {
   for (auto [ptr, n] : {std::pair{dq.ptr, nQ}, {dk.ptr, nKV}, {dv.ptr, nKV}})
     if (!ok(cuMemsetD32Async(ptr, 0x7FC00000u, n, nullptr), "poison"))
       return -1;
-  void *bp[] = {&q.ptr,  &k.ptr,  &v.ptr,  &o.ptr, &dout.ptr, &lse.ptr,
-                &dq.ptr, &dk.ptr, &dv.ptr, &b,     &hq,       &hkv,
+  void *bp[] = {&q.ptr,  &k.ptr,  &v.ptr,  &o.ptr,  &dout.ptr, &lse.ptr,
+                &dq.ptr, &dk.ptr, &dv.ptr, &b,      &hq,       &hkv,
                 &nq,     &nk,     &d,      &causal, &scale};
   if (!ok(cuLaunchKernel(kern.dq, nq, hq, b, 128, 1, 1, 0, nullptr, bp,
                          nullptr),
@@ -225,8 +224,8 @@ int runBwdCase(const BwdKernels &kern, const BwdCase &c) {
   hostBackward(c, scale, in, /*fromInputs=*/false, sdq, sdk, sdv);
   double errQ = relError(gdq, rdq), errK = relError(gdk, rdk),
          errV = relError(gdv, rdv);
-  double errSoftmax = std::max(
-      {relError(gdq, sdq), relError(gdk, sdk), relError(gdv, sdv)});
+  double errSoftmax =
+      std::max({relError(gdq, sdq), relError(gdk, sdk), relError(gdv, sdv)});
   int64_t nonFinite =
       countNonFinite(gdq) + countNonFinite(gdk) + countNonFinite(gdv);
   // Rows that see no key: LSE = -inf and dQ exactly 0.
@@ -243,14 +242,13 @@ int runBwdCase(const BwdKernels &kern, const BwdCase &c) {
   // for bf16, ~2e-4 for f16 on these shapes (an fp64 host model of the
   // whole check); a wrong formula is off by O(1).
   double softmaxTol = c.bf16 ? 2e-2 : 3e-3;
-  bool pass = std::max({errQ, errK, errV}) < 1e-4 &&
-              errSoftmax < softmaxTol && nonFinite == 0 && noKeyBad == 0;
+  bool pass = std::max({errQ, errK, errV}) < 1e-4 && errSoftmax < softmaxTol &&
+              nonFinite == 0 && noKeyBad == 0;
   std::printf("  %-4s %2ld %3ld %3ld %4ld %4ld %4ld %-6s %9.2e %9.2e %9.2e "
               "%9.2e %6ld %6ld  %s\n",
               c.bf16 ? "bf16" : "f16", long(b), long(hq), long(hkv), long(nq),
               long(nk), long(d), c.causal ? "causal" : "-", errQ, errK, errV,
-              errSoftmax, long(nonFinite), long(noKey),
-              pass ? "PASS" : "FAIL");
+              errSoftmax, long(nonFinite), long(noKey), pass ? "PASS" : "FAIL");
   if (noKeyBad)
     std::printf("    %ld dQ values of rows without keys are not 0\n",
                 long(noKeyBad));
@@ -281,11 +279,11 @@ int checkBackward(CUmodule module) {
   // causal with Nq == Nk, Nq < Nk and Nq > Nk (rows without keys); a
   // single query row; D not a multiple of 32.
   const BwdCase cases[] = {
-      {true, 2, 4, 2, 37, 37, 64, 0},   {false, 2, 4, 2, 37, 37, 64, 1},
-      {true, 1, 6, 2, 20, 45, 128, 1},  {false, 1, 6, 2, 20, 45, 128, 1},
-      {false, 2, 4, 1, 45, 20, 64, 1},  {true, 2, 4, 1, 45, 20, 64, 1},
-      {true, 1, 8, 8, 33, 17, 128, 1},  {false, 1, 2, 2, 1, 70, 128, 0},
-      {true, 1, 8, 1, 16, 16, 128, 0},  {false, 1, 4, 4, 9, 12, 96, 1}};
+      {true, 2, 4, 2, 37, 37, 64, 0},  {false, 2, 4, 2, 37, 37, 64, 1},
+      {true, 1, 6, 2, 20, 45, 128, 1}, {false, 1, 6, 2, 20, 45, 128, 1},
+      {false, 2, 4, 1, 45, 20, 64, 1}, {true, 2, 4, 1, 45, 20, 64, 1},
+      {true, 1, 8, 8, 33, 17, 128, 1}, {false, 1, 2, 2, 1, 70, 128, 0},
+      {true, 1, 8, 1, 16, 16, 128, 0}, {false, 1, 4, 4, 9, 12, 96, 1}};
   std::printf("backward reference (relative Frobenius error; fp64: same "
               "inputs, softmax: own softmax, no O/LSE):\n");
   std::printf("  %-4s %2s %3s %3s %4s %4s %4s %-6s %9s %9s %9s %9s %6s %6s\n",
