@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BackwardHost.h"
 #include "ReferenceCheck.h"
 
 #include <cuda.h>
@@ -24,7 +25,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,87 +37,6 @@ struct BwdCase {
   int64_t batch, headsQ, headsKV, seqQ, seqK, headDim;
   int causal;
 };
-
-/// A 16-bit float's value: bf16 or IEEE half (subnormals, inf, NaN).
-double from16(uint16_t bits, bool bf16) {
-  if (bf16) {
-    uint32_t u = uint32_t(bits) << 16;
-    float f;
-    std::memcpy(&f, &u, sizeof(f));
-    return f;
-  }
-  int exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
-  double sign = bits & 0x8000 ? -1.0 : 1.0;
-  if (exponent == 0x1f)
-    return mantissa ? NAN : sign * INFINITY;
-  if (exponent == 0)
-    return sign * std::ldexp(double(mantissa), -24);
-  return sign * std::ldexp(double(mantissa + 1024), exponent - 25);
-}
-
-/// The host copies of a case's operands, in double.
-struct HostOperands {
-  std::vector<double> q, k, v, o, dout, lse;
-};
-
-/// dQ, dK, dV in fp64. fromInputs: P = exp(s - LSE) with the given LSE and
-/// Delta = rowsum(dO * O) with the given O (the GPU reference's formula);
-/// otherwise P = softmax(s) from the row's own max and sum and Delta =
-/// rowsum(P * dP) (the Jacobian of softmax, no O or LSE used).
-void hostBackward(const BwdCase &c, double scale, const HostOperands &in,
-                  bool fromInputs, std::vector<double> &dq,
-                  std::vector<double> &dk, std::vector<double> &dv) {
-  int64_t hq = c.headsQ, hkv = c.headsKV, nq = c.seqQ, nk = c.seqK,
-          d = c.headDim;
-  dq.assign(c.batch * hq * nq * d, 0.0);
-  dk.assign(c.batch * hkv * nk * d, 0.0);
-  dv.assign(c.batch * hkv * nk * d, 0.0);
-  std::vector<double> p(nk), dp(nk);
-  for (int64_t b = 0; b < c.batch; ++b)
-    for (int64_t h = 0; h < hq; ++h)
-      for (int64_t i = 0; i < nq; ++i) {
-        int64_t row = (b * hq + h) * nq + i;
-        int64_t kvBase = (b * hkv + h / (hq / hkv)) * nk;
-        int64_t visible =
-            c.causal ? std::min(nk, std::max<int64_t>(0, i + nk - nq + 1)) : nk;
-        if (visible == 0 || (fromInputs && std::isinf(in.lse[row])))
-          continue; // no key: P = 0
-        const double *qi = &in.q[row * d], *doi = &in.dout[row * d];
-        double max = -INFINITY, sum = 0, delta = 0;
-        for (int64_t j = 0; j < visible; ++j) {
-          const double *kj = &in.k[(kvBase + j) * d],
-                       *vj = &in.v[(kvBase + j) * d];
-          double s = 0, dot = 0;
-          for (int64_t x = 0; x < d; ++x) {
-            s += qi[x] * kj[x];
-            dot += doi[x] * vj[x];
-          }
-          p[j] = s * scale;
-          dp[j] = dot;
-          max = std::max(max, p[j]);
-        }
-        for (int64_t j = 0; j < visible; ++j) {
-          p[j] = std::exp(p[j] - (fromInputs ? in.lse[row] : max));
-          sum += p[j];
-        }
-        if (fromInputs) {
-          for (int64_t x = 0; x < d; ++x)
-            delta += doi[x] * in.o[row * d + x];
-        } else {
-          for (int64_t j = 0; j < visible; ++j)
-            delta += (p[j] /= sum) * dp[j];
-        }
-        for (int64_t j = 0; j < visible; ++j) {
-          double ds = p[j] * (dp[j] - delta);
-          const double *kj = &in.k[(kvBase + j) * d];
-          for (int64_t x = 0; x < d; ++x) {
-            dq[row * d + x] += scale * ds * kj[x];
-            dk[(kvBase + j) * d + x] += scale * ds * qi[x];
-            dv[(kvBase + j) * d + x] += p[j] * doi[x];
-          }
-        }
-      }
-}
 
 /// ||got - want||_F / ||want||_F (0 when both are 0; inf if got has a
 /// non-finite value).
@@ -206,7 +125,16 @@ int runBwdCase(const BwdKernels &kern, const BwdCase &c) {
       !download(gdq, dq.ptr, nQ) || !download(gdk, dk.ptr, nKV) ||
       !download(gdv, dv.ptr, nKV))
     return -1;
-  HostOperands in;
+  BwdProblem problem;
+  problem.batch = b;
+  problem.headsQ = hq;
+  problem.headsKV = hkv;
+  problem.seqQ = nq;
+  problem.seqK = nk;
+  problem.headDim = d;
+  problem.causal = c.causal;
+  problem.scale = scale;
+  BwdOperands64 in;
   auto widen = [&](const std::vector<uint16_t> &x, std::vector<double> &y) {
     y.resize(x.size());
     for (size_t i = 0; i < x.size(); ++i)
@@ -220,8 +148,8 @@ int runBwdCase(const BwdKernels &kern, const BwdCase &c) {
   in.lse.assign(hlse.begin(), hlse.end());
 
   std::vector<double> rdq, rdk, rdv, sdq, sdk, sdv;
-  hostBackward(c, scale, in, /*fromInputs=*/true, rdq, rdk, rdv);
-  hostBackward(c, scale, in, /*fromInputs=*/false, sdq, sdk, sdv);
+  hostBackward(problem, in, BwdForm::FromInputs, rdq, rdk, rdv);
+  hostBackward(problem, in, BwdForm::Softmax, sdq, sdk, sdv);
   double errQ = relError(gdq, rdq), errK = relError(gdk, rdk),
          errV = relError(gdv, rdv);
   double errSoftmax =
