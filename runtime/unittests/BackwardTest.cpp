@@ -345,6 +345,38 @@ TEST_F(BwdLaunch, FourLaunchesShareTheWorkspace) {
   EXPECT_EQ(state.launches[0].params[1], addressOf(3));
 }
 
+// The buffers are generic: a tiled dQ accumulator of rank 6 ([B, Hq,
+// ceil(Nq / 64), 2, 64, D / 2]) needs nothing of the runtime but its extents.
+TEST_F(BwdLaunch, WorkspaceOfAnyRank) {
+  KernelEntry k = bwdKernel("g");
+  GridDim one{1, {}}, two{2, {}}, four{4, {}}, rows{64, {}};
+  k.workspace[2].shape = {one, two, four, two, rows, rows};
+  for (size_t i = 0; i < k.numLaunches(); ++i) {
+    KernelLaunch &l = i ? k.then[i - 1] : k;
+    std::vector<Param> params;
+    for (const Param &p : l.params)
+      if (p.workspace != 2)
+        params.push_back(p);
+    if (params.size() != l.params.size())
+      appendWorkspace(params, 2, 6);
+    l.params = params;
+  }
+  load({k});
+  state.paramsByLaunch = {k.params.size(), k.then[0].params.size(),
+                          k.then[1].params.size(), k.then[2].params.size()};
+  EXPECT_STATUS(attn_bwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  ASSERT_EQ(state.allocs.size(), 3u);
+  EXPECT_EQ(std::get<1>(state.allocs[2]), 2u * 4 * 2 * 64 * 64 * 4);
+  ASSERT_EQ(state.launches.size(), 4u);
+  // dQ_acc's descriptor in the zeroing launch: sizes, then row-major
+  // strides.
+  const std::vector<int64_t> &p = state.launches[1].params;
+  EXPECT_EQ(std::vector<int64_t>(p.begin() + 3, p.end()),
+            (std::vector<int64_t>{1, 2, 4, 2, 64, 64, 2 * 4 * 2 * 64 * 64,
+                                  4 * 2 * 64 * 64, 2 * 64 * 64, 64 * 64, 64,
+                                  1}));
+}
+
 TEST_F(BwdLaunch, PointersAreDeviceMemoryAndEmptyCallsLaunchNothing) {
   load({bwdKernel("g")});
   args.dv.data = fakeAddress(9); // no allocation there
