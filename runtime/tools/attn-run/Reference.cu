@@ -8,7 +8,10 @@
 // and O = 0, LSE = -inf for a row that sees no key. The paged variant reads
 // each sequence's keys through its block-table row (Paged.h's pagedRow); the
 // varlen one runs on one sequence's view of the packed [total, H, D] tensors
-// per launch (contiguous or paged keys).
+// per launch (contiguous or paged keys). reference_bwd_dq_* and
+// reference_bwd_dkdv_* are the backward (fp32 dQ, dK, dV of contiguous
+// operands, one CTA per query row and per key row; section "Reference
+// backward"), narrow_* rounds the forward's f32 O to a backward's dtype.
 //
 //===----------------------------------------------------------------------===//
 
