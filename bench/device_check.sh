@@ -2,9 +2,10 @@
 # On the GPU machine, after bench/build_bundle.sh (and scripts/main.sh) on
 # the build machine: the tensor-core cases (a hang watchdog per launch) on
 # both paths, the harness (model shapes, odd cases, misuse statuses, timing
-# beside FA2 and cuDNN), attn-run (the varlen bundles too), the README's main
-# job, and compute-sanitizer's race and memory checks on small launches. Logs
-# go to $OUT (the device tool's output folder) when it is set.
+# beside FA2 and cuDNN), attn-run (the varlen and backward bundles too),
+# attn-reference-check, the README's main job, and compute-sanitizer's race
+# and memory checks on small launches. Logs go to $OUT (the device tool's
+# output folder) when it is set.
 set -uo pipefail
 cd "$(dirname "$0")"
 export PYTHONUNBUFFERED=1
@@ -38,6 +39,16 @@ for v in varlen varlen_pack varlen_s3 varlen_paged_s1 varlen_paged_s2; do
     --seqlen-q=1000 --seqlen-k=1500 > "$LOG/attn-run-$v.log" 2>&1
   grep -E "^ +[0-9]+ |kernels passed" "$LOG/attn-run-$v.log"
 done
+# attn-run's reference kernels against fp64 (forward and backward), then
+# the backward kernels through attn_bwd against the reference backward.
+step "attn-reference-check" timeout 120 ../build/bin/attn-reference-check \
+  > "$LOG/reference-check.log" 2>&1
+grep -E "FAIL|all cases PASS" "$LOG/reference-check.log" | head -20
+if [ -d $B/bwd ]; then
+  step "attn-run bwd" timeout 300 ../build/bin/attn-run $B/bwd \
+    > "$LOG/attn-run-bwd.log" 2>&1
+  grep -E "^ +[0-9]+ |kernels passed" "$LOG/attn-run-bwd.log"
+fi
 step "main job" timeout 200 ../scripts/main.sh > "$LOG/main.log" 2>&1
 tail -4 "$LOG/main.log"
 if command -v compute-sanitizer >/dev/null; then

@@ -8,7 +8,10 @@
 // and O = 0, LSE = -inf for a row that sees no key. The paged variant reads
 // each sequence's keys through its block-table row (Paged.h's pagedRow); the
 // varlen one runs on one sequence's view of the packed [total, H, D] tensors
-// per launch (contiguous or paged keys).
+// per launch (contiguous or paged keys). reference_bwd_dq_* and
+// reference_bwd_dkdv_* are the backward (fp32 dQ, dK, dV of contiguous
+// operands, one CTA per query row and per key row; section "Reference
+// backward"), narrow_* rounds the forward's f32 O to a backward's dtype.
 //
 //===----------------------------------------------------------------------===//
 
@@ -238,6 +241,181 @@ __device__ void referenceVarlen(const T *q, const T *k, const T *v, float *o,
   referenceFwd(q, k, v, o, lse, at, nq, nk, d, causal, scale, rows);
 }
 
+//===----------------------------------------------------------------------===//
+// Reference backward
+//===----------------------------------------------------------------------===//
+
+// The backward of attn.attention_grad (FlashAttention-2, Algorithm 2),
+// written as sums over the (query row i, key j) pairs a row sees:
+//   P_ij  = exp(scale * q_i . k_j - LSE_i)      (recomputed; LSE given)
+//   dP_ij = dO_i . v_j
+//   Delta_i = dO_i . O_i                        (= sum_j P_ij dP_ij)
+//   dS_ij = P_ij (dP_ij - Delta_i)
+//   dQ_i = scale sum_j dS_ij k_j,  dK_j = scale sum_i dS_ij q_i,
+//   dV_j = sum_i P_ij dO_i, dK/dV summed over the query heads of a group.
+// A row with LSE = -inf (no key) has P = 0 and contributes nothing. One CTA
+// per output row; each warp takes a pair at a time, its lanes holding
+// columns lane, lane + 32, ... of the CTA's own row (kBwdCols of them: D <=
+// 256) and accumulating its columns of the result; the warps' partial
+// results are summed in shared memory at the end. Delta is recomputed per
+// pair (one more dot product) rather than kept in a buffer: one launch each
+// for dQ and dK/dV, nothing shared between them.
+
+constexpr int kBwdCols = 8; // per lane: D <= 32 * kBwdCols = 256
+constexpr int kBwdWarps = 4;
+constexpr int kBwdThreads = kBwdWarps * kWarp;
+
+/// The warp's sum of `value` (every lane gets it).
+__device__ float warpSum(float value) {
+  for (int offset = kWarp / 2; offset > 0; offset /= 2)
+    value += __shfl_xor_sync(0xFFFFFFFFu, value, offset);
+  return value;
+}
+
+/// Sum over the warp of x[c] * y_row[c], with x the lane's columns in
+/// registers and y a row in global memory.
+template <typename T>
+__device__ float warpDot(const float (&x)[kBwdCols], const T *y, int64_t d) {
+  float dot = 0.0f;
+  for (int t = 0; t < kBwdCols; ++t) {
+    int64_t c = threadIdx.x % kWarp + t * kWarp;
+    if (c < d)
+      dot += x[t] * toFloat(y[c]);
+  }
+  return warpSum(dot);
+}
+
+template <typename T>
+__device__ void loadCols(float (&x)[kBwdCols], const T *row, int64_t d) {
+  for (int t = 0; t < kBwdCols; ++t) {
+    int64_t c = threadIdx.x % kWarp + t * kWarp;
+    x[t] = c < d ? toFloat(row[c]) : 0.0f;
+  }
+}
+
+/// out[c] = factor * the sum over the CTA's warps of acc (lane columns).
+/// Needs blockDim.x == kBwdThreads.
+__device__ void storeWarpSum(const float (&acc)[kBwdCols], float *out,
+                             int64_t d, float factor) {
+  __shared__ float partial[kBwdWarps][kWarp * kBwdCols];
+  int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+  for (int t = 0; t < kBwdCols; ++t)
+    partial[warp][lane + t * kWarp] = acc[t];
+  __syncthreads();
+  for (int64_t c = threadIdx.x; c < d; c += blockDim.x) {
+    float sum = 0.0f;
+    for (int w = 0; w < kBwdWarps; ++w)
+      sum += partial[w][c];
+    out[c] = factor * sum;
+  }
+  __syncthreads();
+}
+
+/// Contiguous [B, Hq, Nq, D] q, o, dout, [B, Hq, Nq] lse; [B, Hkv, Nk, D]
+/// k, v; the same sizes for the f32 gradients.
+template <typename T> struct BwdOperands {
+  const T *q, *k, *v, *o, *dout;
+  const float *lse;
+  float *dq, *dk, *dv;
+  int64_t hq, hkv, nq, nk, d;
+  int causal;
+  float scale;
+};
+
+/// dS_ij (and P_ij in *p) for query row `qRow` (element offset of q_i, o_i,
+/// dO_i), LSE `lse`, key row `kRow` (of k_j, v_j); qi, doi or kj, vj are
+/// the ones the caller holds in registers, the others are read. The whole
+/// warp calls it and gets the same values.
+template <typename T>
+__device__ float pairGrad(const BwdOperands<T> &a, const float (&x)[kBwdCols],
+                          const float (&y)[kBwdCols], bool queryHeld,
+                          int64_t qRow, int64_t kRow, float lse, float *p) {
+  float s, dp, delta;
+  if (queryHeld) { // x = q_i, y = dO_i
+    s = warpDot(x, a.k + kRow, a.d);
+    dp = warpDot(y, a.v + kRow, a.d);
+  } else { // x = k_j, y = v_j
+    s = warpDot(x, a.q + qRow, a.d);
+    dp = warpDot(y, a.dout + qRow, a.d);
+  }
+  float dOi[kBwdCols];
+  loadCols(dOi, a.dout + qRow, a.d);
+  delta = warpDot(dOi, a.o + qRow, a.d);
+  *p = expf(a.scale * s - lse);
+  return *p * (dp - delta);
+}
+
+/// Keys 0 .. visible-1 are visible to query row i (bottom-right causal).
+__device__ int64_t visibleKeys(int64_t i, int64_t nq, int64_t nk, int causal) {
+  return causal ? min(nk, max(int64_t(0), i + nk - nq + 1)) : nk;
+}
+
+/// dQ of query row (b, h, i) = (blockIdx.z, blockIdx.y, blockIdx.x).
+template <typename T> __device__ void referenceBwdDq(BwdOperands<T> a) {
+  int64_t i = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+  int64_t row = (b * a.hq + h) * a.nq + i, qRow = row * a.d;
+  int64_t kBase = (b * a.hkv + h / (a.hq / a.hkv)) * a.nk * a.d;
+  float lse = a.lse[row];
+  int64_t visible =
+      isinf(lse) && lse < 0 ? 0 : visibleKeys(i, a.nq, a.nk, a.causal);
+  float qi[kBwdCols], doi[kBwdCols], acc[kBwdCols] = {};
+  loadCols(qi, a.q + qRow, a.d);
+  loadCols(doi, a.dout + qRow, a.d);
+  for (int64_t j = threadIdx.x / kWarp; j < visible; j += kBwdWarps) {
+    int64_t kRow = kBase + j * a.d;
+    float p;
+    float ds = pairGrad(a, qi, doi, /*queryHeld=*/true, qRow, kRow, lse, &p);
+    for (int t = 0; t < kBwdCols; ++t) {
+      int64_t c = threadIdx.x % kWarp + t * kWarp;
+      if (c < a.d)
+        acc[t] += ds * toFloat(a.k[kRow + c]);
+    }
+  }
+  storeWarpSum(acc, a.dq + qRow, a.d, a.scale);
+}
+
+/// dK and dV of key row (b, kv head, j) = (blockIdx.z, blockIdx.y,
+/// blockIdx.x): the pairs (h, i) over the group's query heads h and the
+/// rows i that see key j.
+template <typename T> __device__ void referenceBwdDkDv(BwdOperands<T> a) {
+  int64_t j = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
+  int64_t group = a.hq / a.hkv;
+  int64_t kRow = ((b * a.hkv + hk) * a.nk + j) * a.d;
+  // Query i sees key j iff j < visibleKeys(i): i >= j + nq - nk if causal.
+  int64_t first = a.causal ? max(int64_t(0), j + a.nq - a.nk) : 0;
+  int64_t pairs = group * max(int64_t(0), a.nq - first);
+  float kj[kBwdCols], vj[kBwdCols], dk[kBwdCols] = {}, dv[kBwdCols] = {};
+  loadCols(kj, a.k + kRow, a.d);
+  loadCols(vj, a.v + kRow, a.d);
+  for (int64_t n = threadIdx.x / kWarp; n < pairs; n += kBwdWarps) {
+    int64_t h = hk * group + n / (a.nq - first), i = first + n % (a.nq - first);
+    int64_t row = (b * a.hq + h) * a.nq + i, qRow = row * a.d;
+    float lse = a.lse[row];
+    if (isinf(lse) && lse < 0)
+      continue; // no key: P = 0
+    float p;
+    float ds = pairGrad(a, kj, vj, /*queryHeld=*/false, qRow, kRow, lse, &p);
+    for (int t = 0; t < kBwdCols; ++t) {
+      int64_t c = threadIdx.x % kWarp + t * kWarp;
+      if (c < a.d) {
+        dk[t] += ds * toFloat(a.q[qRow + c]);
+        dv[t] += p * toFloat(a.dout[qRow + c]);
+      }
+    }
+  }
+  storeWarpSum(dk, a.dk + kRow, a.d, a.scale);
+  storeWarpSum(dv, a.dv + kRow, a.d, 1.0f);
+}
+
+/// O in f32 narrowed to f16/bf16 (round to nearest even), for a backward
+/// call's O from the f32 forward reference.
+template <typename T> __device__ void narrow(const float *x, T *y, int64_t n) {
+  int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride)
+    y[i] = fromFloat<T>(x[i]);
+}
+
 /// Rows r >= validRows[p] of each page p of a [num_pages, page_size, ...]
 /// cache (`rowElems` elements a row) get `value`.
 template <typename T>
@@ -364,4 +542,32 @@ extern "C" __global__ void widen_f16(const __half *x, float *y, int64_t n) {
 extern "C" __global__ void widen_bf16(const __nv_bfloat16 *x, float *y,
                                       int64_t n) {
   widen(x, y, n);
+}
+
+// Backward, contiguous operands ([B, Hq, Nq, D] q, o, dout, dq; [B, Hkv,
+// Nk, D] k, v, dk, dv; [B, Hq, Nq] lse; gradients f32). The two kernels
+// take the same arguments: reference_bwd_dq_* with grid (Nq, Hq, B),
+// reference_bwd_dkdv_* with grid (Nk, Hkv, B); blockDim.x = 128, D <= 256.
+#define ATTN_REFERENCE_BWD(NAME, T, BODY)                                      \
+  extern "C" __global__ void __launch_bounds__(kBwdThreads)                    \
+      NAME(const T *q, const T *k, const T *v, const T *o, const T *dout,      \
+           const float *lse, float *dq, float *dk, float *dv, int64_t b,       \
+           int64_t hq, int64_t hkv, int64_t nq, int64_t nk, int64_t d,         \
+           int causal, float scale) {                                          \
+    BODY(BwdOperands<T>{q, k, v, o, dout, lse, dq, dk, dv, hq, hkv, nq, nk, d, \
+                        causal, scale});                                       \
+  }
+ATTN_REFERENCE_BWD(reference_bwd_dq_f16, __half, referenceBwdDq)
+ATTN_REFERENCE_BWD(reference_bwd_dq_bf16, __nv_bfloat16, referenceBwdDq)
+ATTN_REFERENCE_BWD(reference_bwd_dkdv_f16, __half, referenceBwdDkDv)
+ATTN_REFERENCE_BWD(reference_bwd_dkdv_bf16, __nv_bfloat16, referenceBwdDkDv)
+#undef ATTN_REFERENCE_BWD
+
+extern "C" __global__ void narrow_f16(const float *x, __half *y, int64_t n) {
+  narrow(x, y, n);
+}
+
+extern "C" __global__ void narrow_bf16(const float *x, __nv_bfloat16 *y,
+                                       int64_t n) {
+  narrow(x, y, n);
 }

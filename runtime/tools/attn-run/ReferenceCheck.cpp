@@ -7,11 +7,14 @@
 // keys, and garbage must sit exactly in the unused cache rows. The varlen
 // reference (one launch per sequence on views of packed [total, H, D]
 // tensors) must agree bit for bit with the contiguous one on each
-// sequence's rows copied out, and with fp64. No bundle is needed: it checks
-// the checker. Exit status 0 iff everything agrees.
+// sequence's rows copied out, and with fp64. The backward references
+// (dQ, dK, dV; f16 and bf16) are checked against an fp64 host backward in
+// ReferenceCheckBwd.cpp. No bundle is needed: it checks the checker. Exit
+// status 0 iff everything agrees.
 //
 //===----------------------------------------------------------------------===//
 
+#include "ReferenceCheck.h"
 #include "Paged.h"
 #include "Varlen.h"
 #include "reference_cubin.h"
@@ -27,12 +30,8 @@
 
 namespace {
 
-bool ok(CUresult r, const char *what) {
-  if (r != CUDA_SUCCESS)
-    std::fprintf(stderr, "attn-reference-check: %s: CUresult %d\n", what,
-                 int(r));
-  return r == CUDA_SUCCESS;
-}
+using attn::run::Buffer;
+using attn::run::ok;
 
 float fromBf16(uint16_t bits) {
   uint32_t u = uint32_t(bits) << 16;
@@ -52,13 +51,6 @@ float roundToBf16(float x) {
 
 struct Kernels {
   CUfunction fill, paged, contiguous, poison, varlen;
-};
-
-/// A device buffer freed at scope exit.
-struct Buffer {
-  CUdeviceptr ptr = 0;
-  explicit Buffer(size_t bytes) { cuMemAlloc(&ptr, std::max<size_t>(bytes, 256)); }
-  ~Buffer() { cuMemFree(ptr); }
 };
 
 struct Case {
@@ -408,6 +400,10 @@ int main() {
       return 2;
     failed += bad > 0;
   }
+  int bwdFailed = attn::run::checkBackward(module);
+  if (bwdFailed < 0)
+    return 2;
+  failed += bwdFailed;
   std::printf("%s\n", failed ? "FAIL" : "all cases PASS");
   cuModuleUnload(module);
   return failed ? 1 : 0;

@@ -13,10 +13,14 @@
 // packed batch of random lengths with empty sequences and padding rows
 // (Varlen.h), a reference launched per sequence on views of the packed
 // tensors, and a check that no padding row of O or LSE was written; varlen
-// paged kernels the same with K/V in scattered pages.
+// paged kernels the same with K/V in scattered pages. Backward kernels
+// (kind "bwd") go through attn_bwd and are checked against the fp32
+// reference backward (Backward.cpp).
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttnRun.h"
+#include "Backward.h"
 #include "Fp8.h"
 #include "Manifest.h"
 #include "Paged.h"
@@ -46,6 +50,15 @@
 #include <vector>
 
 using namespace attn::bundle;
+using attn::run::allocate;
+using attn::run::check;
+using attn::run::DeviceBuffer;
+using attn::run::download;
+using attn::run::Event;
+using attn::run::kReferenceThreads;
+using attn::run::makeError;
+using attn::run::Reference;
+using attn::run::Stream;
 using llvm::ArrayRef;
 using llvm::Error;
 using llvm::Expected;
@@ -110,44 +123,8 @@ static cl::opt<uint64_t> seedOpt("seed",
                                  cl::value_desc("u64"), cl::cat(category));
 
 //===----------------------------------------------------------------------===//
-// CUDA driver helpers
+// CUDA context
 //===----------------------------------------------------------------------===//
-
-static Error makeError(const Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
-/// Success, or an error naming the failed call and the driver's error.
-static Error check(CUresult result, const Twine &what) {
-  if (result == CUDA_SUCCESS)
-    return Error::success();
-  const char *name = nullptr, *text = nullptr;
-  if (cuGetErrorName(result, &name) != CUDA_SUCCESS ||
-      cuGetErrorString(result, &text) != CUDA_SUCCESS)
-    return makeError(what + ": CUresult " + Twine(int(result)));
-  return makeError(what + ": " + name + " (" + text + ")");
-}
-
-/// Owns a driver handle and destroys it at scope exit.
-template <typename T, CUresult (*Destroy)(T)> class Owned {
-public:
-  Owned() = default;
-  Owned(const Owned &) = delete;
-  Owned &operator=(const Owned &) = delete;
-  ~Owned() {
-    if (handle)
-      Destroy(handle);
-  }
-  T get() const { return handle; }
-  T *init() { return &handle; }
-
-private:
-  T handle{};
-};
-using DeviceBuffer = Owned<CUdeviceptr, cuMemFree>;
-using Stream = Owned<CUstream, cuStreamDestroy>;
-using Event = Owned<CUevent, cuEventDestroy>;
-using Module = Owned<CUmodule, cuModuleUnload>;
 
 /// Device 0's primary context, current on this thread while held.
 class PrimaryContext {
@@ -177,30 +154,9 @@ private:
   bool held = false;
 };
 
-static Error allocate(DeviceBuffer &buffer, size_t bytes) {
-  // A zero-byte request is an error in the driver; empty tensors still
-  // need a valid, aligned pointer.
-  return check(cuMemAlloc(buffer.init(), std::max<size_t>(bytes, 256)),
-               Twine("cuMemAlloc(") + Twine(bytes) + ")");
-}
-
 //===----------------------------------------------------------------------===//
 // The reference module (Reference.cu)
 //===----------------------------------------------------------------------===//
-
-constexpr unsigned kReferenceThreads = 128;
-
-struct Reference {
-  Module module;
-  CUfunction fill[2] = {};    // f16, bf16
-  CUfunction forward[2] = {}; // f16, bf16
-  CUfunction forwardF32 = {}; // FP8 calls: dequantized inputs
-  CUfunction widen[2] = {};   // f16, bf16 -> f32
-  CUfunction forwardPaged[2] = {}; // f16, bf16: K/V through a block table
-  CUfunction poisonPages[2] = {};  // f16, bf16: garbage in unused rows
-  CUfunction forwardVarlen[2] = {}; // f16, bf16: one sequence's views
-  int64_t maxDynamicShared = 0;
-};
 
 static Error loadReference(Reference &ref, CUdevice device) {
   if (Error err =
@@ -220,7 +176,13 @@ static Error loadReference(Reference &ref, CUdevice device) {
       {&ref.poisonPages[0], "poison_pages_f16"},
       {&ref.poisonPages[1], "poison_pages_bf16"},
       {&ref.forwardVarlen[0], "reference_fwd_varlen_f16"},
-      {&ref.forwardVarlen[1], "reference_fwd_varlen_bf16"}};
+      {&ref.forwardVarlen[1], "reference_fwd_varlen_bf16"},
+      {&ref.narrow[0], "narrow_f16"},
+      {&ref.narrow[1], "narrow_bf16"},
+      {&ref.backwardDq[0], "reference_bwd_dq_f16"},
+      {&ref.backwardDq[1], "reference_bwd_dq_bf16"},
+      {&ref.backwardDkDv[0], "reference_bwd_dkdv_f16"},
+      {&ref.backwardDkDv[1], "reference_bwd_dkdv_bf16"}};
   for (auto [function, name] : functions)
     if (Error err =
             check(cuModuleGetFunction(function, ref.module.get(), name), name))
@@ -782,16 +744,6 @@ static Error runReference(const Reference &ref, const Shape &s,
   return check(cuStreamSynchronize(stream), "reference_fwd");
 }
 
-template <typename T>
-static Error download(std::vector<T> &host, const DeviceBuffer &buffer,
-                      int64_t count) {
-  host.resize(count);
-  if (count == 0)
-    return Error::success();
-  return check(cuMemcpyDtoH(host.data(), buffer.get(), count * sizeof(T)),
-               "cuMemcpyDtoH");
-}
-
 static bool isNegInf(double x) { return std::isinf(x) && x < 0; }
 
 /// Fills the error fields of `r` from the kernel's and the reference's
@@ -1061,6 +1013,8 @@ static void printVarlenBatch(const Shape &s) {
 }
 
 static void printTable(ArrayRef<Result> results) {
+  if (results.empty())
+    return;
   auto row = [](auto... cols) {
     llvm::outs() << llvm::formatv("{0,4} {1,-36} {2,6} {3,10} {4,10} {5,9} "
                                   "{6,10} {7,9} {8}\n",
@@ -1138,16 +1092,25 @@ static Expected<bool> run(const Manifest &manifest, attn_bundle *bundle,
                         "cuStreamCreate"))
     return err;
   std::vector<Result> results;
+  std::vector<attn::run::BwdResult> bwdResults;
   for (int64_t i = 0; i < count; ++i) {
     if (kernelOpt.getNumOccurrences() && i != kernelOpt)
       continue;
-    if (manifest.kernels[i].isBackward()) {
-      llvm::outs() << "skipping kernel " << i << " (backward: attn-run "
-                   << "checks forward kernels, bench/bwd_check.py attn_bwd)\n";
-      continue;
-    }
     llvm::outs() << "checking kernel " << i << "...\n";
     llvm::outs().flush();
+    if (manifest.kernels[i].isBackward()) {
+      attn::run::BwdResult &r = bwdResults.emplace_back();
+      r.index = i;
+      if (Error err =
+              attn::run::runBackwardKernel(bundle, manifest.kernels[i].key, ref,
+                                           seed, itersOpt, stream.get(), r)) {
+        r.note = llvm::toString(std::move(err));
+        printTable(results);
+        attn::run::printBackwardTable(bwdResults);
+        return makeError(llvm::formatv("kernel {0}: {1}", i, r.note));
+      }
+      continue;
+    }
     Result &r = results.emplace_back();
     r.index = i;
     if (Error err = runKernel(bundle, manifest.kernels[i], ref, seed,
@@ -1155,14 +1118,19 @@ static Expected<bool> run(const Manifest &manifest, attn_bundle *bundle,
       // A driver error may leave the context unusable: stop here.
       r.note = llvm::toString(std::move(err));
       printTable(results);
+      attn::run::printBackwardTable(bwdResults);
       return makeError(llvm::formatv("kernel {0}: {1}", i, r.note));
     }
   }
   printTable(results);
+  attn::run::printBackwardTable(bwdResults);
   size_t passed =
-      llvm::count_if(results, [](const Result &r) { return r.pass; });
-  llvm::outs() << passed << " of " << results.size() << " kernels passed\n";
-  return passed == results.size();
+      llvm::count_if(results, [](const Result &r) { return r.pass; }) +
+      llvm::count_if(bwdResults,
+                     [](const attn::run::BwdResult &r) { return r.pass; });
+  size_t checked = results.size() + bwdResults.size();
+  llvm::outs() << passed << " of " << checked << " kernels passed\n";
+  return passed == checked;
 }
 
 static uint64_t defaultSeed() {
@@ -1201,7 +1169,9 @@ int main(int argc, char **argv) {
     return fail(std::move(err));
   uint64_t seed =
       seedOpt.getNumOccurrences() ? seedOpt.getValue() : defaultSeed();
-  llvm::outs() << "seed " << seed << " (Q, K, V use seed, seed+1, seed+2)\n";
+  llvm::outs()
+      << "seed " << seed
+      << " (Q, K, V use seed, seed+1, seed+2; a backward's dO seed+5)\n";
   Expected<bool> passed = run(manifest, bundle->get(), context.get(), seed);
   if (!passed)
     return fail(passed.takeError());

@@ -1,0 +1,98 @@
+//===- AttnRun.h - what attn-run's files share ------------------*- C++ -*-===//
+//
+// The CUDA driver helpers (checked calls as llvm::Error, owned handles,
+// allocation and download) and the reference module's functions
+// (Reference.cu), used by the forward checks (attn-run.cpp) and the
+// backward checks (Backward.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUN_ATTNRUN_H
+#define ATTN_RUN_ATTNRUN_H
+
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/Error.h"
+
+#include <cuda.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace attn::run {
+
+inline llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// Success, or an error naming the failed call and the driver's error.
+inline llvm::Error check(CUresult result, const llvm::Twine &what) {
+  if (result == CUDA_SUCCESS)
+    return llvm::Error::success();
+  const char *name = nullptr, *text = nullptr;
+  if (cuGetErrorName(result, &name) != CUDA_SUCCESS ||
+      cuGetErrorString(result, &text) != CUDA_SUCCESS)
+    return makeError(what + ": CUresult " + llvm::Twine(int(result)));
+  return makeError(what + ": " + name + " (" + text + ")");
+}
+
+/// Owns a driver handle and destroys it at scope exit.
+template <typename T, CUresult (*Destroy)(T)> class Owned {
+public:
+  Owned() = default;
+  Owned(const Owned &) = delete;
+  Owned &operator=(const Owned &) = delete;
+  ~Owned() {
+    if (handle)
+      Destroy(handle);
+  }
+  T get() const { return handle; }
+  T *init() { return &handle; }
+
+private:
+  T handle{};
+};
+using DeviceBuffer = Owned<CUdeviceptr, cuMemFree>;
+using Stream = Owned<CUstream, cuStreamDestroy>;
+using Event = Owned<CUevent, cuEventDestroy>;
+using Module = Owned<CUmodule, cuModuleUnload>;
+
+inline llvm::Error allocate(DeviceBuffer &buffer, size_t bytes) {
+  // A zero-byte request is an error in the driver; empty tensors still
+  // need a valid, aligned pointer.
+  return check(cuMemAlloc(buffer.init(), std::max<size_t>(bytes, 256)),
+               llvm::Twine("cuMemAlloc(") + llvm::Twine(bytes) + ")");
+}
+
+template <typename T>
+llvm::Error download(std::vector<T> &host, const DeviceBuffer &buffer,
+                     int64_t count) {
+  host.resize(count);
+  if (count == 0)
+    return llvm::Error::success();
+  return check(cuMemcpyDtoH(host.data(), buffer.get(), count * sizeof(T)),
+               "cuMemcpyDtoH");
+}
+
+/// Threads of a reference_fwd_* and reference_bwd_* CTA.
+constexpr unsigned kReferenceThreads = 128;
+
+/// The functions of Reference.cu's cubin (loadReference in attn-run.cpp).
+struct Reference {
+  Module module;
+  CUfunction fill[2] = {};          // f16, bf16
+  CUfunction forward[2] = {};       // f16, bf16
+  CUfunction forwardF32 = {};       // FP8 calls: dequantized inputs
+  CUfunction widen[2] = {};         // f16, bf16 -> f32
+  CUfunction forwardPaged[2] = {};  // f16, bf16: K/V through a block table
+  CUfunction poisonPages[2] = {};   // f16, bf16: garbage in unused rows
+  CUfunction forwardVarlen[2] = {}; // f16, bf16: one sequence's views
+  CUfunction narrow[2] = {};        // f32 -> f16, bf16: a backward's O
+  CUfunction backwardDq[2] = {};    // f16, bf16: reference_bwd_dq_*
+  CUfunction backwardDkDv[2] = {};  // f16, bf16: reference_bwd_dkdv_*
+  int64_t maxDynamicShared = 0;
+};
+
+} // namespace attn::run
+
+#endif // ATTN_RUN_ATTNRUN_H
