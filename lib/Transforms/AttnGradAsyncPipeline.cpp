@@ -42,8 +42,8 @@ struct GradShape {
   int64_t batch, headsQ, seqQ, headsKV, seqK, d, group;
   Type elt;
   int64_t chunks() const { return d / 64; }
-  int64_t qBlocks() const { return llvm::divideCeil(seqQ, kBlockM); }
-  int64_t kBlocks() const { return llvm::divideCeil(seqK, kBlockN); }
+  int64_t qBlocks() const { return llvm::divideCeilSigned(seqQ, kBlockM); }
+  int64_t kBlocks() const { return llvm::divideCeilSigned(seqK, kBlockN); }
 };
 
 FailureOr<GradShape> gradShape(AttentionGradOp op) {
@@ -115,7 +115,7 @@ void ifRowInside(ImplicitLocOpBuilder &b, Value row, int64_t rows,
 void buildPreprocess(ImplicitLocOpBuilder &b, AttentionGradOp op,
                      const GradShape &s, Value delta, Value lseLog2) {
   buildThreadGrid(
-      b, {llvm::divideCeil(s.seqQ, kRowsPerCta), s.headsQ, s.batch},
+      b, {llvm::divideCeilSigned(s.seqQ, kRowsPerCta), s.headsQ, s.batch},
       kRowsPerCta, [&](ImplicitLocOpBuilder &ib, ValueRange blk, Value t) {
         Value row = arith::AddIOp::create(
             ib, arith::MulIOp::create(ib, blk[0], index(ib, kRowsPerCta)), t);
@@ -157,7 +157,7 @@ void buildColumnGrid(ImplicitLocOpBuilder &b, const GradShape &s,
                      function_ref<void(ImplicitLocOpBuilder &, ValueRange)>
                          body) {
   buildThreadGrid(
-      b, {llvm::divideCeil(rows, kColumnRows), s.headsQ, s.batch}, s.d,
+      b, {llvm::divideCeilSigned(rows, kColumnRows), s.headsQ, s.batch}, s.d,
       [&](ImplicitLocOpBuilder &ib, ValueRange blk, Value t) {
         Value first = arith::MulIOp::create(ib, blk[0], index(ib, kColumnRows));
         Value last = arith::MinUIOp::create(
