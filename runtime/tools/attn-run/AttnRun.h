@@ -10,6 +10,9 @@
 #ifndef ATTN_RUN_ATTNRUN_H
 #define ATTN_RUN_ATTNRUN_H
 
+#include "attn/runtime.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Error.h"
 
@@ -73,6 +76,13 @@ llvm::Error download(std::vector<T> &host, const DeviceBuffer &buffer,
   return check(cuMemcpyDtoH(host.data(), buffer.get(), count * sizeof(T)),
                "cuMemcpyDtoH");
 }
+
+/// Average milliseconds of `iters` calls of `launch` on `stream` after one
+/// warm-up. A call that fails returns its status with `ms` left NaN (the
+/// stream synchronized); a driver failure is the Error.
+llvm::Error timeLaunches(CUstream stream, unsigned iters,
+                         llvm::function_ref<attn_status()> launch,
+                         attn_status &status, double &ms);
 
 /// Threads of a reference_fwd_* and reference_bwd_* CTA.
 constexpr unsigned kReferenceThreads = 128;

@@ -305,33 +305,15 @@ std::string failure(const char *what, attn_status st) {
 Error timeKernel(attn_bundle *bundle, const attn_bwd_args &args,
                  const BwdShape &s, CUstream stream, unsigned iters,
                  BwdResult &r) {
-  Event start, stop;
-  if (Error err =
-          check(cuEventCreate(start.init(), CU_EVENT_DEFAULT), "cuEventCreate"))
+  attn_status st = ATTN_SUCCESS;
+  if (Error err = timeLaunches(
+          stream, iters, [&] { return attn_bwd(bundle, &args, stream); }, st,
+          r.ms))
     return err;
-  if (Error err =
-          check(cuEventCreate(stop.init(), CU_EVENT_DEFAULT), "cuEventCreate"))
-    return err;
-  for (unsigned i = 0; i <= iters; ++i) {
-    if (i == 1)
-      if (Error err =
-              check(cuEventRecord(start.get(), stream), "cuEventRecord"))
-        return err;
-    if (attn_status st = attn_bwd(bundle, &args, stream)) {
-      r.note = failure("timed attn_bwd", st);
-      return check(cuStreamSynchronize(stream), "cuStreamSynchronize");
-    }
-  }
-  if (Error err = check(cuEventRecord(stop.get(), stream), "cuEventRecord"))
-    return err;
-  if (Error err = check(cuEventSynchronize(stop.get()), "timed attn_bwd"))
-    return err;
-  float ms = 0;
-  if (Error err = check(cuEventElapsedTime(&ms, start.get(), stop.get()),
-                        "cuEventElapsedTime"))
-    return err;
-  r.ms = double(ms) / iters;
-  r.tflops = s.flops() / (r.ms * 1e9);
+  if (st)
+    r.note = failure("timed attn_bwd", st);
+  else
+    r.tflops = s.flops() / (r.ms * 1e9);
   return Error::success();
 }
 

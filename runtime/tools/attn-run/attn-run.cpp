@@ -58,6 +58,7 @@ using attn::run::Event;
 using attn::run::kReferenceThreads;
 using attn::run::makeError;
 using attn::run::Reference;
+using attn::run::timeLaunches;
 using attn::run::Stream;
 using llvm::ArrayRef;
 using llvm::Error;
@@ -153,6 +154,37 @@ private:
   CUdevice device = 0;
   bool held = false;
 };
+
+Error attn::run::timeLaunches(CUstream stream, unsigned iters,
+                              llvm::function_ref<attn_status()> launch,
+                              attn_status &status, double &ms) {
+  ms = NAN;
+  Event start, stop;
+  if (Error err =
+          check(cuEventCreate(start.init(), CU_EVENT_DEFAULT), "cuEventCreate"))
+    return err;
+  if (Error err =
+          check(cuEventCreate(stop.init(), CU_EVENT_DEFAULT), "cuEventCreate"))
+    return err;
+  for (unsigned i = 0; i <= iters; ++i) {
+    if (i == 1)
+      if (Error err =
+              check(cuEventRecord(start.get(), stream), "cuEventRecord"))
+        return err;
+    if ((status = launch()))
+      return check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+  }
+  if (Error err = check(cuEventRecord(stop.get(), stream), "cuEventRecord"))
+    return err;
+  if (Error err = check(cuEventSynchronize(stop.get()), "timed launches"))
+    return err;
+  float elapsed = 0;
+  if (Error err = check(cuEventElapsedTime(&elapsed, start.get(), stop.get()),
+                        "cuEventElapsedTime"))
+    return err;
+  ms = double(elapsed) / iters;
+  return Error::success();
+}
 
 //===----------------------------------------------------------------------===//
 // The reference module (Reference.cu)
@@ -860,33 +892,15 @@ static std::string failure(const Shape &s, const char *what,
 /// launch leaves `r.note` set and r.ms NaN.
 static Error timeKernel(attn_bundle *bundle, const attn_fwd_args &args,
                         CUstream stream, unsigned iters, Result &r) {
-  Event start, stop;
-  if (Error err =
-          check(cuEventCreate(start.init(), CU_EVENT_DEFAULT), "cuEventCreate"))
+  attn_status st = ATTN_SUCCESS;
+  if (Error err = timeLaunches(
+          stream, iters, [&] { return attn_fwd(bundle, &args, stream); }, st,
+          r.ms))
     return err;
-  if (Error err =
-          check(cuEventCreate(stop.init(), CU_EVENT_DEFAULT), "cuEventCreate"))
-    return err;
-  for (unsigned i = 0; i <= iters; ++i) {
-    if (i == 1)
-      if (Error err =
-              check(cuEventRecord(start.get(), stream), "cuEventRecord"))
-        return err;
-    if (attn_status st = attn_fwd(bundle, &args, stream)) {
-      r.note = failure(*r.shape, "timed attn_fwd", st);
-      return check(cuStreamSynchronize(stream), "cuStreamSynchronize");
-    }
-  }
-  if (Error err = check(cuEventRecord(stop.get(), stream), "cuEventRecord"))
-    return err;
-  if (Error err = check(cuEventSynchronize(stop.get()), "timed attn_fwd"))
-    return err;
-  float ms = 0;
-  if (Error err = check(cuEventElapsedTime(&ms, start.get(), stop.get()),
-                        "cuEventElapsedTime"))
-    return err;
-  r.ms = double(ms) / iters;
-  r.tflops = r.shape->flops() / (r.ms * 1e9);
+  if (st)
+    r.note = failure(*r.shape, "timed attn_fwd", st);
+  else
+    r.tflops = r.shape->flops() / (r.ms * 1e9);
   return Error::success();
 }
 
