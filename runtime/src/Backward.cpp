@@ -148,11 +148,8 @@ std::string BwdCall::describe() const {
 Status validateBwd(const attn_bwd_args &args, BwdCall &call) {
   if (Status s = checkTensors(args); !s.ok())
     return s;
-  float scale = args.softmax_scale;
-  if (!std::isfinite(scale) || scale < 0)
-    return invalid(formatv("softmax_scale must be positive and finite (or 0 "
-                           "for 1/sqrt(D)), got {0}",
-                           scaleText(scale)));
+  if (Status s = checkScale(args.softmax_scale); !s.ok())
+    return s;
   CallOperands ops(args);
   call.contiguous = true;
   for (Operand op : kBwdOperands) {
@@ -172,6 +169,7 @@ Status validateBwd(const attn_bwd_args &args, BwdCall &call) {
   call.headDim = args.q.sizes[3];
   call.numHeadsKV = args.k.sizes[1];
   call.seqLenK = args.k.sizes[2];
+  float scale = args.softmax_scale;
   call.scale = scale != 0 ? scale : 1.0 / std::sqrt(double(call.headDim));
   return Status::success();
 }

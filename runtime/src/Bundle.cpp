@@ -682,14 +682,19 @@ static void setLengths(const attn_fwd_args &args, FwdCall &call) {
   call.seqLenK = call.paged ? call.capacity : args.k.sizes[2];
 }
 
-Status validateFwd(const attn_fwd_args &args, FwdCall &call) {
-  if (Status s = checkOperands(args); !s.ok())
-    return s;
-  float scale = args.softmax_scale;
+Status checkScale(float scale) {
   if (!std::isfinite(scale) || scale < 0)
     return invalid(formatv("softmax_scale must be positive and finite (or 0 "
                            "for 1/sqrt(D)), got {0}",
                            scaleText(scale)));
+  return Status::success();
+}
+
+Status validateFwd(const attn_fwd_args &args, FwdCall &call) {
+  if (Status s = checkOperands(args); !s.ok())
+    return s;
+  if (Status s = checkScale(args.softmax_scale); !s.ok())
+    return s;
   call.hasLse = args.lse.data != nullptr;
   call.fp8 = dtypeOf(args.q) == ATTN_DTYPE_E4M3;
   call.paged = isGiven(args.block_table);
@@ -713,6 +718,7 @@ Status validateFwd(const attn_fwd_args &args, FwdCall &call) {
   call.dtype = dtypeName(dtypeOf(args.q));
   call.causal = args.causal != 0;
   setLengths(args, call);
+  float scale = args.softmax_scale;
   call.scale = scale != 0 ? scale : 1.0 / std::sqrt(double(call.headDim));
   return Status::success();
 }
