@@ -77,12 +77,8 @@ Status checkTensors(const attn_bwd_args &args) {
     return invalid(formatv("k: sizes {0} must have q's B = {1} and D = {2}",
                            sizesText(k), q.sizes[0], q.sizes[3]));
   int64_t hq = q.sizes[1], hkv = k.sizes[1], d = q.sizes[3];
-  if (hkv == 0 ? hq != 0 : hq % hkv != 0)
-    return invalid(formatv("Hq = {0} is not a multiple of Hkv = {1}", hq, hkv));
-  if (d % 8 != 0 || d < 8 || d > 256)
-    return invalid(formatv("q: head dim D = {0} must be a multiple of 8 in "
-                           "[8, 256]",
-                           d));
+  if (Status s = checkHeads(hq, hkv, d); !s.ok())
+    return s;
   for (const BwdTensor &b : bwdTensors(args))
     if (Status s = checkLayout(*b.t, b.name); !s.ok())
       return s;

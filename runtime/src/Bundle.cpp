@@ -498,12 +498,8 @@ static Status checkVarlenTensors(const attn_fwd_args &args, bool paged) {
                            "D = {1}",
                            sizesText(k), d));
   }
-  if (hkv == 0 ? hq != 0 : hq % hkv != 0)
-    return invalid(formatv("Hq = {0} is not a multiple of Hkv = {1}", hq, hkv));
-  if (d % 8 != 0 || d < 8 || d > 256)
-    return invalid(formatv("q: head dim D = {0} must be a multiple of 8 in "
-                           "[8, 256]",
-                           d));
+  if (Status s = checkHeads(hq, hkv, d); !s.ok())
+    return s;
   for (const auto &[name, t] : qkvo(args))
     if (Status s = checkLayout(*t, name); !s.ok())
       return s;
@@ -680,6 +676,16 @@ static void setLengths(const attn_fwd_args &args, FwdCall &call) {
   call.seqLenQ = args.q.sizes[2];
   call.headDim = args.q.sizes[3];
   call.seqLenK = call.paged ? call.capacity : args.k.sizes[2];
+}
+
+Status checkHeads(int64_t hq, int64_t hkv, int64_t d) {
+  if (hkv == 0 ? hq != 0 : hq % hkv != 0)
+    return invalid(formatv("Hq = {0} is not a multiple of Hkv = {1}", hq, hkv));
+  if (d % 8 != 0 || d < 8 || d > 256)
+    return invalid(formatv("q: head dim D = {0} must be a multiple of 8 in "
+                           "[8, 256]",
+                           d));
+  return Status::success();
 }
 
 Status checkScale(float scale) {

@@ -45,6 +45,8 @@ bool viewBytes(const attn_tensor &t, uint64_t &bytes);
 bool isContiguous(const attn_tensor &t);
 /// Equal sizes over a's rank.
 bool sameSizes(const attn_tensor &a, const attn_tensor &b);
+/// Hq a multiple of Hkv (GQA) and D a multiple of 8 in [8, 256].
+Status checkHeads(int64_t hq, int64_t hkv, int64_t d);
 /// A softmax scale is finite and >= 0 (0: 1/sqrt(D)).
 Status checkScale(float scale);
 /// Softmax scales equal within 1e-6 relative.
