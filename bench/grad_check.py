@@ -36,6 +36,8 @@ import warnings
 import torch
 import torch.nn.functional as F
 
+from harness import timed_back_to_back
+
 warnings.filterwarnings("ignore")
 
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
@@ -219,16 +221,9 @@ def sdpa_grads(q, k, v, do, causal, scale, backend):
     return o, [qq, kk, vv]
 
 
-def time_ms(fn, reps=10):
-    fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(True), torch.cuda.Event(True)
-    start.record()
-    for _ in range(reps):
-        fn()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) / reps
+def time_ms(fn):
+    """Mean ms of 10 back-to-back calls (harness.py's method)."""
+    return timed_back_to_back(fn, 10)
 
 
 def main():
