@@ -20,7 +20,9 @@
 // key order, which attn-async-pipeline has given V^T's keys too (packP8);
 // V is V^T in shared memory (K-major), the descales scale the exp2
 // argument and O, and P carries a 2^s factor (fp8-p-scale-log2) so that
-// small probabilities survive e4m3.
+// small probabilities survive e4m3. FP8's MUFU work equals its tensor time
+// at D = 128, so one in fp8-poly-exp2 exponentials is a polynomial on the
+// FMA pipe (FlashAttention-4's exp2 emulation; polyExp2).
 //
 //===----------------------------------------------------------------------===//
 
@@ -113,6 +115,7 @@ struct Schedule {
   const Turns *turns;
   double fp8PScaleLog2;
   bool treeReductions;
+  int64_t fp8PolyExp2; // FP8: one in this many exponentials by polyExp2
 };
 
 /// bf16, f16 or f8E4M3FN: the element type of the Q, K and V tiles.
@@ -225,6 +228,28 @@ Value rowMaxOf(ImplicitLocOpBuilder &b, const Schedule &sched,
   return acc;
 }
 
+/// 2^x on the FMA pipe (FlashAttention-4's exp2 emulation), for P only:
+/// x (clamped to -126 and above) = j + f with j = rint(x), by the
+/// 1.5 * 2^23 rounding trick, and f in [-0.5, 0.5]; 2^f by a degree-2
+/// minimax polynomial (relative error 1.7e-3, far below the 2^-4 spacing
+/// of the e4m3 P it feeds), and j added to the exponent field.
+Value polyExp2(ImplicitLocOpBuilder &b, Value x) {
+  Value clamped = LLVM::MaxNumOp::create(b, x, cF32(b, -126));
+  Value magic = cF32(b, 12582912.0f);
+  Value t = arith::AddFOp::create(b, clamped, magic);
+  Value f = arith::SubFOp::create(b, clamped,
+                                  arith::SubFOp::create(b, t, magic));
+  Value p = LLVM::FMAOp::create(b, f, cF32(b, 0.238428936f),
+                                cF32(b, 0.703448006f));
+  p = LLVM::FMAOp::create(b, p, f, cF32(b, 1.00044314f));
+  Type i32 = b.getI32Type();
+  Value exponent = arith::ShLIOp::create(
+      b, arith::BitcastOp::create(b, i32, t), cI32(b, 23));
+  Value bits =
+      arith::AddIOp::create(b, arith::BitcastOp::create(b, i32, p), exponent);
+  return arith::BitcastOp::create(b, b.getF32Type(), bits);
+}
+
 /// The online-softmax update on the S registers (exp2 domain; row max and
 /// sum as trees or chains, Schedule):
 ///   m' = max(m, rowmax(S) * c),  c = scale * log2(e) [* qk_descale]
@@ -264,7 +289,10 @@ std::array<Value, 2> softmax(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
     for (auto [i, score] : llvm::enumerate(s)) {
       if (halfOf(i) != h)
         continue;
-      score = exp2(b, LLVM::FMAOp::create(b, score, scale, negSafe));
+      Value arg = LLVM::FMAOp::create(b, score, scale, negSafe);
+      int64_t every = op.isFP8() ? sched.fp8PolyExp2 : 0;
+      score = every && i % every == every - 1 ? polyExp2(b, arg)
+                                              : exp2(b, arg);
       if (sched.treeReductions)
         probs.push_back(score);
       else
@@ -926,7 +954,8 @@ struct AttnLowerToWGMMAPass
     });
     Schedule sched{maxMmaN, turns ? &*turns : nullptr,
                    static_cast<double>(fp8PScaleLog2),
-                   /*treeReductions=*/trees && ws.getConsumerWarpgroups() <= 2};
+                   /*treeReductions=*/trees && ws.getConsumerWarpgroups() <= 2,
+                   fp8PolyExp2};
     for (OnlineAttentionMmaOp op : steps) {
       std::optional<KVLoop> kv =
           ws.getOverlap() ? matchKVLoop(op) : std::nullopt;
@@ -952,6 +981,13 @@ struct AttnLowerToWGMMAPass
                                "be in [0, 8] (P * 2^8 <= 256 stays below "
                                "e4m3's 448), but got ")
           << static_cast<int64_t>(fp8PScaleLog2);
+      return signalPassFailure();
+    }
+    if (fp8PolyExp2 < 0) {
+      getOperation().emitError("attn-lower-to-wgmma: fp8-poly-exp2 must be "
+                               ">= 0 (0: every exponential on MUFU), but "
+                               "got ")
+          << static_cast<int64_t>(fp8PolyExp2);
       return signalPassFailure();
     }
     if (failed(checkNesting(getOperation())))

@@ -1,6 +1,9 @@
 // RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline="overlap=false ping-pong=false" --attn-lower-to-wgmma | FileCheck %s
 // RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline="overlap=false ping-pong=false" --attn-lower-to-wgmma=fp8-p-scale-log2=0 | FileCheck %s --check-prefix=NOSCALE
 // RUN: not attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline --attn-lower-to-wgmma=fp8-p-scale-log2=9 2>&1 | FileCheck %s --check-prefix=BADSCALE
+// RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline="overlap=false ping-pong=false" --attn-lower-to-wgmma | FileCheck %s --check-prefix=POLY
+// RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline="overlap=false ping-pong=false" --attn-lower-to-wgmma=fp8-poly-exp2=0 | FileCheck %s --check-prefix=NOPOLY
+// RUN: not attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline --attn-lower-to-wgmma=fp8-poly-exp2=-1 2>&1 | FileCheck %s --check-prefix=BADPOLY
 
 // FP8 on the tensor cores (FlashAttention-3 section 3.3; HOPPER.md register
 // layouts), D = 128, BLOCK_N = 128, serial schedule:
@@ -42,6 +45,26 @@
 //       CHECK:   arith.subf %[[L2]], %{{.*}} : f32
 // NOSCALE-NOT: arith.constant 8.000000e+00 : f32
 // NOSCALE:     arith.negf
+// By default one in four of P's exponentials (registers 3, 7, ..) is a
+// polynomial on the FMA pipe: x = max(x, -126), t = x + 1.5 * 2^23 (rint),
+// f = x - (t - 1.5 * 2^23), p = (c2 f + c1) f + c0, bits(p) + (bits(t) << 23).
+// POLY-LABEL: func.func @fp8
+// POLY-COUNT-3: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+//      POLY:    %[[LOW:.*]] = arith.constant -1.260000e+02 : f32
+//      POLY:    %[[X:.*]] = llvm.intr.maxnum(%{{.*}}, %[[LOW]])
+//      POLY:    %[[MAGIC:.*]] = arith.constant 0x4B400000 : f32
+//      POLY:    %[[T:.*]] = arith.addf %[[X]], %[[MAGIC]] : f32
+//      POLY:    %[[J:.*]] = arith.subf %[[T]], %[[MAGIC]] : f32
+//      POLY:    %[[F:.*]] = arith.subf %[[X]], %[[J]] : f32
+//      POLY:    %[[P1:.*]] = llvm.intr.fma(%[[F]], %{{.*}}, %{{.*}})
+//      POLY:    %[[P:.*]] = llvm.intr.fma(%[[P1]], %[[F]], %{{.*}})
+//      POLY:    %[[TB:.*]] = arith.bitcast %[[T]] : f32 to i32
+//      POLY:    %[[E:.*]] = arith.shli %[[TB]], %{{.*}} : i32
+//      POLY:    %[[PB:.*]] = arith.bitcast %[[P]] : f32 to i32
+//      POLY:    %[[B:.*]] = arith.addi %[[PB]], %[[E]] : i32
+//      POLY:    arith.bitcast %[[B]] : i32 to f32
+// NOPOLY-NOT:  arith.constant 0x4B400000 : f32
+// BADPOLY: error: attn-lower-to-wgmma: fp8-poly-exp2 must be >= 0 (0: every exponential on MUFU), but got -1
 // BADSCALE: error: attn-lower-to-wgmma: fp8-p-scale-log2 must be in [0, 8] (P * 2^8 <= 256 stays below e4m3's 448), but got 9
 !q = memref<1x4x256x128xf8E4M3FN>
 !k = memref<1x2x256x128xf8E4M3FN>

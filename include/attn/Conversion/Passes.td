@@ -51,7 +51,10 @@ def AttnLowerToWGMMA : Pass<"attn-lower-to-wgmma", "func::FuncOp"> {
       row max/sum across the four threads of a quad (shuffles); P converted
       to bf16/f16 pairs in registers; O rescaled by alpha; O += P V as
       register-A wgmma m64nDk16 x BLOCK_N / 16 (`llvm.inline_asm`; V
-      row-major, transposed by the MMA);
+      row-major, transposed by the MMA); FP8 (e4m3, k32) computes one in
+      `fp8-poly-exp2` of P's exponentials as a degree-2 polynomial on the
+      FMA pipe (FlashAttention-4's exp2 emulation, relative error 1.7e-3):
+      at D = 128 FP8's MUFU work equals its tensor time;
     * `attn.epilogue` divides by the quad-summed l (rows with l = 0 give 0),
       stages O (bf16/f16) in the swizzled Q tile, syncs its warpgroup on a
       named barrier and writes O with 16-byte coalesced stores; quad leaders
@@ -79,7 +82,12 @@ def AttnLowerToWGMMA : Pass<"attn-lower-to-wgmma", "func::FuncOp"> {
     Option<"fp8PScaleLog2", "fp8-p-scale-log2", "int64_t", "8",
            "FP8: P is quantized as P * 2^this (0..8; O and LSE are "
            "unchanged). 8 keeps probabilities down to 2^-17 representable "
-           "beside an attention sink">
+           "beside an attention sink">,
+    Option<"fp8PolyExp2", "fp8-poly-exp2", "int64_t", "4",
+           "FP8: compute one in this many of P's exponentials with a "
+           "polynomial on the FMA pipe instead of MUFU (0: none; "
+           "FlashAttention-4's exp2 emulation; 4 was fastest on the H200, "
+           "docs/perf-notes.md)">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::NVVM::NVVMDialect",

@@ -121,6 +121,11 @@ struct CubinPipelineOptions : PassPipelineOptions<CubinPipelineOptions> {
       *this, "fp8-p-scale-log2",
       llvm::cl::desc("FP8: P quantized as P * 2^this (0..8; wgmma path)"),
       llvm::cl::init(8)};
+  Option<int64_t> fp8PolyExp2{
+      *this, "fp8-poly-exp2",
+      llvm::cl::desc("FP8: one in this many of P's exponentials by a "
+                     "polynomial on the FMA pipe (0: all on MUFU)"),
+      llvm::cl::init(4)};
   Option<std::string> chip{*this, "chip", llvm::cl::desc("target SM"),
                            llvm::cl::init("sm_90a")};
   Option<std::string> features{
