@@ -12,6 +12,7 @@
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Target/Bundle.h"
+#include "attn/Transforms/Passes.h"
 
 #include "Manifest.h"
 
@@ -44,6 +45,10 @@ namespace {
 
 /// Most K/V splits (attn-split-kv's bound).
 constexpr int64_t kMaxSplits = 256;
+
+/// The workspace buffers of a lowered function (memref.allocs: split-KV's,
+/// the backward's, a quantized kernel's), by value, in order.
+using WorkspaceMap = llvm::MapVector<Value, bundle::Workspace>;
 
 /// What the writer knows about a kernel before lowering.
 struct KernelSource {
@@ -144,9 +149,15 @@ std::optional<int64_t> staticDim(Value v, unsigned i) {
   return ShapedType::isDynamic(d) ? std::nullopt : std::optional<int64_t>(d);
 }
 
-constexpr llvm::StringLiteral kKernelAttrs[] = {"attn.block_m", "attn.block_n",
-                                                "attn.path", "attn.splits",
-                                                "attn.pack_gqa"};
+constexpr llvm::StringLiteral kKernelAttrs[] = {
+    "attn.block_m", "attn.block_n", "attn.path", "attn.splits",
+    "attn.pack_gqa", "attn.quantize_fp8"};
+
+/// The FP8 tensor-core attention runs the kernel: e4m3 operands, or bf16
+/// ones quantized by attn-quantize-fp8 first.
+bool isFp8Attention(const bundle::FwdKey &key) {
+  return key.dtype == "e4m3" || key.quantizeFp8.has_value();
+}
 
 /// True for the ops a bundle kernel function is made of.
 bool isKernelRoot(Operation *op) {
@@ -183,7 +194,8 @@ FailureOr<Operation *> kernelOp(func::FuncOp func) {
       return func.emitError("unknown attribute '")
              << attr.getName().strref()
              << "'; a bundle kernel function takes attn.block_m, "
-                "attn.block_n, attn.path, attn.splits and attn.pack_gqa";
+                "attn.block_n, attn.path, attn.splits, attn.pack_gqa and "
+                "attn.quantize_fp8";
   return ops.front();
 }
 
@@ -212,6 +224,15 @@ FailureOr<KernelSource> inspectGrad(func::FuncOp func, AttentionGradOp op,
                                     const BundleOptions &opts);
 LogicalResult finishInspect(func::FuncOp func, const BundleOptions &opts,
                             bool fp8, bool paged, KernelSource &src);
+LogicalResult quantizeKey(func::FuncOp func, AttentionOp op,
+                          bundle::FwdKey &key);
+void nameQuantizeBuffer(memref::AllocOp alloc, size_t index,
+                        bundle::Workspace &buffer);
+WorkspaceMap::const_iterator viewedBuffer(Value view,
+                                          const WorkspaceMap &workspace);
+FailureOr<bundle::Param> workspaceMapParam(nvgpu::TmaCreateDescriptorOp desc,
+                                           Value view, int64_t buffer,
+                                           gpu::LaunchFuncOp launch);
 
 /// The key of a varlen kernel (attn.varlen_attention): packed q, o
 /// [total_q, Hq, D], k, v [total_k, Hkv, D] (paged: caches [num_pages,
@@ -338,9 +359,40 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
                             "(every operand with dynamic offset and "
                             "strides)");
   }
-  if (failed(finishInspect(func, opts, op.isFP8(), op.isPaged(), src)))
+  if (failed(quantizeKey(func, op, key)) ||
+      failed(finishInspect(func, opts, op.isFP8(), op.isPaged(), src)))
     return failure();
   return src;
+}
+
+/// A function with attn.quantize_fp8 (the attn-quantize-fp8 options, a
+/// string): a bf16 attn.attention of static shape on contiguous K/V, the
+/// options recorded in the key (normalized by compileKernel).
+LogicalResult quantizeKey(func::FuncOp func, AttentionOp op,
+                          bundle::FwdKey &key) {
+  Attribute attr = func->getAttr("attn.quantize_fp8");
+  if (!attr)
+    return success();
+  auto options = dyn_cast<StringAttr>(attr);
+  if (!options)
+    return func.emitError("attribute 'attn.quantize_fp8' must be a string "
+                          "of attn-quantize-fp8 options (\"\" for its "
+                          "defaults), but got ")
+           << attr;
+  if (key.dtype != "bf16")
+    return op.emitOpError("a quantized (attn.quantize_fp8) bundle kernel "
+                          "takes bf16 q, k, v (attn-quantize-fp8 has no f16 "
+                          "or FP8 input), but q is ")
+           << key.dtype;
+  if (op.isPaged())
+    return op.emitOpError("a quantized (attn.quantize_fp8) bundle kernel "
+                          "takes contiguous K/V, not paged caches");
+  if (key.numStaticLengths() != 5)
+    return op.emitOpError("a quantized (attn.quantize_fp8) bundle kernel "
+                          "needs static B, Hq, Hkv, Nq and Nk "
+                          "(attn-quantize-fp8 takes static shapes)");
+  key.quantizeFp8 = options.getValue().str();
+  return success();
 }
 
 /// Each operand is a distinct function argument (recorded in `src.roles`),
@@ -387,6 +439,10 @@ FailureOr<KernelSource> inspectVarlen(func::FuncOp func, VarlenAttentionOp op,
   bool paged = bool(op.getBlockTable());
   if (paged)
     operands.push_back({op.getBlockTable(), Operand::BlockTable});
+  if (func->hasAttr("attn.quantize_fp8"))
+    return func.emitError("attribute 'attn.quantize_fp8' takes a batched "
+                          "attn.attention; varlen kernels have no quantized "
+                          "form");
   if (failed(assignRoles(op, operands, src)))
     return failure();
   FailureOr<bool> strided = layoutKey(op, /*fp8=*/false, operands);
@@ -493,6 +549,10 @@ LogicalResult finishInspect(func::FuncOp func, const BundleOptions &opts,
   if (fp8 && path != KernelPath::wgmma)
     return func.emitError("FP8 (e4m3) kernels take the wgmma path (Hopper "
                           "tensor cores); the fma path has no FP8 lowering");
+  if (key.quantizeFp8 && path != KernelPath::wgmma)
+    return func.emitError("quantized (attn.quantize_fp8) kernels take the "
+                          "wgmma path (Hopper FP8 tensor cores); the fma "
+                          "path has no FP8 lowering");
   if (paged && path != KernelPath::wgmma)
     return func.emitError("paged K/V kernels take the wgmma path (Hopper "
                           "tensor cores, TMA); the fma path has no paged "
@@ -508,9 +568,12 @@ LogicalResult finishInspect(func::FuncOp func, const BundleOptions &opts,
   if (failed(splits))
     return failure();
   key.splits = *splits;
-  if (key.splits > 1 && key.dtype == "e4m3")
-    return func.emitError("FP8 (e4m3) kernels have no split-KV yet: splits "
-                          "must be 1, but got ")
+  if (key.splits > 1 && isFp8Attention(key))
+    return func.emitError(key.quantizeFp8
+                              ? "quantized (attn.quantize_fp8) kernels "
+                                "have no split-KV: splits must be 1, but got "
+                              : "FP8 (e4m3) kernels have no split-KV yet: "
+                                "splits must be 1, but got ")
            << key.splits;
   src.packGqa = opts.packGqa;
   if (Attribute attr = func->getAttr("attn.pack_gqa")) {
@@ -521,6 +584,10 @@ LogicalResult finishInspect(func::FuncOp func, const BundleOptions &opts,
              << attr;
     src.packGqa = flag.getValue();
   }
+  if (src.packGqa && key.quantizeFp8)
+    return func.emitError("quantized (attn.quantize_fp8) kernels have no "
+                          "GQA packing (attn.pack_gqa, a spec's pack_gqa or "
+                          "--pack-gqa)");
   if (src.packGqa && (!key.numHeadsQ || !key.numHeadsKV))
     return func.emitError("GQA packing (attn.pack_gqa, a spec's pack_gqa or "
                           "--pack-gqa) needs static num_heads_q and "
@@ -528,7 +595,7 @@ LogicalResult finishInspect(func::FuncOp func, const BundleOptions &opts,
   src.requestedBlockM = *blockM;
   src.requestedBlockN = *blockN;
   auto [bm, bn] = defaultBlockSizes(path, key.headDim, key.seqLenQ, *blockN,
-                                    key.dtype == "e4m3");
+                                    isFp8Attention(key));
   key.blockM = *blockM                                    ? *blockM
               : key.splits > 1 && path == KernelPath::wgmma ? kSplitKVBlockM
                                                             : bm;
@@ -609,6 +676,7 @@ bool isTranspose(memref::TransposeOp transpose, ArrayRef<unsigned> perm) {
 /// cache [num_pages, page_size, Hkv, D], recorded as a heads_inner map
 /// (dims D, H, N, B of [B, H, N, D]; a cache's D, page_size, Hkv, pages).
 FailureOr<bundle::Param> tensorMapParam(Value arg, const KernelSource &src,
+                                        const WorkspaceMap &workspace,
                                         gpu::LaunchFuncOp launch) {
   auto cast = arg.getDefiningOp<UnrealizedConversionCastOp>();
   auto desc =
@@ -617,6 +685,10 @@ FailureOr<bundle::Param> tensorMapParam(Value arg, const KernelSource &src,
   auto ranked =
       desc ? desc.getTensor().getDefiningOp<memref::CastOp>() : nullptr;
   Value source = ranked ? ranked.getSource() : Value();
+  // A quantized kernel's e4m3 copy: the view is stated in the manifest.
+  if (auto buffer = source ? viewedBuffer(source, workspace) : workspace.end();
+      buffer != workspace.end())
+    return workspaceMapParam(desc, source, buffer - workspace.begin(), launch);
   auto transpose =
       source ? source.getDefiningOp<memref::TransposeOp>() : nullptr;
   if (transpose)
@@ -692,26 +764,41 @@ FailureOr<bundle::Param> tensorMapParam(Value arg, const KernelSource &src,
 constexpr int64_t kMaxGridX = (int64_t{1} << 31) - 1;
 constexpr int64_t kMaxGridYZ = 65535;
 
-/// The workspace buffers of a lowered function (split-KV's memref.allocs),
-/// by value, in order.
-using WorkspaceMap = llvm::MapVector<Value, bundle::Workspace>;
+/// The manifest dtype of a workspace of element type `t` in a kernel of
+/// `key` ("" when it cannot be one): f32; in a quantized kernel also i32
+/// and e4m3.
+StringRef workspaceDtype(Type t, const bundle::FwdKey &key) {
+  if (t.isF32())
+    return "f32";
+  if (!key.quantizeFp8)
+    return "";
+  return t.isInteger(32) ? "i32" : isa<Float8E4M3FNType>(t) ? "e4m3" : "";
+}
 
-/// Each memref.alloc of `func`: contiguous fp32, its extents constants or
-/// functions of the operands' sizes.
+/// Each memref.alloc of `func`: contiguous f32 (quantized kernels: also i32
+/// and e4m3), its extents constants or functions of the operands' sizes.
+/// memref.dealloc is the runtime's (each buffer lives for one call).
 FailureOr<WorkspaceMap> readWorkspace(func::FuncOp func,
                                       const KernelSource &src,
                                       gpu::LaunchFuncOp launch) {
   WorkspaceMap buffers;
   WalkResult res = func.walk([&](memref::AllocOp alloc) {
     MemRefType type = alloc.getType();
-    if (!type.getElementType().isF32() || !type.getLayout().isIdentity())
-      return WalkResult(alloc.emitOpError("a kernel workspace must be "
-                                          "contiguous f32"));
+    StringRef dtype = workspaceDtype(type.getElementType(), src.key);
+    if (dtype.empty() || !type.getLayout().isIdentity())
+      return WalkResult(alloc.emitOpError(
+          src.key.quantizeFp8 ? "a quantized kernel's workspace must be "
+                                "contiguous f32, i32 or f8E4M3FN"
+                              : "a kernel workspace must be contiguous f32"));
     bundle::Workspace buffer;
-    // Split-KV's two buffers; the backward's by position (scratch<i>).
+    buffer.dtype = dtype.str();
+    // Split-KV's two buffers; the backward's by position (scratch<i>); a
+    // quantized kernel's as tagQuantizeBuffers named them.
     buffer.name = src.backward
                       ? "scratch" + std::to_string(buffers.size())
                       : buffers.empty() ? "o_partial" : "lse_partial";
+    if (src.key.quantizeFp8)
+      nameQuantizeBuffer(alloc, buffers.size(), buffer);
     unsigned next = 0;
     for (int64_t d : type.getShape()) {
       FailureOr<bundle::GridDim> extent =
@@ -728,6 +815,74 @@ FailureOr<WorkspaceMap> readWorkspace(func::FuncOp func,
   if (res.wasInterrupted())
     return failure();
   return buffers;
+}
+
+/// The workspace buffer that `view` (a memref.subview or memref.transpose
+/// chain, or the buffer itself) lies in, or end().
+WorkspaceMap::const_iterator viewedBuffer(Value view,
+                                          const WorkspaceMap &workspace) {
+  while (Operation *def = view.getDefiningOp()) {
+    if (auto sub = dyn_cast<memref::SubViewOp>(def))
+      view = sub.getSource();
+    else if (auto transpose = dyn_cast<memref::TransposeOp>(def))
+      view = transpose.getIn();
+    else
+      break;
+  }
+  return workspace.find(view);
+}
+
+/// The tensor map of a quantized kernel's e4m3 copy (`buffer` of
+/// `workspace`) through `desc`: the view's static sizes and strides
+/// (innermost first; the innermost stride 1, offset 0) as TMA dims and
+/// strides, the descriptor's box and swizzle. Its out-of-bounds fill must
+/// be zero and it must not interleave: what the runtime encodes.
+FailureOr<bundle::Param> workspaceMapParam(nvgpu::TmaCreateDescriptorOp desc,
+                                           Value view, int64_t buffer,
+                                           gpu::LaunchFuncOp launch) {
+  auto type = cast<MemRefType>(view.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset = 0;
+  nvgpu::TensorMapDescriptorType map = desc.getTensorMap().getType();
+  ArrayRef<int64_t> box = map.getTensor().getShape();
+  if (type.getRank() != 4 || box.size() != 4 || !type.hasStaticShape() ||
+      failed(type.getStridesAndOffset(strides, offset)) || offset != 0 ||
+      strides[3] != 1 || llvm::any_of(strides, ShapedType::isDynamic))
+    return launch.emitOpError("the TMA descriptor of a workspace buffer "
+                              "needs a rank-4 view of static sizes and "
+                              "strides, offset 0 and unit innermost stride, "
+                              "but got ")
+           << type;
+  if (map.getOob() != nvgpu::TensorMapOOBKind::OOB_ZERO ||
+      map.getInterleave() != nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE)
+    return launch.emitOpError("the TMA descriptor of a workspace buffer "
+                              "must fill out-of-bounds elements with zero "
+                              "and not interleave (what the runtime "
+                              "encodes)");
+  bundle::Param param;
+  param.field = bundle::Param::Field::TensorMap;
+  param.workspace = buffer;
+  for (int i = 0; i < 4; ++i) {
+    param.dims[i] = type.getDimSize(3 - i);
+    param.box[i] = box[3 - i];
+  }
+  for (int i = 0; i < 3; ++i)
+    param.strides[i] = strides[2 - i];
+  switch (map.getSwizzle()) {
+  case nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE:
+    param.swizzle = 0;
+    break;
+  case nvgpu::TensorMapSwizzleKind::SWIZZLE_32B:
+    param.swizzle = 32;
+    break;
+  case nvgpu::TensorMapSwizzleKind::SWIZZLE_64B:
+    param.swizzle = 64;
+    break;
+  case nvgpu::TensorMapSwizzleKind::SWIZZLE_128B:
+    param.swizzle = 128;
+    break;
+  }
+  return param;
 }
 
 /// Fills launch shape and parameters of `entry` from the launch_func.
@@ -767,7 +922,8 @@ LogicalResult readLaunch(gpu::LaunchFuncOp launch, const KernelSource &src,
   using Field = bundle::Param::Field;
   for (Value arg : launch.getKernelOperands()) {
     if (isa<LLVM::LLVMPointerType>(arg.getType())) {
-      FailureOr<bundle::Param> map = tensorMapParam(arg, src, launch);
+      FailureOr<bundle::Param> map =
+          tensorMapParam(arg, src, workspace, launch);
       if (failed(map))
         return failure();
       entry.params.push_back(*map);
@@ -934,12 +1090,16 @@ LogicalResult pipelineOptions(KernelSource &src, const BundleOptions &opts,
     return src.func.emitError("variant \"")
            << variant << "\": splits must be in [1, " << kMaxSplits
            << "] in a bundle (a fixed count)";
-  if (pipeline.splits > 1 && src.key.dtype == "e4m3")
+  if (pipeline.splits > 1 && isFp8Attention(src.key))
     return src.func.emitError("variant \"")
-           << variant << "\": FP8 (e4m3) kernels have no split-KV yet";
+           << variant << "\": "
+           << (src.key.quantizeFp8 ? "quantized (quantize_fp8) kernels have "
+                                     "no split-KV"
+                                   : "FP8 (e4m3) kernels have no split-KV "
+                                     "yet");
   src.key.splits = pipeline.splits;
   auto [bm, bn] = defaultBlockSizes(path, src.key.headDim, src.key.seqLenQ,
-                                    pipeline.blockN, src.key.dtype == "e4m3");
+                                    pipeline.blockN, isFp8Attention(src.key));
   src.key.path = path == KernelPath::wgmma ? "wgmma" : "fma";
   src.key.blockM = pipeline.blockM ? pipeline.blockM
                    : src.key.splits > 1 && path == KernelPath::wgmma
@@ -998,6 +1158,78 @@ LogicalResult bwdBlockSizes(func::FuncOp func, bundle::KernelEntry &entry) {
   return success();
 }
 
+/// Workspace names of the buffers a quantized kernel's FP8 attention reads:
+/// the e4m3 copies of q, k, v and their descales.
+constexpr std::pair<llvm::StringLiteral, Operand> kQuantizeBuffers[] = {
+    {"q_fp8", Operand::Q},          {"k_fp8", Operand::K},
+    {"v_fp8", Operand::V},          {"q_descale", Operand::QDescale},
+    {"k_descale", Operand::KDescale}, {"v_descale", Operand::VDescale}};
+
+/// Names, on their memref.alloc, the buffers attn-quantize-fp8 made for the
+/// FP8 attn.attention of `func` (attribute attn.workspace; through V^T's
+/// subview and transpose), so that the manifest can say which is which
+/// after lowering.
+LogicalResult tagQuantizeBuffers(func::FuncOp func) {
+  AttentionOp op;
+  func.walk([&](AttentionOp a) { op = a; });
+  if (!op || !op.isFP8())
+    return func.emitError("attn-quantize-fp8 left no FP8 attn.attention");
+  Value values[] = {op.getQ(),        op.getK(),        op.getV(),
+                    op.getQDescale(), op.getKDescale(), op.getVDescale()};
+  for (auto [value, named] : llvm::zip(values, kQuantizeBuffers)) {
+    Value v = value;
+    while (Operation *def = v.getDefiningOp()) {
+      if (auto sub = dyn_cast<memref::SubViewOp>(def))
+        v = sub.getSource();
+      else if (auto transpose = dyn_cast<memref::TransposeOp>(def))
+        v = transpose.getIn();
+      else
+        break;
+    }
+    auto alloc = v.getDefiningOp<memref::AllocOp>();
+    if (!alloc)
+      return op.emitOpError("operand '")
+             << bundle::operandName(named.second)
+             << "' is not a buffer attn-quantize-fp8 allocated";
+    alloc->setAttr("attn.workspace",
+                   StringAttr::get(func.getContext(), named.first));
+  }
+  return success();
+}
+
+/// The name (and e4m3 copy role) of workspace buffer `index` of a quantized
+/// kernel: its attn.workspace tag, else scratch<index> (amax).
+void nameQuantizeBuffer(memref::AllocOp alloc, size_t index,
+                        bundle::Workspace &buffer) {
+  buffer.name = "scratch" + std::to_string(index);
+  auto tag = alloc->getAttrOfType<StringAttr>("attn.workspace");
+  if (!tag)
+    return;
+  buffer.name = tag.getValue().str();
+  for (auto [name, operand] : kQuantizeBuffers)
+    if (name == tag.getValue() && buffer.dtype == "e4m3")
+      buffer.copyOf = operand;
+}
+
+/// Runs attn-quantize-fp8 on `func` of `module` with the key's options,
+/// block sizes defaulting to the key's (the FP8 tiles), tags its buffers,
+/// and records every option's value in the key.
+LogicalResult quantizeFunction(ModuleOp module, func::FuncOp func,
+                               bundle::FwdKey &key) {
+  PassManager pm(module.getContext());
+  std::string normalized, error;
+  llvm::raw_string_ostream errors(error);
+  if (failed(addQuantizeFP8Pass(pm, *key.quantizeFp8, key.blockM, key.blockN,
+                                &normalized, errors)))
+    return func.emitError("attribute 'attn.quantize_fp8' = \"")
+           << *key.quantizeFp8 << "\": " << StringRef(error).trim()
+           << " (attn-quantize-fp8 options, e.g. \"qk-granularity=tensor\")";
+  if (failed(pm.run(module)) || failed(tagQuantizeBuffers(func)))
+    return failure();
+  key.quantizeFp8 = normalized;
+  return success();
+}
+
 /// Compiles `src` (as kernel `name` when given) with the variant's options.
 FailureOr<bundle::KernelEntry>
 compileKernel(KernelSource src, const BundleOptions &opts, StringRef ptxas,
@@ -1011,6 +1243,8 @@ compileKernel(KernelSource src, const BundleOptions &opts, StringRef ptxas,
   if (!name.empty())
     func.setSymName(name);
   module->push_back(func);
+  if (src.key.quantizeFp8 && failed(quantizeFunction(*module, func, src.key)))
+    return failure();
   PassManager pm(ctx);
   pipeline.format = CubinPipelineOptions::Format::isa;
   buildCubinPipeline(pm, pipeline);
@@ -1026,13 +1260,15 @@ compileKernel(KernelSource src, const BundleOptions &opts, StringRef ptxas,
   SmallVector<gpu::LaunchFuncOp> launches;
   func.walk([&](gpu::LaunchFuncOp l) { launches.push_back(l); });
   // Split-KV: the partial attention, then the combine. Backward:
-  // preprocess, dQ_acc = 0, dK/dV, dQ.
+  // preprocess, dQ_acc = 0, dK/dV, dQ. Quantized: the quantize kernels,
+  // then the attention (at least two).
   bool backward = src.backward;
   size_t expected = backward ? 4 : src.key.splits > 1 ? 2 : 1;
-  if (launches.size() != expected)
+  if (src.key.quantizeFp8 ? launches.size() < 2 : launches.size() != expected)
     return func.emitError("expected ")
-           << expected << " kernel launch(es) after lowering, got "
-           << launches.size();
+           << (src.key.quantizeFp8 ? "at least 2"
+                                   : std::to_string(expected))
+           << " kernel launch(es) after lowering, got " << launches.size();
   bundle::KernelEntry entry;
   entry.kind = backward ? "bwd" : "fwd";
   entry.key = src.key;
@@ -1131,6 +1367,40 @@ LogicalResult StagingDir::commit(Location loc) {
 }
 
 } // namespace
+
+LogicalResult mlir::attn::addQuantizeFP8Pass(OpPassManager &pm,
+                                             StringRef options, int64_t blockM,
+                                             int64_t blockN,
+                                             std::string *normalized,
+                                             llvm::raw_ostream &errors) {
+  std::unique_ptr<Pass> pass = createAttnQuantizeFP8();
+  // llvm::cl reports a bad value itself (to stderr) and leaves `message`
+  // empty.
+  auto onError = [&](const Twine &message) {
+    std::string text = message.str();
+    errors << (StringRef(text).trim().empty()
+                   ? "not valid attn-quantize-fp8 options (the option "
+                     "parser's message is above)"
+                   : text);
+    return failure();
+  };
+  // The text's own values win over the block sizes set first.
+  std::string blocks = llvm::formatv("block-m={0} block-n={1}", blockM,
+                                     blockN);
+  if (failed(pass->initializeOptions(blocks, onError)) ||
+      failed(pass->initializeOptions(options, onError)))
+    return failure();
+  if (normalized) {
+    // "attn-quantize-fp8{block-m=128 ...}": the options inside the braces.
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    pass->printAsTextualPipeline(os);
+    StringRef inner = StringRef(text).split('{').second.rsplit('}').first;
+    *normalized = inner.str();
+  }
+  pm.nest<func::FuncOp>().addPass(std::move(pass));
+  return success();
+}
 
 LogicalResult mlir::attn::writeBundle(ModuleOp module,
                                       const BundleOptions &opts,
