@@ -22,8 +22,8 @@ quantized, so the bf16 baseline comes from the same bundle build):
     V): RMSE and relative Frobenius error against float64 attention of the
     unquantized (bf16) inputs, beside the exact bf16 kernel and FA2.
 
-Build machine (after ./scripts/setup.sh; about 3 minutes for the three
-bundles on 2 cores):
+Build machine (after ./scripts/setup.sh; about 10 s for the three bundles
+on 2 cores):
 
     build/bin/attn-compile --spec-file=bench/specs_fp8_quantized.json \\
         -o build/bundles/fp8_quantized
