@@ -59,7 +59,9 @@ from tma_cases import reference, wait_or_die
 
 # Quantized Q, K, V (e4m3, 3 mantissa bits) and P: a few 1e-2 of |O|.
 REL_TOL = 5e-2
-LSE_TOL = 1e-1
+# LSE: the scores of the quantized Q and K are off by about 0.03 each, so
+# rows with a handful of keys (the first rows of a causal mask) move most.
+LSE_TOL = 2.5e-1
 
 SHAPES = [
     # name, B, Hq, Hkv, N, D, causal, exact kernel, quantized kernel
@@ -87,16 +89,13 @@ def reference_per_head(q, k, v, causal):
     return o, lse
 
 
-def sdpa(q, k, v, causal, backend=None):
-    """torch SDPA in bf16 (GQA by repeating K/V; N_q = N_k, so PyTorch's
-    top-left causal mask is ours)."""
+def sdpa(q, k, v, causal):
+    """FlashAttention-2 through torch SDPA in bf16 (GQA by repeating K/V;
+    N_q = N_k, so PyTorch's top-left causal mask is ours)."""
     from torch.nn.attention import sdpa_kernel, SDPBackend
     g = q.shape[1] // k.shape[1]
     kr, vr = k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)
-    backends = [backend] if backend else [SDPBackend.FLASH_ATTENTION,
-                                          SDPBackend.CUDNN_ATTENTION,
-                                          SDPBackend.EFFICIENT_ATTENTION]
-    with sdpa_kernel(backends):
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
         return torch.nn.functional.scaled_dot_product_attention(
             q, kr, vr, is_causal=causal)
 
@@ -125,7 +124,8 @@ def check_selection(bundle):
         plain, _ = kernel_name(bundle, rt.fwd_args(q, k, k, o, lse, causal))
         quant, _ = kernel_name(bundle, rt.quantized_fwd_args(q, k, k, o, lse,
                                                              causal))
-        good = plain == want_exact and quant == want_q
+        # A spec named n compiles to the kernel symbol n_kernel.
+        good = plain == want_exact + "_kernel" and quant == want_q + "_kernel"
         ok &= good
         print("select %-24s plain -> %s, quantize=FP8 -> %s %s" %
               (name, plain, quant, "ok" if good else "FAIL"))
@@ -162,8 +162,8 @@ def accuracy(bundle, shape, seed):
     nan = int(torch.isnan(o).sum() + torch.isnan(lse).sum())
     lse_err = (lse.double() - rl).abs().max().item()
     ok = nan == 0 and rel <= REL_TOL and lse_err <= LSE_TOL
-    print("%-24s %s rel_fro %.2e rmse %.2e lse %.1e nan %d | vs bf16 SDPA "
-          "%.2e (SDPA vs float64 %.2e)" %
+    print("%-24s %s rel_fro %.2e rmse %.2e lse %.1e nan %d | vs FA2 bf16 "
+          "%.2e (FA2 vs float64 %.2e)" %
           (name, "ok  " if ok else "FAIL", rel, rmse, lse_err, nan, vs_sdpa,
            rel_sdpa_ref), flush=True)
     return ok

