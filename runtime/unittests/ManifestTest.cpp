@@ -1482,6 +1482,11 @@ TEST(ManifestQuantized, WorkspaceMapsStayInsideTheirBuffer) {
   EXPECT_ERROR_HAS(
       quantizedError([](KernelEntry &k) { copyMap(k, 0).dims[3] = 0; }),
       "dims in [1, 2^32]");
+  EXPECT_ERROR_HAS(quantizedError([](KernelEntry &k) {
+                     copyMap(k, 0).dims[3] = int64_t(1) << 32;
+                     copyMap(k, 0).strides[2] = int64_t(1) << 39;
+                   }),
+                   "a workspace tensor map's view overflows 64 bits");
   EXPECT_ERROR_HAS(
       quantizedError([](KernelEntry &k) { copyMap(k, 1).swizzle = 16; }),
       "swizzle 0, 32, 64 or 128");

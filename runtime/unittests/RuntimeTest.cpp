@@ -2123,6 +2123,18 @@ TEST_F(FakeLaunch, QuantizeArgumentIsChecked) {
                 ATTN_ERROR_INVALID_ARGUMENT,
                 "quantize = 7: expected ATTN_QUANTIZE_NONE (0) or "
                 "ATTN_QUANTIZE_FP8 (1)");
+  for (attn_fwd_args other : {makePagedArgs(1, 4, 2, 100, 8, 16, 8),
+                               makeVarlenArgs(2, 4, 2, 50, 60, 30, 60)}) {
+    other.quantize = ATTN_QUANTIZE_FP8;
+    EXPECT_STATUS(attn_fwd_select(bundle, &other, &index),
+                  ATTN_ERROR_INVALID_ARGUMENT,
+                  "quantize = ATTN_QUANTIZE_FP8 takes batched calls on "
+                  "contiguous K/V");
+  }
+  attn_fwd_args fp8 = makeFp8Args(1, 4, 2, 100, 128);
+  fp8.quantize = ATTN_QUANTIZE_FP8;
+  EXPECT_STATUS(attn_fwd_select(bundle, &fp8, &index),
+                ATTN_ERROR_INVALID_ARGUMENT, "got q e4m3");
   attn_fwd_args f16 =
       makeArgs(1, 4, 2, 100, 128, 128, /*lse=*/true, ATTN_DTYPE_F16);
   f16.quantize = ATTN_QUANTIZE_FP8;
