@@ -241,8 +241,8 @@ void runSpec(MLIRContext &context, StringRef text, Mutator &m, Stats &stats) {
     auto pm = PassManager::on<ModuleOp>(&context);
     llvm::raw_null_ostream errors;
     if (failed(mlir::attn::addQuantizeFP8Pass(pm, *spec.quantizeFp8,
-                                              spec.blockM, spec.blockN,
-                                              nullptr, errors)) ||
+                                              spec.blockM, spec.blockN, nullptr,
+                                              errors)) ||
         failed(pm.run(*one)))
       return;
   }

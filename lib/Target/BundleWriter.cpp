@@ -12,7 +12,8 @@
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Target/Bundle.h"
-#include "attn/Transforms/Passes.h"
+
+#include "QuantizeFP8.h"
 
 #include "Manifest.h"
 
@@ -150,8 +151,8 @@ std::optional<int64_t> staticDim(Value v, unsigned i) {
 }
 
 constexpr llvm::StringLiteral kKernelAttrs[] = {
-    "attn.block_m", "attn.block_n", "attn.path", "attn.splits",
-    "attn.pack_gqa", "attn.quantize_fp8"};
+    "attn.block_m", "attn.block_n",  "attn.path",
+    "attn.splits",  "attn.pack_gqa", "attn.quantize_fp8"};
 
 /// The FP8 tensor-core attention runs the kernel: e4m3 operands, or bf16
 /// ones quantized by attn-quantize-fp8 first.
@@ -1158,76 +1159,17 @@ LogicalResult bwdBlockSizes(func::FuncOp func, bundle::KernelEntry &entry) {
   return success();
 }
 
-/// Workspace names of the buffers a quantized kernel's FP8 attention reads:
-/// the e4m3 copies of q, k, v and their descales.
-constexpr std::pair<llvm::StringLiteral, Operand> kQuantizeBuffers[] = {
-    {"q_fp8", Operand::Q},          {"k_fp8", Operand::K},
-    {"v_fp8", Operand::V},          {"q_descale", Operand::QDescale},
-    {"k_descale", Operand::KDescale}, {"v_descale", Operand::VDescale}};
-
-/// Names, on their memref.alloc, the buffers attn-quantize-fp8 made for the
-/// FP8 attn.attention of `func` (attribute attn.workspace; through V^T's
-/// subview and transpose), so that the manifest can say which is which
-/// after lowering.
-LogicalResult tagQuantizeBuffers(func::FuncOp func) {
-  AttentionOp op;
-  func.walk([&](AttentionOp a) { op = a; });
-  if (!op || !op.isFP8())
-    return func.emitError("attn-quantize-fp8 left no FP8 attn.attention");
-  Value values[] = {op.getQ(),        op.getK(),        op.getV(),
-                    op.getQDescale(), op.getKDescale(), op.getVDescale()};
-  for (auto [value, named] : llvm::zip(values, kQuantizeBuffers)) {
-    Value v = value;
-    while (Operation *def = v.getDefiningOp()) {
-      if (auto sub = dyn_cast<memref::SubViewOp>(def))
-        v = sub.getSource();
-      else if (auto transpose = dyn_cast<memref::TransposeOp>(def))
-        v = transpose.getIn();
-      else
-        break;
-    }
-    auto alloc = v.getDefiningOp<memref::AllocOp>();
-    if (!alloc)
-      return op.emitOpError("operand '")
-             << bundle::operandName(named.second)
-             << "' is not a buffer attn-quantize-fp8 allocated";
-    alloc->setAttr("attn.workspace",
-                   StringAttr::get(func.getContext(), named.first));
-  }
-  return success();
-}
-
 /// The name (and e4m3 copy role) of workspace buffer `index` of a quantized
 /// kernel: its attn.workspace tag, else scratch<index> (amax).
 void nameQuantizeBuffer(memref::AllocOp alloc, size_t index,
                         bundle::Workspace &buffer) {
   buffer.name = "scratch" + std::to_string(index);
-  auto tag = alloc->getAttrOfType<StringAttr>("attn.workspace");
+  auto tag = alloc->getAttrOfType<StringAttr>(kWorkspaceTag);
   if (!tag)
     return;
   buffer.name = tag.getValue().str();
-  for (auto [name, operand] : kQuantizeBuffers)
-    if (name == tag.getValue() && buffer.dtype == "e4m3")
-      buffer.copyOf = operand;
-}
-
-/// Runs attn-quantize-fp8 on `func` of `module` with the key's options,
-/// block sizes defaulting to the key's (the FP8 tiles), tags its buffers,
-/// and records every option's value in the key.
-LogicalResult quantizeFunction(ModuleOp module, func::FuncOp func,
-                               bundle::FwdKey &key) {
-  PassManager pm(module.getContext());
-  std::string normalized, error;
-  llvm::raw_string_ostream errors(error);
-  if (failed(addQuantizeFP8Pass(pm, *key.quantizeFp8, key.blockM, key.blockN,
-                                &normalized, errors)))
-    return func.emitError("attribute 'attn.quantize_fp8' = \"")
-           << *key.quantizeFp8 << "\": " << StringRef(error).trim()
-           << " (attn-quantize-fp8 options, e.g. \"qk-granularity=tensor\")";
-  if (failed(pm.run(module)) || failed(tagQuantizeBuffers(func)))
-    return failure();
-  key.quantizeFp8 = normalized;
-  return success();
+  if (buffer.dtype == "e4m3")
+    buffer.copyOf = quantizedCopyOf(tag.getValue());
 }
 
 /// Compiles `src` (as kernel `name` when given) with the variant's options.
@@ -1266,8 +1208,7 @@ compileKernel(KernelSource src, const BundleOptions &opts, StringRef ptxas,
   size_t expected = backward ? 4 : src.key.splits > 1 ? 2 : 1;
   if (src.key.quantizeFp8 ? launches.size() < 2 : launches.size() != expected)
     return func.emitError("expected ")
-           << (src.key.quantizeFp8 ? "at least 2"
-                                   : std::to_string(expected))
+           << (src.key.quantizeFp8 ? "at least 2" : std::to_string(expected))
            << " kernel launch(es) after lowering, got " << launches.size();
   bundle::KernelEntry entry;
   entry.kind = backward ? "bwd" : "fwd";
@@ -1367,40 +1308,6 @@ LogicalResult StagingDir::commit(Location loc) {
 }
 
 } // namespace
-
-LogicalResult mlir::attn::addQuantizeFP8Pass(OpPassManager &pm,
-                                             StringRef options, int64_t blockM,
-                                             int64_t blockN,
-                                             std::string *normalized,
-                                             llvm::raw_ostream &errors) {
-  std::unique_ptr<Pass> pass = createAttnQuantizeFP8();
-  // llvm::cl reports a bad value itself (to stderr) and leaves `message`
-  // empty.
-  auto onError = [&](const Twine &message) {
-    std::string text = message.str();
-    errors << (StringRef(text).trim().empty()
-                   ? "not valid attn-quantize-fp8 options (the option "
-                     "parser's message is above)"
-                   : text);
-    return failure();
-  };
-  // The text's own values win over the block sizes set first.
-  std::string blocks = llvm::formatv("block-m={0} block-n={1}", blockM,
-                                     blockN);
-  if (failed(pass->initializeOptions(blocks, onError)) ||
-      failed(pass->initializeOptions(options, onError)))
-    return failure();
-  if (normalized) {
-    // "attn-quantize-fp8{block-m=128 ...}": the options inside the braces.
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    pass->printAsTextualPipeline(os);
-    StringRef inner = StringRef(text).split('{').second.rsplit('}').first;
-    *normalized = inner.str();
-  }
-  pm.nest<func::FuncOp>().addPass(std::move(pass));
-  return success();
-}
 
 LogicalResult mlir::attn::writeBundle(ModuleOp module,
                                       const BundleOptions &opts,

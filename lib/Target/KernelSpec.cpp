@@ -69,10 +69,10 @@ static bool mapLength(const json::Object &obj, llvm::StringRef key,
 }
 
 static constexpr llvm::StringLiteral kSpecKeys[] = {
-    "name",   "batch",     "num_heads_q", "num_heads_kv", "seqlen_q",
-    "seqlen_k", "head_dim", "dtype",      "causal",       "lse",
-    "scale",  "layout",    "block_m",     "block_n",      "path",
-    "splits", "pack_gqa", "page_size", "varlen", "backward",
+    "name",        "batch",    "num_heads_q", "num_heads_kv", "seqlen_q",
+    "seqlen_k",    "head_dim", "dtype",       "causal",       "lse",
+    "scale",       "layout",   "block_m",     "block_n",      "path",
+    "splits",      "pack_gqa", "page_size",   "varlen",       "backward",
     "quantize_fp8"};
 
 /// "quantize_fp8": true (the pass's defaults), false (not quantized) or a
@@ -90,8 +90,9 @@ static bool mapQuantize(const json::Object &obj, KernelSpec &spec,
     spec.quantizeFp8 = text->str();
     return true;
   }
-  path.field("quantize_fp8").report("expected true, false or a string of "
-                                    "attn-quantize-fp8 options");
+  path.field("quantize_fp8")
+      .report("expected true, false or a string of "
+              "attn-quantize-fp8 options");
   return false;
 }
 
@@ -357,7 +358,8 @@ static func::FuncOp createKernelFunc(ModuleOp module, Location loc,
   if (spec.packGqa)
     func->setAttr("attn.pack_gqa", builder.getBoolAttr(true));
   if (spec.quantizeFp8)
-    func->setAttr("attn.quantize_fp8", builder.getStringAttr(*spec.quantizeFp8));
+    func->setAttr("attn.quantize_fp8",
+                  builder.getStringAttr(*spec.quantizeFp8));
   builder.setInsertionPointToStart(func.addEntryBlock());
   return func;
 }

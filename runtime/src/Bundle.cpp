@@ -109,8 +109,7 @@ std::string FwdCall::describe() const {
                  scaleText(scale), contiguous ? "contiguous" : "strided",
                  paged ? " page_size=" + std::to_string(pageSize)
                        : std::string(),
-                 varlen ? " varlen" : "",
-                 quantizeFp8 ? " quantize=fp8" : "")
+                 varlen ? " varlen" : "", quantizeFp8 ? " quantize=fp8" : "")
       .str();
 }
 
@@ -1288,20 +1287,19 @@ static Status encodeWorkspaceMap(const DriverApi &driver, const Param &param,
   }
   for (int i = 0; i < 3; ++i)
     strides[i] = static_cast<cuuint64_t>(param.strides[i] * elt);
-  CUtensorMapDataType type = buffer.dtype == "e4m3"
-                                 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
-                             : buffer.dtype == "i32"
-                                 ? CU_TENSOR_MAP_DATA_TYPE_INT32
-                                 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  CUtensorMapDataType type =
+      buffer.dtype == "e4m3"  ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+      : buffer.dtype == "i32" ? CU_TENSOR_MAP_DATA_TYPE_INT32
+                              : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
   CUresult r = driver.tensorMapEncodeTiled(
       &out.map, type, 4, reinterpret_cast<void *>(ptr), dims, strides, box,
       ones, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzleOf(param.swizzle),
       CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
-    return makeError(ATTN_ERROR_CUDA,
-                     formatv("workspace {0}: {1}", buffer.name,
-                             formatCudaError(driver, r,
-                                             "cuTensorMapEncodeTiled")));
+    return makeError(
+        ATTN_ERROR_CUDA,
+        formatv("workspace {0}: {1}", buffer.name,
+                formatCudaError(driver, r, "cuTensorMapEncodeTiled")));
   return Status::success();
 }
 
@@ -1365,10 +1363,9 @@ static Status buildParams(const DriverApi &driver, const KernelEntry &entry,
     if (param.field == Param::Field::TensorMap) {
       p.maps.emplace_back();
       Status s = param.workspace >= 0
-                     ? encodeWorkspaceMap(driver, param,
-                                          entry.workspace[param.workspace],
-                                          ws.ptrs[param.workspace],
-                                          p.maps.back())
+                     ? encodeWorkspaceMap(
+                           driver, param, entry.workspace[param.workspace],
+                           ws.ptrs[param.workspace], p.maps.back())
                      : encodeTensorMap(driver, param, args, p.maps.back());
       if (!s.ok())
         return s;

@@ -1044,11 +1044,11 @@ static llvm::Error checkWorkspaceMap(const Workspace &buffer, const Param &p,
     return corrupt(at, "tensor maps of workspace buffers are of the e4m3 "
                        "copies (copy_of) of a quantized kernel");
   int64_t elt = workspaceElementBytes(buffer.dtype);
-  bool swizzleOk = p.swizzle == 0 || p.swizzle == 32 || p.swizzle == 64 ||
-                   p.swizzle == 128;
-  if (!swizzleOk || llvm::any_of(p.box, [](int64_t b) {
-        return b < 1 || b > 256;
-      }) || (p.box[0] * elt) % 16 != 0 ||
+  bool swizzleOk =
+      p.swizzle == 0 || p.swizzle == 32 || p.swizzle == 64 || p.swizzle == 128;
+  if (!swizzleOk ||
+      llvm::any_of(p.box, [](int64_t b) { return b < 1 || b > 256; }) ||
+      (p.box[0] * elt) % 16 != 0 ||
       (p.swizzle > 0 && p.box[0] * elt > p.swizzle))
     return corrupt(at, "a workspace tensor map needs swizzle 0, 32, 64 or "
                        "128 and box entries in [1, 256], the innermost a "
@@ -1319,7 +1319,8 @@ static llvm::Error checkWorkspaceKind(const KernelEntry &kernel,
                                       const std::string &at) {
   if (workspaceElementBytes(buffer.dtype) == 0)
     return corrupt(at + ".dtype", "expected \"f32\", \"i32\" or \"e4m3\", "
-                                  "got \"" + buffer.dtype + "\"");
+                                  "got \"" +
+                                      buffer.dtype + "\"");
   if (!buffer.copyOf)
     return llvm::Error::success();
   Operand op = *buffer.copyOf;
@@ -1541,16 +1542,15 @@ llvm::Expected<Manifest> parseManifest(StringRef text) {
       return err;
   int64_t required = requiredVersion(manifest);
   if (manifest.version < required)
-    return corrupt("manifest.json version",
-                   llvm::formatv("is {0}, but {1} need version {2}",
-                                 manifest.version,
-                                 required == 4
-                                     ? "quantized kernels (quantize_fp8, "
-                                       "typed workspace buffers, their "
-                                       "tensor maps)"
-                                     : "kernels of several launches (splits, "
-                                       "then, workspace)",
-                                 required));
+    return corrupt(
+        "manifest.json version",
+        llvm::formatv("is {0}, but {1} need version {2}", manifest.version,
+                      required == 4 ? "quantized kernels (quantize_fp8, "
+                                      "typed workspace buffers, their "
+                                      "tensor maps)"
+                                    : "kernels of several launches (splits, "
+                                      "then, workspace)",
+                      required));
   return manifest;
 }
 
@@ -1617,9 +1617,9 @@ std::string describe(const KernelEntry &kernel) {
               ? llvm::formatv(" | splits {0}, then {1}", kernel.key.splits,
                               describeThen(kernel))
                     .str()
-              : kernel.isBackward() || kernel.isQuantized()
-                  ? " | then " + describeThen(kernel)
-                                    : "") +
+          : kernel.isBackward() || kernel.isQuantized()
+              ? " | then " + describeThen(kernel)
+              : "") +
          (kernel.variant.empty() ? "" : " | variant " + kernel.variant);
 }
 

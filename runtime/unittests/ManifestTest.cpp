@@ -1376,9 +1376,7 @@ std::string quantizedError(const std::function<void(KernelEntry &)> &mutate,
 /// The attention launch of quantizedKernel, and its map of the copy of
 /// operand `which` (0: v, 1: k, 2: q).
 KernelLaunch &attention(KernelEntry &k) { return k.then.back(); }
-Param &copyMap(KernelEntry &k, int which) {
-  return attention(k).params[which];
-}
+Param &copyMap(KernelEntry &k, int which) { return attention(k).params[which]; }
 
 } // namespace
 
@@ -1407,8 +1405,7 @@ TEST(ManifestQuantized, RoundTripsAsVersion4) {
   // f32 buffers and operand maps keep their version-3 form.
   EXPECT_EQ(llvm::StringRef(text).count("\"dtype\": \"f32\""), 0u);
   EXPECT_EQ(llvm::StringRef(text).count("\"copy_of\""), 3u);
-  EXPECT_NE(describe(k).find("quantize_fp8(block-m=128"),
-            std::string::npos);
+  EXPECT_NE(describe(k).find("quantize_fp8(block-m=128"), std::string::npos);
   // A version-3 reader would refuse the maps; version 3 may not hold them.
   EXPECT_ERROR_HAS(quantizedError([](KernelEntry &) {}, 3),
                    "quantized kernels (quantize_fp8, typed workspace "
@@ -1450,11 +1447,11 @@ TEST(ManifestQuantized, WorkspaceBuffers) {
   EXPECT_ERROR_HAS(
       quantizedError([](KernelEntry &k) { k.workspace[2].dtype = "f32"; }),
       "kernels[0].workspace[2].copy_of");
-  EXPECT_ERROR_HAS(quantizedError([](KernelEntry &k) {
-                     k.workspace[0].shape[2].terms.push_back(
-                         {Operand::Q, 2, 1});
-                   }),
-                   "have static extents");
+  EXPECT_ERROR_HAS(
+      quantizedError([](KernelEntry &k) {
+        k.workspace[0].shape[2].terms.push_back({Operand::Q, 2, 1});
+      }),
+      "have static extents");
   // Copies belong to quantized kernels: a split kernel keeps none.
   Manifest split = manifestOf({splitKernel("s", 4)});
   split.kernels[0].workspace[0].copyOf = Operand::Q;
@@ -1466,11 +1463,10 @@ TEST(ManifestQuantized, WorkspaceBuffers) {
 
 TEST(ManifestQuantized, WorkspaceMapsStayInsideTheirBuffer) {
   // One element past the end of v_fp8 [1, 2, 128, 128].
-  EXPECT_ERROR_HAS(quantizedError([](KernelEntry &k) {
-                     copyMap(k, 0).dims[1] = 129;
-                   }),
-                   "the tensor map view of workspace v_fp8 reaches element "
-                   "32895, past its 32768 (static) elements");
+  EXPECT_ERROR_HAS(
+      quantizedError([](KernelEntry &k) { copyMap(k, 0).dims[1] = 129; }),
+      "the tensor map view of workspace v_fp8 reaches element "
+      "32895, past its 32768 (static) elements");
   EXPECT_ERROR_HAS(quantizedError([](KernelEntry &k) {
                      copyMap(k, 0).strides[2] = int64_t(1) << 62;
                    }),
@@ -1499,10 +1495,9 @@ TEST(ManifestQuantized, WorkspaceMapsStayInsideTheirBuffer) {
                    "the tensor map of the e4m3 copy of q must have box "
                    "[128, 128, 1, 1], got [128, 64, 1, 1]");
   // Descales and scratch are passed as memrefs, never as maps.
-  EXPECT_ERROR_HAS(quantizedError([](KernelEntry &k) {
-                     copyMap(k, 2).workspace = 1;
-                   }),
-                   "tensor maps of workspace buffers are of the e4m3 copies");
+  EXPECT_ERROR_HAS(
+      quantizedError([](KernelEntry &k) { copyMap(k, 2).workspace = 1; }),
+      "tensor maps of workspace buffers are of the e4m3 copies");
 }
 
 TEST(ManifestQuantized, TheAttentionReadsTheCopies) {
@@ -1538,14 +1533,13 @@ TEST(ManifestQuantized, ViewKeysBelongToWorkspaceMaps) {
     EXPECT_ERROR_HAS(errorAfterEditing(m, edit(key)),
                      "only a workspace buffer's tensor_map states its view");
   // A workspace map without its view.
-  EXPECT_ERROR_HAS(errorAfterEditing(m,
-                                     [](json::Object &top) {
-                                       json::Object &then =
-                                           *(*kernel0(top).getArray("then"))[0]
-                                                .getAsObject();
-                                       (*then.getArray("params"))[0]
-                                           .getAsObject()
-                                           ->erase("dims");
-                                     }),
+  EXPECT_ERROR_HAS(errorAfterEditing(
+                       m,
+                       [](json::Object &top) {
+                         json::Object &then =
+                             *(*kernel0(top).getArray("then"))[0].getAsObject();
+                         (*then.getArray("params"))[0].getAsObject()->erase(
+                             "dims");
+                       }),
                    "dims");
 }

@@ -2124,7 +2124,7 @@ TEST_F(FakeLaunch, QuantizeArgumentIsChecked) {
                 "quantize = 7: expected ATTN_QUANTIZE_NONE (0) or "
                 "ATTN_QUANTIZE_FP8 (1)");
   for (attn_fwd_args other : {makePagedArgs(1, 4, 2, 100, 8, 16, 8),
-                               makeVarlenArgs(2, 4, 2, 50, 60, 30, 60)}) {
+                              makeVarlenArgs(2, 4, 2, 50, 60, 30, 60)}) {
     other.quantize = ATTN_QUANTIZE_FP8;
     EXPECT_STATUS(attn_fwd_select(bundle, &other, &index),
                   ATTN_ERROR_INVALID_ARGUMENT,

@@ -458,8 +458,7 @@ inline KernelEntry quantizedKernel(const std::string &name) {
   attention.params = {
       workspaceMap(4, {128, 128, 2, 1}, {128, 16384, 32768}, {128, 128, 1, 1}),
       workspaceMap(2, {128, 128, 2, 1}, {128, 16384, 32768}, {128, 128, 1, 1}),
-      workspaceMap(0, {128, 100, 4, 1}, {128, 12800, 51200},
-                   {128, 128, 1, 1})};
+      workspaceMap(0, {128, 100, 4, 1}, {128, 12800, 51200}, {128, 128, 1, 1})};
   appendWorkspace(attention.params, 5, 2);
   appendWorkspace(attention.params, 1, 3);
   appendWorkspace(attention.params, 3, 3);

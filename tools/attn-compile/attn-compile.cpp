@@ -359,14 +359,14 @@ static OwningOpRef<ModuleOp> buildModule(MLIRContext &context,
 /// llvm::cl lets a later occurrence replace an earlier one; for a kernel
 /// source or a shape that silently drops what the user asked for.
 static bool rejectRepeatedOptions() {
-  const cl::Option *own[] = {&specFile, &outputDir, &emit, &batch,  &headsQ,
-                             &headsKV,  &seqLenQ,   &seqLenK, &headDim,
-                             &dtype,    &causal,    &lse,     &scale,
-                             &layout,   &name,      &blockM,  &blockN,
-                             &chip,     &ptxas,     &path,   &maxMmaN,
-                             &pingPong, &overlap, &stages, &persistentCtas,
-                             &tmaStore, &fp8PScaleLog2, &splits, &packGqa,
-                             &pageSize, &varlen, &backward, &quantizeFp8};
+  const cl::Option *own[] = {
+      &specFile, &outputDir,     &emit,       &batch,   &headsQ,
+      &headsKV,  &seqLenQ,       &seqLenK,    &headDim, &dtype,
+      &causal,   &lse,           &scale,      &layout,  &name,
+      &blockM,   &blockN,        &chip,       &ptxas,   &path,
+      &maxMmaN,  &pingPong,      &overlap,    &stages,  &persistentCtas,
+      &tmaStore, &fp8PScaleLog2, &splits,     &packGqa, &pageSize,
+      &varlen,   &backward,      &quantizeFp8};
   for (const cl::Option *opt : own)
     if (opt->getNumOccurrences() > 1) {
       fail((opt->ArgStr.size() == 1 ? "-" : "--") + opt->ArgStr +
@@ -402,8 +402,8 @@ int main(int argc, char **argv) {
   // they would be silently dropped.
   if (!anyShapeFlag())
     for (const cl::Option *opt : std::initializer_list<const cl::Option *>{
-             &dtype, &causal, &lse, &scale, &layout, &name, &pageSize,
-             &varlen, &backward, &quantizeFp8})
+             &dtype, &causal, &lse, &scale, &layout, &name, &pageSize, &varlen,
+             &backward, &quantizeFp8})
       if (opt->getNumOccurrences())
         return fail("--" + opt->ArgStr.str() +
                     " describes the kernel of the shape flags (--batch, "

@@ -70,9 +70,9 @@ struct KernelSpec {
 /// null for dynamic), head_dim, dtype, causal, lse, scale, layout
 /// ("strided" | "contiguous"), block_m, block_n, path, splits, pack_gqa,
 /// page_size, varlen, backward, quantize_fp8 (true, false or a string of
-/// attn-quantize-fp8 options). Lengths are required, except seqlen_k with page_size
-/// and batch, seqlen_q and seqlen_k with varlen (they may only be null
-/// there).
+/// attn-quantize-fp8 options). Lengths are required, except seqlen_k with
+/// page_size and batch, seqlen_q and seqlen_k with varlen (they may only be
+/// null there).
 bool fromJSON(const llvm::json::Value &value, KernelSpec &spec,
               llvm::json::Path path);
 

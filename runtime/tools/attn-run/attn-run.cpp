@@ -295,7 +295,9 @@ struct Shape {
   std::string str() const {
     return llvm::formatv("{0} {1} {2} {3} {4} {5} {6}{7}{8}{9}{10}", batch,
                          headsQ, headsKV, seqQ, seqK, headDim,
-                         fp8 ? "e4m3" : bf16 ? "bf16" : "f16",
+                         fp8    ? "e4m3"
+                         : bf16 ? "bf16"
+                                : "f16",
                          causal ? " causal" : "", varlen ? " varlen" : "",
                          paged() ? " page" + std::to_string(pageSize) : "",
                          quantized ? " quantize=fp8" : "")
