@@ -227,7 +227,9 @@ ATTN_API const char *attn_bundle_kernel_info(const attn_bundle *bundle,
  * read an FP8 call's descale values or a paged call's block table and
  * lengths, which live in device memory) and returns in *kernel_index the
  * kernel attn_fwd would launch. A kernel matches when its dtype, D, causal
- * flag, LSE presence, page size (0: contiguous K/V), varlen-ness and scale
+ * flag, LSE presence, page size (0: contiguous K/V), varlen-ness,
+ * quantized-ness (a quantized kernel matches only calls with quantize =
+ * ATTN_QUANTIZE_FP8, and such calls only quantized kernels) and scale
  * (within 1e-6 relative) equal the call's (a varlen call's B is
  * size(cu_seqlens_q, 0) - 1, its Nq and Nk max_seqlen_q and max_seqlen_k,
  * paged or not; a batched paged call's Nk is its capacity max_pages *
