@@ -28,7 +28,7 @@
 #          (the extra arguments are not passed: they are forward options).
 #   fp8_quantized: bf16 kernels and their quantized FP8 twins
 #          (bench/specs_fp8_quantized.json), for bench/fp8_quantized_check.py;
-#   fp8q_tensor, fp8q_block_hadamard: the outlier shape quantized with
+#   fp8q_tensor, fp8q_head, fp8q_block_hadamard: the outlier shape quantized with
 #          other attn-quantize-fp8 options (its --outliers --config).
 # Extra arguments go to attn-compile (e.g. --path=fma, --max-mma-n=64).
 # Then, on the GPU machine:
@@ -41,7 +41,7 @@
 #   python3 bench/bwd_check.py --lib build/lib/libattn_runtime.so --bundle build/bundles/bwd
 #   python3 bench/fp8_quantized_check.py --lib build/lib/libattn_runtime.so \
 #     --bundle build/bundles/fp8_quantized --outliers \
-#     --config tensor=build/bundles/fp8q_tensor \
+#     --config tensor=build/bundles/fp8q_tensor --config head=build/bundles/fp8q_head \
 #     --config block+hadamard=build/bundles/fp8q_block_hadamard
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -84,5 +84,7 @@ done
 OUTLIER_SHAPE=(--batch=2 --heads-q=16 --seqlen-q=2048 --head-dim=128)
 "$BUILD/bin/attn-compile" --quantize-fp8="qk-granularity=tensor" "${OUTLIER_SHAPE[@]}" \
   -o "$OUT/fp8q_tensor"
+"$BUILD/bin/attn-compile" --quantize-fp8="qk-granularity=head" "${OUTLIER_SHAPE[@]}" \
+  -o "$OUT/fp8q_head"
 "$BUILD/bin/attn-compile" --quantize-fp8="qk-granularity=block hadamard=true" \
   "${OUTLIER_SHAPE[@]}" -o "$OUT/fp8q_block_hadamard"

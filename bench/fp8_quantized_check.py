@@ -22,7 +22,7 @@ quantized, so the bf16 baseline comes from the same bundle build):
     V): RMSE and relative Frobenius error against float64 attention of the
     unquantized (bf16) inputs, beside the exact bf16 kernel and FA2.
 
-Build machine (after ./scripts/setup.sh; about 10 s for the three bundles
+Build machine (after ./scripts/setup.sh; about 15 s for the four bundles
 on 2 cores):
 
     build/bin/attn-compile --spec-file=bench/specs_fp8_quantized.json \\
@@ -33,15 +33,22 @@ on 2 cores):
     build/bin/attn-compile --quantize-fp8="qk-granularity=block hadamard=true" \\
         --batch=2 --heads-q=16 --seqlen-q=2048 --head-dim=128 \\
         -o build/bundles/fp8q_block_hadamard
+    build/bin/attn-compile --quantize-fp8="qk-granularity=head" \\
+        --batch=2 --heads-q=16 --seqlen-q=2048 --head-dim=128 \\
+        -o build/bundles/fp8q_head
 
 (bench/build_bundle.sh does the same.) Carry build/lib/libattn_runtime.so
-and build/bundles/fp8_quantized, fp8q_tensor and fp8q_block_hadamard.
+and build/bundles/fp8_quantized, fp8q_tensor, fp8q_block_hadamard and
+fp8q_head. The per-head configuration ([B, Hkv] descales, the form
+bench/fp8_check.py validated) tells a failure of per-block descales (the
+default) apart from one of the bundle path.
 
 GPU machine:
 
     python3 bench/fp8_quantized_check.py --lib build/lib/libattn_runtime.so \\
         --bundle build/bundles/fp8_quantized --outliers \\
         --config tensor=build/bundles/fp8q_tensor \\
+        --config head=build/bundles/fp8q_head \\
         --config block+hadamard=build/bundles/fp8q_block_hadamard
 
 Exit status 0 iff selection and accuracy pass (the speed bar is reported,
