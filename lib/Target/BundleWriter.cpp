@@ -229,8 +229,6 @@ LogicalResult quantizeKey(func::FuncOp func, AttentionOp op,
                           bundle::FwdKey &key);
 void nameQuantizeBuffer(memref::AllocOp alloc, size_t index,
                         bundle::Workspace &buffer);
-WorkspaceMap::const_iterator viewedBuffer(Value view,
-                                          const WorkspaceMap &workspace);
 FailureOr<bundle::Param> workspaceMapParam(nvgpu::TmaCreateDescriptorOp desc,
                                            Value view, int64_t buffer,
                                            gpu::LaunchFuncOp launch);
@@ -687,7 +685,8 @@ FailureOr<bundle::Param> tensorMapParam(Value arg, const KernelSource &src,
       desc ? desc.getTensor().getDefiningOp<memref::CastOp>() : nullptr;
   Value source = ranked ? ranked.getSource() : Value();
   // A quantized kernel's e4m3 copy: the view is stated in the manifest.
-  if (auto buffer = source ? viewedBuffer(source, workspace) : workspace.end();
+  if (auto buffer =
+          source ? workspace.find(viewedBuffer(source)) : workspace.end();
       buffer != workspace.end())
     return workspaceMapParam(desc, source, buffer - workspace.begin(), launch);
   auto transpose =
@@ -794,7 +793,7 @@ FailureOr<WorkspaceMap> readWorkspace(func::FuncOp func,
     bundle::Workspace buffer;
     buffer.dtype = dtype.str();
     // Split-KV's two buffers; the backward's by position (scratch<i>); a
-    // quantized kernel's as tagQuantizeBuffers named them.
+    // quantized kernel's as quantizeFunction tagged them.
     buffer.name = src.backward
                       ? "scratch" + std::to_string(buffers.size())
                       : buffers.empty() ? "o_partial" : "lse_partial";
@@ -816,21 +815,6 @@ FailureOr<WorkspaceMap> readWorkspace(func::FuncOp func,
   if (res.wasInterrupted())
     return failure();
   return buffers;
-}
-
-/// The workspace buffer that `view` (a memref.subview or memref.transpose
-/// chain, or the buffer itself) lies in, or end().
-WorkspaceMap::const_iterator viewedBuffer(Value view,
-                                          const WorkspaceMap &workspace) {
-  while (Operation *def = view.getDefiningOp()) {
-    if (auto sub = dyn_cast<memref::SubViewOp>(def))
-      view = sub.getSource();
-    else if (auto transpose = dyn_cast<memref::TransposeOp>(def))
-      view = transpose.getIn();
-    else
-      break;
-  }
-  return workspace.find(view);
 }
 
 /// The tensor map of a quantized kernel's e4m3 copy (`buffer` of

@@ -27,20 +27,6 @@ constexpr std::pair<llvm::StringLiteral, Operand> kQuantizeBuffers[] = {
     {"k_descale", Operand::KDescale},
     {"v_descale", Operand::VDescale}};
 
-/// The memref.alloc `view` is a subview or transpose chain of (V^T's view),
-/// or null.
-memref::AllocOp allocOf(Value view) {
-  while (Operation *def = view.getDefiningOp()) {
-    if (auto sub = dyn_cast<memref::SubViewOp>(def))
-      view = sub.getSource();
-    else if (auto transpose = dyn_cast<memref::TransposeOp>(def))
-      view = transpose.getIn();
-    else
-      break;
-  }
-  return view.getDefiningOp<memref::AllocOp>();
-}
-
 /// Tags, on their memref.alloc, the buffers attn-quantize-fp8 made for the
 /// FP8 attn.attention of `func`.
 LogicalResult tagQuantizeBuffers(func::FuncOp func) {
@@ -51,7 +37,7 @@ LogicalResult tagQuantizeBuffers(func::FuncOp func) {
   Value values[] = {op.getQ(),        op.getK(),        op.getV(),
                     op.getQDescale(), op.getKDescale(), op.getVDescale()};
   for (auto [value, named] : llvm::zip(values, kQuantizeBuffers)) {
-    memref::AllocOp alloc = allocOf(value);
+    auto alloc = viewedBuffer(value).getDefiningOp<memref::AllocOp>();
     if (!alloc)
       return op.emitOpError("operand '")
              << bundle::operandName(named.second)
@@ -63,6 +49,18 @@ LogicalResult tagQuantizeBuffers(func::FuncOp func) {
 }
 
 } // namespace
+
+Value mlir::attn::viewedBuffer(Value view) {
+  while (Operation *def = view.getDefiningOp()) {
+    if (auto sub = dyn_cast<memref::SubViewOp>(def))
+      view = sub.getSource();
+    else if (auto transpose = dyn_cast<memref::TransposeOp>(def))
+      view = transpose.getIn();
+    else
+      break;
+  }
+  return view;
+}
 
 std::optional<Operand> mlir::attn::quantizedCopyOf(StringRef name) {
   for (auto [tag, operand] : ArrayRef(kQuantizeBuffers).take_front(3))

@@ -23,6 +23,10 @@ namespace mlir::attn {
 /// memref.alloc ("q_fp8", "k_descale", ...).
 inline constexpr llvm::StringLiteral kWorkspaceTag = "attn.workspace";
 
+/// The buffer `view` is a memref.subview / memref.transpose chain of (V^T's
+/// view of its storage), or `view` itself.
+Value viewedBuffer(Value view);
+
 /// The operand whose e4m3 copy the buffer tagged `name` holds (q_fp8: q,
 /// k_fp8: k, v_fp8: v), or nullopt.
 std::optional<::attn::bundle::Operand> quantizedCopyOf(StringRef name);
