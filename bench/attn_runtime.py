@@ -8,6 +8,7 @@ import os
 
 SUCCESS, INVALID_ARGUMENT, NO_MATCHING_KERNEL = 0, 1, 2
 BUNDLE_NOT_FOUND, BUNDLE_CORRUPT, CUDA_ERROR = 3, 4, 5
+QUANTIZE_NONE, QUANTIZE_FP8 = 0, 1
 DTYPES = {"f16": 0, "bf16": 1, "f32": 2, "e4m3": 3, "i32": 4}
 TORCH_DTYPES = {"torch.float16": 0, "torch.bfloat16": 1, "torch.float32": 2,
                 "torch.float8_e4m3fn": 3, "torch.int32": 4}
@@ -31,7 +32,9 @@ class FwdArgs(ctypes.Structure):
                 # Varlen calls only; zero otherwise.
                 ("cu_seqlens_q", Tensor), ("cu_seqlens_k", Tensor),
                 ("max_seqlen_q", ctypes.c_int64),
-                ("max_seqlen_k", ctypes.c_int64)]
+                ("max_seqlen_k", ctypes.c_int64),
+                # attn_quantize: QUANTIZE_NONE (0) or QUANTIZE_FP8.
+                ("quantize", ctypes.c_int32)]
 
 
 class BwdArgs(ctypes.Structure):
@@ -154,6 +157,16 @@ def fwd_args(q, k, v, o, lse, causal, scale=0.0):
     args.lse = tensor(lse)
     args.causal = int(causal)
     args.softmax_scale = scale
+    return args
+
+
+def quantized_fwd_args(q, k, v, o, lse, causal, scale=0.0):
+    """A quantized FP8 call (attn_fwd_args.quantize = ATTN_QUANTIZE_FP8):
+    bf16 q, k, v, o, lse as fwd_args; only a kernel compiled with
+    attn-compile --quantize-fp8 (a spec's "quantize_fp8") takes it, and it
+    quantizes Q, K, V to e4m3 itself."""
+    args = fwd_args(q, k, v, o, lse, causal, scale)
+    args.quantize = QUANTIZE_FP8
     return args
 
 

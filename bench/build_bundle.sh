@@ -26,6 +26,10 @@
 #          as variants, timed by paged_check.py beside the batched paged one.
 #   bwd:   backward kernels (bench/specs_bwd.json), for bench/bwd_check.py
 #          (the extra arguments are not passed: they are forward options).
+#   fp8_quantized: bf16 kernels and their quantized FP8 twins
+#          (bench/specs_fp8_quantized.json), for bench/fp8_quantized_check.py;
+#   fp8q_tensor, fp8q_head, fp8q_block_hadamard: the outlier shape quantized with
+#          other attn-quantize-fp8 options (its --outliers --config).
 # Extra arguments go to attn-compile (e.g. --path=fma, --max-mma-n=64).
 # Then, on the GPU machine:
 #   python3 bench/harness.py --bundle build/bundles/bench --lib build/lib/libattn_runtime.so
@@ -35,11 +39,15 @@
 #   python3 bench/paged_check.py --lib build/lib/libattn_runtime.so --bundles build/bundles
 #   python3 bench/varlen_check.py --lib build/lib/libattn_runtime.so --bundles build/bundles
 #   python3 bench/bwd_check.py --lib build/lib/libattn_runtime.so --bundle build/bundles/bwd
+#   python3 bench/fp8_quantized_check.py --lib build/lib/libattn_runtime.so \
+#     --bundle build/bundles/fp8_quantized --outliers \
+#     --config tensor=build/bundles/fp8q_tensor --config head=build/bundles/fp8q_head \
+#     --config block+hadamard=build/bundles/fp8q_block_hadamard
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${ATTN_BUILD_DIR:-build}
 OUT=${ATTN_BUNDLE_ROOT:-$BUILD/bundles}
-rm -rf "$OUT/bench" "$OUT/tma" "$OUT/tma_fma" "$OUT/fp8" "$OUT"/decode_s* "$OUT"/decode_pack_* "$OUT"/paged_* "$OUT"/varlen* "$OUT/bwd"
+rm -rf "$OUT/bench" "$OUT/tma" "$OUT/tma_fma" "$OUT/fp8" "$OUT"/fp8_quantized "$OUT"/fp8q_* "$OUT"/decode_s* "$OUT"/decode_pack_* "$OUT"/paged_* "$OUT"/varlen* "$OUT/bwd"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs.json -o "$OUT/bench" "$@"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_tma.json -o "$OUT/tma" "$@"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_tma.json -o "$OUT/tma_fma" --path=fma "$@"
@@ -70,3 +78,13 @@ done
   --variant="splits=4" --variant="splits=16" --variant="splits=32" \
   -o "$OUT/varlen_paged_decode" "$@"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_bwd.json -o "$OUT/bwd"
+# Quantized FP8 (about 10 s); the extra arguments are not passed (e.g.
+# --path=fma has no quantized form).
+"$BUILD/bin/attn-compile" --spec-file=bench/specs_fp8_quantized.json -o "$OUT/fp8_quantized"
+OUTLIER_SHAPE=(--batch=2 --heads-q=16 --seqlen-q=2048 --head-dim=128)
+"$BUILD/bin/attn-compile" --quantize-fp8="qk-granularity=tensor" "${OUTLIER_SHAPE[@]}" \
+  -o "$OUT/fp8q_tensor"
+"$BUILD/bin/attn-compile" --quantize-fp8="qk-granularity=head" "${OUTLIER_SHAPE[@]}" \
+  -o "$OUT/fp8q_head"
+"$BUILD/bin/attn-compile" --quantize-fp8="qk-granularity=block hadamard=true" \
+  "${OUTLIER_SHAPE[@]}" -o "$OUT/fp8q_block_hadamard"

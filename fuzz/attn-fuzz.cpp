@@ -235,6 +235,17 @@ void runSpec(MLIRContext &context, StringRef text, Mutator &m, Stats &stats) {
   std::string name = spec.name.empty() ? spec.defaultName() : spec.name;
   OwningOpRef<ModuleOp> one = ModuleOp::create(UnknownLoc::get(&context));
   one->push_back(module->lookupSymbol(name)->clone());
+  // A quantized spec: attn-quantize-fp8 first, as attn-compile runs it.
+  if (spec.quantizeFp8) {
+    currentAction = "attn-quantize-fp8{" + *spec.quantizeFp8 + "}";
+    auto pm = PassManager::on<ModuleOp>(&context);
+    llvm::raw_null_ostream errors;
+    if (failed(mlir::attn::addQuantizeFP8Pass(pm, *spec.quantizeFp8,
+                                              spec.blockM, spec.blockN, nullptr,
+                                              errors)) ||
+        failed(pm.run(*one)))
+      return;
+  }
   runPipeline(*one, pipeline, /*lowers=*/true, stats);
 }
 

@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/bit.h"
@@ -51,6 +52,8 @@ std::string KernelSpec::defaultName() const {
     name += llvm::formatv("_page{0}", pageSize).str();
   if (varlen)
     name += "_varlen";
+  if (quantizeFp8) // the options are not in the name: one per bundle
+    name += "_fp8q";
   return name;
 }
 
@@ -66,10 +69,32 @@ static bool mapLength(const json::Object &obj, llvm::StringRef key,
 }
 
 static constexpr llvm::StringLiteral kSpecKeys[] = {
-    "name",   "batch",     "num_heads_q", "num_heads_kv", "seqlen_q",
-    "seqlen_k", "head_dim", "dtype",      "causal",       "lse",
-    "scale",  "layout",    "block_m",     "block_n",      "path",
-    "splits", "pack_gqa", "page_size", "varlen", "backward"};
+    "name",        "batch",    "num_heads_q", "num_heads_kv", "seqlen_q",
+    "seqlen_k",    "head_dim", "dtype",       "causal",       "lse",
+    "scale",       "layout",   "block_m",     "block_n",      "path",
+    "splits",      "pack_gqa", "page_size",   "varlen",       "backward",
+    "quantize_fp8"};
+
+/// "quantize_fp8": true (the pass's defaults), false (not quantized) or a
+/// string of attn-quantize-fp8 options.
+static bool mapQuantize(const json::Object &obj, KernelSpec &spec,
+                        json::Path path) {
+  const json::Value *value = obj.get("quantize_fp8");
+  if (!value)
+    return true;
+  if (std::optional<bool> flag = value->getAsBoolean()) {
+    spec.quantizeFp8 = *flag ? std::optional<std::string>("") : std::nullopt;
+    return true;
+  }
+  if (std::optional<llvm::StringRef> text = value->getAsString()) {
+    spec.quantizeFp8 = text->str();
+    return true;
+  }
+  path.field("quantize_fp8")
+      .report("expected true, false or a string of "
+              "attn-quantize-fp8 options");
+  return false;
+}
 
 bool mlir::attn::fromJSON(const json::Value &value, KernelSpec &spec,
                           json::Path path) {
@@ -93,7 +118,8 @@ bool mlir::attn::fromJSON(const json::Value &value, KernelSpec &spec,
       !o.mapOptional("pack_gqa", spec.packGqa) ||
       !o.mapOptional("page_size", spec.pageSize) ||
       !o.mapOptional("varlen", spec.varlen) ||
-      !o.mapOptional("backward", spec.backward))
+      !o.mapOptional("backward", spec.backward) ||
+      !mapQuantize(*value.getAsObject(), spec, path))
     return false;
   if (value.getAsObject()->get("page_size") && spec.pageSize < 1) {
     path.field("page_size").report("must be at least 1 (leave it out for "
@@ -233,6 +259,36 @@ static LogicalResult verifyBackwardSpec(const KernelSpec &spec, Location loc) {
   return success();
 }
 
+/// A quantized spec: a batched bf16 forward of static shape on contiguous
+/// K/V, not split or GQA-packed, the wgmma path, options attn-quantize-fp8
+/// parses.
+static LogicalResult verifyQuantizeSpec(const KernelSpec &spec, Location loc) {
+  if (spec.dtype != "bf16")
+    return emitError(loc) << "quantize_fp8 takes dtype bf16 (attn-quantize-fp8 "
+                             "has no f16 or e4m3 input), got '"
+                          << spec.dtype << "'";
+  if (spec.backward || spec.varlen || spec.pageSize > 0 || spec.splits > 1 ||
+      spec.packGqa)
+    return emitError(loc) << "quantize_fp8 takes none of backward, varlen, "
+                             "page_size, splits and pack_gqa";
+  for (const auto &len : {spec.batch, spec.numHeadsQ, spec.numHeadsKV,
+                          spec.seqLenQ, spec.seqLenK})
+    if (!len)
+      return emitError(loc) << "quantize_fp8 needs static batch, num_heads_q, "
+                               "num_heads_kv, seqlen_q and seqlen_k "
+                               "(attn-quantize-fp8 takes static shapes)";
+  if (spec.path == "fma")
+    return emitError(loc) << "quantize_fp8 takes the wgmma path (FP8 tensor "
+                             "cores)";
+  PassManager pm(loc.getContext());
+  std::string error;
+  llvm::raw_string_ostream errors(error);
+  if (failed(addQuantizeFP8Pass(pm, *spec.quantizeFp8, 0, 0, nullptr, errors)))
+    return emitError(loc) << "quantize_fp8 \"" << *spec.quantizeFp8
+                          << "\": " << llvm::StringRef(error).trim();
+  return success();
+}
+
 /// What the op verifier cannot see: lengths, scale and block sizes.
 static LogicalResult verifySpec(const KernelSpec &spec, Location loc) {
   if (!spec.name.empty() && !isKernelName(spec.name))
@@ -273,6 +329,8 @@ static LogicalResult verifySpec(const KernelSpec &spec, Location loc) {
     return emitError(loc) << "scale must be finite and >= 0 (0: 1/sqrt(D))";
   if (spec.backward && failed(verifyBackwardSpec(spec, loc)))
     return failure();
+  if (spec.quantizeFp8 && failed(verifyQuantizeSpec(spec, loc)))
+    return failure();
   if ((spec.blockM && !isValidBlockM(spec.blockM)) ||
       (spec.blockN && !isValidBlockN(spec.blockN)))
     return emitError(loc) << "block_m must be in [1, " << kMaxBlockM
@@ -299,6 +357,9 @@ static func::FuncOp createKernelFunc(ModuleOp module, Location loc,
     func->setAttr("attn.splits", builder.getI64IntegerAttr(spec.splits));
   if (spec.packGqa)
     func->setAttr("attn.pack_gqa", builder.getBoolAttr(true));
+  if (spec.quantizeFp8)
+    func->setAttr("attn.quantize_fp8",
+                  builder.getStringAttr(*spec.quantizeFp8));
   builder.setInsertionPointToStart(func.addEntryBlock());
   return func;
 }

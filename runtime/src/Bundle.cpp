@@ -103,13 +103,13 @@ std::string scaleText(double scale) {
 
 std::string FwdCall::describe() const {
   return formatv("{0} D={1}{2}{3} B={4} Hq={5} Hkv={6} Nq={7} Nk={8}{11} "
-                 "scale={9} {10}{12}",
+                 "scale={9} {10}{12}{13}",
                  dtype, headDim, causal ? " causal" : "", hasLse ? " +lse" : "",
                  batch, numHeadsQ, numHeadsKV, seqLenQ, seqLenK,
                  scaleText(scale), contiguous ? "contiguous" : "strided",
                  paged ? " page_size=" + std::to_string(pageSize)
                        : std::string(),
-                 varlen ? " varlen" : "")
+                 varlen ? " varlen" : "", quantizeFp8 ? " quantize=fp8" : "")
       .str();
 }
 
@@ -696,8 +696,29 @@ Status checkScale(float scale) {
   return Status::success();
 }
 
+/// attn_fwd_args::quantize: ATTN_QUANTIZE_NONE, or ATTN_QUANTIZE_FP8 for a
+/// batched bf16 call on contiguous K/V.
+static Status checkQuantize(const attn_fwd_args &args) {
+  if (args.quantize == ATTN_QUANTIZE_NONE)
+    return Status::success();
+  if (args.quantize != ATTN_QUANTIZE_FP8)
+    return invalid(formatv("quantize = {0}: expected ATTN_QUANTIZE_NONE (0) "
+                           "or ATTN_QUANTIZE_FP8 (1)",
+                           args.quantize));
+  if (dtypeOf(args.q) != ATTN_DTYPE_BF16)
+    return invalid("quantize = ATTN_QUANTIZE_FP8 takes bf16 q, k, v (the "
+                   "kernel quantizes them), got q " +
+                   dtypeText(dtypeOf(args.q)));
+  if (isGiven(args.block_table) || isGiven(args.cu_seqlens_q))
+    return invalid("quantize = ATTN_QUANTIZE_FP8 takes batched calls on "
+                   "contiguous K/V (no block_table, no cu_seqlens_q)");
+  return Status::success();
+}
+
 Status validateFwd(const attn_fwd_args &args, FwdCall &call) {
   if (Status s = checkOperands(args); !s.ok())
+    return s;
+  if (Status s = checkQuantize(args); !s.ok())
     return s;
   if (Status s = checkScale(args.softmax_scale); !s.ok())
     return s;
@@ -705,6 +726,7 @@ Status validateFwd(const attn_fwd_args &args, FwdCall &call) {
   call.fp8 = dtypeOf(args.q) == ATTN_DTYPE_E4M3;
   call.paged = isGiven(args.block_table);
   call.varlen = isGiven(args.cu_seqlens_q);
+  call.quantizeFp8 = args.quantize == ATTN_QUANTIZE_FP8;
   call.contiguous = true;
   for (Operand op : kAllOperands) {
     if (!isPresent(call, op))
@@ -748,7 +770,8 @@ static bool matches(const KernelEntry &kernel, const FwdCall &call) {
          fits(k.batch, call.batch) && fits(k.numHeadsQ, call.numHeadsQ) &&
          fits(k.numHeadsKV, call.numHeadsKV) && fits(k.seqLenQ, call.seqLenQ) &&
          fits(k.seqLenK, call.seqLenK) && (k.strided || call.contiguous) &&
-         k.pageSize == call.pageSize && k.varlen == call.varlen;
+         k.pageSize == call.pageSize && k.varlen == call.varlen &&
+         k.quantizeFp8.has_value() == call.quantizeFp8;
 }
 
 /// More static lengths first, then contiguous over strided, then the
@@ -1232,11 +1255,53 @@ static Status encodeTensorMap(const DriverApi &driver, const Param &param,
 }
 
 /// A kernel's workspace for one call: each buffer's device address and
-/// extents (contiguous fp32).
+/// extents (contiguous, of the manifest's dtype).
 struct WorkspaceBuffers {
   std::vector<CUdeviceptr> ptrs;
   std::vector<std::vector<int64_t>> shapes;
 };
+
+static CUtensorMapSwizzle swizzleOf(int64_t bytes) {
+  return bytes == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
+         : bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+         : bytes == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
+                       : CU_TENSOR_MAP_SWIZZLE_NONE;
+}
+
+/// Encodes the view a workspace tensor map states (a quantized kernel's
+/// e4m3 copy: dims, strides and swizzle from the manifest, which checked
+/// that the view lies inside the buffer) over the buffer allocated for
+/// this call.
+static Status encodeWorkspaceMap(const DriverApi &driver, const Param &param,
+                                 const bundle::Workspace &buffer,
+                                 CUdeviceptr ptr, TensorMap &out) {
+  if (!driver.tensorMapEncodeTiled)
+    return makeError(ATTN_ERROR_CUDA, "the CUDA driver lacks "
+                                      "cuTensorMapEncodeTiled (needs CUDA 12)");
+  int64_t elt = bundle::workspaceElementBytes(buffer.dtype);
+  cuuint64_t dims[4], strides[3];
+  cuuint32_t box[4], ones[4] = {1, 1, 1, 1};
+  for (int i = 0; i < 4; ++i) {
+    dims[i] = static_cast<cuuint64_t>(param.dims[i]);
+    box[i] = static_cast<cuuint32_t>(param.box[i]);
+  }
+  for (int i = 0; i < 3; ++i)
+    strides[i] = static_cast<cuuint64_t>(param.strides[i] * elt);
+  CUtensorMapDataType type =
+      buffer.dtype == "e4m3"  ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+      : buffer.dtype == "i32" ? CU_TENSOR_MAP_DATA_TYPE_INT32
+                              : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  CUresult r = driver.tensorMapEncodeTiled(
+      &out.map, type, 4, reinterpret_cast<void *>(ptr), dims, strides, box,
+      ones, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzleOf(param.swizzle),
+      CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    return makeError(
+        ATTN_ERROR_CUDA,
+        formatv("workspace {0}: {1}", buffer.name,
+                formatCudaError(driver, r, "cuTensorMapEncodeTiled")));
+  return Status::success();
+}
 
 static int64_t workspaceValue(const Param &param, const WorkspaceBuffers &ws) {
   const std::vector<int64_t> &shape = ws.shapes[param.workspace];
@@ -1287,7 +1352,7 @@ struct LaunchParams {
   llvm::SmallVector<void *, 64> pointers;
 };
 
-static Status buildParams(const DriverApi &driver,
+static Status buildParams(const DriverApi &driver, const KernelEntry &entry,
                           const bundle::KernelLaunch &kernel,
                           const CallOperands &args, const WorkspaceBuffers &ws,
                           LaunchParams &p) {
@@ -1297,8 +1362,12 @@ static Status buildParams(const DriverApi &driver,
   for (const Param &param : kernel.params) {
     if (param.field == Param::Field::TensorMap) {
       p.maps.emplace_back();
-      if (Status s = encodeTensorMap(driver, param, args, p.maps.back());
-          !s.ok())
+      Status s = param.workspace >= 0
+                     ? encodeWorkspaceMap(
+                           driver, param, entry.workspace[param.workspace],
+                           ws.ptrs[param.workspace], p.maps.back())
+                     : encodeTensorMap(driver, param, args, p.maps.back());
+      if (!s.ok())
         return s;
       p.pointers.push_back(&p.maps.back().map);
       continue;
@@ -1413,7 +1482,7 @@ static Status allocWorkspace(const DriverApi &driver, const KernelEntry &entry,
                              entry.name));
   for (const bundle::Workspace &buffer : entry.workspace) {
     std::vector<int64_t> shape;
-    uint64_t bytes = sizeof(float);
+    uint64_t bytes = bundle::workspaceElementBytes(buffer.dtype);
     for (const GridDim &dim : buffer.shape) {
       shape.push_back(gridDim(dim, args));
       if (__builtin_mul_overflow(bytes, uint64_t(shape.back()), &bytes) ||
@@ -1454,7 +1523,8 @@ Status Bundle::launchOne(const DriverApi &driver, CUdevice device, size_t index,
     return s;
   const bundle::KernelLaunch &launch = kernel(index).launch(which);
   LaunchParams params;
-  if (Status s = buildParams(driver, launch, args, ws, params); !s.ok())
+  if (Status s = buildParams(driver, kernel(index), launch, args, ws, params);
+      !s.ok())
     return s;
   const char *what = "cuLaunchKernel";
   if (CUresult r = enqueue(driver, kernel(index), which, handle, args, device,

@@ -57,6 +57,9 @@ struct FwdCall {
   /// size(cu_seqlens_q, 0) - 1, seqLenQ and seqLenK are max_seqlen_q and
   /// max_seqlen_k.
   bool varlen = false;
+  /// quantize == ATTN_QUANTIZE_FP8: only quantized (quantize_fp8) kernels
+  /// match, and only such calls match them.
+  bool quantizeFp8 = false;
   /// q, k, v, o (and lse, if given) are contiguous row-major.
   bool contiguous = false;
   double scale = 0;                         // softmax_scale, or 1/sqrt(D) for 0
@@ -67,7 +70,8 @@ struct FwdCall {
   /// Nothing to compute: no query row.
   bool empty() const { return seqLenQ == 0 || batch == 0 || numHeadsQ == 0; }
   /// "bf16 D=128 causal +lse B=1 Hq=32 Hkv=8 Nq=100 Nk=100 scale=0.0884
-  /// strided"; a paged call adds " page_size=16" after Nk.
+  /// strided"; a paged call adds " page_size=16" after Nk, a quantized one
+  /// " quantize=fp8" at the end.
   std::string describe() const;
 };
 

@@ -147,6 +147,13 @@ StringRef fieldName(Param::Field field) {
   return "?";
 }
 
+int64_t workspaceElementBytes(StringRef dtype) {
+  return llvm::StringSwitch<int64_t>(dtype)
+      .Cases({"f32", "i32"}, 4)
+      .Case("e4m3", 1)
+      .Default(0);
+}
+
 int64_t operandRank(Operand operand, const FwdKey &key) {
   return operandRank(operand, key.varlen, key.pageSize > 0);
 }
@@ -191,6 +198,8 @@ static json::Value keyJSON(const FwdKey &key) {
     (*out.getAsObject())["page_size"] = key.pageSize;
   if (key.varlen)
     (*out.getAsObject())["varlen"] = true;
+  if (key.quantizeFp8)
+    (*out.getAsObject())["quantize_fp8"] = *key.quantizeFp8;
   return out;
 }
 
@@ -218,6 +227,11 @@ static json::Value toJSON(const Param &param) {
     obj["index"] = param.index;
   if (param.field == Param::Field::TensorMap)
     obj["box"] = json::Array(param.box);
+  if (param.field == Param::Field::TensorMap && param.workspace >= 0) {
+    obj["dims"] = json::Array(param.dims);
+    obj["strides"] = json::Array(param.strides);
+    obj["swizzle"] = param.swizzle;
+  }
   if (param.transposed)
     obj["transposed"] = true;
   if (param.headsInner)
@@ -257,7 +271,12 @@ static json::Value toJSON(const Workspace &buffer) {
   json::Array shape;
   for (const GridDim &dim : buffer.shape)
     shape.push_back(toJSON(dim));
-  return json::Object{{"name", buffer.name}, {"shape", std::move(shape)}};
+  json::Object out{{"name", buffer.name}, {"shape", std::move(shape)}};
+  if (buffer.dtype != "f32")
+    out["dtype"] = buffer.dtype;
+  if (buffer.copyOf)
+    out["copy_of"] = operandName(*buffer.copyOf);
+  return out;
 }
 
 static json::Value toJSON(const KernelEntry &kernel) {
@@ -283,7 +302,24 @@ static json::Value toJSON(const KernelEntry &kernel) {
   return out;
 }
 
+/// Whether `kernel` uses what version 4 added.
+static bool needsVersion4(const KernelEntry &kernel) {
+  if (kernel.isQuantized())
+    return true;
+  for (const Workspace &buffer : kernel.workspace)
+    if (buffer.dtype != "f32" || buffer.copyOf)
+      return true;
+  for (size_t i = 0; i < kernel.numLaunches(); ++i)
+    for (const Param &p : kernel.launch(i).params)
+      if (p.workspace >= 0 && p.field == Param::Field::TensorMap)
+        return true;
+  return false;
+}
+
 int64_t requiredVersion(const Manifest &manifest) {
+  for (const KernelEntry &kernel : manifest.kernels)
+    if (needsVersion4(kernel))
+      return 4;
   for (const KernelEntry &kernel : manifest.kernels)
     if (!kernel.then.empty() || !kernel.workspace.empty() ||
         kernel.key.splits != 1)
@@ -340,7 +376,8 @@ static bool fromJSON(const json::Value &value, FwdKey &key, json::Path path) {
       !o.map("block_m", key.blockM) || !o.map("block_n", key.blockN) ||
       !o.map("path", key.path) || !o.mapOptional("splits", key.splits) ||
       !o.mapOptional("page_size", key.pageSize) ||
-      !o.mapOptional("varlen", key.varlen))
+      !o.mapOptional("varlen", key.varlen) ||
+      !o.mapOptional("quantize_fp8", key.quantizeFp8))
     return false;
   if (key.path != "fma" && key.path != "wgmma") {
     path.field("path").report("expected \"fma\" or \"wgmma\"");
@@ -391,6 +428,23 @@ static bool fromJSON(const json::Value &value, GridDim &dim, json::Path path) {
   return o.map("constant", dim.constant) && o.map("terms", dim.terms);
 }
 
+/// dims (4), strides (3) and swizzle of a workspace buffer's tensor map.
+static bool mapWorkspaceView(json::ObjectMapper &o, const json::Value &value,
+                             Param &param, json::Path path) {
+  std::vector<int64_t> dims, strides;
+  if (!o.map("dims", dims) || !o.map("strides", strides) ||
+      !o.map("swizzle", param.swizzle))
+    return false;
+  if (dims.size() != 4 || strides.size() != 3) {
+    path.field("dims").report("a workspace tensor map has 4 dims and 3 "
+                              "strides (innermost first)");
+    return false;
+  }
+  std::copy(dims.begin(), dims.end(), param.dims.begin());
+  std::copy(strides.begin(), strides.end(), param.strides.begin());
+  return true;
+}
+
 static bool fromJSON(const json::Value &value, Param &param, json::Path path) {
   json::ObjectMapper o(value, path);
   std::string field;
@@ -423,6 +477,18 @@ static bool fromJSON(const json::Value &value, Param &param, json::Path path) {
   param.field = *parsed;
   param.index = 0;
   param.transposed = param.headsInner = param.packed = false;
+  param.dims = {0, 0, 0, 0};
+  param.strides = {0, 0, 0};
+  param.swizzle = 128;
+  // A workspace's tensor map states its view; an operand's follows from the
+  // call's tensor.
+  bool workspaceMap = inWorkspace && *parsed == Param::Field::TensorMap;
+  for (StringRef key : {"dims", "strides", "swizzle"})
+    if (!workspaceMap && value.getAsObject()->get(key)) {
+      path.field(key).report("only a workspace buffer's tensor_map states "
+                             "its view (dims, strides, swizzle)");
+      return false;
+    }
   // json::Path::report takes a literal: one message per key.
   if (*parsed != Param::Field::TensorMap) {
     if (value.getAsObject()->get("transposed")) {
@@ -453,7 +519,7 @@ static bool fromJSON(const json::Value &value, Param &param, json::Path path) {
       return false;
     }
     std::copy(box.begin(), box.end(), param.box.begin());
-    return true;
+    return !workspaceMap || mapWorkspaceView(o, value, param, path);
   }
   bool indexed =
       *parsed == Param::Field::Size || *parsed == Param::Field::Stride;
@@ -502,7 +568,10 @@ static bool fromJSON(const json::Value &value, KernelLaunch &kernel,
 static bool fromJSON(const json::Value &value, Workspace &buffer,
                      json::Path path) {
   json::ObjectMapper o(value, path);
-  return o && o.map("name", buffer.name) && o.map("shape", buffer.shape);
+  buffer.dtype = "f32";
+  return o && o.map("name", buffer.name) && o.map("shape", buffer.shape) &&
+         o.mapOptional("dtype", buffer.dtype) &&
+         o.mapOptional("copy_of", buffer.copyOf);
 }
 
 static bool fromJSON(const json::Value &value, KernelEntry &kernel,
@@ -577,6 +646,28 @@ static llvm::Error checkVarlenKey(const FwdKey &key, const llvm::Twine &at) {
   return llvm::Error::success();
 }
 
+/// A quantized kernel (quantize_fp8): bf16 operands, the wgmma path, every
+/// length static (attn-quantize-fp8 needs static shapes), neither paged,
+/// varlen nor split.
+static llvm::Error checkQuantizeKey(const FwdKey &key, const llvm::Twine &at) {
+  if (!key.quantizeFp8)
+    return llvm::Error::success();
+  if (key.dtype != "bf16")
+    return corrupt(at + ".key.dtype", "quantized (quantize_fp8) kernels take "
+                                      "\"bf16\" operands");
+  if (key.path != "wgmma")
+    return corrupt(at + ".key.path", "quantized (quantize_fp8) kernels are "
+                                     "\"wgmma\" kernels");
+  if (key.numStaticLengths() != 5)
+    return corrupt(at + ".key", "quantized (quantize_fp8) kernels have static "
+                                "batch, num_heads_q, num_heads_kv, seqlen_q "
+                                "and seqlen_k");
+  if (key.pageSize != 0 || key.varlen || key.splits != 1)
+    return corrupt(at + ".key", "quantized (quantize_fp8) kernels have no "
+                                "page_size, varlen or splits");
+  return llvm::Error::success();
+}
+
 static llvm::Error checkKey(const FwdKey &key, const llvm::Twine &at) {
   if (key.dtype != "f16" && key.dtype != "bf16" && key.dtype != "e4m3")
     return corrupt(at + ".key.dtype", "expected \"f16\", \"bf16\" or "
@@ -607,6 +698,8 @@ static llvm::Error checkKey(const FwdKey &key, const llvm::Twine &at) {
     return corrupt(at + ".key", "num_heads_q must be a multiple of "
                                 "num_heads_kv");
   if (llvm::Error err = checkPagedKey(key, at))
+    return err;
+  if (llvm::Error err = checkQuantizeKey(key, at))
     return err;
   return checkVarlenKey(key, at);
 }
@@ -929,8 +1022,61 @@ static llvm::Error checkLaunchParams(const KernelEntry &kernel,
   return llvm::Error::success();
 }
 
+/// The elements of a workspace buffer with static extents (0: dynamic or
+/// over 2^62).
+static int64_t staticElements(const Workspace &buffer) {
+  int64_t n = 1;
+  for (const GridDim &dim : buffer.shape)
+    if (!dim.terms.empty() || __builtin_mul_overflow(n, dim.constant, &n) ||
+        n > (int64_t(1) << 62))
+      return 0;
+  return n;
+}
+
+/// A tensor map over a workspace buffer (a quantized kernel's e4m3 copy):
+/// swizzle 0, 32, 64 or 128 bytes; a box of 1 to 256 per dimension whose
+/// inner extent is a multiple of 16 bytes within the swizzle span; dims in
+/// [1, 2^32], strides multiples of 16 bytes below 2^40; and the view inside
+/// the buffer: sum((dims[i] - 1) * stride[i]) < its elements.
+static llvm::Error checkWorkspaceMap(const Workspace &buffer, const Param &p,
+                                     const llvm::Twine &at) {
+  if (!buffer.copyOf)
+    return corrupt(at, "tensor maps of workspace buffers are of the e4m3 "
+                       "copies (copy_of) of a quantized kernel");
+  int64_t elt = workspaceElementBytes(buffer.dtype);
+  bool swizzleOk =
+      p.swizzle == 0 || p.swizzle == 32 || p.swizzle == 64 || p.swizzle == 128;
+  if (!swizzleOk ||
+      llvm::any_of(p.box, [](int64_t b) { return b < 1 || b > 256; }) ||
+      (p.box[0] * elt) % 16 != 0 ||
+      (p.swizzle > 0 && p.box[0] * elt > p.swizzle))
+    return corrupt(at, "a workspace tensor map needs swizzle 0, 32, 64 or "
+                       "128 and box entries in [1, 256], the innermost a "
+                       "multiple of 16 bytes within the swizzle span");
+  int64_t last = 0; // offset of the view's last element
+  for (int i = 0; i < 4; ++i) {
+    int64_t stride = i == 0 ? 1 : p.strides[i - 1];
+    if (p.dims[i] < 1 || p.dims[i] > (int64_t(1) << 32) || stride < 1 ||
+        (i > 0 && ((stride * elt) % 16 != 0 || stride >= (int64_t(1) << 40))))
+      return corrupt(at, "a workspace tensor map needs dims in [1, 2^32] and "
+                         "strides that are multiples of 16 bytes below 2^40");
+    int64_t span;
+    if (__builtin_mul_overflow(p.dims[i] - 1, stride, &span) ||
+        __builtin_add_overflow(last, span, &last))
+      return corrupt(at, "a workspace tensor map's view overflows 64 bits");
+  }
+  int64_t elements = staticElements(buffer);
+  if (elements == 0 || last >= elements)
+    return corrupt(at, llvm::formatv("the tensor map view of workspace {0} "
+                                     "reaches element {1}, past its {2} "
+                                     "(static) elements",
+                                     buffer.name, last, elements));
+  return llvm::Error::success();
+}
+
 /// Parameters of one launch (`launch` of `kernel`) that describe workspace
-/// buffers: an existing buffer, whole memref descriptors, no tensor maps.
+/// buffers: an existing buffer, whole memref descriptors, tensor maps only
+/// of a quantized kernel's e4m3 copies (checkWorkspaceMap).
 static llvm::Error checkWorkspaceParams(const KernelEntry &kernel,
                                         const KernelLaunch &launch,
                                         const llvm::Twine &at) {
@@ -941,9 +1087,14 @@ static llvm::Error checkWorkspaceParams(const KernelEntry &kernel,
     if (p.workspace >= int64_t(kernel.workspace.size()))
       return corrupt(at + ".params", "names a workspace buffer the kernel "
                                      "does not have");
-    int64_t rank = kernel.workspace[p.workspace].shape.size();
-    if (p.field == Param::Field::TensorMap ||
-        p.field == Param::Field::Value || p.index < 0 || p.index >= rank)
+    const Workspace &buffer = kernel.workspace[p.workspace];
+    if (p.field == Param::Field::TensorMap) {
+      if (llvm::Error err = checkWorkspaceMap(buffer, p, at + ".params"))
+        return err;
+      continue;
+    }
+    int64_t rank = buffer.shape.size();
+    if (p.field == Param::Field::Value || p.index < 0 || p.index >= rank)
       return corrupt(at + ".params", "a workspace buffer is passed as a "
                                      "memref descriptor of its rank");
     seen[p.workspace].resize(3 + 2 * rank);
@@ -1094,6 +1245,58 @@ static llvm::Error checkWgmma(const KernelEntry &kernel,
   return llvm::Error::success();
 }
 
+/// The last launch of a quantized kernel, the FP8 attention: a wgmma
+/// kernel's threads and shared memory (checkWgmma) reading q, k and v
+/// through exactly one tensor map each of their e4m3 copies: boxes of 128
+/// bytes innermost by block_m rows (q), block_n rows (k), head_dim rows (v,
+/// stored V^T); an operand map only for o (the TMA-store epilogue).
+static llvm::Error checkQuantizedAttention(const KernelEntry &kernel,
+                                           const llvm::Twine &at) {
+  size_t last = kernel.numLaunches() - 1;
+  std::string where = (at + ".then[" + llvm::Twine(last - 1) + "]").str();
+  KernelEntry view = kernel; // the key with the attention's shape
+  static_cast<KernelLaunch &>(view) = kernel.launch(last);
+  const FwdKey &key = kernel.key;
+  int64_t blockM = key.blockM;
+  const std::array<int64_t, 3> &t = view.threads;
+  if (!(blockM == 64 || blockM == 128 || blockM == 192) ||
+      t != std::array<int64_t, 3>{128 + 2 * blockM, 1, 1} ||
+      view.dynamicSharedBytes <= 0)
+    return corrupt(where + ".launch",
+                   "the attention of a quantized kernel runs [128 * (1 + "
+                   "block_m / 64), 1, 1] threads (block_m 64, 128 or 192) "
+                   "with dynamic shared memory");
+  std::array<int, 3> maps = {};
+  for (const Param &p : view.params) {
+    if (p.field != Param::Field::TensorMap)
+      continue;
+    if (p.workspace < 0) {
+      if (p.operand != Operand::O)
+        return corrupt(where + ".params",
+                       "the attention of a quantized kernel reads q, k and "
+                       "v through their e4m3 copies (workspace maps)");
+      continue;
+    }
+    Operand op = *kernel.workspace[p.workspace].copyOf;
+    int64_t rows = op == Operand::Q   ? key.blockM
+                   : op == Operand::K ? key.blockN
+                                      : key.headDim;
+    ++maps[static_cast<size_t>(op)];
+    if (p.box != std::array<int64_t, 4>{128, rows, 1, 1})
+      return corrupt(where + ".params",
+                     llvm::formatv("the tensor map of the e4m3 copy of {0} "
+                                   "must have box [128, {1}, 1, 1], got [{2}, "
+                                   "{3}, {4}, {5}]",
+                                   operandName(op), rows, p.box[0], p.box[1],
+                                   p.box[2], p.box[3]));
+  }
+  if (maps != std::array<int, 3>{1, 1, 1})
+    return corrupt(where + ".params",
+                   "the attention of a quantized kernel takes exactly one "
+                   "tensor map each of the e4m3 copies of q, k and v");
+  return llvm::Error::success();
+}
+
 /// Symbol and cubin of a launch.
 static llvm::Error checkFiles(const KernelLaunch &kernel, const std::string &at) {
   if (kernel.name.empty())
@@ -1109,6 +1312,52 @@ static llvm::Error checkFiles(const KernelLaunch &kernel, const std::string &at)
   return llvm::Error::success();
 }
 
+/// A workspace buffer's dtype, and copy_of (q, k or v, e4m3) only in a
+/// quantized kernel.
+static llvm::Error checkWorkspaceKind(const KernelEntry &kernel,
+                                      const Workspace &buffer,
+                                      const std::string &at) {
+  if (workspaceElementBytes(buffer.dtype) == 0)
+    return corrupt(at + ".dtype", "expected \"f32\", \"i32\" or \"e4m3\", "
+                                  "got \"" +
+                                      buffer.dtype + "\"");
+  if (!buffer.copyOf)
+    return llvm::Error::success();
+  Operand op = *buffer.copyOf;
+  if (!kernel.isQuantized() ||
+      !(op == Operand::Q || op == Operand::K || op == Operand::V) ||
+      buffer.dtype != "e4m3")
+    return corrupt(at + ".copy_of", "only a quantized (quantize_fp8) kernel "
+                                    "keeps copies, e4m3 ones of q, k or v");
+  return llvm::Error::success();
+}
+
+/// A quantized kernel: quantize launches then the attention (at least two),
+/// and exactly one e4m3 copy each of q, k and v with static extents.
+static llvm::Error checkQuantizedCopies(const KernelEntry &kernel,
+                                        const std::string &at) {
+  if (!kernel.isQuantized())
+    return llvm::Error::success();
+  if (kernel.then.empty())
+    return corrupt(at + ".then", "a quantized (quantize_fp8) kernel has "
+                                 "quantize launches, then the attention");
+  std::array<int, 3> copies = {};
+  for (const Workspace &buffer : kernel.workspace) {
+    for (const GridDim &dim : buffer.shape)
+      if (!dim.terms.empty())
+        return corrupt(at + ".workspace", "the buffers of a quantized "
+                                          "(quantize_fp8) kernel have static "
+                                          "extents");
+    if (buffer.copyOf)
+      ++copies[static_cast<size_t>(*buffer.copyOf)];
+  }
+  if (copies != std::array<int, 3>{1, 1, 1})
+    return corrupt(at + ".workspace", "a quantized (quantize_fp8) kernel "
+                                      "keeps exactly one e4m3 copy each of "
+                                      "q, k and v (copy_of)");
+  return llvm::Error::success();
+}
+
 /// Split-KV's shape: `splits` > 1 exactly when the kernel has later
 /// launches and a workspace; each buffer a shape of 1 to 8 extents that are
 /// functions of the operands' sizes; each later launch a valid launch.
@@ -1117,8 +1366,8 @@ static llvm::Error checkLaunches(const KernelEntry &kernel,
   const FwdKey &key = kernel.key;
   // A backward kernel has several launches and a workspace but no splits
   // (checkBwdKey).
-  bool split = !kernel.isBackward() && !kernel.then.empty() &&
-               !kernel.workspace.empty();
+  bool split = !kernel.isBackward() && !kernel.isQuantized() &&
+               !kernel.then.empty() && !kernel.workspace.empty();
   if (key.splits < 1 || key.splits > 256 || (key.splits > 1) != split)
     return corrupt(at + ".key.splits",
                    "must be in [1, 256], and above 1 exactly when the kernel "
@@ -1130,6 +1379,8 @@ static llvm::Error checkLaunches(const KernelEntry &kernel,
     std::string where = llvm::formatv("{0}.workspace[{1}]", at, i).str();
     if (buffer.name.empty() || buffer.shape.empty() || buffer.shape.size() > 8)
       return corrupt(where, "needs a name and 1 to 8 extents");
+    if (llvm::Error err = checkWorkspaceKind(kernel, buffer, where))
+      return err;
     for (const GridDim &dim : buffer.shape) {
       if (dim.constant < 1 || dim.terms.size() > 4)
         return corrupt(where + ".shape", "constants must be >= 1, with at "
@@ -1139,6 +1390,8 @@ static llvm::Error checkLaunches(const KernelEntry &kernel,
           return err;
     }
   }
+  if (llvm::Error err = checkQuantizedCopies(kernel, at))
+    return err;
   for (const auto &[i, launch] : llvm::enumerate(kernel.then)) {
     std::string where = llvm::formatv("{0}.then[{1}]", at, i).str();
     KernelEntry view = kernel; // the key with this launch's shape
@@ -1173,6 +1426,8 @@ static llvm::Error checkKernel(const KernelEntry &kernel, size_t index) {
     return err;
   if (llvm::Error err = checkParams(kernel, at))
     return err;
+  if (kernel.isQuantized())
+    return checkQuantizedAttention(kernel, at);
   if (kernel.key.path == "wgmma" && !kernel.isBackward())
     return checkWgmma(kernel, at);
   return llvm::Error::success();
@@ -1285,11 +1540,17 @@ llvm::Expected<Manifest> parseManifest(StringRef text) {
   for (size_t i = 0; i < manifest.kernels.size(); ++i)
     if (llvm::Error err = checkKernel(manifest.kernels[i], i))
       return err;
-  if (manifest.version < requiredVersion(manifest))
-    return corrupt("manifest.json version",
-                   llvm::formatv("is {0}, but kernels of several launches "
-                                 "(splits, then, workspace) need version {1}",
-                                 manifest.version, requiredVersion(manifest)));
+  int64_t required = requiredVersion(manifest);
+  if (manifest.version < required)
+    return corrupt(
+        "manifest.json version",
+        llvm::formatv("is {0}, but {1} need version {2}", manifest.version,
+                      required == 4 ? "quantized kernels (quantize_fp8, "
+                                      "typed workspace buffers, their "
+                                      "tensor maps)"
+                                    : "kernels of several launches (splits, "
+                                      "then, workspace)",
+                      required));
   return manifest;
 }
 
@@ -1303,10 +1564,11 @@ static std::string lengthText(const std::optional<int64_t> &len) {
 
 /// "bf16 D=128 causal +lse B=1 Hq=32 Hkv=8 Nq=? Nk=? scale=0.08838835
 /// strided".
-/// A paged kernel adds " page_size=16" after the lengths.
+/// A paged kernel adds " page_size=16" after the lengths, a quantized one
+/// " quantize_fp8(<options>)" at the end.
 static std::string keyText(const FwdKey &k) {
   return llvm::formatv("{0} D={1}{2}{3} B={4} Hq={5} Hkv={6} Nq={7} Nk={8}"
-                       "{11} scale={9} {10}{12}",
+                       "{11} scale={9} {10}{12}{13}",
                        k.dtype, k.headDim, k.causal ? " causal" : "",
                        k.hasLse ? " +lse" : "", lengthText(k.batch),
                        lengthText(k.numHeadsQ), lengthText(k.numHeadsKV),
@@ -1315,7 +1577,9 @@ static std::string keyText(const FwdKey &k) {
                        k.strided ? "strided" : "contiguous",
                        k.pageSize ? " page_size=" + std::to_string(k.pageSize)
                                   : std::string(),
-                       k.varlen ? " varlen" : "")
+                       k.varlen ? " varlen" : "",
+                       k.quantizeFp8 ? " quantize_fp8(" + *k.quantizeFp8 + ")"
+                                     : std::string())
       .str();
 }
 
@@ -1353,8 +1617,9 @@ std::string describe(const KernelEntry &kernel) {
               ? llvm::formatv(" | splits {0}, then {1}", kernel.key.splits,
                               describeThen(kernel))
                     .str()
-              : kernel.isBackward() ? " | then " + describeThen(kernel)
-                                    : "") +
+          : kernel.isBackward() || kernel.isQuantized()
+              ? " | then " + describeThen(kernel)
+              : "") +
          (kernel.variant.empty() ? "" : " | variant " + kernel.variant);
 }
 

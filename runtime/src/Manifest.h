@@ -30,8 +30,11 @@ namespace attn::bundle {
 /// kind "bwd", which older readers refuse by its kind). The writer writes
 /// the oldest version that expresses the bundle: 3 only when a kernel has
 /// more than one launch, so a version-2 reader, which would ignore the
-/// later launches, refuses it instead.
-constexpr int64_t kManifestVersion = 3;
+/// later launches, refuses it instead; 4: workspace buffers with a dtype
+/// (f32, i32, e4m3), tensor maps over them, and quantized kernels (a key's
+/// quantize_fp8: bf16 operands quantized to e4m3 in the kernel's own
+/// launches), written only for bundles that use them.
+constexpr int64_t kManifestVersion = 4;
 constexpr int64_t kMinManifestVersion = 2;
 
 /// The operands of a forward kernel, in attn.attention order: the FP8
@@ -114,6 +117,12 @@ struct FwdKey {
   /// [Hq, total_q], cu_seqlens_q/k [B + 1] and max_seqlen_q/k; batch,
   /// seqlen_q and seqlen_k are always null.
   bool varlen = false;
+  /// A quantized kernel (attn-quantize-fp8): bf16 q, k, v quantized to e4m3
+  /// workspace copies by its first launches, then the FP8 attention; the
+  /// value is the pass's options ("qk-granularity=block ..."). nullopt: not
+  /// quantized. dtype stays the operands' ("bf16"); calls select such a
+  /// kernel only when they ask for it (attn_fwd_args::quantize).
+  std::optional<std::string> quantizeFp8;
 
   /// Number of the five lengths that are static.
   int numStaticLengths() const;
@@ -155,7 +164,11 @@ struct GridDim {
 /// boxes [64, min(page_size, block_n), 1, 1]. A `packed` map (varlen
 /// kernels) views a rank-3 [total, H, D] operand as (D, total, H, 1), or
 /// with heads_inner (GQA packing of Q) as (D, H, total, 1). A Value is a
-/// scalar operand (max_seqlen_q), one 64-bit integer.
+/// scalar operand (max_seqlen_q), one 64-bit integer. A TensorMap of a
+/// workspace buffer (a quantized kernel's e4m3 copies) states its view
+/// itself: `dims` (innermost first) and `strides` of dims 1 to 3, in
+/// elements of the buffer, from its first element, with `swizzle` bytes
+/// (0, 32, 64 or 128).
 struct Param {
   enum class Field {
     AllocatedPtr,
@@ -176,6 +189,10 @@ struct Param {
   /// >= 0: the parameter describes workspace buffer `workspace` of the
   /// kernel (a contiguous fp32 memref) instead of `operand`.
   int64_t workspace = -1;
+  /// For a TensorMap of a workspace buffer: its view and swizzle.
+  std::array<int64_t, 4> dims = {0, 0, 0, 0};
+  std::array<int64_t, 3> strides = {0, 0, 0};
+  int64_t swizzle = 128;
 };
 llvm::StringRef fieldName(Param::Field field);
 
@@ -203,13 +220,19 @@ struct KernelLaunch {
 };
 
 /// A device buffer the runtime provides for the duration of a call
-/// (split-KV's O_partial [S, B, Hq, Nq, D] and LSE_partial [S, B, Hq, Nq]):
-/// contiguous fp32 of `shape`, each extent a function of the call's sizes
-/// like a grid dimension.
+/// (split-KV's O_partial [S, B, Hq, Nq, D] and LSE_partial [S, B, Hq, Nq];
+/// a quantized kernel's e4m3 copies, descales and amax scratch):
+/// contiguous `dtype` ("f32", "i32" or "e4m3") of `shape`, each extent a
+/// function of the call's sizes like a grid dimension. `copyOf` names the
+/// operand (q, k or v) whose e4m3 copy a quantized kernel keeps there.
 struct Workspace {
   std::string name;
   std::vector<GridDim> shape;
+  std::string dtype = "f32";
+  std::optional<Operand> copyOf;
 };
+/// Bytes per element of a workspace dtype (0: unknown).
+int64_t workspaceElementBytes(llvm::StringRef dtype);
 
 /// A forward kernel: its first launch (the fields of KernelLaunch), then `then`
 /// in order on the same stream, with the `workspace` buffers the launches
@@ -234,6 +257,7 @@ struct KernelEntry : KernelLaunch {
   std::vector<Workspace> workspace;
 
   bool isBackward() const { return kind == "bwd"; }
+  bool isQuantized() const { return key.quantizeFp8.has_value(); }
   /// The launches in order: this entry's own, then `then`.
   size_t numLaunches() const { return 1 + then.size(); }
   const KernelLaunch &launch(size_t i) const {
@@ -249,8 +273,9 @@ struct Manifest {
 };
 
 llvm::json::Value toJSON(const Manifest &manifest);
-/// The oldest version that expresses `manifest`: 3 when a kernel has
-/// several launches (split-KV), else 2.
+/// The oldest version that expresses `manifest`: 4 when a kernel is
+/// quantized or has workspace buffers other than f32 or tensor maps over
+/// them, 3 when a kernel has several launches (split-KV), else 2.
 int64_t requiredVersion(const Manifest &manifest);
 bool fromJSON(const llvm::json::Value &value, Manifest &manifest,
               llvm::json::Path path);

@@ -209,12 +209,12 @@ TEST(ManifestCorrupt, MissingFieldNamesItsPath) {
 
 TEST(ManifestCorrupt, WrongVersion) {
   std::string message =
-      errorAfter([](json::Object &top) { top["version"] = 4; });
+      errorAfter([](json::Object &top) { top["version"] = 5; });
   EXPECT_ERROR_HAS(message, "version");
-  EXPECT_ERROR_HAS(message, "is 4");
+  EXPECT_ERROR_HAS(message, "is 5");
   // Version 1 manifests name no cubin hashes: rebuild them.
   message = errorAfter([](json::Object &top) { top["version"] = 1; });
-  EXPECT_ERROR_HAS(message, "is 1, this runtime reads 2 to 3");
+  EXPECT_ERROR_HAS(message, "is 1, this runtime reads 2 to 4");
 }
 
 TEST(ManifestCorrupt, CubinHash) {
@@ -903,7 +903,7 @@ TEST(ManifestCorrupt, SplitKV) {
   // A version-2 reader would ignore the later launch: version 2 may not
   // hold one.
   EXPECT_ERROR_HAS(splitError(none, 2), "need version 3");
-  EXPECT_ERROR_HAS(splitError(none, 4), "this runtime reads 2 to 3");
+  EXPECT_ERROR_HAS(splitError(none, 5), "this runtime reads 2 to 4");
   EXPECT_ERROR_HAS(splitError([](KernelEntry &k) { k.then.clear(); }),
                    "kernels[0].key.splits");
   EXPECT_ERROR_HAS(splitError([](KernelEntry &k) { k.key.splits = 1; }),
@@ -1354,4 +1354,192 @@ TEST(ManifestVarlen, GridTermsOfScalarsAndOffsets) {
                      (*gridXTerms0(top)[1].getAsObject())["dim"] = 3;
                    }),
                    "needs 0 <= dim < rank(operand)");
+}
+
+//===----------------------------------------------------------------------===//
+// Quantized FP8 kernels (quantize_fp8): typed workspaces, maps over them
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The error of a manifest of quantizedKernel("qf") after `mutate`, at
+/// `version` (4: what it needs); "" when it parses.
+std::string quantizedError(const std::function<void(KernelEntry &)> &mutate,
+                           int64_t version = 4) {
+  Manifest m = manifestOf({quantizedKernel("qf")});
+  mutate(m.kernels[0]);
+  m.version = version;
+  llvm::Expected<Manifest> parsed = parseManifest(manifestText(m));
+  return parsed ? std::string() : llvm::toString(parsed.takeError());
+}
+
+/// The attention launch of quantizedKernel, and its map of the copy of
+/// operand `which` (0: v, 1: k, 2: q).
+KernelLaunch &attention(KernelEntry &k) { return k.then.back(); }
+Param &copyMap(KernelEntry &k, int which) { return attention(k).params[which]; }
+
+} // namespace
+
+TEST(ManifestQuantized, RoundTripsAsVersion4) {
+  Manifest m = manifestOf({quantizedKernel("qf")});
+  EXPECT_EQ(requiredVersion(m), 4);
+  std::string text = manifestText(m);
+  llvm::Expected<Manifest> parsed = parseManifest(text);
+  ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+  const KernelEntry &k = parsed->kernels[0], &x = m.kernels[0];
+  expectSameKernel(k, x);
+  EXPECT_TRUE(k.isQuantized());
+  EXPECT_EQ(k.key.quantizeFp8, x.key.quantizeFp8);
+  ASSERT_EQ(k.workspace.size(), 7u);
+  EXPECT_EQ(k.workspace[0].dtype, "e4m3");
+  EXPECT_EQ(k.workspace[0].copyOf, Operand::Q);
+  EXPECT_EQ(k.workspace[1].dtype, "f32");
+  EXPECT_EQ(k.workspace[1].copyOf, std::nullopt);
+  EXPECT_EQ(k.workspace[6].dtype, "i32");
+  const Param &v = k.then[0].params[0];
+  EXPECT_EQ(v.workspace, 4);
+  EXPECT_EQ(v.field, Param::Field::TensorMap);
+  EXPECT_EQ(v.dims, (std::array<int64_t, 4>{128, 128, 2, 1}));
+  EXPECT_EQ(v.strides, (std::array<int64_t, 3>{128, 16384, 32768}));
+  EXPECT_EQ(v.swizzle, 128);
+  // f32 buffers and operand maps keep their version-3 form.
+  EXPECT_EQ(llvm::StringRef(text).count("\"dtype\": \"f32\""), 0u);
+  EXPECT_EQ(llvm::StringRef(text).count("\"copy_of\""), 3u);
+  EXPECT_NE(describe(k).find("quantize_fp8(block-m=128"), std::string::npos);
+  // A version-3 reader would refuse the maps; version 3 may not hold them.
+  EXPECT_ERROR_HAS(quantizedError([](KernelEntry &) {}, 3),
+                   "quantized kernels (quantize_fp8, typed workspace "
+                   "buffers, their tensor maps) need version 4");
+}
+
+TEST(ManifestQuantized, KeyIsStaticBf16Wgmma) {
+  EXPECT_EQ(quantizedError([](KernelEntry &) {}), "");
+  EXPECT_ERROR_HAS(quantizedError([](KernelEntry &k) { k.key.dtype = "f16"; }),
+                   "kernels[0].key.dtype: quantized (quantize_fp8) kernels "
+                   "take \"bf16\"");
+  EXPECT_ERROR_HAS(
+      quantizedError([](KernelEntry &k) { k.key.seqLenK = std::nullopt; }),
+      "quantized (quantize_fp8) kernels have static batch");
+  EXPECT_ERROR_HAS(quantizedError([](KernelEntry &k) { k.key.splits = 2; }),
+                   "kernels[0].key");
+  EXPECT_ERROR_HAS(quantizedError([](KernelEntry &k) { k.key.path = "fma"; }),
+                   "kernels[0].key.path");
+  EXPECT_ERROR_HAS(quantizedError([](KernelEntry &k) { k.then.clear(); }),
+                   "kernels[0].then: a quantized (quantize_fp8) kernel has "
+                   "quantize launches");
+}
+
+TEST(ManifestQuantized, WorkspaceBuffers) {
+  EXPECT_ERROR_HAS(
+      quantizedError([](KernelEntry &k) { k.workspace[1].dtype = "f64"; }),
+      "kernels[0].workspace[1].dtype: expected \"f32\", \"i32\" or \"e4m3\"");
+  EXPECT_ERROR_HAS(
+      quantizedError([](KernelEntry &k) { k.workspace[4].copyOf.reset(); }),
+      "exactly one e4m3 copy each of q, k and v");
+  EXPECT_ERROR_HAS(quantizedError([](KernelEntry &k) {
+                     k.workspace[4].copyOf = Operand::K;
+                   }),
+                   "exactly one e4m3 copy each of q, k and v");
+  EXPECT_ERROR_HAS(quantizedError([](KernelEntry &k) {
+                     k.workspace[4].copyOf = Operand::O;
+                   }),
+                   "kernels[0].workspace[4].copy_of");
+  EXPECT_ERROR_HAS(
+      quantizedError([](KernelEntry &k) { k.workspace[2].dtype = "f32"; }),
+      "kernels[0].workspace[2].copy_of");
+  EXPECT_ERROR_HAS(
+      quantizedError([](KernelEntry &k) {
+        k.workspace[0].shape[2].terms.push_back({Operand::Q, 2, 1});
+      }),
+      "have static extents");
+  // Copies belong to quantized kernels: a split kernel keeps none.
+  Manifest split = manifestOf({splitKernel("s", 4)});
+  split.kernels[0].workspace[0].copyOf = Operand::Q;
+  llvm::Expected<Manifest> parsed = parseManifest(manifestText(split));
+  ASSERT_FALSE(bool(parsed));
+  EXPECT_ERROR_HAS(llvm::toString(parsed.takeError()),
+                   "only a quantized (quantize_fp8) kernel keeps copies");
+}
+
+TEST(ManifestQuantized, WorkspaceMapsStayInsideTheirBuffer) {
+  // One element past the end of v_fp8 [1, 2, 128, 128].
+  EXPECT_ERROR_HAS(
+      quantizedError([](KernelEntry &k) { copyMap(k, 0).dims[1] = 129; }),
+      "the tensor map view of workspace v_fp8 reaches element "
+      "32895, past its 32768 (static) elements");
+  EXPECT_ERROR_HAS(quantizedError([](KernelEntry &k) {
+                     copyMap(k, 0).strides[2] = int64_t(1) << 62;
+                   }),
+                   "strides that are multiples of 16 bytes below 2^40");
+  EXPECT_ERROR_HAS(quantizedError([](KernelEntry &k) {
+                     copyMap(k, 0).strides[0] = 100; // not 16-byte aligned
+                   }),
+                   "strides that are multiples of 16 bytes");
+  EXPECT_ERROR_HAS(
+      quantizedError([](KernelEntry &k) { copyMap(k, 0).dims[3] = 0; }),
+      "dims in [1, 2^32]");
+  EXPECT_ERROR_HAS(quantizedError([](KernelEntry &k) {
+                     copyMap(k, 0).dims[3] = int64_t(1) << 32;
+                     copyMap(k, 0).strides[2] = int64_t(1) << 39;
+                   }),
+                   "a workspace tensor map's view overflows 64 bits");
+  EXPECT_ERROR_HAS(
+      quantizedError([](KernelEntry &k) { copyMap(k, 1).swizzle = 16; }),
+      "swizzle 0, 32, 64 or 128");
+  EXPECT_ERROR_HAS(
+      quantizedError([](KernelEntry &k) { copyMap(k, 1).swizzle = 64; }),
+      "within the swizzle span"); // 128 bytes of box in a 64-byte span
+  EXPECT_ERROR_HAS(quantizedError([](KernelEntry &k) {
+                     copyMap(k, 2).box = {128, 64, 1, 1};
+                   }),
+                   "the tensor map of the e4m3 copy of q must have box "
+                   "[128, 128, 1, 1], got [128, 64, 1, 1]");
+  // Descales and scratch are passed as memrefs, never as maps.
+  EXPECT_ERROR_HAS(
+      quantizedError([](KernelEntry &k) { copyMap(k, 2).workspace = 1; }),
+      "tensor maps of workspace buffers are of the e4m3 copies");
+}
+
+TEST(ManifestQuantized, TheAttentionReadsTheCopies) {
+  EXPECT_ERROR_HAS(quantizedError([](KernelEntry &k) {
+                     attention(k).threads = {256, 1, 1};
+                   }),
+                   "kernels[0].then[0].launch: the attention of a quantized "
+                   "kernel runs");
+  EXPECT_ERROR_HAS(quantizedError([](KernelEntry &k) {
+                     attention(k).params.erase(attention(k).params.begin());
+                   }),
+                   "exactly one tensor map each of the e4m3 copies");
+  EXPECT_ERROR_HAS(quantizedError([](KernelEntry &k) {
+                     Param q;
+                     q.operand = Operand::Q;
+                     q.field = Param::Field::TensorMap;
+                     q.box = {64, 128, 1, 1};
+                     attention(k).params[2] = q;
+                   }),
+                   "reads q, k and v through their e4m3 copies");
+}
+
+TEST(ManifestQuantized, ViewKeysBelongToWorkspaceMaps) {
+  auto edit = [](const char *key) {
+    return [key](json::Object &top) {
+      json::Object &param =
+          *(*kernel0(top).getArray("params"))[0].getAsObject();
+      param[key] = json::Array{1, 2, 3};
+    };
+  };
+  Manifest m = manifestOf({quantizedKernel("qf")});
+  for (const char *key : {"dims", "strides", "swizzle"})
+    EXPECT_ERROR_HAS(errorAfterEditing(m, edit(key)),
+                     "only a workspace buffer's tensor_map states its view");
+  // A workspace map without its view.
+  EXPECT_ERROR_HAS(errorAfterEditing(
+                       m,
+                       [](json::Object &top) {
+                         json::Object &then =
+                             *(*kernel0(top).getArray("then"))[0].getAsObject();
+                         (*then.getArray("params"))[0].getAsObject()->erase(
+                             "dims");
+                       }),
+                   "dims");
 }

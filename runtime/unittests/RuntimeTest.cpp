@@ -2088,3 +2088,110 @@ TEST_F(VarlenLaunch, PrefixSumsAreCheckedUnlessTurnedOff) {
   EXPECT_EQ(state.copies, copies);
   EXPECT_EQ(state.launches.size(), launches + 1);
 }
+
+//===----------------------------------------------------------------------===//
+// Quantized FP8 kernels (quantize_fp8)
+//===----------------------------------------------------------------------===//
+
+/// A bundle with an exact bf16 kernel and a quantized one of the same shape:
+/// a plain call never gets the quantized kernel (it is more specialized, but
+/// not asked for), a quantize = ATTN_QUANTIZE_FP8 call only gets it.
+TEST_F(FakeLaunch, QuantizedKernelsAreSelectedOnlyWhenAsked) {
+  load({fwdKernel("exact", /*lse=*/true), quantizedKernel("qf")});
+  attn_fwd_args args = smallArgs(/*lse=*/true);
+  int64_t index = -1;
+  EXPECT_STATUS(attn_fwd_select(bundle, &args, &index), ATTN_SUCCESS, "");
+  EXPECT_EQ(index, 0);
+  args.quantize = ATTN_QUANTIZE_FP8;
+  EXPECT_STATUS(attn_fwd_select(bundle, &args, &index), ATTN_SUCCESS, "");
+  EXPECT_EQ(index, 1);
+  // Another shape: the exact kernel takes it, no quantized one does.
+  attn_fwd_args other = makeArgs(1, 4, 2, 64, 128, 128, /*lse=*/true);
+  other.quantize = ATTN_QUANTIZE_FP8;
+  EXPECT_STATUS(attn_fwd_select(bundle, &other, &index),
+                ATTN_ERROR_NO_MATCHING_KERNEL, "quantize=fp8");
+}
+
+TEST_F(FakeLaunch, QuantizeArgumentIsChecked) {
+  load({quantizedKernel("qf")});
+  attn_fwd_args args = smallArgs(/*lse=*/true);
+  int64_t index = -1;
+  EXPECT_STATUS(attn_fwd_select(bundle, &args, &index),
+                ATTN_ERROR_NO_MATCHING_KERNEL, "quantize_fp8(");
+  args.quantize = 7;
+  EXPECT_STATUS(attn_fwd_select(bundle, &args, &index),
+                ATTN_ERROR_INVALID_ARGUMENT,
+                "quantize = 7: expected ATTN_QUANTIZE_NONE (0) or "
+                "ATTN_QUANTIZE_FP8 (1)");
+  for (attn_fwd_args other : {makePagedArgs(1, 4, 2, 100, 8, 16, 8),
+                              makeVarlenArgs(2, 4, 2, 50, 60, 30, 60)}) {
+    other.quantize = ATTN_QUANTIZE_FP8;
+    EXPECT_STATUS(attn_fwd_select(bundle, &other, &index),
+                  ATTN_ERROR_INVALID_ARGUMENT,
+                  "quantize = ATTN_QUANTIZE_FP8 takes batched calls on "
+                  "contiguous K/V");
+  }
+  attn_fwd_args fp8 = makeFp8Args(1, 4, 2, 100, 128);
+  fp8.quantize = ATTN_QUANTIZE_FP8;
+  EXPECT_STATUS(attn_fwd_select(bundle, &fp8, &index),
+                ATTN_ERROR_INVALID_ARGUMENT, "got q e4m3");
+  attn_fwd_args f16 =
+      makeArgs(1, 4, 2, 100, 128, 128, /*lse=*/true, ATTN_DTYPE_F16);
+  f16.quantize = ATTN_QUANTIZE_FP8;
+  EXPECT_STATUS(attn_fwd_select(bundle, &f16, &index),
+                ATTN_ERROR_INVALID_ARGUMENT,
+                "quantize = ATTN_QUANTIZE_FP8 takes bf16 q, k, v");
+}
+
+/// The workspace is allocated per call (by dtype: e4m3 copies 1 byte per
+/// element, descales f32, amax i32), the attention's maps are encoded over
+/// the copies with the manifest's view, and everything is freed after both
+/// launches.
+TEST_F(FakeLaunch, QuantizedKernelEncodesMapsOverItsWorkspace) {
+  load({quantizedKernel("qf")});
+  state.paramsByLaunch = {33 + 65, 3 + 7 + 9 + 9 + 11 + 9};
+  attn_fwd_args args = smallArgs(/*lse=*/true);
+  args.quantize = ATTN_QUANTIZE_FP8;
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  ASSERT_EQ(state.allocs.size(), 7u);
+  std::vector<size_t> bytes;
+  for (auto [ptr, n, s] : state.allocs) {
+    bytes.push_back(n);
+    EXPECT_EQ(s, stream);
+  }
+  EXPECT_EQ(bytes, (std::vector<size_t>{4 * 100 * 128, 4 * 4, 2 * 128 * 128,
+                                        2 * 4, 2 * 128 * 128, 2 * 4, 2 * 4}));
+  ASSERT_EQ(state.launches.size(), 2u);
+  EXPECT_EQ(state.launches[0].block, (std::array<unsigned, 3>{256, 1, 1}));
+  EXPECT_EQ(state.launches[1].block, (std::array<unsigned, 3>{384, 1, 1}));
+  ASSERT_EQ(state.encodes.size(), 3u);
+  auto ptr = [&](size_t w) { return std::get<0>(state.allocs[w]); };
+  const FakeState::Encode &v = state.encodes[0], &q = state.encodes[2];
+  EXPECT_EQ(reinterpret_cast<CUdeviceptr>(v.address), ptr(4));
+  EXPECT_EQ(reinterpret_cast<CUdeviceptr>(q.address), ptr(0));
+  EXPECT_EQ(v.type, CU_TENSOR_MAP_DATA_TYPE_UINT8);
+  EXPECT_EQ(v.swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
+  EXPECT_EQ(q.dims, (std::array<cuuint64_t, 4>{128, 100, 4, 1}));
+  EXPECT_EQ(q.strides, (std::array<cuuint64_t, 3>{128, 12800, 51200}));
+  EXPECT_EQ(q.box, (std::array<cuuint32_t, 4>{128, 128, 1, 1}));
+  // The maps are the attention's first parameters (their first 8 bytes
+  // hold the address).
+  EXPECT_EQ(state.launches[1].params[0], int64_t(ptr(4)));
+  EXPECT_EQ(state.launches[1].params[2], int64_t(ptr(0)));
+  ASSERT_EQ(state.frees.size(), 7u);
+  for (auto [p, s, launches] : state.frees)
+    EXPECT_EQ(launches, 2u);
+}
+
+TEST_F(FakeLaunch, QuantizedWorkspaceMapFailureIsAStatus) {
+  load({quantizedKernel("qf")});
+  state.paramsByLaunch = {33 + 65, 3 + 7 + 9 + 9 + 11 + 9};
+  state.encodeResult = CUDA_ERROR_INVALID_VALUE;
+  attn_fwd_args args = smallArgs(/*lse=*/true);
+  args.quantize = ATTN_QUANTIZE_FP8;
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_CUDA,
+                "workspace v_fp8: CUDA error 1: fake driver error (in "
+                "cuTensorMapEncodeTiled)");
+  EXPECT_EQ(state.launches.size(), 1u); // the quantize launch only
+  EXPECT_EQ(state.frees.size(), 7u);    // the workspace is still freed
+}

@@ -401,6 +401,73 @@ inline KernelEntry bwdKernel(const std::string &name) {
   return k;
 }
 
+/// A workspace tensor map of buffer `buffer`: dims (innermost first),
+/// strides of dims 1 to 3 and box, 128-byte swizzle.
+inline Param workspaceMap(int64_t buffer, std::array<int64_t, 4> dims,
+                          std::array<int64_t, 3> strides,
+                          std::array<int64_t, 4> box) {
+  Param map;
+  map.field = Param::Field::TensorMap;
+  map.workspace = buffer;
+  map.dims = dims;
+  map.strides = strides;
+  map.box = box;
+  return map;
+}
+
+/// A quantized kernel (attn-compile quantize_fp8) for B1 Hq4 Hkv2 Nq100
+/// Nk128 D128 with LSE: a quantize launch (q, k, v in; the e4m3 copies,
+/// descales and an i32 amax out) then the FP8 attention (maps of the copies
+/// of v, k, q; the descales; o, lse), with the workspace q_fp8 [1, 4, 100,
+/// 128], q_descale [1, 4, 1], k_fp8, v_fp8 (V^T) [1, 2, 128, 128],
+/// k_descale [1, 2, 1], v_descale [1, 2], scratch6 [1, 2] i32.
+inline KernelEntry quantizedKernel(const std::string &name) {
+  KernelEntry k = fwdKernel(name, /*lse=*/true);
+  k.key.batch = 1;
+  k.key.numHeadsQ = 4;
+  k.key.numHeadsKV = 2;
+  k.key.seqLenQ = 100;
+  k.key.seqLenK = 128;
+  k.key.path = "wgmma";
+  k.key.blockM = k.key.blockN = 128;
+  k.key.quantizeFp8 =
+      "block-m=128 block-n=128 hadamard=false qk-granularity=block "
+      "v-granularity=head";
+  auto c = [](int64_t n) { return GridDim{n, {}}; };
+  k.workspace = {{"q_fp8", {c(1), c(4), c(100), c(128)}, "e4m3", Operand::Q},
+                 {"q_descale", {c(1), c(4), c(1)}},
+                 {"k_fp8", {c(1), c(2), c(128), c(128)}, "e4m3", Operand::K},
+                 {"k_descale", {c(1), c(2), c(1)}},
+                 {"v_fp8", {c(1), c(2), c(128), c(128)}, "e4m3", Operand::V},
+                 {"v_descale", {c(1), c(2)}},
+                 {"scratch6", {c(1), c(2)}, "i32"}};
+  k.grid = {c(8), c(1), c(1)};
+  k.threads = {256, 1, 1};
+  k.params.clear();
+  for (Operand op : {Operand::Q, Operand::K, Operand::V})
+    appendDescriptor(k.params, op);
+  for (int64_t w = 0; w < 7; ++w)
+    appendWorkspace(k.params, w, k.workspace[w].shape.size());
+  bundle::KernelLaunch attention;
+  attention.name = name;
+  attention.cubin = name + "_0.cubin";
+  attention.ptx = name + "_0.ptx";
+  attention.grid = {c(4), c(1), c(1)};
+  attention.threads = {384, 1, 1};
+  attention.dynamicSharedBytes = 180224;
+  attention.params = {
+      workspaceMap(4, {128, 128, 2, 1}, {128, 16384, 32768}, {128, 128, 1, 1}),
+      workspaceMap(2, {128, 128, 2, 1}, {128, 16384, 32768}, {128, 128, 1, 1}),
+      workspaceMap(0, {128, 100, 4, 1}, {128, 12800, 51200}, {128, 128, 1, 1})};
+  appendWorkspace(attention.params, 5, 2);
+  appendWorkspace(attention.params, 1, 3);
+  appendWorkspace(attention.params, 3, 3);
+  appendDescriptor(attention.params, Operand::O);
+  appendDescriptor(attention.params, Operand::LSE);
+  k.then.push_back(attention);
+  return k;
+}
+
 /// Sets every length of `k` to static values.
 inline KernelEntry withShape(KernelEntry k, int64_t b, int64_t hq, int64_t hkv,
                              int64_t nq, int64_t nk) {

@@ -107,6 +107,17 @@ static cl::opt<bool> backward(
              "out; static shapes, f16 or bf16, D 64 or 128 (wgmma path)"),
     cl::cat(shape));
 
+static cl::opt<std::string> quantizeFp8(
+    "quantize-fp8", cl::ValueOptional, cl::value_desc("options"),
+    cl::desc("Quantized FP8 (a spec's \"quantize_fp8\": true or "
+             "\"<options>\"): attn-quantize-fp8 (with these pass options, "
+             "e.g. --quantize-fp8=\"qk-granularity=tensor\"; none: its "
+             "defaults) before attn-to-cubin: bf16 q, k, v, o, lse in, the "
+             "kernel quantizes them to e4m3 workspace copies, then runs the "
+             "FP8 attention; static shapes; attn_fwd runs it only for calls "
+             "with quantize = ATTN_QUANTIZE_FP8"),
+    cl::cat(shape));
+
 static cl::opt<int64_t>
     blockM("block-m", cl::init(0),
            cl::desc("Default BLOCK_M, query rows per CTA (omitted: 192 for "
@@ -271,6 +282,8 @@ static FailureOr<mlir::attn::KernelSpec> specFromFlags() {
     spec.seqLenK = std::nullopt;
   spec.varlen = varlen;
   spec.backward = backward;
+  if (quantizeFp8.getNumOccurrences())
+    spec.quantizeFp8 = quantizeFp8.getValue();
   if (varlen)
     spec.batch = spec.seqLenQ = spec.seqLenK = std::nullopt;
   if (layout != "strided" && layout != "contiguous") {
@@ -346,14 +359,14 @@ static OwningOpRef<ModuleOp> buildModule(MLIRContext &context,
 /// llvm::cl lets a later occurrence replace an earlier one; for a kernel
 /// source or a shape that silently drops what the user asked for.
 static bool rejectRepeatedOptions() {
-  const cl::Option *own[] = {&specFile, &outputDir, &emit, &batch,  &headsQ,
-                             &headsKV,  &seqLenQ,   &seqLenK, &headDim,
-                             &dtype,    &causal,    &lse,     &scale,
-                             &layout,   &name,      &blockM,  &blockN,
-                             &chip,     &ptxas,     &path,   &maxMmaN,
-                             &pingPong, &overlap, &stages, &persistentCtas,
-                             &tmaStore, &fp8PScaleLog2, &splits, &packGqa,
-                             &pageSize, &varlen, &backward};
+  const cl::Option *own[] = {
+      &specFile, &outputDir,     &emit,       &batch,   &headsQ,
+      &headsKV,  &seqLenQ,       &seqLenK,    &headDim, &dtype,
+      &causal,   &lse,           &scale,      &layout,  &name,
+      &blockM,   &blockN,        &chip,       &ptxas,   &path,
+      &maxMmaN,  &pingPong,      &overlap,    &stages,  &persistentCtas,
+      &tmaStore, &fp8PScaleLog2, &splits,     &packGqa, &pageSize,
+      &varlen,   &backward,      &quantizeFp8};
   for (const cl::Option *opt : own)
     if (opt->getNumOccurrences() > 1) {
       fail((opt->ArgStr.size() == 1 ? "-" : "--") + opt->ArgStr +
@@ -389,8 +402,8 @@ int main(int argc, char **argv) {
   // they would be silently dropped.
   if (!anyShapeFlag())
     for (const cl::Option *opt : std::initializer_list<const cl::Option *>{
-             &dtype, &causal, &lse, &scale, &layout, &name, &pageSize,
-             &varlen, &backward})
+             &dtype, &causal, &lse, &scale, &layout, &name, &pageSize, &varlen,
+             &backward, &quantizeFp8})
       if (opt->getNumOccurrences())
         return fail("--" + opt->ArgStr.str() +
                     " describes the kernel of the shape flags (--batch, "

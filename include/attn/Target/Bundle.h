@@ -54,6 +54,10 @@ struct KernelSpec {
   /// The backward (attn.attention_grad): q, k, v, o, dout, lse in; dq, dk,
   /// dv out. Static lengths, f16 or bf16, D 64 or 128; lse is its input.
   bool backward = false;
+  /// Quantized FP8 (attn-quantize-fp8 before attn-to-cubin): the pass's
+  /// options ("" for its defaults); nullopt: not quantized. bf16, static
+  /// lengths, forward only (the function gets attn.quantize_fp8).
+  std::optional<std::string> quantizeFp8;
 
   /// The name used when `name` is empty, e.g.
   /// fwd_bf16_d128_causal_b1_hq32_hkv8_nq8192_nkdyn (bwd_... for the
@@ -65,9 +69,10 @@ struct KernelSpec {
 /// name, batch, num_heads_q, num_heads_kv, seqlen_q, seqlen_k (integer or
 /// null for dynamic), head_dim, dtype, causal, lse, scale, layout
 /// ("strided" | "contiguous"), block_m, block_n, path, splits, pack_gqa,
-/// page_size, varlen, backward. Lengths are required, except seqlen_k with page_size
-/// and batch, seqlen_q and seqlen_k with varlen (they may only be null
-/// there).
+/// page_size, varlen, backward, quantize_fp8 (true, false or a string of
+/// attn-quantize-fp8 options). Lengths are required, except seqlen_k with
+/// page_size and batch, seqlen_q and seqlen_k with varlen (they may only be
+/// null there).
 bool fromJSON(const llvm::json::Value &value, KernelSpec &spec,
               llvm::json::Path path);
 
@@ -86,7 +91,9 @@ bool isKernelName(llvm::StringRef name);
 /// one attn.attention; for a varlen spec (q, k, v, cu_seqlens_q,
 /// cu_seqlens_k, max_seqlen_q, max_seqlen_k, o[, lse]) holding one
 /// attn.varlen_attention; for a backward spec (q, k, v, o, dout, lse, dq,
-/// dk, dv) holding one attn.attention_grad. Fails with a
+/// dk, dv) holding one attn.attention_grad. A quantize_fp8 spec is a bf16
+/// forward function with the attn.quantize_fp8 attribute (the pass options;
+/// checked here). Fails with a
 /// diagnostic when the spec is invalid (verifier messages).
 LogicalResult buildKernelFunction(ModuleOp module, const KernelSpec &spec);
 
@@ -117,9 +124,22 @@ struct BundleOptions {
 /// attn.varlen_attention, or attn.attention_grad: kind "bwd") into a
 /// bundle in options.outputDir (created if missing) and prints one line per
 /// kernel to `log`. Per-function block sizes come from the function's
-/// `attn.block_m` / `attn.block_n` attributes, else from `options`.
+/// `attn.block_m` / `attn.block_n` attributes, else from `options`. A
+/// function with `attn.quantize_fp8 = "<options>"` (a bf16 attn.attention
+/// of static shape) is run through attn-quantize-fp8 first: its entry keeps
+/// q, k, v, o, lse and gains the quantize launches and workspace buffers
+/// (e4m3 copies, descales, scratch) with tensor maps over the copies.
 LogicalResult writeBundle(ModuleOp module, const BundleOptions &options,
                           llvm::raw_ostream &log);
+
+/// Adds attn-quantize-fp8 with `options` (its pass-option text) to `pm`,
+/// block-m and block-n defaulting to `blockM` / `blockN` (the FP8
+/// attention's tiles) unless the text sets them; `normalized` (if not
+/// null) gets every option's value. Fails with the parser's message.
+LogicalResult addQuantizeFP8Pass(OpPassManager &pm, StringRef options,
+                                 int64_t blockM, int64_t blockN,
+                                 std::string *normalized,
+                                 llvm::raw_ostream &errors);
 
 } // namespace mlir::attn
 

@@ -68,6 +68,16 @@ typedef enum attn_dtype {
   ATTN_DTYPE_I32 = 4
 } attn_dtype;
 
+/* What a forward call asks of the kernel beyond exact attention
+ * (attn_fwd_args::quantize). */
+typedef enum attn_quantize {
+  /* The kernel computes in the inputs' dtype: never a quantized kernel. */
+  ATTN_QUANTIZE_NONE = 0,
+  /* bf16 q, k, v quantized to e4m3 inside the call, then FP8 attention,
+   * bf16 O (see attn_fwd_args). */
+  ATTN_QUANTIZE_FP8 = 1
+} attn_quantize;
+
 /* A strided view of device memory. Sizes and strides count elements;
  * element [i0, i1, i2, i3] is at data + sum(i_k * strides[k]). */
 typedef struct attn_tensor {
@@ -174,6 +184,21 @@ typedef struct attn_fwd_args {
    * sequence's length. Zero-initialized for a batched call. */
   attn_tensor cu_seqlens_q, cu_seqlens_k;
   int64_t max_seqlen_q, max_seqlen_k;
+  /* Appended for quantized FP8 (issue 11): ATTN_QUANTIZE_NONE (0, what a
+   * zero-initialized struct says) selects only kernels that compute in the
+   * inputs' dtype, so a bundle that also holds quantized kernels never
+   * gives such a call one. ATTN_QUANTIZE_FP8 selects only quantized kernels
+   * (attn-compile --quantize-fp8, a spec's "quantize_fp8"; their key shows
+   * quantize_fp8(<options>)): a batched bf16 call (q, k, v, o, lse as
+   * above, no descales, no block_table, no cu_seqlens) whose kernel first
+   * quantizes Q, K and V to e4m3 copies with fp32 descales in workspace
+   * buffers it allocates and frees on the call's stream (cuMemAllocAsync),
+   * then runs the FP8 attention and writes a bf16 O (and LSE). Quantization
+   * costs accuracy: expect |O - exact| / |exact| of a few 1e-2 on
+   * Gaussian inputs (docs/validation.md). Other values are
+   * ATTN_ERROR_INVALID_ARGUMENT, and so is ATTN_QUANTIZE_FP8 on f16 or
+   * e4m3 inputs. */
+  int32_t quantize;
 } attn_fwd_args;
 
 typedef struct attn_bundle attn_bundle;
@@ -202,7 +227,9 @@ ATTN_API const char *attn_bundle_kernel_info(const attn_bundle *bundle,
  * read an FP8 call's descale values or a paged call's block table and
  * lengths, which live in device memory) and returns in *kernel_index the
  * kernel attn_fwd would launch. A kernel matches when its dtype, D, causal
- * flag, LSE presence, page size (0: contiguous K/V), varlen-ness and scale
+ * flag, LSE presence, page size (0: contiguous K/V), varlen-ness,
+ * quantized-ness (a quantized kernel matches only calls with quantize =
+ * ATTN_QUANTIZE_FP8, and such calls only quantized kernels) and scale
  * (within 1e-6 relative) equal the call's (a varlen call's B is
  * size(cu_seqlens_q, 0) - 1, its Nq and Nk max_seqlen_q and max_seqlen_k,
  * paged or not; a batched paged call's Nk is its capacity max_pages *
