@@ -283,9 +283,7 @@ std::array<Value, 2> softmax(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
                                                           mSafe))
                             : Value(arith::NegFOp::create(b, mSafe));
     // l' = alpha l + rowsum(P): a chain interleaved with the exp2s, or a
-    // tree after them; with a tile of ones the tensor cores sum P
-    // (withRowSums) and l is left alone here.
-    bool sumHere = !op.getOnes();
+    // tree after them.
     Value sum = arith::MulFOp::create(b, l[h], alpha[h]);
     SmallVector<Value> probs;
     for (auto [i, score] : llvm::enumerate(s)) {
@@ -295,16 +293,12 @@ std::array<Value, 2> softmax(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
       int64_t every = op.isFP8() ? sched.fp8PolyExp2 : 0;
       score = every && i % every == every - 1 ? polyExp2(b, arg)
                                               : exp2(b, arg);
-      if (!sumHere)
-        continue;
       if (sched.treeReductions)
         probs.push_back(score);
       else
         sum = arith::AddFOp::create(b, sum, score);
     }
     m[h] = mNew;
-    if (!sumHere)
-      continue;
     l[h] = sched.treeReductions
                ? arith::AddFOp::create(b, sum,
                                        treeReduce<arith::AddFOp>(b, probs))
@@ -353,32 +347,6 @@ SmallVector<Value> packP(ImplicitLocOpBuilder &b, ArrayRef<Value> p,
   return packPairs(b, p, elt);
 }
 
-/// FP8 with a tile of ones: columns of the row-sum wgmma (m64n8), whose 4
-/// accumulator registers per thread (columns 2q, 2q + 1 of rows h = 0, 1)
-/// all hold their row's l.
-constexpr int64_t kRowSumColumns = 8;
-
-/// O's registers, followed with a tile of ones by the row sums' (l[0],
-/// l[0], l[1], l[1]: halfOf of registers D / 2 .. + 3 is 0, 0, 1, 1), which
-/// the P V wgmmas accumulate and rescale as O's.
-SmallVector<Value> withRowSums(OnlineAttentionMmaOp op, SmallVector<Value> o,
-                               ArrayRef<Value> l) {
-  if (op.getOnes())
-    o.append({l[0], l[0], l[1], l[1]});
-  return o;
-}
-
-/// Splits withRowSums' registers back into O and l.
-void splitRowSums(OnlineAttentionMmaOp op, SmallVectorImpl<Value> &o,
-                  MutableArrayRef<Value> l) {
-  if (!op.getOnes())
-    return;
-  int64_t n = o.size() - kRowSumColumns / 2;
-  l[0] = o[n];
-  l[1] = o[n + 2];
-  o.truncate(n);
-}
-
 /// The operands of O += P V: BLOCK_N / K k-steps of packed P and, per
 /// k-step, the descriptors of V's column blocks of at most `maxN`
 /// columns. f16/bf16: V is [keys, D] row-major at byte address `vAddr`
@@ -392,7 +360,6 @@ struct ValuesGemm {
   Type elt;
   SmallVector<Value> a;                  // packed P
   SmallVector<SmallVector<Value>> descV; // [k-step][column block]
-  SmallVector<Value> descOnes;           // [k-step]: FP8 row sums (or none)
 
   ValuesGemm(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op, Value vAddr,
              ArrayRef<Value> packedP, int64_t maxN)
@@ -410,30 +377,20 @@ struct ValuesGemm {
             descriptor(b, vAddr, offset, fp8 ? 16 : chunkBytes, 1024));
       }
     }
-    // The tile of ones: 8 columns of 128 keys, 32 bytes per k-step.
-    if (Value ones = op.getOnes()) {
-      Value onesAddr = sharedAddress(b, ones);
-      for (int64_t kk = 0; kk < blockN / k; ++kk)
-        descOnes.push_back(descriptor(b, onesAddr, (kk % 4) * 32, 16, 1024));
-    }
   }
 
   /// Issues the register-A wgmmas (between a fence and a commit) and
-  /// updates `o` to their results, valid after the wait. With the tile of
-  /// ones, `o` ends with the row sums' 4 registers (withRowSums), an
-  /// m64n8 wgmma per k-step.
+  /// updates `o` to their results, valid after the wait.
   void issue(ImplicitLocOpBuilder &b, MutableArrayRef<Value> o) const {
-    auto mma = [&](int64_t kk, int64_t first, int64_t width, Value desc) {
-      MutableArrayRef<Value> part = o.slice(first, width / 2);
-      SmallVector<Value> out = wgmmaRegisterA(
-          b, part, ArrayRef(a).slice(4 * kk, 4), desc, width, elt);
-      llvm::copy(out, part.begin());
-    };
     for (int64_t kk = 0; kk < blockN / k; ++kk) {
-      for (int64_t col = 0; col < n; col += maxN)
-        mma(kk, col / 2, std::min(maxN, n - col), descV[kk][col / maxN]);
-      if (!descOnes.empty())
-        mma(kk, n / 2, kRowSumColumns, descOnes[kk]);
+      for (int64_t col = 0; col < n; col += maxN) {
+        int64_t width = std::min(maxN, n - col);
+        MutableArrayRef<Value> part = o.slice(col / 2, width / 2);
+        SmallVector<Value> out =
+            wgmmaRegisterA(b, part, ArrayRef(a).slice(4 * kk, 4),
+                           descV[kk][col / maxN], width, elt);
+        llvm::copy(out, part.begin());
+      }
     }
   }
 };
@@ -491,7 +448,7 @@ void lowerStep(OnlineAttentionMmaOp op, const Schedule &sched) {
   ThreadLayout tl = threadLayout(b);
   SmallVector<Value> p, m = unpack(b, op.getM()), l = unpack(b, op.getL());
   std::array<Value, 2> alpha = scoresAndSoftmax(b, op, tl, sched, p, m, l);
-  SmallVector<Value> o = withRowSums(op, unpack(b, op.getAcc()), l);
+  SmallVector<Value> o = unpack(b, op.getAcc());
   rescale(b, o, alpha);
   ValuesGemm pv(b, op, sharedAddress(b, op.getV()),
                 packP(b, p, elementType(op)), sched.maxN);
@@ -499,7 +456,6 @@ void lowerStep(OnlineAttentionMmaOp op, const Schedule &sched) {
   pv.issue(b, o);
   NVVM::WgmmaGroupSyncAlignedOp::create(b);
   waitGroups(b, 0, o);
-  splitRowSums(op, o, l);
   op.replaceAllUsesWith(ValueRange{pack(b, m), pack(b, l), pack(b, o)});
   op.erase();
 }
@@ -637,10 +593,8 @@ void pipelineLoop(KVLoop kv, const Schedule &sched) {
   b.setInsertionPoint(first.step);
   SmallVector<Value> m = unpack(b, first.step.getM()),
                      l = unpack(b, first.step.getL()),
-                     o = withRowSums(first.step,
-                                     unpack(b, first.step.getAcc()), l);
+                     o = unpack(b, first.step.getAcc());
   Pending pending = firstBlock(b, first.step, sched, m, l, o);
-  splitRowSums(first.step, o, l);
   b.setInsertionPointToEnd(ifOp.thenBlock());
   Value emptyBarriers;
   if (first.release) {
@@ -671,9 +625,8 @@ void pipelineLoop(KVLoop kv, const Schedule &sched) {
     Pending prev{unpack(b, args[3]), args[4], {}};
     m = unpack(b, it.step.getM());
     l = unpack(b, it.step.getL());
-    o = withRowSums(it.step, unpack(b, it.step.getAcc()), l);
+    o = unpack(b, it.step.getAcc());
     Pending next = nextBlock(b, it.step, sched, prev, m, l, o);
-    splitRowSums(it.step, o, l);
     SmallVector<Value> yields = {
         pack(b, m), pack(b, l), pack(b, o),
         vector::FromElementsOp::create(b, pType, next.p), next.vAddr};
@@ -688,17 +641,14 @@ void pipelineLoop(KVLoop kv, const Schedule &sched) {
 
   // The last block's P V and release.
   ValueRange results = steady.getResults();
-  l = unpack(b, results[1]);
-  o = withRowSums(kv.step, unpack(b, results[2]), l);
+  o = unpack(b, results[2]);
   drainBlock(b, kv.step, {unpack(b, results[3]), results[4], {}}, sched.maxN,
              o);
-  splitRowSums(kv.step, o, l);
   if (emptyBarriers)
     nvgpu::MBarrierArriveOp::create(
         b, nvgpu::MBarrierTokenType::get(b.getContext()), emptyBarriers,
         results[5]);
-  Value lOut = kv.step.getOnes() ? pack(b, l) : results[1];
-  scf::YieldOp::create(b, ValueRange{results[0], lOut, pack(b, o)});
+  scf::YieldOp::create(b, ValueRange{results[0], results[1], pack(b, o)});
   loop.replaceAllUsesWith(ifOp.getResults());
   loop.erase();
 }
@@ -889,10 +839,7 @@ void storeLse(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
   }
 }
 
-/// `wholeRowSums`: l holds whole rows' sums (the steps summed P on the
-/// tensor cores), not a thread's part.
-LogicalResult lowerEpilogue(EpilogueOp op, double fp8PScaleLog2,
-                            bool wholeRowSums) {
+LogicalResult lowerEpilogue(EpilogueOp op, double fp8PScaleLog2) {
   auto oType = cast<MemRefType>(op.getO().getType());
   if (!op.getStaging() && !oType.getElementType().isF32())
     return op.emitOpError("attn-lower-to-wgmma needs the staging tile that "
@@ -902,8 +849,7 @@ LogicalResult lowerEpilogue(EpilogueOp op, double fp8PScaleLog2,
   SmallVector<Value> m = unpack(b, op.getM()), l = unpack(b, op.getL());
   SmallVector<Value> inv(2), noKey(2);
   for (int h = 0; h < 2; ++h) {
-    if (!wholeRowSums)
-      l[h] = quadReduce<arith::AddFOp>(b, l[h]);
+    l[h] = quadReduce<arith::AddFOp>(b, l[h]);
     // A row that saw no key has l == 0 and acc == 0: O = 0.
     noKey[h] =
         arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l[h], cF32(b, 0));
@@ -1010,8 +956,6 @@ struct AttnLowerToWGMMAPass
                    static_cast<double>(fp8PScaleLog2),
                    /*treeReductions=*/trees && ws.getConsumerWarpgroups() <= 2,
                    fp8PolyExp2};
-    bool wholeRowSums = llvm::any_of(
-        steps, [](OnlineAttentionMmaOp op) { return op.getOnes(); });
     for (OnlineAttentionMmaOp op : steps) {
       std::optional<KVLoop> kv =
           ws.getOverlap() ? matchKVLoop(op) : std::nullopt;
@@ -1020,7 +964,7 @@ struct AttnLowerToWGMMAPass
       else
         lowerStep(op, sched);
     }
-    if (failed(lowerEpilogue(epilogues.front(), fp8PScaleLog2, wholeRowSums)))
+    if (failed(lowerEpilogue(epilogues.front(), fp8PScaleLog2)))
       return failure();
     lowerWarpSpecialize(ws);
     return success();

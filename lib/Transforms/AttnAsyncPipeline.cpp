@@ -36,8 +36,6 @@ namespace {
 
 /// Keys per row chunk of an FP8 V^T tile.
 constexpr int64_t kFP8KeyChunk = 128;
-/// FP8: bytes of the [8, 128] tile of e4m3 ones that gives P's row sums.
-constexpr int64_t kOnesBytes = 1024;
 /// FP8: the producer threads that permute each V^T tile (warps 1-3 of the
 /// producer warpgroup; warp 0 holds the TMA thread).
 constexpr int64_t kPermuteThreads = 96;
@@ -67,11 +65,8 @@ struct PipelineShape {
     return fp8() ? blockN / kFP8KeyChunk * headDim * kChunkBytes : kBytes();
   }
   int64_t ringBytes() const { return stages * (kBytes() + vBytes()); }
-  /// FP8: O's staging tile and the [8, 128] tile of ones (row sums).
   int64_t stagingBytes() const {
-    return fp8() ? llvm::divideCeil(headDim, 64) * blockM * kChunkBytes +
-                       kOnesBytes
-                 : 0;
+    return fp8() ? llvm::divideCeil(headDim, 64) * blockM * kChunkBytes : 0;
   }
   int64_t sharedBytes() const {
     return qBytes() + stagingBytes() + ringBytes();
@@ -148,8 +143,6 @@ struct SharedState {
   Value vUnits;  // FP8: v as [stages, 16-byte units, 4] i32 words
   Value qTile;   // [C, BLOCK_M, chunk columns]: the consumer's view of q
   Value staging; // where the epilogue stages O: qTile, or FP8's own buffer
-  Value ones;    // FP8: [8, 128] e4m3 1.0 (P's row sums on the tensor cores)
-  Value onesBytes; // the same bytes as [1024] i8, for filling
   Value qBar;   // Q landed (one barrier)
   Value qEmpty; // persistent: the consumers are done with Q (and staging)
   Value full;   // per stage: K/V block ready (TMA bytes; FP8: permuted)
@@ -158,9 +151,9 @@ struct SharedState {
   Value leader; // thread 0 of the CTA (the producer's TMA thread)
 };
 
-/// Carves Q, the K/V rings and FP8's staging tile and tile of ones out of
-/// dynamic shared memory (each buffer a multiple of 1024 bytes, as 128-byte
-/// swizzled tiles need).
+/// Carves Q, the K/V rings and FP8's staging tile out of dynamic shared
+/// memory (each buffer a multiple of 1024 bytes, as 128-byte swizzled tiles
+/// need).
 SharedState allocateShared(OpBuilder &b, Location loc, const PipelineShape &s,
                            Type oElt) {
   MLIRContext *ctx = b.getContext();
@@ -207,34 +200,7 @@ SharedState allocateShared(OpBuilder &b, Location loc, const PipelineShape &s,
                                s.blockM, chunkCols(oElt)},
                               oElt)
                        : st.qTile;
-  if (s.fp8()) {
-    st.onesBytes = viewAt(offset, {kOnesBytes}, b.getI8Type());
-    st.ones = view({8, kOnesBytes / 8}, s.elt);
-  }
   return st;
-}
-
-/// FP8: threads 0..127 fill the tile of ones (e4m3 1.0 = 0x38, 8 bytes
-/// each) and fence it for the tensor cores (the async proxy); the CTA
-/// barrier after the mbarrier initialization publishes it.
-void fillOnes(OpBuilder &b, Location loc, const SharedState &st) {
-  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  Value filler = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::ult, tid,
-      arith::ConstantIndexOp::create(b, loc, kOnesBytes / 8));
-  auto ifOp = scf::IfOp::create(b, loc, filler, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(ifOp.thenBlock());
-  auto bytes = VectorType::get({8}, b.getI8Type());
-  Value one = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(bytes, b.getI8IntegerAttr(0x38)));
-  Value at = arith::MulIOp::create(b, loc, tid,
-                                   arith::ConstantIndexOp::create(b, loc, 8));
-  vector::StoreOp::create(b, loc, one, st.onesBytes, ValueRange{at});
-  NVVM::FenceProxyOp::create(
-      b, loc, NVVM::ProxyKind::async_shared,
-      NVVM::SharedSpaceAttr::get(b.getContext(),
-                                 NVVM::SharedSpace::shared_cta));
 }
 
 /// mbarriers: Q (one arrival + TMA bytes), full (one arrival + TMA bytes),
@@ -553,8 +519,8 @@ void rewriteConsumerLoop(scf::ForOp loop, const PipelineShape &s,
       b, loc, step.getM().getType(), step.getL().getType(),
       step.getAcc().getType(), st.qTile, stageTile(b, loc, st.k, slot),
       stageTile(b, loc, st.v, slot), step.getKPos(), numKeys, step.getQPos(),
-      step.getCausalOffset(), step.getQkDescale(), st.ones, step.getM(),
-      step.getL(), step.getAcc(),
+      step.getCausalOffset(), step.getQkDescale(), step.getM(), step.getL(),
+      step.getAcc(),
       step.getScaleAttr(), b.getI64IntegerAttr(s.headDim), step.getMaskAttr());
   mma.setGqaPack(step.getGqaPack());
   step.replaceAllUsesWith(mma.getResults());
@@ -820,8 +786,6 @@ struct AttnAsyncPipelinePass
         b, loc, s,
         cast<MemRefType>(nest.epilogue.getO().getType()).getElementType());
     bool persistent = persistentCtas > 0;
-    if (s.fp8())
-      fillOnes(b, loc, st);
     createBarriers(b, loc, s, 128 * groups, persistent, st);
     Value numTiles;
     if (persistent) {

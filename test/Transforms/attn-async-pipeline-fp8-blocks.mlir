@@ -31,11 +31,11 @@
 //       CHECK:         %[[KI:.*]] = arith.divui %[[KPOS]], %c128{{.*}}
 //       CHECK:         %[[K:.*]] = memref.load %[[KD]][%[[B]], %[[HKV]], %[[KI]]] : memref<1x1x2xf32>
 //       CHECK:         %[[QK:.*]] = arith.mulf %[[Q]], %[[K]] : f32
-//       CHECK:         attn.online_attention_mma {{.*}} descale(%[[QK]]) ones({{.*}}) state
+//       CHECK:         attn.online_attention_mma {{.*}} descale(%[[QK]]) state
 //       CHECK:       scf.for %[[KB:[a-z0-9]+]] =
 //       CHECK:         memref.load %[[KD]]
 //       CHECK:         %[[QK:.*]] = arith.mulf %[[Q]], %{{.*}} : f32
-//       CHECK:         attn.online_attention_mma {{.*}} descale(%[[QK]]) ones({{.*}}) state({{.*}}) {{{.*}}mask = #attn.mask<causal>
+//       CHECK:         attn.online_attention_mma {{.*}} descale(%[[QK]]) state({{.*}}) {{{.*}}mask = #attn.mask<causal>
 //   CHECK-NOT:   attn.load_rows
 // Persistent CTAs re-load the Q descale of each tile they visit.
 // PERS-LABEL: func.func @blocks

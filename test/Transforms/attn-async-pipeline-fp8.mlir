@@ -24,17 +24,6 @@
 //       CHECK:     %[[VRING:.*]] = memref.view %{{.*}}[%c81920{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<4x1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>
 //       CHECK:     %[[UNITS:.*]] = memref.view %{{.*}}[%c81920{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<4x1024x4xi32, #gpu.address_space<workgroup>>
 //       CHECK:     %[[STAGING:.*]] = memref.view %{{.*}}[%c147456{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2x128x64xbf16, #gpu.address_space<workgroup>>
-// The [8, 128] tile of e4m3 ones (P's row sums on the tensor cores),
-// filled by threads 0..127 (8 bytes of 0x38 = 1.0 each) and fenced for the
-// async proxy before the CTA barrier.
-//       CHECK:     %[[ONESB:.*]] = memref.view %{{.*}}[%c180224{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<1024xi8, #gpu.address_space<workgroup>>
-//       CHECK:     %[[ONES:.*]] = memref.view %{{.*}}[%c180224{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<8x128xf8E4M3FN, #gpu.address_space<workgroup>>
-//       CHECK:     %[[FT:.*]] = gpu.thread_id  x
-//       CHECK:     %[[FILL:.*]] = arith.cmpi ult, %[[FT]], %c128
-//       CHECK:     scf.if %[[FILL]] {
-//       CHECK:       %[[ONE:.*]] = arith.constant dense<56> : vector<8xi8>
-//       CHECK:       vector.store %[[ONE]], %[[ONESB]][%{{.*}}]
-//       CHECK:       nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 //       CHECK:     %[[FULL:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 4>
 //       CHECK:     nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 4>
 //       CHECK:     %[[LOADED:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 4>
@@ -64,7 +53,7 @@
 //       CHECK:         nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 //       CHECK:         nvgpu.mbarrier.arrive %[[FULL]]
 //       CHECK:     } consumer {
-//       CHECK:       attn.online_attention_mma q(%{{.*}} : memref<1x128x128xf8E4M3FN{{.*}}>) kv(%{{.*}}, %{{.*}} : memref<1x128x128xf8E4M3FN{{.*}}>, memref<1x128x128xf8E4M3FN{{.*}}>) {{.*}} descale(%{{.*}}) ones(%[[ONES]] : memref<8x128xf8E4M3FN, #gpu.address_space<workgroup>>)
+//       CHECK:       attn.online_attention_mma q(%{{.*}} : memref<1x128x128xf8E4M3FN{{.*}}>) kv(%{{.*}}, %{{.*}} : memref<1x128x128xf8E4M3FN{{.*}}>, memref<1x128x128xf8E4M3FN{{.*}}>) {{.*}} descale(%{{.*}})
 //       CHECK:       attn.epilogue {{.*}} staging(%[[STAGING]] : memref<2x128x64xbf16, #gpu.address_space<workgroup>>) descale(%{{.*}})
 !q = memref<1x4x?x128xf8E4M3FN, strided<[?, ?, ?, 1], offset: ?>>
 !k = memref<1x2x?x128xf8E4M3FN, strided<[?, ?, ?, 1], offset: ?>>

@@ -352,9 +352,8 @@ def AttnAsyncPipeline : Pass<"attn-async-pipeline", "func::FuncOp"> {
     FP8 (f8E4M3FN, section 3.3): Q and K in 128-column chunks; V must be
     stored as V^T (unit stride along Nk) and is read through its transposed
     view into [BLOCK_N / 128, D, 128] ring tiles; BLOCK_N 128 or 256; O is
-    staged in a bf16 tile of its own, and an [8, 128] tile of e4m3 ones
-    (filled by threads 0-127 before the CTA barrier) is the steps' `ones`
-    operand, so the tensor cores sum P's rows. Blocks land on a `loaded[s]` barrier; producer warps
+    staged in a bf16
+    tile of its own. Blocks land on a `loaded[s]` barrier; producer warps
     1-3 then permute the keys inside every 16-byte unit of the V^T tile
     into the order of P's e4m3 A registers (0, 1, 8, 9, 2, 3, 10, 11, ...),
     fence for the async proxy and arrive on `full[s]` (96 arrivals).

@@ -1120,51 +1120,6 @@ func.func @mma_bf16_descale(%q: !qs, %k: !kvs, %i: index, %d: f32, %m: !m, %acc:
 
 // -----
 
-!qs = memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>
-!ks = memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>
-!m = vector<128xf32>
-!acc = vector<128x128xf32>
-func.func @mma_ones_shape(%q: !qs, %k: !ks, %i: index, %d: f32, %m: !m, %acc: !acc,
-                          %ones: memref<8x64xf8E4M3FN, #gpu.address_space<workgroup>>) {
-  // expected-error @+1 {{operand 'ones' must be an [8, 128] f8E4M3FN tile in workgroup memory beside f8E4M3FN tiles, but got 'memref<8x64xf8E4M3FN, #gpu.address_space<workgroup>>' with 'f8E4M3FN' tiles}}
-  %a, %b, %c = attn.online_attention_mma q(%q : !qs) kv(%k, %k : !ks, !ks) keys(%i, %i) rows(%i) descale(%d)
-      ones(%ones : memref<8x64xf8E4M3FN, #gpu.address_space<workgroup>>)
-      state(%m, %m, %acc : !m, !m, !acc) {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 1.0 : f32}
-  return
-}
-
-// -----
-
-!qs = memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>
-!ks = memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>
-!m = vector<128xf32>
-!acc = vector<128x128xf32>
-func.func @mma_ones_global(%q: !qs, %k: !ks, %i: index, %d: f32, %m: !m, %acc: !acc,
-                           %ones: memref<8x128xf8E4M3FN>) {
-  // expected-error @+1 {{operand 'ones' must be an [8, 128] f8E4M3FN tile in workgroup memory}}
-  %a, %b, %c = attn.online_attention_mma q(%q : !qs) kv(%k, %k : !ks, !ks) keys(%i, %i) rows(%i) descale(%d)
-      ones(%ones : memref<8x128xf8E4M3FN>)
-      state(%m, %m, %acc : !m, !m, !acc) {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 1.0 : f32}
-  return
-}
-
-// -----
-
-!qs = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
-!kvs = memref<2x64x64xbf16, #gpu.address_space<workgroup>>
-!m = vector<128xf32>
-!acc = vector<128x128xf32>
-func.func @mma_bf16_ones(%q: !qs, %k: !kvs, %i: index, %m: !m, %acc: !acc,
-                         %ones: memref<8x128xf8E4M3FN, #gpu.address_space<workgroup>>) {
-  // expected-error @+1 {{operand 'ones' must be an [8, 128] f8E4M3FN tile in workgroup memory beside f8E4M3FN tiles, but got 'memref<8x128xf8E4M3FN, #gpu.address_space<workgroup>>' with 'bf16' tiles}}
-  %a, %b, %c = attn.online_attention_mma q(%q : !qs) kv(%k, %k : !kvs, !kvs) keys(%i, %i) rows(%i)
-      ones(%ones : memref<8x128xf8E4M3FN, #gpu.address_space<workgroup>>)
-      state(%m, %m, %acc : !m, !m, !acc) {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 1.0 : f32}
-  return
-}
-
-// -----
-
 !qs = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
 !kvs = memref<2x64x64xbf16, #gpu.address_space<workgroup>>
 !vs = memref<2x64x64xf16, #gpu.address_space<workgroup>>

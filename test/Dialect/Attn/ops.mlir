@@ -434,20 +434,6 @@ func.func @hopper_fp8(%q: !qs, %k: !ks, %v: !vts, %kpos: index, %nk: index,
   return
 }
 
-// The FP8 step with a tile of ones (row sums on the tensor cores).
-// CHECK-LABEL: func.func @hopper_fp8_ones
-func.func @hopper_fp8_ones(%q: !qs, %k: !ks, %v: !vts, %i: index, %qk: f32,
-                           %ones: memref<8x128xf8E4M3FN, #gpu.address_space<workgroup>>,
-                           %m: vector<128xf32>, %acc: vector<128x64xf32>) {
-  // CHECK: attn.online_attention_mma {{.*}} descale(%{{.*}}) ones(%{{.*}} : memref<8x128xf8E4M3FN, #gpu.address_space<workgroup>>) state(
-  %m1, %l1, %a1 = attn.online_attention_mma q(%q : !qs) kv(%k, %v : !ks, !vts)
-      keys(%i, %i) rows(%i) descale(%qk)
-      ones(%ones : memref<8x128xf8E4M3FN, #gpu.address_space<workgroup>>)
-      state(%m, %m, %acc : vector<128xf32>, vector<128xf32>, vector<128x64xf32>)
-      {head_dim = 64 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
-  return
-}
-
 // -----
 
 // The backward: GQA 4/2, causal, explicit scale, FlashAttention's

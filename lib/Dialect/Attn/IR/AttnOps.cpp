@@ -855,12 +855,8 @@ LogicalResult checkF32Vector(Operation *op, Type t, StringRef name,
   return success();
 }
 
-/// Whether `t` lives in workgroup (shared) memory.
-static bool isWorkgroup(MemRefType t) {
-  auto space = dyn_cast_if_present<gpu::AddressSpaceAttr>(t.getMemorySpace());
-  return space && space.getValue() == gpu::AddressSpace::Workgroup;
-}
-
+/// A workgroup-memory tile [ceil(D / 64), rows, 64] of `elt`: the chunked
+/// layout TMA writes and the tensor cores read.
 /// Checks that `v` is a workgroup-memory tile [C, rows, 128 bytes] of
 /// `elt`: `cols` (D, or the keys of V^T) in C chunks of 128-byte rows.
 LogicalResult checkSharedTile(Operation *op, Value v, StringRef name,
@@ -868,7 +864,9 @@ LogicalResult checkSharedTile(Operation *op, Value v, StringRef name,
   auto t = cast<MemRefType>(v.getType());
   int64_t chunkCols = 1024 / elt.getIntOrFloatBitWidth();
   int64_t chunks = llvm::divideCeil(cols, chunkCols);
-  if (!isWorkgroup(t) || t.getRank() != 3 || t.getElementType() != elt ||
+  auto space = dyn_cast_if_present<gpu::AddressSpaceAttr>(t.getMemorySpace());
+  bool shared = space && space.getValue() == gpu::AddressSpace::Workgroup;
+  if (!shared || t.getRank() != 3 || t.getElementType() != elt ||
       t.getShape() != ArrayRef<int64_t>{chunks, rows, chunkCols})
     return op->emitOpError()
            << "operand '" << name << "' must be a workgroup-memory tile ["
@@ -1369,16 +1367,6 @@ LogicalResult OnlineAttentionMmaOp::verify() {
   if (fp8 != static_cast<bool>(getQkDescale()))
     return emitOpError() << "operand 'qk_descale' must be present exactly "
                             "when the tiles are f8E4M3FN";
-  if (Value ones = getOnes()) {
-    auto t = cast<MemRefType>(ones.getType());
-    if (!fp8 || t.getShape() != ArrayRef<int64_t>{8, 128} ||
-        !::isFP8(t.getElementType()) || !t.getLayout().isIdentity() ||
-        !isWorkgroup(t))
-      return emitOpError() << "operand 'ones' must be an [8, 128] "
-                              "f8E4M3FN tile in workgroup memory beside "
-                              "f8E4M3FN tiles, but got "
-                           << t << " with " << elt << " tiles";
-  }
   double scale = getScale().convertToDouble();
   if (!(scale > 0.0) || !std::isfinite(scale))
     return emitOpError() << "attribute 'scale' must be a positive finite "

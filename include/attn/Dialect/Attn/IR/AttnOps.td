@@ -870,12 +870,7 @@ def Attn_OnlineAttentionMmaOp : Attn_Op<"online_attention_mma", [
     e4m3 for P V, scaled by 2^s (attn-lower-to-wgmma's fp8-p-scale-log2,
     8 by default; exact: O and l carry the same factor) so that
     probabilities down to 2^-(9 + s) stay representable next to an
-    attention sink. `ones` (FP8 only, optional) is an [8, 128] tile of
-    e4m3 1.0 in workgroup memory: with it the row sum l comes from the
-    tensor cores (P's e4m3 A registers times these 8 columns, accumulated
-    and rescaled with O) instead of a per-thread fp32 sum, so l is the
-    whole row's sum of the quantized P that O is made of (a thread's part
-    without it).
+    attention sink.
 
     The block holds keys `k_pos .. k_pos + BLOCK_N - 1` of `num_keys` (Nk);
     `mask` works as in `attn.online_attention` (`bounds`: keys >= Nk are
@@ -898,7 +893,6 @@ def Attn_OnlineAttentionMmaOp : Attn_Op<"online_attention_mma", [
                        Index:$k_pos, Index:$num_keys, Index:$q_pos,
                        Optional<Index>:$causal_offset,
                        Optional<F32>:$qk_descale,
-                       Optional<AnyMemRef>:$ones,
                        AnyVectorOfNonZeroRank:$m, AnyVectorOfNonZeroRank:$l,
                        AnyVectorOfNonZeroRank:$acc,
                        F32Attr:$scale, I64Attr:$head_dim,
@@ -913,7 +907,6 @@ def Attn_OnlineAttentionMmaOp : Attn_Op<"online_attention_mma", [
     `keys` `(` $k_pos `,` $num_keys `)`
     `rows` `(` $q_pos (`,` `causal_offset` $causal_offset^)? `)`
     (`descale` `(` $qk_descale^ `)`)?
-    (`ones` `(` $ones^ `:` type($ones) `)`)?
     `state` `(` $m `,` $l `,` $acc `:` type($m) `,` type($l) `,` type($acc) `)`
     attr-dict
   }];
