@@ -427,60 +427,39 @@ void buildDescaleGrid(ImplicitLocOpBuilder &b, Value amax, Value descale,
             });
 }
 
-/// Rows of a row-major FP8 copy per quantize CTA; keys (threads) of a V^T
-/// copy per quantize CTA.
+/// Rows of a row-major FP8 copy per quantize CTA.
 constexpr int64_t kQuantizeRows = 16;
-constexpr int64_t kQuantizeKeys = 128;
 
-/// x_fp8[b, h, n, j] = truncf(x / descale), stores in the copy's memory
-/// order so that consecutive threads write consecutive bytes: a row-major
-/// copy by CTAs of kQuantizeRows rows (b, h, n block), one thread per
-/// column j looping over the rows; a V^T copy (`transposed`: unit stride
-/// along n) by CTAs of kQuantizeKeys keys, one thread per key n looping
-/// over the columns (its reads of a row stay in L1 for the next j).
+/// x_fp8[b, h, n, j] = truncf(x / descale) for a row-major copy, stored in
+/// its memory order: CTAs of kQuantizeRows rows (b, h, n block), one thread
+/// per column j looping over the rows, so consecutive threads write
+/// consecutive bytes. (V^T: buildTransposedQuantizeGrid.)
 void buildQuantizeGrid(ImplicitLocOpBuilder &b, Value fp8, Value descale,
-                       const Groups &groups, const RowValue &value,
-                       bool transposed) {
+                       const Groups &groups, const RowValue &value) {
   ArrayRef<int64_t> shape = cast<MemRefType>(fp8.getType()).getShape();
   int64_t n = shape[2], d = shape[3];
-  int64_t rows = transposed ? kQuantizeKeys : kQuantizeRows;
-  auto store = [&](ImplicitLocOpBuilder &ib, Value bb, Value h, Value row,
-                   Value j) {
-    Value y = value.build(ib, ValueRange{bb, h, row}, j);
-    SmallVector<Value> bhnj = {bb, h, row, j};
-    Value scale = memref::LoadOp::create(ib, descale, groups.entry(ib, bhnj));
-    Value q = arith::TruncFOp::create(ib, ib.getType<Float8E4M3FNType>(),
-                                      arith::DivFOp::create(ib, y, scale));
-    memref::StoreOp::create(ib, q, fp8, bhnj);
-  };
   buildGrid(
-      b, {shape[0], shape[1], static_cast<int64_t>(llvm::divideCeil(n, rows))},
-      transposed ? kQuantizeKeys : d,
-      [&](ImplicitLocOpBuilder &ib, ValueRange bhc, Value t) {
-        Value first = arith::MulIOp::create(ib, bhc[2], index(ib, rows));
-        if (!transposed) {
-          Value last = arith::MinUIOp::create(
-              ib, arith::AddIOp::create(ib, first, index(ib, rows)),
-              index(ib, n));
-          scf::buildLoopNest(ib, ib.getLoc(), first, last, index(ib, 1),
-                             [&](OpBuilder &nb, Location loc, ValueRange iv) {
-                               ImplicitLocOpBuilder eb(loc, nb);
-                               store(eb, bhc[0], bhc[1], iv[0], t);
-                             });
-          return;
-        }
-        Value row = arith::AddIOp::create(ib, first, t);
-        Value inside = arith::CmpIOp::create(ib, arith::CmpIPredicate::ult,
-                                             row, index(ib, n));
-        auto guard = scf::IfOp::create(ib, inside, /*withElse=*/false);
-        OpBuilder::InsertionGuard g(ib);
-        ib.setInsertionPointToStart(guard.thenBlock());
-        scf::buildLoopNest(ib, ib.getLoc(), index(ib, 0), index(ib, d),
-                           index(ib, 1),
-                           [&](OpBuilder &nb, Location loc, ValueRange iv) {
-                             ImplicitLocOpBuilder eb(loc, nb);
-                             store(eb, bhc[0], bhc[1], row, iv[0]);
-                           });
+      b,
+      {shape[0], shape[1],
+       static_cast<int64_t>(llvm::divideCeil(n, kQuantizeRows))},
+      d, [&](ImplicitLocOpBuilder &ib, ValueRange bhc, Value t) {
+        Value first = arith::MulIOp::create(ib, bhc[2], index(ib, kQuantizeRows));
+        Value last = arith::MinUIOp::create(
+            ib, arith::AddIOp::create(ib, first, index(ib, kQuantizeRows)),
+            index(ib, n));
+        scf::buildLoopNest(
+            ib, ib.getLoc(), first, last, index(ib, 1),
+            [&](OpBuilder &nb, Location loc, ValueRange iv) {
+              ImplicitLocOpBuilder eb(loc, nb);
+              SmallVector<Value> bhnj = {bhc[0], bhc[1], iv[0], t};
+              Value y = value.build(eb, ValueRange{bhc[0], bhc[1], iv[0]}, t);
+              Value scale =
+                  memref::LoadOp::create(eb, descale, groups.entry(eb, bhnj));
+              Value q = arith::TruncFOp::create(
+                  eb, eb.getType<Float8E4M3FNType>(),
+                  arith::DivFOp::create(eb, y, scale));
+              memref::StoreOp::create(eb, q, fp8, bhnj);
+            });
       });
 }
 
@@ -604,6 +583,113 @@ void buildBlockQuantizeGrid(ImplicitLocOpBuilder &b, Value fp8, Value descale,
       });
 }
 
+/// Keys of V per V^T quantize CTA: a row of V^T's tile is 128 bytes.
+constexpr int64_t kTransposeKeys = 128;
+/// e4m3 bytes a thread stores at once (16: TMA's row alignment).
+constexpr int64_t kStoreBytes = 16;
+
+/// The V^T copy through a tile in shared memory: a CTA of kBlockThreads
+/// threads per kTransposeKeys keys of one head, in two phases separated by
+/// a barrier on the GPU:
+///   tile[j .. j + 7][key] = truncf(v[key, j .. j + 7] / descale)
+///       16-byte loads of V's rows; a warp takes 32 keys of one chunk, so
+///       its byte stores to the tile fill whole words (no bank conflicts);
+///       keys past N store 0, so V^T's padding holds zeros;
+///   storage[b, h, j, n0 + 16 u ..] = tile[j][16 u ..]
+///       16-byte loads from the tile and stores of V^T's rows.
+/// `storage` is V^T's [B, H, D, N padded to 16] buffer.
+void buildTransposedQuantizeGrid(ImplicitLocOpBuilder &b, Value storage,
+                                 Value descale, const Groups &groups,
+                                 const RowValue &value, int64_t n) {
+  ArrayRef<int64_t> shape = cast<MemRefType>(storage.getType()).getShape();
+  int64_t d = shape[2], padded = shape[3];
+  auto f8 = b.getType<Float8E4M3FNType>();
+  auto tileType = MemRefType::get(
+      {d, kTransposeKeys}, f8, MemRefLayoutAttrInterface(),
+      gpu::AddressSpaceAttr::get(b.getContext(),
+                                 gpu::AddressSpace::Workgroup));
+  int64_t chunks = d / kChunk, units = kTransposeKeys / kStoreBytes;
+  buildCtaGrid(
+      b,
+      {static_cast<int64_t>(llvm::divideCeil(n, kTransposeKeys)), shape[1],
+       shape[0]},
+      [&](ImplicitLocOpBuilder &cb, ValueRange ids) {
+        Value blk = ids[0], h = ids[1], bb = ids[2];
+        // 16-byte aligned: phase 2 moves 16-byte vectors (on the host too).
+        Value tile = memref::AllocaOp::create(
+            cb, tileType, cb.getI64IntegerAttr(kStoreBytes));
+        Value n0 = arith::MulIOp::create(cb, blk, index(cb, kTransposeKeys));
+        buildThreadLoop(cb, kBlockThreads, [&](ImplicitLocOpBuilder &tb,
+                                               Value t) {
+          auto loop = scf::ForOp::create(tb, t,
+                                         index(tb, kTransposeKeys * chunks),
+                                         index(tb, kBlockThreads));
+          OpBuilder::InsertionGuard guard(tb);
+          tb.setInsertionPointToStart(loop.getBody());
+          Value c = loop.getInductionVar();
+          Value key = arith::RemUIOp::create(tb, c, index(tb, kTransposeKeys));
+          Value j = arith::MulIOp::create(
+              tb, arith::DivUIOp::create(tb, c, index(tb, kTransposeKeys)),
+              index(tb, kChunk));
+          Value row = arith::AddIOp::create(tb, n0, key);
+          Value inside = arith::CmpIOp::create(tb, arith::CmpIPredicate::ult,
+                                               row, index(tb, n));
+          auto ifOp = scf::IfOp::create(tb, TypeRange(VectorType::get({kChunk}, f8)),
+                                        inside, /*withElseRegion=*/true);
+          {
+            OpBuilder::InsertionGuard g(tb);
+            tb.setInsertionPointToStart(ifOp.thenBlock());
+            SmallVector<Value> q;
+            for (auto [k, x] :
+                 llvm::enumerate(value.buildChunk(tb, {bb, h, row}, j, kChunk))) {
+              Value col = arith::AddIOp::create(tb, j, index(tb, k));
+              SmallVector<Value> at = {bb, h, row, col};
+              Value scale =
+                  memref::LoadOp::create(tb, descale, groups.entry(tb, at));
+              q.push_back(arith::TruncFOp::create(
+                  tb, f8, arith::DivFOp::create(tb, x, scale)));
+            }
+            scf::YieldOp::create(tb, ValueRange{vector::FromElementsOp::create(
+                                         tb, VectorType::get({kChunk}, f8), q)});
+            tb.setInsertionPointToStart(ifOp.elseBlock());
+            Value zero = arith::ConstantOp::create(
+                tb, DenseElementsAttr::get(VectorType::get({kChunk}, f8),
+                                           tb.getFloatAttr(f8, 0.0)));
+            scf::YieldOp::create(tb, zero);
+          }
+          for (int64_t k = 0; k < kChunk; ++k)
+            memref::StoreOp::create(
+                tb, vector::ExtractOp::create(tb, ifOp.getResult(0), k), tile,
+                ValueRange{arith::AddIOp::create(tb, j, index(tb, k)), key});
+        });
+        buildThreadLoop(cb, kBlockThreads, [&](ImplicitLocOpBuilder &tb,
+                                               Value t) {
+          auto loop = scf::ForOp::create(tb, t, index(tb, d * units),
+                                         index(tb, kBlockThreads));
+          OpBuilder::InsertionGuard guard(tb);
+          tb.setInsertionPointToStart(loop.getBody());
+          Value c = loop.getInductionVar();
+          Value j = arith::DivUIOp::create(tb, c, index(tb, units));
+          Value at = arith::MulIOp::create(
+              tb, arith::RemUIOp::create(tb, c, index(tb, units)),
+              index(tb, kStoreBytes));
+          Value col = arith::AddIOp::create(tb, n0, at);
+          auto ifOp = scf::IfOp::create(
+              tb,
+              arith::CmpIOp::create(tb, arith::CmpIPredicate::ult, col,
+                                    index(tb, padded)),
+              /*withElseRegion=*/false);
+          tb.setInsertionPointToStart(ifOp.thenBlock());
+          auto bytes = VectorType::get({kStoreBytes}, f8);
+          auto load = vector::LoadOp::create(tb, bytes, tile, ValueRange{j, at});
+          load->setAttr("alignment", tb.getI64IntegerAttr(kStoreBytes));
+          vector::StoreOp::create(tb, load, storage,
+                                  ValueRange{bb, h, j, col})
+              ->setAttr("alignment", tb.getI64IntegerAttr(kStoreBytes));
+        });
+      });
+}
+
 /// Quantizes `src` ([B, H, N, D]) with one scale per group of `groups`;
 /// `transposed`: the FP8 copy is stored as [B, H, D, N] (V^T, as the
 /// tensor cores read FP8 V; rows padded to 16 bytes) and returned as its
@@ -645,7 +731,11 @@ Quantized quantize(ImplicitLocOpBuilder &b, Value src, const Groups &groups,
   buildAmaxGrids(b, amax, groups, value);
   buildDescaleGrid(b, amax, out.descale, groups);
   memref::DeallocOp::create(b, amax);
-  buildQuantizeGrid(b, out.fp8, out.descale, groups, value, transposed);
+  if (transposed)
+    buildTransposedQuantizeGrid(b, out.storage, out.descale, groups, value,
+                                shape[3]);
+  else
+    buildQuantizeGrid(b, out.fp8, out.descale, groups, value);
   return out;
 }
 

@@ -6,6 +6,7 @@
 // RUN: FileCheck %s --check-prefix=AMAX < %t/plain/quantized_kernel_0.ptx
 // RUN: FileCheck %s --check-prefix=QUANT < %t/plain/quantized_kernel_2.ptx
 // RUN: FileCheck %s --check-prefix=ATTN < %t/plain/quantized_kernel_11.ptx
+// RUN: FileCheck %s --check-prefix=TILECOPY < %t/plain/quantized_kernel_10.ptx
 // RUN: for k in %t/plain/*.ptx %t/had/*.ptx; do %ptxas -arch=sm_90a -v $k -o %t/k.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS || exit 1; done
 
 // attn-quantize-fp8 then attn-to-cubin (issue 11): the quantize step is
@@ -15,8 +16,9 @@
 //   amax     atomic max of |x|'s f32 bits         (256 threads a CTA,
 //            a group cut over ceil(elements / 16384) CTAs)
 //   descale  amax > 0 ? amax / 448 : 1            (one thread per entry)
-//   quantize truncf(x / descale) -> e4m3          (a CTA per row, a thread
-//            per column; V into its V^T storage [B, Hkv, D, Nk])
+//   quantize truncf(x / descale) -> e4m3          (CTAs of 16 rows, a
+//            thread per column; V into its V^T storage [B, Hkv, D, Nk]
+//            through a 128-key tile in shared memory, 16-byte stores)
 // B1 Hq4 Hkv2 N256 D128, causal: Q's group is 2 heads x 256 x 128 = 65536
 // elements, 4 CTAs per group, 8 in all; K's and V's 32768, 2 per group.
 // Quantize: 16 rows per CTA for Q and K (64 and 32 CTAs), 128 keys per CTA
@@ -37,7 +39,7 @@
 // reads.
 //       CHECK:   %[[VT:.*]] = memref.alloc() : memref<1x2x128x256xf8E4M3FN>
 //       CHECK:   %[[VD:.*]] = memref.alloc() : memref<1x2xf32>
-//       CHECK:   gpu.launch_func @quantized_kernel_10::@quantized_kernel blocks in (%c4, %c1, %c1) threads in (%c128, %c1, %c1) args(%[[VT]] : memref<1x2x128x256xf8E4M3FN>, %arg2 : memref<1x2x256x128xbf16>, %[[VD]] : memref<1x2xf32>)
+//       CHECK:   gpu.launch_func @quantized_kernel_10::@quantized_kernel blocks in (%c4, %c1, %c1) threads in (%c256, %c1, %c1) args(%arg2 : memref<1x2x256x128xbf16>, %[[VD]] : memref<1x2xf32>, %[[VT]] : memref<1x2x128x256xf8E4M3FN>)
 //       CHECK:   gpu.launch_func @quantized_kernel_11::@quantized_kernel blocks in (%c8, %c1, %c1) threads in (%c384, %c1, %c1) dynamic_shared_memory_size %{{.*}} args(%{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %[[QD]] : memref<1x2xf32>, %{{.*}} : memref<1x2xf32>, %[[VD]] : memref<1x2xf32>, %arg3 : memref<1x4x256x128xbf16>)
 //       CHECK:   memref.dealloc %[[Q8]]
 // NAMES-COUNT-12: quantized_kernel
@@ -46,6 +48,8 @@
 // AMAX: atom.global.max.s32
 // QUANT: cvt.rn.satfinite.e4m3x2.f32
 // QUANT: st.global.b8
+// TILECOPY: ld.shared.v4.b32
+// TILECOPY: st.global.v4.b32
 // ATTN: wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
 !q = memref<1x4x256x128xbf16>

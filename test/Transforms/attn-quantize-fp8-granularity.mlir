@@ -123,13 +123,16 @@
 //       CHANNEL:       memref.atomic_rmw maxs %{{.*}}, %[[AMAX]][%[[B]], %[[G]], %[[C]]]
 //       CHANNEL:   scf.forall (%[[B:.*]], %[[G:.*]], %[[C:.*]]) in (1, 2, 16) {
 //       CHANNEL:     memref.store %{{.*}}, %[[VD]][%[[B]], %[[G]], %[[C]]] : memref<1x2x16xf32>
-// V^T: one thread per key n, looping over the channels j.
-//       CHANNEL:   scf.forall (%[[B:.*]], %[[G:.*]], %{{.*}}) in (1, 2, 1) {
-//       CHANNEL:     scf.forall (%{{.*}}) in (128) {
-//       CHANNEL:       %[[N:.*]] = arith.addi
-//       CHANNEL:       scf.for %[[J:.*]] = %c0 to %c16
-//       CHANNEL:       memref.load %[[VD]][%[[B]], %[[G]], %[[J]]] : memref<1x2x16xf32>
-//       CHANNEL:       memref.store %{{.*}}, %[[V8]][%[[B]], %[[G]], %[[N]], %[[J]]] : memref<1x2x6x16xf8E4M3FN, strided<[512, 256, 1, 16]>>
+// V^T through the shared tile: each element of a chunk (channels j .. j + 7)
+// divided by its own channel's descale.
+//       CHANNEL:   scf.forall (%{{.*}}, %[[G:.*]], %[[B:.*]]) in (1, 2, 1) {
+//       CHANNEL:     memref.alloca() {alignment = 16 : i64} : memref<16x128xf8E4M3FN, #gpu.address_space<workgroup>>
+//       CHANNEL:     scf.forall (%{{.*}}) in (256) {
+//       CHANNEL:         %[[J0:.*]] = arith.addi %[[J:.*]], %c0
+//       CHANNEL:         memref.load %[[VD]][%[[B]], %[[G]], %[[J0]]] : memref<1x2x16xf32>
+//       CHANNEL:         %[[J1:.*]] = arith.addi %[[J]], %c1
+//       CHANNEL:         memref.load %[[VD]][%[[B]], %[[G]], %[[J1]]] : memref<1x2x16xf32>
+//       CHANNEL:     vector.store %{{.*}}, %[[VT:.*]][%[[B]], %[[G]], %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<1x2x16x16xf8E4M3FN>, vector<16xf8E4M3FN>
 //       CHANNEL:   attn.attention {{.*}} descale({{.*}} : memref<1x2xf32>, memref<1x2xf32>, memref<1x2x16xf32>){{$}}
 
 // hadamard=true with blocks: amax and quantization of the rotated rows

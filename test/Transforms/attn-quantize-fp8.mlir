@@ -78,18 +78,25 @@
 //       CHECK:   %[[ROWS:.*]] = memref.subview %[[VT]][0, 0, 0, 0] [2, 2, 16, 8] [1, 1, 1, 1]
 //       CHECK:   %[[V8:.*]] = memref.transpose %[[ROWS]] (d0, d1, d2, d3) -> (d0, d1, d3, d2) : memref<2x2x16x8xf8E4M3FN, strided<[512, 256, 16, 1]>> to memref<2x2x8x16xf8E4M3FN, strided<[512, 256, 1, 16]>>
 //       CHECK:   %[[VD:.*]] = memref.alloc() : memref<2x2xf32>
-// V^T in its memory order: CTAs of 128 keys, one thread per key n (past Nk:
-// nothing) looping over the columns j, so consecutive threads store
-// consecutive bytes of a V^T row.
-//       CHECK:   scf.forall (%[[B:.*]], %[[HK:.*]], %[[NB:.*]]) in (2, 2, 1) {
-//       CHECK:     scf.forall (%[[T:.*]]) in (128) {
-//       CHECK:       %[[N0:.*]] = arith.muli %[[NB]], %c128
-//       CHECK:       %[[N:.*]] = arith.addi %[[N0]], %[[T]]
-//       CHECK:       %[[IN:.*]] = arith.cmpi ult, %[[N]], %c8
-//       CHECK:       scf.if %[[IN]] {
-//       CHECK:         scf.for %[[J:.*]] = %c0 to %c16 step %c1 {
-//       CHECK:           memref.load %[[V]][%[[B]], %[[HK]], %[[N]], %[[J]]]
-//       CHECK:           memref.store %{{.*}}, %[[V8]][%[[B]], %[[HK]], %[[N]], %[[J]]] : memref<2x2x8x16xf8E4M3FN, strided<[512, 256, 1, 16]>>
+// V^T through a tile in shared memory: CTAs of 256 threads per 128 keys of
+// a head. Phase 1: 8-element chunks of V's rows (keys past Nk: zeros) are
+// quantized and stored transposed into the tile; phase 2 copies the tile's
+// rows into V^T's storage with 16-byte stores (its padding included).
+//       CHECK:   scf.forall (%[[NB:.*]], %[[HK:.*]], %[[B:.*]]) in (1, 2, 2) {
+//       CHECK:     %[[TILE:.*]] = memref.alloca() {alignment = 16 : i64} : memref<16x128xf8E4M3FN, #gpu.address_space<workgroup>>
+//       CHECK:     scf.forall (%{{.*}}) in (256) {
+//       CHECK:       scf.for
+//       CHECK:         %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %c8
+//       CHECK:         %[[CH:.*]] = scf.if %[[IN]] -> (vector<8xf8E4M3FN>) {
+//       CHECK:           vector.load %[[V]][%[[B]], %[[HK]], %{{.*}}, %{{.*}}] : memref<2x2x8x16xbf16>, vector<8xbf16>
+// CHECK-COUNT-8:         arith.truncf %{{.*}} : f32 to f8E4M3FN
+//       CHECK:         } else {
+//       CHECK:           arith.constant dense<0.000000e+00> : vector<8xf8E4M3FN>
+// CHECK-COUNT-8:       memref.store %{{.*}}, %[[TILE]][%{{.*}}, %{{.*}}] : memref<16x128xf8E4M3FN, #gpu.address_space<workgroup>>
+//       CHECK:     } {mapping = [#gpu.thread<x>]}
+//       CHECK:     scf.forall (%{{.*}}) in (256) {
+//       CHECK:       %[[ROW:.*]] = vector.load %[[TILE]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<16x128xf8E4M3FN, #gpu.address_space<workgroup>>, vector<16xf8E4M3FN>
+//       CHECK:       vector.store %[[ROW]], %[[VT]][%[[B]], %[[HK]], %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<2x2x16x16xf8E4M3FN>, vector<16xf8E4M3FN>
 //       CHECK:   attn.attention ins(%[[Q8]], %[[K8]], %[[V8]] : memref<2x4x8x16xf8E4M3FN>, memref<2x2x8x16xf8E4M3FN>, memref<2x2x8x16xf8E4M3FN, strided<[512, 256, 1, 16]>>) outs(%[[O]] : memref<2x4x8x16xbf16>) lse(%[[LSE]] : memref<2x4x8xf32>) descale(%[[QD]], %[[KD]], %[[VD]] : memref<2x2xf32>, memref<2x2xf32>, memref<2x2xf32>) {causal, scale = 5.000000e-01 : f32}
 //       CHECK:   memref.dealloc %[[Q8]]
 //       CHECK:   memref.dealloc %[[K8]]
