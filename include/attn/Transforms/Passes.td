@@ -198,8 +198,10 @@ def AttnQuantizeFP8 : Pass<"attn-quantize-fp8", "func::FuncOp"> {
     integer atomic max on the f32 bits), the descales, then the FP8 copy.
     attn-to-cpu runs them as loops, attn-to-cubin as kernels launched
     before the FP8 attention. FP8 V is written as V^T ([B, Hkv, D, Nk]
-    storage, rows padded to 16 bytes, viewed transposed by
-    `memref.transpose`), the layout the tensor cores read. f16 inputs are
+    storage, rows padded to 16 bytes and zero-filled, viewed transposed by
+    `memref.transpose`), the layout the tensor cores read, by CTAs of 256
+    threads per 128 keys through a [D, 128] tile in workgroup memory
+    (16-byte loads of V's rows, 16-byte stores of V^T's). f16 inputs are
     not implemented. The tensor-core path takes per-block descales in
     blocks of its tiles (the default block sizes); per-channel V descales
     lower to the host only.
