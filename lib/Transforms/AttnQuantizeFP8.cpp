@@ -588,104 +588,130 @@ constexpr int64_t kTransposeKeys = 128;
 /// e4m3 bytes a thread stores at once (16: TMA's row alignment).
 constexpr int64_t kStoreBytes = 16;
 
+/// Calls `body(c)` for c = t, t + kBlockThreads, .. below `total`: thread
+/// t's share of its CTA's `total` work items.
+void forEachItem(ImplicitLocOpBuilder &b, Value t, int64_t total,
+                 function_ref<void(ImplicitLocOpBuilder &, Value)> body) {
+  auto loop = scf::ForOp::create(b, t, index(b, total), index(b, kBlockThreads));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  body(b, loop.getInductionVar());
+}
+
+/// Where a V^T quantize CTA works: its batch, head and first key, the
+/// keys N (rows of V) and V^T's row length (N padded to 16).
+struct KeyBlock {
+  Value b, h, n0;
+  int64_t n, padded;
+};
+
+/// Phase 1 of a V^T quantize CTA, item c: keys n0 + c % 128, columns
+/// j = 8 (c / 128) .. j + 7: tile[j + k][key] = truncf(v / descale), 0
+/// for keys past N.
+void quantizeIntoTile(ImplicitLocOpBuilder &b, const KeyBlock &kb, Value c,
+                      Value tile, Value descale, const Groups &groups,
+                      const RowValue &value) {
+  auto f8 = b.getType<Float8E4M3FNType>();
+  auto chunkType = VectorType::get({kChunk}, f8);
+  Value key = arith::RemUIOp::create(b, c, index(b, kTransposeKeys));
+  Value j = arith::MulIOp::create(
+      b, arith::DivUIOp::create(b, c, index(b, kTransposeKeys)),
+      index(b, kChunk));
+  Value row = arith::AddIOp::create(b, kb.n0, key);
+  Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
+                                       index(b, kb.n));
+  auto ifOp = scf::IfOp::create(b, TypeRange(chunkType), inside,
+                                /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    SmallVector<Value> q;
+    for (auto [k, x] : llvm::enumerate(
+             value.buildChunk(b, {kb.b, kb.h, row}, j, kChunk))) {
+      SmallVector<Value> at = {kb.b, kb.h, row,
+                               arith::AddIOp::create(b, j, index(b, k))};
+      Value scale = memref::LoadOp::create(b, descale, groups.entry(b, at));
+      q.push_back(
+          arith::TruncFOp::create(b, f8, arith::DivFOp::create(b, x, scale)));
+    }
+    scf::YieldOp::create(b, ValueRange{vector::FromElementsOp::create(
+                                b, chunkType, q)});
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    scf::YieldOp::create(
+        b, ValueRange{arith::ConstantOp::create(
+               b, DenseElementsAttr::get(chunkType, b.getFloatAttr(f8, 0.0)))});
+  }
+  for (int64_t k = 0; k < kChunk; ++k)
+    memref::StoreOp::create(
+        b, vector::ExtractOp::create(b, ifOp.getResult(0), k), tile,
+        ValueRange{arith::AddIOp::create(b, j, index(b, k)), key});
+}
+
+/// Phase 2 of a V^T quantize CTA, item c: 16 bytes of tile row
+/// j = c / 8 to V^T's row j at key n0 + 16 (c % 8), if below its padded
+/// length.
+void copyTileRow(ImplicitLocOpBuilder &b, const KeyBlock &kb, Value c,
+                 Value tile, Value storage) {
+  int64_t units = kTransposeKeys / kStoreBytes;
+  Value j = arith::DivUIOp::create(b, c, index(b, units));
+  Value at = arith::MulIOp::create(
+      b, arith::RemUIOp::create(b, c, index(b, units)), index(b, kStoreBytes));
+  Value col = arith::AddIOp::create(b, kb.n0, at);
+  auto ifOp = scf::IfOp::create(
+      b,
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col,
+                            index(b, kb.padded)),
+      /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  auto bytes = VectorType::get({kStoreBytes}, b.getType<Float8E4M3FNType>());
+  auto load = vector::LoadOp::create(b, bytes, tile, ValueRange{j, at});
+  load->setAttr("alignment", b.getI64IntegerAttr(kStoreBytes));
+  vector::StoreOp::create(b, load, storage, ValueRange{kb.b, kb.h, j, col})
+      ->setAttr("alignment", b.getI64IntegerAttr(kStoreBytes));
+}
+
 /// The V^T copy through a tile in shared memory: a CTA of kBlockThreads
 /// threads per kTransposeKeys keys of one head, in two phases separated by
-/// a barrier on the GPU:
-///   tile[j .. j + 7][key] = truncf(v[key, j .. j + 7] / descale)
-///       16-byte loads of V's rows; a warp takes 32 keys of one chunk, so
-///       its byte stores to the tile fill whole words (no bank conflicts);
-///       keys past N store 0, so V^T's padding holds zeros;
-///   storage[b, h, j, n0 + 16 u ..] = tile[j][16 u ..]
-///       16-byte loads from the tile and stores of V^T's rows.
-/// `storage` is V^T's [B, H, D, N padded to 16] buffer.
+/// a barrier on the GPU: quantizeIntoTile (16-byte loads of V's rows; a
+/// warp takes 32 keys of one chunk, so its byte stores to the tile fill
+/// whole words), then copyTileRow (16-byte loads and stores). `storage` is
+/// V^T's [B, H, D, N padded to 16] buffer; its padding gets zeros.
 void buildTransposedQuantizeGrid(ImplicitLocOpBuilder &b, Value storage,
                                  Value descale, const Groups &groups,
                                  const RowValue &value, int64_t n) {
   ArrayRef<int64_t> shape = cast<MemRefType>(storage.getType()).getShape();
-  int64_t d = shape[2], padded = shape[3];
-  auto f8 = b.getType<Float8E4M3FNType>();
+  int64_t d = shape[2];
   auto tileType = MemRefType::get(
-      {d, kTransposeKeys}, f8, MemRefLayoutAttrInterface(),
+      {d, kTransposeKeys}, b.getType<Float8E4M3FNType>(),
+      MemRefLayoutAttrInterface(),
       gpu::AddressSpaceAttr::get(b.getContext(),
                                  gpu::AddressSpace::Workgroup));
-  int64_t chunks = d / kChunk, units = kTransposeKeys / kStoreBytes;
   buildCtaGrid(
       b,
       {static_cast<int64_t>(llvm::divideCeil(n, kTransposeKeys)), shape[1],
        shape[0]},
       [&](ImplicitLocOpBuilder &cb, ValueRange ids) {
-        Value blk = ids[0], h = ids[1], bb = ids[2];
         // 16-byte aligned: phase 2 moves 16-byte vectors (on the host too).
         Value tile = memref::AllocaOp::create(
             cb, tileType, cb.getI64IntegerAttr(kStoreBytes));
-        Value n0 = arith::MulIOp::create(cb, blk, index(cb, kTransposeKeys));
+        KeyBlock kb{ids[2], ids[1],
+                    arith::MulIOp::create(cb, ids[0], index(cb, kTransposeKeys)),
+                    n, shape[3]};
         buildThreadLoop(cb, kBlockThreads, [&](ImplicitLocOpBuilder &tb,
                                                Value t) {
-          auto loop = scf::ForOp::create(tb, t,
-                                         index(tb, kTransposeKeys * chunks),
-                                         index(tb, kBlockThreads));
-          OpBuilder::InsertionGuard guard(tb);
-          tb.setInsertionPointToStart(loop.getBody());
-          Value c = loop.getInductionVar();
-          Value key = arith::RemUIOp::create(tb, c, index(tb, kTransposeKeys));
-          Value j = arith::MulIOp::create(
-              tb, arith::DivUIOp::create(tb, c, index(tb, kTransposeKeys)),
-              index(tb, kChunk));
-          Value row = arith::AddIOp::create(tb, n0, key);
-          Value inside = arith::CmpIOp::create(tb, arith::CmpIPredicate::ult,
-                                               row, index(tb, n));
-          auto ifOp = scf::IfOp::create(tb, TypeRange(VectorType::get({kChunk}, f8)),
-                                        inside, /*withElseRegion=*/true);
-          {
-            OpBuilder::InsertionGuard g(tb);
-            tb.setInsertionPointToStart(ifOp.thenBlock());
-            SmallVector<Value> q;
-            for (auto [k, x] :
-                 llvm::enumerate(value.buildChunk(tb, {bb, h, row}, j, kChunk))) {
-              Value col = arith::AddIOp::create(tb, j, index(tb, k));
-              SmallVector<Value> at = {bb, h, row, col};
-              Value scale =
-                  memref::LoadOp::create(tb, descale, groups.entry(tb, at));
-              q.push_back(arith::TruncFOp::create(
-                  tb, f8, arith::DivFOp::create(tb, x, scale)));
-            }
-            scf::YieldOp::create(tb, ValueRange{vector::FromElementsOp::create(
-                                         tb, VectorType::get({kChunk}, f8), q)});
-            tb.setInsertionPointToStart(ifOp.elseBlock());
-            Value zero = arith::ConstantOp::create(
-                tb, DenseElementsAttr::get(VectorType::get({kChunk}, f8),
-                                           tb.getFloatAttr(f8, 0.0)));
-            scf::YieldOp::create(tb, zero);
-          }
-          for (int64_t k = 0; k < kChunk; ++k)
-            memref::StoreOp::create(
-                tb, vector::ExtractOp::create(tb, ifOp.getResult(0), k), tile,
-                ValueRange{arith::AddIOp::create(tb, j, index(tb, k)), key});
+          forEachItem(tb, t, kTransposeKeys * (d / kChunk),
+                      [&](ImplicitLocOpBuilder &ib, Value c) {
+                        quantizeIntoTile(ib, kb, c, tile, descale, groups,
+                                         value);
+                      });
         });
         buildThreadLoop(cb, kBlockThreads, [&](ImplicitLocOpBuilder &tb,
                                                Value t) {
-          auto loop = scf::ForOp::create(tb, t, index(tb, d * units),
-                                         index(tb, kBlockThreads));
-          OpBuilder::InsertionGuard guard(tb);
-          tb.setInsertionPointToStart(loop.getBody());
-          Value c = loop.getInductionVar();
-          Value j = arith::DivUIOp::create(tb, c, index(tb, units));
-          Value at = arith::MulIOp::create(
-              tb, arith::RemUIOp::create(tb, c, index(tb, units)),
-              index(tb, kStoreBytes));
-          Value col = arith::AddIOp::create(tb, n0, at);
-          auto ifOp = scf::IfOp::create(
-              tb,
-              arith::CmpIOp::create(tb, arith::CmpIPredicate::ult, col,
-                                    index(tb, padded)),
-              /*withElseRegion=*/false);
-          tb.setInsertionPointToStart(ifOp.thenBlock());
-          auto bytes = VectorType::get({kStoreBytes}, f8);
-          auto load = vector::LoadOp::create(tb, bytes, tile, ValueRange{j, at});
-          load->setAttr("alignment", tb.getI64IntegerAttr(kStoreBytes));
-          vector::StoreOp::create(tb, load, storage,
-                                  ValueRange{bb, h, j, col})
-              ->setAttr("alignment", tb.getI64IntegerAttr(kStoreBytes));
+          forEachItem(tb, t, d * (kTransposeKeys / kStoreBytes),
+                      [&](ImplicitLocOpBuilder &ib, Value c) {
+                        copyTileRow(ib, kb, c, tile, storage);
+                      });
         });
       });
 }
