@@ -232,7 +232,11 @@ Value rowMaxOf(ImplicitLocOpBuilder &b, const Schedule &sched,
 /// x (clamped to -126 and above) = j + f with j = rint(x), by the
 /// 1.5 * 2^23 rounding trick, and f in [-0.5, 0.5]; 2^f by a degree-2
 /// minimax polynomial (relative error 1.7e-3, far below the 2^-4 spacing
-/// of the e4m3 P it feeds), and j added to the exponent field.
+/// of the e4m3 P it feeds), and j added to the exponent field. A masked
+/// key (x = -inf) gives 2^-126, not 0: it rounds to 0 in e4m3, so O is
+/// unchanged, and adds at most BLOCK_N * 2^-126 to l per block, so l of a
+/// row without keys stays tiny but normal (O = 0 / l = 0; LSE is -inf from
+/// m), as bench/fp8_check.py's empty-row case checks.
 Value polyExp2(ImplicitLocOpBuilder &b, Value x) {
   Value clamped = LLVM::MaxNumOp::create(b, x, cF32(b, -126));
   Value magic = cF32(b, 12582912.0f);
