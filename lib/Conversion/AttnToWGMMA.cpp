@@ -235,8 +235,8 @@ Value rowMaxOf(ImplicitLocOpBuilder &b, const Schedule &sched,
 /// of the e4m3 P it feeds), and j added to the exponent field. A masked
 /// key (x = -inf) gives 2^-126, not 0: it rounds to 0 in e4m3, so O is
 /// unchanged, and adds at most BLOCK_N * 2^-126 to l per block, so l of a
-/// row without keys stays tiny but normal (O = 0 / l = 0; LSE is -inf from
-/// m), as bench/fp8_check.py's empty-row case checks.
+/// row without keys stays tiny but normal: O = acc / l is 0 (acc is 0) and
+/// LSE is -inf (from m), as bench/fp8_check.py's empty-row case checks.
 Value polyExp2(ImplicitLocOpBuilder &b, Value x) {
   Value clamped = LLVM::MaxNumOp::create(b, x, cF32(b, -126));
   Value magic = cF32(b, 12582912.0f);
