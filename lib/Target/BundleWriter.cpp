@@ -233,6 +233,12 @@ FailureOr<bundle::Param> workspaceMapParam(nvgpu::TmaCreateDescriptorOp desc,
                                            Value view, int64_t buffer,
                                            gpu::LaunchFuncOp launch);
 
+/// "f16" or "bf16" for the element type of `q`, "" for others.
+std::string halfDtypeOf(Value q) {
+  Type elt = cast<MemRefType>(q.getType()).getElementType();
+  return elt.isF16() ? "f16" : elt.isBF16() ? "bf16" : "";
+}
+
 /// The key of a varlen kernel (attn.varlen_attention): packed q, o
 /// [total_q, Hq, D], k, v [total_k, Hkv, D] (paged: caches [num_pages,
 /// page_size, Hkv, D] with a static page size), lse [Hq, total_q]; B and
@@ -241,8 +247,7 @@ FailureOr<bundle::Param> workspaceMapParam(nvgpu::TmaCreateDescriptorOp desc,
 /// must be dynamic.
 LogicalResult varlenKey(VarlenAttentionOp op, bool strided,
                         bundle::FwdKey &key) {
-  Type elt = cast<MemRefType>(op.getQ().getType()).getElementType();
-  key.dtype = elt.isF16() ? "f16" : elt.isBF16() ? "bf16" : "";
+  key.dtype = halfDtypeOf(op.getQ());
   if (key.dtype.empty())
     return op.emitOpError("a varlen bundle kernel takes f16 or bf16 "
                           "operands");
@@ -320,11 +325,9 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
     return failure();
 
   bundle::FwdKey &key = src.key;
-  Type elt = cast<MemRefType>(op.getQ().getType()).getElementType();
-  key.dtype = elt.isF16()    ? "f16"
-              : elt.isBF16() ? "bf16"
-              : op.isFP8()   ? "e4m3"
-                             : "";
+  key.dtype = halfDtypeOf(op.getQ());
+  if (key.dtype.empty() && op.isFP8())
+    key.dtype = "e4m3";
   if (key.dtype.empty())
     return op.emitOpError("bundle kernels take f16, bf16 or f8E4M3FN "
                           "operands");
@@ -458,8 +461,7 @@ FailureOr<KernelSource> inspectVarlen(func::FuncOp func, VarlenAttentionOp op,
 /// attributes do not apply.
 LogicalResult gradKey(func::FuncOp func, AttentionGradOp op, bool strided,
                       const BundleOptions &opts, bundle::FwdKey &key) {
-  Type elt = cast<MemRefType>(op.getQ().getType()).getElementType();
-  key.dtype = elt.isF16() ? "f16" : elt.isBF16() ? "bf16" : "";
+  key.dtype = halfDtypeOf(op.getQ());
   if (key.dtype.empty())
     return op.emitOpError("a backward bundle kernel takes f16 or bf16 "
                           "operands");
