@@ -217,20 +217,22 @@ Error runReference(const Reference &ref, const BwdShape &s, const BwdBuffers &b,
   void *params[] = {&ptrs[0], &ptrs[1], &ptrs[2], &ptrs[3], &ptrs[4], &ptrs[5],
                     &ptrs[6], &ptrs[7], &ptrs[8], &dims[0], &dims[1], &dims[2],
                     &dims[3], &dims[4], &dims[5], &causal,  &scale};
-  if (s.numRows() > 0)
-    if (Error err = check(cuLaunchKernel(ref.backwardDq[s.bf16],
-                                         unsigned(s.seqQ), unsigned(s.headsQ),
-                                         unsigned(s.batch), kReferenceThreads,
-                                         1, 1, 0, stream, params, nullptr),
-                          "launch reference_bwd_dq"))
-      return err;
-  if (s.numKV() > 0)
-    if (Error err = check(cuLaunchKernel(ref.backwardDkDv[s.bf16],
-                                         unsigned(s.seqK), unsigned(s.headsKV),
-                                         unsigned(s.batch), kReferenceThreads,
-                                         1, 1, 0, stream, params, nullptr),
-                          "launch reference_bwd_dkdv"))
-      return err;
+  // One CTA per (row, head, batch): dQ by query rows, dK/dV by keys.
+  auto launch = [&](CUfunction fn, int64_t rows, int64_t heads,
+                    const char *what) -> Error {
+    if (rows * heads * s.batch == 0) // an empty grid: nothing to launch
+      return Error::success();
+    return check(cuLaunchKernel(fn, unsigned(rows), unsigned(heads),
+                                unsigned(s.batch), kReferenceThreads, 1, 1, 0,
+                                stream, params, nullptr),
+                 what);
+  };
+  if (Error err = launch(ref.backwardDq[s.bf16], s.seqQ, s.headsQ,
+                         "launch reference_bwd_dq"))
+    return err;
+  if (Error err = launch(ref.backwardDkDv[s.bf16], s.seqK, s.headsKV,
+                         "launch reference_bwd_dkdv"))
+    return err;
   return check(cuStreamSynchronize(stream), "reference_bwd");
 }
 
