@@ -21,7 +21,7 @@ import sys
 import torch
 
 import attn_runtime as rt
-from harness import timed_back_to_back
+from harness import sdpa_baselines, timed_back_to_back
 from tma_cases import reference, wait_or_die
 
 E4M3 = torch.float8_e4m3fn
@@ -169,21 +169,10 @@ def speed(fp8, bf16, shape, rounds, iters):
     ob = torch.empty_like(qb)
     ab = rt.fwd_args(qb, kb, vb, ob, lse, causal)
     stream = torch.cuda.current_stream().cuda_stream
-    kr, vr = kb.repeat_interleave(Hq // Hkv, 1), vb.repeat_interleave(Hq // Hkv, 1)
-    from torch.nn.attention import sdpa_kernel, SDPBackend
-
-    def sdpa(backend):
-        def call():
-            with sdpa_kernel(backend):
-                torch.nn.functional.scaled_dot_product_attention(
-                    qb, kr, vr, is_causal=causal)
-        return call
-
     calls = {
         "attn fp8": lambda: fp8.fwd(a8, stream),
         "attn bf16": lambda: bf16.fwd(ab, stream),
-        "FA2": sdpa(SDPBackend.FLASH_ATTENTION),
-        "cuDNN": sdpa(SDPBackend.CUDNN_ATTENTION),
+        **sdpa_baselines(qb, kb, vb, causal),
     }
     flops = 4 * B * Hq * N * N * D * (0.5 if causal else 1)
     times = {k: [] for k in calls}

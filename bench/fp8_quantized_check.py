@@ -61,7 +61,7 @@ import sys
 import torch
 
 import attn_runtime as rt
-from harness import timed_back_to_back
+from harness import sdpa_baselines, timed_back_to_back
 from tma_cases import reference, wait_or_die
 
 # Quantized Q, K, V (e4m3, 3 mantissa bits: relative rounding up to 2^-4,
@@ -190,22 +190,10 @@ def speed(bundle, shape, rounds, iters):
     aq = rt.quantized_fwd_args(q, k, v, oq, lse, causal)
     ab = rt.fwd_args(q, k, v, ob, lse, causal)
     stream = torch.cuda.current_stream().cuda_stream
-    kr = k.repeat_interleave(Hq // Hkv, 1)
-    vr = v.repeat_interleave(Hq // Hkv, 1)
-    from torch.nn.attention import sdpa_kernel, SDPBackend
-
-    def torch_sdpa(backend):
-        def call():
-            with sdpa_kernel(backend):
-                torch.nn.functional.scaled_dot_product_attention(
-                    q, kr, vr, is_causal=causal)
-        return call
-
     calls = {
         "fp8q": lambda: bundle.fwd(aq, stream),
         "bf16": lambda: bundle.fwd(ab, stream),
-        "FA2": torch_sdpa(SDPBackend.FLASH_ATTENTION),
-        "cuDNN": torch_sdpa(SDPBackend.CUDNN_ATTENTION),
+        **sdpa_baselines(q, k, v, causal),
     }
     for key in ("fp8q", "bf16"):  # a failed call would time nothing
         status, msg = calls[key]()

@@ -192,6 +192,24 @@ def time_case(bundle, case, tensors, stream):
     return out
 
 
+def sdpa_baselines(q, k, v, causal):
+    """FA2 and cuDNN (PyTorch SDPA backends) on the same inputs as calls to
+    time: {"FA2": fn, "cuDNN": fn}; GQA K/V are repeated to Hq heads
+    outside the timed calls."""
+    rep = q.shape[1] // k.shape[1]
+    kr, vr = k.repeat_interleave(rep, 1), v.repeat_interleave(rep, 1)
+
+    def call(backend):
+        def run():
+            with sdpa_kernel(backend):
+                torch.nn.functional.scaled_dot_product_attention(
+                    q, kr, vr, is_causal=bool(causal))
+        return run
+
+    return {"FA2": call(SDPBackend.FLASH_ATTENTION),
+            "cuDNN": call(SDPBackend.CUDNN_ATTENTION)}
+
+
 def concurrent_launches(bundle, threads=4):
     """The same problem from several host threads on their own streams."""
     torch.manual_seed(1234)
