@@ -95,20 +95,22 @@ std::string memref(ArrayRef<int64_t> shape, StringRef elt) {
   return s + elt.str() + ">";
 }
 
-/// @attention(q, k, v, o, lse, q8, qd, kd, vd): the bf16 attention, and
-/// the buffers the quantized Q and the descales are copied to.
+/// @attention(q, k, v, o, lse, q8, v8, qd, kd, vd): the bf16 attention,
+/// and the buffers the quantized Q and V and the descales are copied to.
 std::string buildModule(const Shape &s, const Quant &quant) {
   std::string q = memref({s.b, s.hq, s.nq, s.d}, "bf16");
   std::string kv = memref({s.b, s.hkv, s.nk, s.d}, "bf16");
   std::string lse = memref({s.b, s.hq, s.nq}, "f32");
   return llvm::formatv(
              "func.func @attention(%q: {0}, %k: {1}, %v: {1}, %o: {0}, "
-             "%lse: {2}, %q8: {3}, %qd: {4}, %kd: {5}, %vd: {6}) {{\n"
+             "%lse: {2}, %q8: {3}, %v8: {8}, %qd: {4}, %kd: {5}, %vd: {6}) "
+             "{{\n"
              "  attn.attention ins(%q, %k, %v : {0}, {1}, {1}) outs(%o : {0})"
              " lse(%lse : {2}) {7}\n  return\n}\n",
              q, kv, lse, memref({s.b, s.hq, s.nq, s.d}, "f8E4M3FN"),
              memref(quant.qScales(s), "f32"), memref(quant.kScales(s), "f32"),
-             memref(quant.vScales(s), "f32"), s.causal ? "{causal}" : "")
+             memref(quant.vScales(s), "f32"), s.causal ? "{causal}" : "",
+             memref({s.b, s.hkv, s.nk, s.d}, "f8E4M3FN"))
       .str();
 }
 
@@ -128,14 +130,15 @@ void copyInto(OpBuilder &b, Location loc, Value from, Value to) {
                      });
 }
 
-/// After attn-quantize-fp8: copies the FP8 attention's Q and descales into
-/// the function's last four arguments, before the attention.
+/// After attn-quantize-fp8: copies the FP8 attention's Q, V (logical
+/// [B, H, N, D] order) and descales into the function's last five
+/// arguments, before the attention.
 void exposeQuantized(ModuleOp module) {
   module.walk([](attn::AttentionOp op) {
     auto fn = op->getParentOfType<func::FuncOp>();
-    ValueRange out = fn.getArguments().take_back(4);
+    ValueRange out = fn.getArguments().take_back(5);
     OpBuilder b(op);
-    Value from[] = {op.getQ(), op.getQDescale(), op.getKDescale(),
+    Value from[] = {op.getQ(), op.getV(), op.getQDescale(), op.getKDescale(),
                     op.getVDescale()};
     for (auto [src, dst] : llvm::zip_equal(from, out))
       copyInto(b, op.getLoc(), src, dst);
@@ -212,12 +215,12 @@ struct Scales {
 struct Result {
   Bf16 o;
   Raw<float, 3> lse;
-  Raw<uint8_t, 4> q8;
+  Raw<uint8_t, 4> q8, v8;
   Scales qd, kd, vd;
   Result(const Shape &s, const Quant &quant)
       : o(attn::test::Elt::bf16, {s.b, s.hq, s.nq, s.d}),
         lse({s.b, s.hq, s.nq}, NAN), q8({s.b, s.hq, s.nq, s.d}, 0x7f),
-        qd(quant.qScales(s)), kd(quant.kScales(s)), vd(quant.vScales(s)) {
+        v8({s.b, s.hkv, s.nk, s.d}, 0x7f), qd(quant.qScales(s)), kd(quant.kScales(s)), vd(quant.vScales(s)) {
     o.fill(NAN);
   }
 };
@@ -234,12 +237,12 @@ struct Inputs {
 std::unique_ptr<Result> run(ExecutionEngine &engine, const Shape &s,
                             const Quant &quant, Inputs &in) {
   auto r = std::make_unique<Result>(s, quant);
-  void *args[] = {&in.q.desc,   &in.k.desc,   &in.v.desc,
-                  &r->o.desc,   &r->lse.desc, &r->q8.desc,
-                  r->qd.desc(), r->kd.desc(), r->vd.desc()};
+  void *args[] = {&in.q.desc,   &in.k.desc,   &in.v.desc,   &r->o.desc,
+                  &r->lse.desc, &r->q8.desc,  &r->v8.desc,  r->qd.desc(),
+                  r->kd.desc(), r->vd.desc()};
   llvm::Error err =
       engine.invoke("attention", args[0], args[1], args[2], args[3], args[4],
-                    args[5], args[6], args[7], args[8]);
+                    args[5], args[6], args[7], args[8], args[9]);
   EXPECT_FALSE(bool(err)) << llvm::toString(std::move(err));
   return r;
 }
@@ -492,6 +495,14 @@ TEST_P(CpuFp8Quantize, ScalesRoundTripAndAttention) {
     }
   }
   EXPECT_LE(std::sqrt(num / den), 0.05) << "round trip of Q";
+  // V8: exactly the e4m3 rounding of V / descale, per V granularity.
+  for (int64_t i = 0; i < int64_t(v.size()); ++i) {
+    int64_t c = i % s.d, row = i / s.d, n = row % s.nk,
+            h = (row / s.nk) % s.hkv, b = row / s.nk / s.hkv;
+    float scale =
+        r->vd.at(groupOf(r->vd.shape, b, h, n, c, s.hkv, s.hkv, 1, channel));
+    ASSERT_EQ(r->v8.data[i], toE4M3(float(v[i]) / scale)) << "V8[" << i << "]";
+  }
 
   Reference ref = reference(s, values(in.q, false), values(in.k, false), v);
   auto [rmse, rel] = errors(r->o, ref);
@@ -517,6 +528,80 @@ INSTANTIATE_TEST_SUITE_P(
                       Quant{"block_hadamard_channel", "block", "channel",
                             true}),
     [](const auto &info) { return std::string(info.param.name); });
+
+/// `x` rounded to bf16 (nearest even).
+float roundToBf16(double x) {
+  llvm::APFloat f(x);
+  bool lost;
+  f.convert(llvm::APFloat::BFloat(), llvm::APFloat::rmNearestTiesToEven,
+            &lost);
+  return static_cast<float>(f.convertToDouble());
+}
+
+/// A random bf16 of magnitude at most `amax` (> 0): random sign and
+/// mantissa, exponent up to 24 binades below amax's (some subnormal).
+float randomBelow(float amax, std::mt19937 &rng) {
+  int exp;
+  std::frexp(amax, &exp);
+  std::uniform_int_distribution<int> binade(exp - 24, exp);
+  std::uniform_real_distribution<float> mantissa(0.5f, 1.0f);
+  float x = roundToBf16(std::ldexp(mantissa(rng), binade(rng)));
+  x = std::min(x, amax);
+  return rng() & 1 ? -x : x;
+}
+
+/// The quantize step divides by a block's descale with a multiply and two
+/// fmas (Markstein's correction) where the descale is normal, by division
+/// otherwise: both must round exactly as x / descale. Blocks of Q (per
+/// block) and heads of V (V^T path, per head) with amax from bf16's
+/// subnormals (descale below 2^-126: the division branch) to its largest
+/// finite value, and values of every binade below.
+TEST(CpuFp8QuantizeDivision, RoundsAsDivisionForEveryScale) {
+  attn::registerAttnPassesAndPipelines();
+  Shape s{1, 8, 8, 64, 64, 64, false, 8, 8};
+  Quant quant{"block", "block", "head", false, 4, 8};
+  auto engine = compile(s, quant);
+  ASSERT_TRUE(bool(engine)) << llvm::toString(engine.takeError());
+  unsigned seed = std::random_device{}();
+  SCOPED_TRACE(llvm::formatv("seed {0}", seed).str());
+  std::mt19937 rng(seed);
+  // log2(amax) per group: the extremes, then uniform over bf16's range.
+  std::vector<double> logAmax = {-133.0, -130.0, -127.0, -118.0, -117.0,
+                                 127.9};
+  std::uniform_real_distribution<double> anyBinade(-133.0, 127.9);
+  auto nextAmax = [&](size_t g) {
+    double l = g < logAmax.size() ? logAmax[g] : anyBinade(rng);
+    return roundToBf16(float(std::exp2(l)));
+  };
+  Inputs in(s);
+  int64_t rowsQ = s.b * s.hq * s.nq, blocks = rowsQ / quant.blockM;
+  for (int64_t g = 0; g < blocks; ++g) {
+    float amax = nextAmax(g);
+    for (int64_t i = 0; i < quant.blockM * s.d; ++i)
+      in.q.set(g * quant.blockM * s.d + i, randomBelow(amax, rng));
+    in.q.set(g * quant.blockM * s.d, amax);
+  }
+  int64_t perHead = s.nk * s.d;
+  for (int64_t h = 0; h < s.b * s.hkv; ++h) {
+    float amax = nextAmax(h);
+    for (int64_t i = 0; i < perHead; ++i) {
+      in.v.set(h * perHead + i, randomBelow(amax, rng));
+      in.k.set(h * perHead + i, randomBelow(1.0f, rng));
+    }
+    in.v.set(h * perHead + perHead / 2, -amax);
+  }
+  std::unique_ptr<Result> r = run(**engine, s, quant, in);
+  for (int64_t i = 0; i < in.q.numElements; ++i) {
+    float scale = r->qd.at(i / s.d / quant.blockM);
+    ASSERT_EQ(r->q8.data[i], toE4M3(float(in.q.get(i)) / scale))
+        << "Q8[" << i << "], descale " << scale;
+  }
+  for (int64_t i = 0; i < in.v.numElements; ++i) {
+    float scale = r->vd.at(i / perHead);
+    ASSERT_EQ(r->v8.data[i], toE4M3(float(in.v.get(i)) / scale))
+        << "V8[" << i << "], descale " << scale;
+  }
+}
 
 /// attn-quantize-fp8 stores FP8 V as V^T (unit stride along Nk, what the
 /// tensor cores read): the attention over that view gives bit for bit the

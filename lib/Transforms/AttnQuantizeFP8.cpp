@@ -16,6 +16,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -39,6 +40,10 @@ namespace {
 
 /// Largest finite f8E4M3FN value: amax maps to it.
 constexpr double kE4M3Max = 448.0;
+/// Threads of a per-block quantize CTA, and the bf16 elements a thread
+/// loads at once (16 bytes; D is a multiple of 8, the op verifier's rule).
+constexpr int64_t kBlockThreads = 256;
+constexpr int64_t kChunk = 8;
 /// Seed of the Hadamard rotation's random signs (fixed: the rotation must be
 /// the same for Q and K, and reproducible).
 constexpr unsigned kSignSeed = 0x5eed;
@@ -61,6 +66,8 @@ Value f32(ImplicitLocOpBuilder &b, double v) {
 class RowValue {
 public:
   RowValue(Value src, int64_t d, bool rotate) : src(src), d(d), rotate(rotate) {}
+
+  int64_t rowLength() const { return d; }
 
   Value build(ImplicitLocOpBuilder &b, ValueRange bhn, Value j) const {
     auto load = [&](Value col) -> Value {
@@ -189,6 +196,9 @@ struct Groups {
   SmallVector<int64_t> descaleShape;
   std::function<SmallVector<Value>(ImplicitLocOpBuilder &, ValueRange)> group;
   std::function<SmallVector<Value>(ImplicitLocOpBuilder &, ValueRange)> entry;
+  /// Whether a group's box spans whole rows (all of D), so one descale
+  /// serves every column (not so per channel).
+  bool wholeRows = true;
 };
 
 /// Descale entries that are their group's index.
@@ -283,7 +293,8 @@ Groups perChannel(ArrayRef<int64_t> s) {
           same,
           [](ImplicitLocOpBuilder &, ValueRange bhnj) {
             return SmallVector<Value>{bhnj[0], bhnj[1], bhnj[3]};
-          }};
+          },
+          /*wholeRows=*/false};
 }
 
 /// Threads of an amax CTA, and the elements each should at least get
@@ -358,7 +369,8 @@ SmallVector<Value> boxElement(ImplicitLocOpBuilder &b, const Box &box,
 /// amax over each group into `amax` (f32 bits as i32: |x| >= 0 orders as
 /// its bits, so an integer atomic max combines the threads' partial
 /// maxima exactly, in any order). Each group is cut across `ctas` CTAs
-/// whose threads stride over its elements.
+/// whose threads stride over its elements, 16-byte chunks of kChunk
+/// where the group spans whole rows.
 void buildAmaxGrids(ImplicitLocOpBuilder &b, Value amax, const Groups &groups,
                     const RowValue &value) {
   buildGrid(b, groups.shape, 1,
@@ -370,12 +382,15 @@ void buildAmaxGrids(ImplicitLocOpBuilder &b, Value amax, const Groups &groups,
   int64_t ctas = std::clamp<int64_t>(
       llvm::divideCeil(groups.elements, kAmaxThreads * kAmaxPerThread), 1,
       kMaxAmaxCtas);
+  int64_t w = groups.wholeRows ? kChunk : 1;
   SmallVector<int64_t> blocks(groups.shape);
   blocks.push_back(ctas);
   buildGrid(b, blocks, kAmaxThreads,
             [&](ImplicitLocOpBuilder &ib, ValueRange idx, Value t) {
               ValueRange group = idx.drop_back();
               Box box = groups.box(ib, group);
+              if (w > 1) // whole rows: D / w chunks per row
+                box.hi[3] = index(ib, value.rowLength() / w);
               Value size = index(ib, 1);
               for (int i = 0; i < 4; ++i)
                 size = arith::MulIOp::create(
@@ -392,12 +407,18 @@ void buildAmaxGrids(ImplicitLocOpBuilder &b, Value amax, const Groups &groups,
                 ib.setInsertionPointToStart(loop.getBody());
                 SmallVector<Value> bhnj =
                     boxElement(ib, box, loop.getInductionVar());
-                Value y = value.build(ib, ArrayRef(bhnj).take_front(3),
-                                      bhnj[3]);
-                scf::YieldOp::create(
-                    ib, ValueRange{arith::MaximumFOp::create(
-                            ib, loop.getRegionIterArgs()[0],
-                            math::AbsFOp::create(ib, y))});
+                ValueRange bhn = ArrayRef(bhnj).take_front(3);
+                SmallVector<Value> ys =
+                    w > 1 ? value.buildChunk(
+                                ib, bhn,
+                                arith::MulIOp::create(ib, bhnj[3], index(ib, w)),
+                                w)
+                          : SmallVector<Value>{value.build(ib, bhn, bhnj[3])};
+                Value m = loop.getRegionIterArgs()[0];
+                for (Value y : ys)
+                  m = arith::MaximumFOp::create(ib, m,
+                                                math::AbsFOp::create(ib, y));
+                scf::YieldOp::create(ib, ValueRange{m});
               }
               Value bits = arith::BitcastOp::create(ib, ib.getI32Type(),
                                                     loop.getResult(0));
@@ -413,6 +434,53 @@ Value descaleOf(ImplicitLocOpBuilder &b, Value amax) {
   return arith::SelectOp::create(
       b, positive, arith::DivFOp::create(b, amax, f32(b, kE4M3Max)),
       f32(b, 1.0));
+}
+
+/// x / d, correctly rounded, for a divisor d shared by many x, at a
+/// multiply and two fmas per x instead of a division: with r = RN(1 / d)
+/// computed once, q = RN(x r) lies within an ulp of x / d, the residual
+/// x - d q is exact as an fma, and RN(q + (x - d q) r) is the correctly
+/// rounded x / d (Markstein's theorem; Muller et al., Handbook of
+/// Floating-Point Arithmetic, 2nd ed., section 4.7). It holds for d and r
+/// normal (withSharedDivisor checks it) and quotients that do not
+/// underflow; the quantize step's are at most 448, and one below 2^-126
+/// rounds to e4m3's zero of x's sign either way. Zeros keep their sign.
+struct SharedDivisor {
+  Value negD, r; // null: plain division by d
+  Value d;
+
+  Value divide(ImplicitLocOpBuilder &b, Value x) const {
+    if (!r)
+      return arith::DivFOp::create(b, x, d);
+    Value q = arith::MulFOp::create(b, x, r);
+    Value residual = math::FmaOp::create(b, negD, q, x);
+    Value corrected = math::FmaOp::create(b, residual, r, q);
+    // x = -0 gives residual +0 and +0 here; x / d is -0.
+    Value zero = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, x,
+                                       f32(b, 0.0));
+    return arith::SelectOp::create(b, zero, x, corrected);
+  }
+};
+
+/// Builds `body` twice under a branch on d (uniform across the threads
+/// that share it): with SharedDivisor's division where d lies in
+/// [2^-126, 2^126] (so r = 1 / d is normal too), with plain division
+/// otherwise (a descale below 2^-126, inf or NaN: amax tiny or not finite).
+void withSharedDivisor(
+    ImplicitLocOpBuilder &b, Value d,
+    function_ref<void(ImplicitLocOpBuilder &, const SharedDivisor &)> body) {
+  Value inRange = arith::AndIOp::create(
+      b, arith::CmpFOp::create(b, arith::CmpFPredicate::OGE, d,
+                               f32(b, 0x1p-126)),
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OLE, d,
+                            f32(b, 0x1p126)));
+  auto ifOp = scf::IfOp::create(b, inRange, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  body(b, SharedDivisor{arith::NegFOp::create(b, d),
+                        arith::DivFOp::create(b, f32(b, 1.0), d), d});
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  body(b, SharedDivisor{Value(), Value(), d});
 }
 
 /// descale = amax / 448 (1 for an all-zero group), per descale entry.
@@ -463,11 +531,6 @@ void buildQuantizeGrid(ImplicitLocOpBuilder &b, Value fp8, Value descale,
       });
 }
 
-/// Threads of a per-block quantize CTA, and the bf16 elements a thread
-/// loads at once (16 bytes; D is a multiple of 8, the op verifier's rule).
-constexpr int64_t kBlockThreads = 256;
-constexpr int64_t kChunk = 8;
-
 /// Calls `body(row, j)` for chunks t, t + kBlockThreads, .. of the `w`-wide
 /// column chunks of rows [n0, n1) (row-major: consecutive threads take
 /// consecutive chunks of a row).
@@ -497,14 +560,40 @@ void forEachChunk(ImplicitLocOpBuilder &b, Value t, Value n0, Value n1,
     *results = SmallVector<Value>(loop.getResults());
 }
 
+/// Inputs of one max in buildMaxTree: kBlockThreads = kTreeFanIn^2.
+constexpr int64_t kTreeFanIn = 16;
+
+/// part[0] = max of part[0 .. kBlockThreads): part[16 t] = max of
+/// part[16 t .. 16 t + 15] for t < 16, then part[0] = max of part[16 i],
+/// i < 16 (two barriers on the GPU instead of log2(kBlockThreads)).
+void buildMaxTree(ImplicitLocOpBuilder &b, Value part) {
+  static_assert(kTreeFanIn * kTreeFanIn == kBlockThreads);
+  for (int64_t span = 1; span < kBlockThreads; span *= kTreeFanIn)
+    buildThreadLoop(b, kBlockThreads / (span * kTreeFanIn),
+                    [&](ImplicitLocOpBuilder &tb, Value t) {
+                      Value base = arith::MulIOp::create(
+                          tb, t, index(tb, span * kTreeFanIn));
+                      Value m = memref::LoadOp::create(tb, part, base);
+                      for (int64_t i = 1; i < kTreeFanIn; ++i)
+                        m = arith::MaximumFOp::create(
+                            tb, m,
+                            memref::LoadOp::create(
+                                tb, part,
+                                ValueRange{arith::AddIOp::create(
+                                    tb, base, index(tb, i * span))}));
+                      memref::StoreOp::create(tb, m, part, base);
+                    });
+}
+
 /// Per-block Q or K in one kernel: a CTA of kBlockThreads threads per
 /// scale block (rows [n0, n1) of one head, whole: the amax is CTA-local,
 /// so neither atomics nor other kernels are needed). In order, separated
 /// by barriers on the GPU:
 ///   part[t] = max |x| over thread t's chunks      (16-byte loads)
-///   part[t] = max(part[t], part[t + s])           s = 128, 64, .., 1
+///   part[0] = max over part                       (buildMaxTree)
 ///   descale = part[0] > 0 ? part[0] / 448 : 1     (thread 0 stores it)
-///   x_fp8   = truncf(x / descale)                 (8-byte stores)
+///   x_fp8   = truncf(x / descale)                 (8-byte stores;
+///                                                  SharedDivisor)
 /// `part` is a workgroup buffer of the CTA (shared memory on the GPU).
 void buildBlockQuantizeGrid(ImplicitLocOpBuilder &b, Value fp8, Value descale,
                             int64_t block, const RowValue &value) {
@@ -541,14 +630,7 @@ void buildBlockQuantizeGrid(ImplicitLocOpBuilder &b, Value fp8, Value descale,
               &amax);
           memref::StoreOp::create(tb, amax[0], part, t);
         });
-        for (int64_t s = kBlockThreads / 2; s >= 1; s /= 2)
-          buildThreadLoop(cb, s, [&](ImplicitLocOpBuilder &tb, Value t) {
-            Value other = arith::AddIOp::create(tb, t, index(tb, s));
-            Value m = arith::MaximumFOp::create(
-                tb, memref::LoadOp::create(tb, part, t),
-                memref::LoadOp::create(tb, part, other));
-            memref::StoreOp::create(tb, m, part, t);
-          });
+        buildMaxTree(cb, part);
         buildThreadLoop(cb, kBlockThreads, [&](ImplicitLocOpBuilder &tb,
                                                Value t) {
           Value scale = descaleOf(
@@ -563,22 +645,26 @@ void buildBlockQuantizeGrid(ImplicitLocOpBuilder &b, Value fp8, Value descale,
             memref::StoreOp::create(tb, scale, descale,
                                     ValueRange{bb, h, blk});
           }
-          forEachChunk(tb, t, n0, n1, cols, w, ValueRange{},
-                       [&](ImplicitLocOpBuilder &lb, Value row, Value j,
-                           ValueRange) -> SmallVector<Value> {
-                         SmallVector<Value> q;
-                         for (Value x : value.buildChunk(lb, {bb, h, row}, j, w))
-                           q.push_back(arith::TruncFOp::create(
-                               lb, f8, arith::DivFOp::create(lb, x, scale)));
-                         // w bytes at a multiple of w: aligned.
-                         vector::StoreOp::create(
-                             lb,
-                             vector::FromElementsOp::create(
-                                 lb, VectorType::get({w}, f8), q),
-                             fp8, ValueRange{bb, h, row, j})
-                             ->setAttr("alignment", lb.getI64IntegerAttr(w));
-                         return {};
-                       });
+          withSharedDivisor(tb, scale, [&](ImplicitLocOpBuilder &db,
+                                            const SharedDivisor &div) {
+            forEachChunk(
+                db, t, n0, n1, cols, w, ValueRange{},
+                [&](ImplicitLocOpBuilder &lb, Value row, Value j,
+                    ValueRange) -> SmallVector<Value> {
+                  SmallVector<Value> q;
+                  for (Value x : value.buildChunk(lb, {bb, h, row}, j, w))
+                    q.push_back(
+                        arith::TruncFOp::create(lb, f8, div.divide(lb, x)));
+                  // w bytes at a multiple of w: aligned.
+                  vector::StoreOp::create(
+                      lb,
+                      vector::FromElementsOp::create(
+                          lb, VectorType::get({w}, f8), q),
+                      fp8, ValueRange{bb, h, row, j})
+                      ->setAttr("alignment", lb.getI64IntegerAttr(w));
+                  return {};
+                });
+          });
         });
       });
 }
@@ -607,10 +693,10 @@ struct KeyBlock {
 
 /// Phase 1 of a V^T quantize CTA, item c: keys n0 + c % 128, columns
 /// j = 8 (c / 128) .. j + 7: tile[j + k][key] = truncf(v / descale), 0
-/// for keys past N.
+/// for keys past N. `shared`: the CTA's one descale (else each element's).
 void quantizeIntoTile(ImplicitLocOpBuilder &b, const KeyBlock &kb, Value c,
                       Value tile, Value descale, const Groups &groups,
-                      const RowValue &value) {
+                      const RowValue &value, const SharedDivisor *shared) {
   auto f8 = b.getType<Float8E4M3FNType>();
   auto chunkType = VectorType::get({kChunk}, f8);
   Value key = arith::RemUIOp::create(b, c, index(b, kTransposeKeys));
@@ -628,11 +714,16 @@ void quantizeIntoTile(ImplicitLocOpBuilder &b, const KeyBlock &kb, Value c,
     SmallVector<Value> q;
     for (auto [k, x] : llvm::enumerate(
              value.buildChunk(b, {kb.b, kb.h, row}, j, kChunk))) {
-      SmallVector<Value> at = {kb.b, kb.h, row,
-                               arith::AddIOp::create(b, j, index(b, k))};
-      Value scale = memref::LoadOp::create(b, descale, groups.entry(b, at));
-      q.push_back(
-          arith::TruncFOp::create(b, f8, arith::DivFOp::create(b, x, scale)));
+      Value y;
+      if (shared) {
+        y = shared->divide(b, x);
+      } else {
+        SmallVector<Value> at = {kb.b, kb.h, row,
+                                 arith::AddIOp::create(b, j, index(b, k))};
+        y = arith::DivFOp::create(
+            b, x, memref::LoadOp::create(b, descale, groups.entry(b, at)));
+      }
+      q.push_back(arith::TruncFOp::create(b, f8, y));
     }
     scf::YieldOp::create(b, ValueRange{vector::FromElementsOp::create(
                                 b, chunkType, q)});
@@ -700,11 +791,24 @@ void buildTransposedQuantizeGrid(ImplicitLocOpBuilder &b, Value storage,
                     n, shape[3]};
         buildThreadLoop(cb, kBlockThreads, [&](ImplicitLocOpBuilder &tb,
                                                Value t) {
-          forEachItem(tb, t, kTransposeKeys * (d / kChunk),
-                      [&](ImplicitLocOpBuilder &ib, Value c) {
-                        quantizeIntoTile(ib, kb, c, tile, descale, groups,
-                                         value);
-                      });
+          auto items = [&](ImplicitLocOpBuilder &ib,
+                           const SharedDivisor *shared) {
+            forEachItem(ib, t, kTransposeKeys * (d / kChunk),
+                        [&](ImplicitLocOpBuilder &eb, Value c) {
+                          quantizeIntoTile(eb, kb, c, tile, descale, groups,
+                                           value, shared);
+                        });
+          };
+          if (!groups.wholeRows || groups.blockRows)
+            return items(tb, nullptr);
+          // V per head or tensor: one descale for the CTA's keys.
+          Value scale = memref::LoadOp::create(
+              tb, descale,
+              groups.entry(tb, ValueRange{kb.b, kb.h, kb.n0, index(tb, 0)}));
+          withSharedDivisor(tb, scale, [&](ImplicitLocOpBuilder &db,
+                                           const SharedDivisor &div) {
+            items(db, &div);
+          });
         });
         buildThreadLoop(cb, kBlockThreads, [&](ImplicitLocOpBuilder &tb,
                                                Value t) {

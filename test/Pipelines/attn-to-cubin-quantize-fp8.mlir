@@ -39,7 +39,7 @@
 // reads.
 //       CHECK:   %[[VT:.*]] = memref.alloc() : memref<1x2x128x256xf8E4M3FN>
 //       CHECK:   %[[VD:.*]] = memref.alloc() : memref<1x2xf32>
-//       CHECK:   gpu.launch_func @quantized_kernel_10::@quantized_kernel blocks in (%c4, %c1, %c1) threads in (%c256, %c1, %c1) args(%arg2 : memref<1x2x256x128xbf16>, %[[VD]] : memref<1x2xf32>, %[[VT]] : memref<1x2x128x256xf8E4M3FN>)
+//       CHECK:   gpu.launch_func @quantized_kernel_10::@quantized_kernel blocks in (%c4, %c1, %c1) threads in (%c256, %c1, %c1) args(%[[VD]] : memref<1x2xf32>, %arg2 : memref<1x2x256x128xbf16>, %[[VT]] : memref<1x2x128x256xf8E4M3FN>)
 //       CHECK:   gpu.launch_func @quantized_kernel_11::@quantized_kernel blocks in (%c8, %c1, %c1) threads in (%c384, %c1, %c1) dynamic_shared_memory_size %{{.*}} args(%{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %[[QD]] : memref<1x2xf32>, %{{.*}} : memref<1x2xf32>, %[[VD]] : memref<1x2xf32>, %arg3 : memref<1x4x256x128xbf16>)
 //       CHECK:   memref.dealloc %[[Q8]]
 // NAMES-COUNT-12: quantized_kernel

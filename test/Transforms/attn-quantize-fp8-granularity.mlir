@@ -19,9 +19,12 @@
 // per (row block, head, batch) runs, one after another, with a workgroup
 // buffer `part` (shared memory on the GPU, a barrier between the loops):
 //   part[t] = max |x| over thread t's 8-column chunks (vector loads)
-//   part[t] = max(part[t], part[t + s])     for s = 128, 64, .., 1
+//   part[16 t] = max of part[16 t .. 16 t + 15] for t < 16, then
+//   part[0] = max of part[16 i]             (two levels, two barriers)
 //   descale = part[0] > 0 ? part[0] / 448 : 1, stored by thread 0
-//   x_fp8   = truncf(x / descale)           (8-byte vector stores)
+//   x_fp8   = truncf(x / descale)           (8-byte vector stores; a
+//             multiply and two fmas with r = 1 / descale where the descale
+//             is normal, division otherwise: the same rounding)
 // BLOCK-LABEL: func.func @gqa
 //  BLOCK-SAME:   (%[[Q:[a-z0-9]+]]: memref<1x4x10x16xbf16>
 //       BLOCK:   %[[Q8:.*]] = memref.alloc() : memref<1x4x10x16xf8E4M3FN>
@@ -49,15 +52,22 @@
 //       BLOCK:         scf.yield
 //       BLOCK:       memref.store %[[M]], %[[PART]][%[[T]]]
 //       BLOCK:     } {mapping = [#gpu.thread<x>]}
-//       BLOCK:     scf.forall (%[[T:.*]]) in (128) {
-//       BLOCK:       %[[T2:.*]] = arith.addi %[[T]], %c128
-//       BLOCK:       %[[P1:.*]] = memref.load %[[PART]][%[[T2]]]
-//       BLOCK:       %[[P0:.*]] = memref.load %[[PART]][%[[T]]]
-//       BLOCK:       %[[PM:.*]] = arith.maximumf %[[P0]], %[[P1]]
-//       BLOCK:       memref.store %[[PM]], %[[PART]][%[[T]]]
+//       BLOCK:     scf.forall (%[[T:.*]]) in (16) {
+//       BLOCK:       %[[BASE:.*]] = arith.muli %[[T]], %c16
+//       BLOCK:       %[[P0:.*]] = memref.load %[[PART]][%[[BASE]]]
+//       BLOCK:       %[[I1:.*]] = arith.addi %[[BASE]], %c1
+//       BLOCK:       %[[P1:.*]] = memref.load %[[PART]][%[[I1]]]
+//       BLOCK:       arith.maximumf %[[P0]], %[[P1]]
+// BLOCK-COUNT-14:      arith.maximumf
+//       BLOCK:       memref.store %{{.*}}, %[[PART]][%[[BASE]]]
 //       BLOCK:     } {mapping = [#gpu.thread<x>]}
-//       BLOCK:     scf.forall (%{{.*}}) in (64) {
-//       BLOCK:     scf.forall (%{{.*}}) in (1) {
+//       BLOCK:     scf.forall (%[[T:.*]]) in (1) {
+//       BLOCK:       %[[BASE:.*]] = arith.muli %[[T]], %c256
+//       BLOCK:       memref.load %[[PART]][%[[BASE]]]
+//       BLOCK:       %[[I16:.*]] = arith.addi %[[BASE]], %c16
+//       BLOCK:       memref.load %[[PART]][%[[I16]]]
+// BLOCK-COUNT-15:      arith.maximumf
+//       BLOCK:     } {mapping = [#gpu.thread<x>]}
 //       BLOCK:     scf.forall (%[[T:.*]]) in (256) {
 //       BLOCK:       %[[AMAX:.*]] = memref.load %[[PART]][%c0]
 //       BLOCK:       %[[POS:.*]] = arith.cmpf ogt, %[[AMAX]]
@@ -66,13 +76,24 @@
 //       BLOCK:       %[[FIRST:.*]] = arith.cmpi eq, %[[T]], %c0
 //       BLOCK:       scf.if %[[FIRST]] {
 //       BLOCK:         memref.store %[[S]], %[[QD]][%[[B]], %[[H]], %[[I]]] : memref<1x4x3xf32>
-//       BLOCK:       scf.for
-//       BLOCK:         %[[X:.*]] = vector.load %[[Q]]
-//       BLOCK:         %[[X0:.*]] = vector.extract
-//       BLOCK:         %[[Y0:.*]] = arith.divf %[[X0]], %[[S]] : f32
-//       BLOCK:         %[[E0:.*]] = arith.truncf %[[Y0]] : f32 to f8E4M3FN
-//       BLOCK:         %[[E:.*]] = vector.from_elements %[[E0]], {{.*}} : vector<8xf8E4M3FN>
-//       BLOCK:         vector.store %[[E]], %[[Q8]][%[[B]], %[[H]], %{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<1x4x10x16xf8E4M3FN>, vector<8xf8E4M3FN>
+//       BLOCK:       scf.if %{{.*}} {
+//       BLOCK:         %[[R:.*]] = arith.divf %{{.*}}, %[[S]] : f32
+//       BLOCK:         scf.for
+//       BLOCK:           %[[X:.*]] = vector.load %[[Q]]
+//       BLOCK:           %[[X0:.*]] = vector.extract
+//       BLOCK:           %[[Y0:.*]] = arith.mulf %[[X0]], %[[R]] : f32
+//       BLOCK:           math.fma
+//       BLOCK:           math.fma
+//       BLOCK:           %[[C0:.*]] = arith.select
+//       BLOCK:           %[[E0:.*]] = arith.truncf %[[C0]] : f32 to f8E4M3FN
+//       BLOCK:           %[[E:.*]] = vector.from_elements %[[E0]], {{.*}} : vector<8xf8E4M3FN>
+//       BLOCK:           vector.store %[[E]], %[[Q8]][%[[B]], %[[H]], %{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<1x4x10x16xf8E4M3FN>, vector<8xf8E4M3FN>
+//       BLOCK:       } else {
+//       BLOCK:         scf.for
+//       BLOCK:           %[[X:.*]] = vector.load %[[Q]]
+//       BLOCK:           %[[X0:.*]] = vector.extract
+//       BLOCK:           %[[Y0:.*]] = arith.divf %[[X0]], %[[S]] : f32
+//       BLOCK:           arith.truncf %[[Y0]] : f32 to f8E4M3FN
 //       BLOCK:     } {mapping = [#gpu.thread<x>]}
 //       BLOCK:   } {mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
 //       BLOCK:   %[[K8:.*]] = memref.alloc() : memref<1x2x6x16xf8E4M3FN>

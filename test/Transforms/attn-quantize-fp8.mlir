@@ -22,8 +22,9 @@
 //       CHECK:       memref.store %{{.*}}, %[[AMAX]][%[[B]], %[[HK]]] : memref<2x2xi32>
 //       CHECK:     } {mapping = [#gpu.thread<x>]}
 //       CHECK:   } {mapping = [#gpu.block<x>, #gpu.block<y>]}
-// One CTA of 256 threads per (b, hk) (2 x 8 x 16 elements: one chunk);
-// thread t takes elements t, t + 256, .. of h in [2 hk, 2 hk + 2), n, j.
+// One CTA of 256 threads per (b, hk) (2 x 8 x 16 elements: one CTA); the
+// group spans whole rows, so thread t takes 16-byte chunks (8 elements) t,
+// t + 256, .. of h in [2 hk, 2 hk + 2), n, and chunk j / 8 of the row.
 //       CHECK:   scf.forall (%[[B:.*]], %[[HK:.*]], %[[C:.*]]) in (2, 2, 1) {
 //       CHECK:     scf.forall (%[[T:.*]]) in (256) {
 //       CHECK:       %[[H0:.*]] = arith.muli %[[HK]], %c2
@@ -31,11 +32,13 @@
 //       CHECK:       %[[FIRST:.*]] = arith.addi %[[C0]], %[[T]]
 //       CHECK:       %[[MAX:.*]] = scf.for %{{.*}} = %[[FIRST]] to %{{.*}} step %c256 iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
 //       CHECK:         %[[H:.*]] = arith.addi %[[H0]], %{{.*}}
-//       CHECK:         %[[X:.*]] = memref.load %[[Q]][%{{.*}}, %[[H]], %{{.*}}, %{{.*}}]
-//       CHECK:         %[[XF:.*]] = arith.extf %[[X]] : bf16 to f32
-//       CHECK:         %[[ABS:.*]] = math.absf %[[XF]]
-//       CHECK:         %[[NEW:.*]] = arith.maximumf %[[ACC]], %[[ABS]]
-//       CHECK:         scf.yield %[[NEW]]
+//       CHECK:         %[[J:.*]] = arith.muli %{{.*}}, %c8
+//       CHECK:         %[[X:.*]] = vector.load %[[Q]][%{{.*}}, %[[H]], %{{.*}}, %[[J]]] : memref<2x4x8x16xbf16>, vector<8xbf16>
+//       CHECK:         arith.extf %[[X]] : vector<8xbf16> to vector<8xf32>
+//       CHECK:         %[[ABS:.*]] = math.absf
+//       CHECK:         arith.maximumf %[[ACC]], %[[ABS]]
+// CHECK-COUNT-7:       arith.maximumf
+//       CHECK:         scf.yield
 //       CHECK:       %[[BITS:.*]] = arith.bitcast %[[MAX]] : f32 to i32
 //       CHECK:       memref.atomic_rmw maxs %[[BITS]], %[[AMAX]][%[[B]], %[[HK]]] : (i32, memref<2x2xi32>) -> i32
 //       CHECK:     } {mapping = [#gpu.thread<x>]}
@@ -82,17 +85,38 @@
 // a head. Phase 1: 8-element chunks of V's rows (keys past Nk: zeros) are
 // quantized and stored transposed into the tile; phase 2 copies the tile's
 // rows into V^T's storage with 16-byte stores (its padding included).
+// The CTA's one descale d (V per head) divides as x r, corrected by two
+// fmas (r = 1 / d; -0 kept), where d is in [2^-126, 2^126]; by division
+// otherwise.
 //       CHECK:   scf.forall (%[[NB:.*]], %[[HK:.*]], %[[B:.*]]) in (1, 2, 2) {
 //       CHECK:     %[[TILE:.*]] = memref.alloca() {alignment = 16 : i64} : memref<16x128xf8E4M3FN, #gpu.address_space<workgroup>>
 //       CHECK:     scf.forall (%{{.*}}) in (256) {
-//       CHECK:       scf.for
-//       CHECK:         %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %c8
-//       CHECK:         %[[CH:.*]] = scf.if %[[IN]] -> (vector<8xf8E4M3FN>) {
-//       CHECK:           vector.load %[[V]][%[[B]], %[[HK]], %{{.*}}, %{{.*}}] : memref<2x2x8x16xbf16>, vector<8xbf16>
-// CHECK-COUNT-8:         arith.truncf %{{.*}} : f32 to f8E4M3FN
-//       CHECK:         } else {
-//       CHECK:           arith.constant dense<0.000000e+00> : vector<8xf8E4M3FN>
-// CHECK-COUNT-8:       memref.store %{{.*}}, %[[TILE]][%{{.*}}, %{{.*}}] : memref<16x128xf8E4M3FN, #gpu.address_space<workgroup>>
+//       CHECK:       %[[D:.*]] = memref.load %[[VD]][%[[B]], %{{.*}}] : memref<2x2xf32>
+//   CHECK-DAG:       %[[LE:.*]] = arith.cmpf ole, %[[D]], %{{.*}}
+//   CHECK-DAG:       %[[GE:.*]] = arith.cmpf oge, %[[D]], %{{.*}}
+//       CHECK:       %[[NORMAL:.*]] = arith.andi %[[GE]], %[[LE]]
+//       CHECK:       scf.if %[[NORMAL]] {
+//       CHECK:         %[[NEGD:.*]] = arith.negf %[[D]]
+//       CHECK:         %[[R:.*]] = arith.divf %{{.*}}, %[[D]]
+//       CHECK:         scf.for
+//       CHECK:           %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %c8
+//       CHECK:           %[[CH:.*]] = scf.if %[[IN]] -> (vector<8xf8E4M3FN>) {
+//       CHECK:             vector.load %[[V]][%[[B]], %[[HK]], %{{.*}}, %{{.*}}] : memref<2x2x8x16xbf16>, vector<8xbf16>
+//       CHECK:             %[[X:.*]] = vector.extract
+//       CHECK:             %[[QX:.*]] = arith.mulf %[[X]], %[[R]]
+//       CHECK:             %[[RES:.*]] = math.fma %[[NEGD]], %[[QX]], %[[X]]
+//       CHECK:             %[[COR:.*]] = math.fma %[[RES]], %[[R]], %[[QX]]
+//       CHECK:             %[[Z:.*]] = arith.cmpf oeq, %[[X]]
+//       CHECK:             %[[SEL:.*]] = arith.select %[[Z]], %[[X]], %[[COR]]
+//       CHECK:             arith.truncf %[[SEL]] : f32 to f8E4M3FN
+// CHECK-COUNT-7:           arith.truncf %{{.*}} : f32 to f8E4M3FN
+//       CHECK:           } else {
+//       CHECK:             arith.constant dense<0.000000e+00> : vector<8xf8E4M3FN>
+// CHECK-COUNT-8:         memref.store %{{.*}}, %[[TILE]][%{{.*}}, %{{.*}}] : memref<16x128xf8E4M3FN, #gpu.address_space<workgroup>>
+//       CHECK:       } else {
+//       CHECK:         scf.for
+//       CHECK:           vector.load %[[V]]
+// CHECK-COUNT-8:         arith.divf %{{.*}}, %[[D]] : f32
 //       CHECK:     } {mapping = [#gpu.thread<x>]}
 //       CHECK:     scf.forall (%{{.*}}) in (256) {
 //       CHECK:       %[[ROW:.*]] = vector.load %[[TILE]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<16x128xf8E4M3FN, #gpu.address_space<workgroup>>, vector<16xf8E4M3FN>
