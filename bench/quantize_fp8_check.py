@@ -11,10 +11,12 @@ output (V^T view) and compares O with bf16 SDPA. The attention kernel of
 that module itself takes TMA descriptors and is run here through the
 bundle instead.
 
-Launches per operand: per head, zero, amax, descale, quantize (12 in
-all); per block (`qk-granularity=block`, the default), Q and K one
-kernel each (a CTA per scale block: amax in the CTA, descale, e4m3 copy)
-and V its four (6 in all).
+Launches: one amax kernel for Q, K and V (per-block Q and K, the
+default `qk-granularity=block`, finish there: a CTA per scale block takes
+its amax, descale and e4m3 copy; other groups store their CTAs' maxima),
+then one copy kernel per operand whose groups are not blocks (the descale
+from those maxima, then the e4m3 copy; V^T for V): 2 launches per block,
+4 per head.
 
 Build machine (qk-granularity=head, no rotation: the exact checks assume
 unrotated Q and K):
@@ -53,6 +55,7 @@ LAUNCH = re.compile(r"gpu\.launch_func\s+@(\w+)::@(\w+) blocks in \(%c(\d+)\w*,"
                     r" %c1\w*, %c1\w*\) threads in \(%c(\d+)\w*, %c1\w*, "
                     r"%c1\w*\)\s+(?:dynamic_shared_memory_size \S+ )?"
                     r"args\((.*)\)")
+ALLOC = re.compile(r"(%\w+) = memref\.alloc\(\) : memref<[0-9x]+x(\w+)>")
 ARG = re.compile(r"(%\w+) : (memref<([0-9x]+)x(\w+)(?:, strided<[^>]*>)?>"
                  r"|!llvm\.ptr)")
 
@@ -114,15 +117,16 @@ def main():
     ap.add_argument("--fp8")
     ap.add_argument("--iters", type=int, default=20)
     a = ap.parse_args()
-    plan = launches(os.path.join(a.kernels, "host.mlir"))
-    assert len(plan) in (6, 12), \
-        "expected 12 (per head) or 6 (per block) quantize launches, got %d" \
+    host = os.path.join(a.kernels, "host.mlir")
+    plan = launches(host)
+    assert len(plan) in (2, 4), \
+        "expected 4 (per head) or 2 (per block) quantize launches, got %d" \
         % len(plan)
-    # Each operand's launches end with its quantize launch (an e4m3 arg).
-    ends = [i for i, (_, _, _, _, ts) in enumerate(plan)
-            if any(t == E4M3 for _, _, t in ts)]
-    assert len(ends) == 3, "expected a quantize launch per operand"
-    starts = [0] + [e + 1 for e in ends[:2]]
+    # The pass allocates each operand's e4m3 copy, then its descales.
+    allocs = ALLOC.findall(open(host).read())
+    copies = [i for i, (_, t) in enumerate(allocs) if t == "f8E4M3FN"]
+    assert len(copies) == 3, "expected an e4m3 copy per operand"
+    buffers = [(allocs[i][0], allocs[i + 1][0]) for i in copies]
     torch.manual_seed(0)
     args = {}
     for _, _, _, _, ts in plan:
@@ -141,10 +145,10 @@ def main():
         if not os.path.exists(path):
             path = os.path.join(a.kernels, mod + ".ptx")
         fns.append((drv.function(path, name), grid, block,
-                    [args[n] for n, _, _ in ts]))
+                    [args[n] for n, _, _ in ts], [n for n, _, _ in ts]))
 
     def run():
-        for fn, grid, block, ts in fns:
+        for fn, grid, block, ts, _ in fns:
             drv.launch(fn, grid, block, ts, stream)
 
     run()
@@ -154,9 +158,7 @@ def main():
     ok = True
     outs = []
     for i, x in enumerate((q, k, v)):
-        ts = plan[ends[i]][4]
-        d = next(args[n] for n, _, t in ts if t == torch.float32)
-        x8 = next(args[n] for n, _, t in ts if t == E4M3)
+        x8, d = (args[n] for n in buffers[i])
         B, H, N, D = x.shape
         hkv, stored = d.shape[1], x8
         if d.dim() == 3:  # per block of `rows` rows of one head
@@ -200,20 +202,19 @@ def main():
     nbytes = 5 * sum(t.numel() for t in (q, k, v))
     print("quantize (%d launches): %.3f ms, %.0f GB/s" % (
         len(fns), ms, nbytes / ms / 1e6))
-    # Per launch: zero, amax, descale, quantize, or the one per-block
-    # kernel, for Q, K, V in turn.
-    for i, (fn, grid, block, ts) in enumerate(fns):
-        op = sum(i > e for e in ends)
-        names = (("quantize",) if ends[op] == starts[op] else
-                 ("zero", "amax", "descale", "quantize"))
+    # Per launch: the amax kernel, then each copy kernel (named by the
+    # operand whose e4m3 copy it writes).
+    for i, (fn, grid, block, ts, names) in enumerate(fns):
+        name = "amax" if i == 0 else next(
+            "QKV"[j] + " copy" for j, (x8, _) in enumerate(buffers)
+            if x8 in names)
         start.record()
         for _ in range(a.iters):
             drv.launch(fn, grid, block, ts, stream)
         end.record()
         torch.cuda.synchronize()
-        print("  %s %-8s grid %7d x %3d: %.4f ms" % (
-            "QKV"[op], names[i - starts[op]], grid, block,
-            start.elapsed_time(end) / a.iters))
+        print("  %-8s grid %7d x %3d: %.4f ms" % (
+            name, grid, block, start.elapsed_time(end) / a.iters))
     if a.lib and a.fp8 and outs[0][1].dim() == 2:
         import sys
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -551,11 +551,12 @@ float randomBelow(float amax, std::mt19937 &rng) {
 }
 
 /// The quantize step divides by a block's descale with a multiply and two
-/// fmas (Markstein's correction) where the descale is normal, by division
-/// otherwise: both must round exactly as x / descale. Blocks of Q (per
-/// block) and heads of V (V^T path, per head) with amax from bf16's
-/// subnormals (descale below 2^-126: the division branch) to its largest
-/// finite value, and values of every binade below.
+/// fmas (Markstein's correction) where the descale is at least 2^-88, by
+/// division otherwise: both must round exactly as x / descale. Blocks of Q
+/// (per block) and heads of V (V^T path, per head) with amax from bf16's
+/// subnormals to its largest finite value (both sides of the branch and
+/// subnormal x beside a small normal descale included), and values of 24
+/// binades below each.
 TEST(CpuFp8QuantizeDivision, RoundsAsDivisionForEveryScale) {
   attn::registerAttnPassesAndPipelines();
   Shape s{1, 8, 8, 64, 64, 64, false, 8, 8};
@@ -566,8 +567,8 @@ TEST(CpuFp8QuantizeDivision, RoundsAsDivisionForEveryScale) {
   SCOPED_TRACE(llvm::formatv("seed {0}", seed).str());
   std::mt19937 rng(seed);
   // log2(amax) per group: the extremes, then uniform over bf16's range.
-  std::vector<double> logAmax = {-133.0, -130.0, -127.0, -118.0, -117.0,
-                                 127.9};
+  std::vector<double> logAmax = {-133.0, -130.0, -127.0, -118.0, -110.0,
+                                 -100.0, -80.0, -79.0, -78.0, 127.9};
   std::uniform_real_distribution<double> anyBinade(-133.0, 127.9);
   auto nextAmax = [&](size_t g) {
     double l = g < logAmax.size() ? logAmax[g] : anyBinade(rng);

@@ -8,7 +8,10 @@
 // over the box, descale = amax / 448, x_fp8 = satfinite(x / descale). With
 // `hadamard`, Q and K rows are first rotated along D by (1/sqrt(D)) H S:
 // H the Sylvester-Hadamard matrix (H_ij = (-1)^popcount(i & j)), S a fixed
-// random diagonal of signs; (Q R)(K R)^T = Q K^T since R R^T = I.
+// random diagonal of signs; (Q R)(K R)^T = Q K^T since R R^T = I. The
+// step is one grid of every amax (buildAmaxLaunch; per-block Q and K
+// finish there), then one copy grid per other operand: two GPU launches
+// with the defaults, no atomics.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +29,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <numeric>
 #include <random>
 
 namespace mlir::attn {
@@ -297,9 +301,8 @@ Groups perChannel(ArrayRef<int64_t> s) {
           /*wholeRows=*/false};
 }
 
-/// Threads of an amax CTA, and the elements each should at least get
-/// before a group is cut across more CTAs (at most kMaxAmaxCtas).
-constexpr int64_t kAmaxThreads = 256;
+/// Elements each amax thread should at least get before a group is cut
+/// across more CTAs (at most kMaxAmaxCtas).
 constexpr int64_t kAmaxPerThread = 64;
 constexpr int64_t kMaxAmaxCtas = 128;
 
@@ -338,18 +341,23 @@ void buildThreadLoop(ImplicitLocOpBuilder &b, int64_t threads,
   body(b, loop.getInductionVars()[0]);
 }
 
-/// A grid: `blocks` CTAs of one thread loop over `threads`, as attn-tile's
-/// grids (the host runs both as loops; attn-lower-to-nvvm makes the pair a
-/// kernel). `body` gets the block indices and the thread index.
-void buildGrid(ImplicitLocOpBuilder &b, ArrayRef<int64_t> blocks,
-               int64_t threads,
-               function_ref<void(ImplicitLocOpBuilder &, ValueRange, Value)>
-                   body) {
-  buildCtaGrid(b, blocks, [&](ImplicitLocOpBuilder &cb, ValueRange idx) {
-    buildThreadLoop(cb, threads, [&](ImplicitLocOpBuilder &tb, Value t) {
-      body(tb, idx, t);
-    });
-  });
+/// A workgroup buffer of `n` f32 (shared memory on the GPU).
+Value workgroupBuffer(ImplicitLocOpBuilder &b, int64_t n) {
+  return memref::AllocaOp::create(
+      b, MemRefType::get({n}, b.getF32Type(), MemRefLayoutAttrInterface(),
+                         gpu::AddressSpaceAttr::get(
+                             b.getContext(), gpu::AddressSpace::Workgroup)));
+}
+
+/// Indices of `linear` in `shape`, the first dimension fastest.
+SmallVector<Value> delinearize(ImplicitLocOpBuilder &b, Value linear,
+                               ArrayRef<int64_t> shape) {
+  SmallVector<Value> idx;
+  for (int64_t extent : shape) {
+    idx.push_back(arith::RemUIOp::create(b, linear, index(b, extent)));
+    linear = arith::DivUIOp::create(b, linear, index(b, extent));
+  }
+  return idx;
 }
 
 /// (b, h, n, j) of element `e` of `box` (row-major over its extents).
@@ -366,67 +374,6 @@ SmallVector<Value> boxElement(ImplicitLocOpBuilder &b, const Box &box,
   return at;
 }
 
-/// amax over each group into `amax` (f32 bits as i32: |x| >= 0 orders as
-/// its bits, so an integer atomic max combines the threads' partial
-/// maxima exactly, in any order). Each group is cut across `ctas` CTAs
-/// whose threads stride over its elements, 16-byte chunks of kChunk
-/// where the group spans whole rows.
-void buildAmaxGrids(ImplicitLocOpBuilder &b, Value amax, const Groups &groups,
-                    const RowValue &value) {
-  buildGrid(b, groups.shape, 1,
-            [&](ImplicitLocOpBuilder &ib, ValueRange idx, Value) {
-              memref::StoreOp::create(
-                  ib, arith::ConstantOp::create(ib, ib.getI32IntegerAttr(0)),
-                  amax, idx);
-            });
-  int64_t ctas = std::clamp<int64_t>(
-      llvm::divideCeil(groups.elements, kAmaxThreads * kAmaxPerThread), 1,
-      kMaxAmaxCtas);
-  int64_t w = groups.wholeRows ? kChunk : 1;
-  SmallVector<int64_t> blocks(groups.shape);
-  blocks.push_back(ctas);
-  buildGrid(b, blocks, kAmaxThreads,
-            [&](ImplicitLocOpBuilder &ib, ValueRange idx, Value t) {
-              ValueRange group = idx.drop_back();
-              Box box = groups.box(ib, group);
-              if (w > 1) // whole rows: D / w chunks per row
-                box.hi[3] = index(ib, value.rowLength() / w);
-              Value size = index(ib, 1);
-              for (int i = 0; i < 4; ++i)
-                size = arith::MulIOp::create(
-                    ib, size, arith::SubIOp::create(ib, box.hi[i], box.lo[i]));
-              Value first = arith::AddIOp::create(
-                  ib, arith::MulIOp::create(ib, idx.back(),
-                                            index(ib, kAmaxThreads)),
-                  t);
-              auto loop = scf::ForOp::create(
-                  ib, first, size, index(ib, ctas * kAmaxThreads),
-                  ValueRange{f32(ib, 0.0)});
-              {
-                OpBuilder::InsertionGuard guard(ib);
-                ib.setInsertionPointToStart(loop.getBody());
-                SmallVector<Value> bhnj =
-                    boxElement(ib, box, loop.getInductionVar());
-                ValueRange bhn = ArrayRef(bhnj).take_front(3);
-                SmallVector<Value> ys =
-                    w > 1 ? value.buildChunk(
-                                ib, bhn,
-                                arith::MulIOp::create(ib, bhnj[3], index(ib, w)),
-                                w)
-                          : SmallVector<Value>{value.build(ib, bhn, bhnj[3])};
-                Value m = loop.getRegionIterArgs()[0];
-                for (Value y : ys)
-                  m = arith::MaximumFOp::create(ib, m,
-                                                math::AbsFOp::create(ib, y));
-                scf::YieldOp::create(ib, ValueRange{m});
-              }
-              Value bits = arith::BitcastOp::create(ib, ib.getI32Type(),
-                                                    loop.getResult(0));
-              memref::AtomicRMWOp::create(ib, arith::AtomicRMWKind::maxs, bits,
-                                          amax, group);
-            });
-}
-
 /// descale = amax / 448 (1 for an all-zero group).
 Value descaleOf(ImplicitLocOpBuilder &b, Value amax) {
   Value positive =
@@ -436,15 +383,37 @@ Value descaleOf(ImplicitLocOpBuilder &b, Value amax) {
       f32(b, 1.0));
 }
 
+/// The descale of `group` from its `ctas` CTAs' maxima in `partials`
+/// ([groups.shape..., ctas]).
+Value descaleOfGroup(ImplicitLocOpBuilder &b, Value partials,
+                     ValueRange group, int64_t ctas) {
+  auto loop = scf::ForOp::create(b, index(b, 0), index(b, ctas), index(b, 1),
+                                 ValueRange{f32(b, 0.0)});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> at(group);
+    at.push_back(loop.getInductionVar());
+    scf::YieldOp::create(
+        b, ValueRange{arith::MaximumFOp::create(
+               b, loop.getRegionIterArgs()[0],
+               memref::LoadOp::create(b, partials, at))});
+  }
+  return descaleOf(b, loop.getResult(0));
+}
+
 /// x / d, correctly rounded, for a divisor d shared by many x, at a
 /// multiply and two fmas per x instead of a division: with r = RN(1 / d)
 /// computed once, q = RN(x r) lies within an ulp of x / d, the residual
 /// x - d q is exact as an fma, and RN(q + (x - d q) r) is the correctly
 /// rounded x / d (Markstein's theorem; Muller et al., Handbook of
-/// Floating-Point Arithmetic, 2nd ed., section 4.7). It holds for d and r
-/// normal (withSharedDivisor checks it) and quotients that do not
-/// underflow; the quantize step's are at most 448, and one below 2^-126
-/// rounds to e4m3's zero of x's sign either way. Zeros keep their sign.
+/// Floating-Point Arithmetic, 2nd ed., section 4.7). It needs d and r
+/// normal, a quotient that does not underflow and a residual that does
+/// not either, which holds for |x| >= 2^-100. withSharedDivisor takes
+/// d >= 2^-88, so a smaller x gives |x / d| < 2^-12 and an underflowing
+/// quotient is below 2^-126: both round to e4m3's zero of x's sign either
+/// way (the quantize step's quotients are at most 448). Zeros keep their
+/// sign.
 struct SharedDivisor {
   Value negD, r; // null: plain division by d
   Value d;
@@ -464,14 +433,15 @@ struct SharedDivisor {
 
 /// Builds `body` twice under a branch on d (uniform across the threads
 /// that share it): with SharedDivisor's division where d lies in
-/// [2^-126, 2^126] (so r = 1 / d is normal too), with plain division
-/// otherwise (a descale below 2^-126, inf or NaN: amax tiny or not finite).
+/// [2^-88, 2^126] (so r = 1 / d is normal too), with plain division
+/// otherwise (a descale below 2^-88, inf or NaN: amax below 2^-79, or
+/// not finite).
 void withSharedDivisor(
     ImplicitLocOpBuilder &b, Value d,
     function_ref<void(ImplicitLocOpBuilder &, const SharedDivisor &)> body) {
   Value inRange = arith::AndIOp::create(
       b, arith::CmpFOp::create(b, arith::CmpFPredicate::OGE, d,
-                               f32(b, 0x1p-126)),
+                               f32(b, 0x1p-88)),
       arith::CmpFOp::create(b, arith::CmpFPredicate::OLE, d,
                             f32(b, 0x1p126)));
   auto ifOp = scf::IfOp::create(b, inRange, /*withElseRegion=*/true);
@@ -481,54 +451,6 @@ void withSharedDivisor(
                         arith::DivFOp::create(b, f32(b, 1.0), d), d});
   b.setInsertionPointToStart(ifOp.elseBlock());
   body(b, SharedDivisor{Value(), Value(), d});
-}
-
-/// descale = amax / 448 (1 for an all-zero group), per descale entry.
-void buildDescaleGrid(ImplicitLocOpBuilder &b, Value amax, Value descale,
-                      const Groups &groups) {
-  buildGrid(b, groups.descaleShape, 1,
-            [&](ImplicitLocOpBuilder &ib, ValueRange idx, Value) {
-              Value bits =
-                  memref::LoadOp::create(ib, amax, groups.group(ib, idx));
-              Value x = arith::BitcastOp::create(ib, ib.getF32Type(), bits);
-              memref::StoreOp::create(ib, descaleOf(ib, x), descale, idx);
-            });
-}
-
-/// Rows of a row-major FP8 copy per quantize CTA.
-constexpr int64_t kQuantizeRows = 16;
-
-/// x_fp8[b, h, n, j] = truncf(x / descale) for a row-major copy, stored in
-/// its memory order: CTAs of kQuantizeRows rows (b, h, n block), one thread
-/// per column j looping over the rows, so consecutive threads write
-/// consecutive bytes. (V^T: buildTransposedQuantizeGrid.)
-void buildQuantizeGrid(ImplicitLocOpBuilder &b, Value fp8, Value descale,
-                       const Groups &groups, const RowValue &value) {
-  ArrayRef<int64_t> shape = cast<MemRefType>(fp8.getType()).getShape();
-  int64_t n = shape[2], d = shape[3];
-  buildGrid(
-      b,
-      {shape[0], shape[1],
-       static_cast<int64_t>(llvm::divideCeil(n, kQuantizeRows))},
-      d, [&](ImplicitLocOpBuilder &ib, ValueRange bhc, Value t) {
-        Value first = arith::MulIOp::create(ib, bhc[2], index(ib, kQuantizeRows));
-        Value last = arith::MinUIOp::create(
-            ib, arith::AddIOp::create(ib, first, index(ib, kQuantizeRows)),
-            index(ib, n));
-        scf::buildLoopNest(
-            ib, ib.getLoc(), first, last, index(ib, 1),
-            [&](OpBuilder &nb, Location loc, ValueRange iv) {
-              ImplicitLocOpBuilder eb(loc, nb);
-              SmallVector<Value> bhnj = {bhc[0], bhc[1], iv[0], t};
-              Value y = value.build(eb, ValueRange{bhc[0], bhc[1], iv[0]}, t);
-              Value scale =
-                  memref::LoadOp::create(eb, descale, groups.entry(eb, bhnj));
-              Value q = arith::TruncFOp::create(
-                  eb, eb.getType<Float8E4M3FNType>(),
-                  arith::DivFOp::create(eb, y, scale));
-              memref::StoreOp::create(eb, q, fp8, bhnj);
-            });
-      });
 }
 
 /// Calls `body(row, j)` for chunks t, t + kBlockThreads, .. of the `w`-wide
@@ -585,84 +507,279 @@ void buildMaxTree(ImplicitLocOpBuilder &b, Value part) {
                     });
 }
 
-/// Per-block Q or K in one kernel: a CTA of kBlockThreads threads per
-/// scale block (rows [n0, n1) of one head, whole: the amax is CTA-local,
-/// so neither atomics nor other kernels are needed). In order, separated
-/// by barriers on the GPU:
-///   part[t] = max |x| over thread t's chunks      (16-byte loads)
-///   part[0] = max over part                       (buildMaxTree)
-///   descale = part[0] > 0 ? part[0] / 448 : 1     (thread 0 stores it)
-///   x_fp8   = truncf(x / descale)                 (8-byte stores;
-///                                                  SharedDivisor)
-/// `part` is a workgroup buffer of the CTA (shared memory on the GPU).
-void buildBlockQuantizeGrid(ImplicitLocOpBuilder &b, Value fp8, Value descale,
-                            int64_t block, const RowValue &value) {
+//===----------------------------------------------------------------------===//
+// The first launch: every amax
+//===----------------------------------------------------------------------===//
+
+/// One operand's CTAs in the quantize step's first launch (buildAmaxLaunch):
+/// `ctas` CTAs of kBlockThreads threads; thread t's max |x| over its share
+/// of CTA `cta` (numbered from 0 in the program), and what the CTA does
+/// with the max of those (thread t).
+struct AmaxProgram {
+  int64_t ctas;
+  std::function<Value(ImplicitLocOpBuilder &, Value cta, Value t)> partial;
+  std::function<void(ImplicitLocOpBuilder &, Value cta, Value t, Value amax)>
+      finish;
+};
+
+/// Builds `body` for the program that CTA `id` of a grid of consecutive
+/// programs (`ctas` CTAs each, from `first` on, starting at CTA `start`)
+/// belongs to, given the CTA's index in that program: a chain of scf.if.
+void dispatch(ImplicitLocOpBuilder &b, Value id, ArrayRef<int64_t> ctas,
+              function_ref<void(ImplicitLocOpBuilder &, size_t, Value)> body,
+              size_t first = 0, int64_t start = 0) {
+  Value cta = start ? arith::SubIOp::create(b, id, index(b, start)) : id;
+  if (first + 1 == ctas.size())
+    return body(b, first, cta);
+  int64_t end = start + ctas[first];
+  auto ifOp = scf::IfOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, id, index(b, end)),
+      /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  body(b, first, cta);
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  dispatch(b, id, ctas, body, first + 1, end);
+}
+
+/// The quantize step's first launch: one grid of every program's CTAs
+/// (kBlockThreads threads each), each CTA, in order, separated by barriers
+/// on the GPU:
+///   part[t] = its program's partial(t)
+///   part[0] = max over part                 (buildMaxTree)
+///   its program's finish(t, part[0])
+/// `part` is a workgroup buffer (shared memory on the GPU). One launch
+/// instead of one or more per operand: no launch gaps between them, and
+/// one operand's CTAs fill the tail of another's.
+void buildAmaxLaunch(ImplicitLocOpBuilder &b, ArrayRef<AmaxProgram> programs) {
+  SmallVector<int64_t> ctas = llvm::map_to_vector(
+      programs, [](const AmaxProgram &p) { return p.ctas; });
+  int64_t total = std::accumulate(ctas.begin(), ctas.end(), int64_t{0});
+  buildCtaGrid(b, {total}, [&](ImplicitLocOpBuilder &cb, ValueRange ids) {
+    Value part = workgroupBuffer(cb, kBlockThreads);
+    buildThreadLoop(cb, kBlockThreads, [&](ImplicitLocOpBuilder &tb, Value t) {
+      dispatch(tb, ids[0], ctas,
+               [&](ImplicitLocOpBuilder &pb, size_t i, Value cta) {
+                 memref::StoreOp::create(pb, programs[i].partial(pb, cta, t),
+                                         part, t);
+               });
+    });
+    buildMaxTree(cb, part);
+    buildThreadLoop(cb, kBlockThreads, [&](ImplicitLocOpBuilder &tb, Value t) {
+      Value amax = memref::LoadOp::create(tb, part, ValueRange{index(tb, 0)});
+      dispatch(tb, ids[0], ctas,
+               [&](ImplicitLocOpBuilder &pb, size_t i, Value cta) {
+                 programs[i].finish(pb, cta, t, amax);
+               });
+    });
+  });
+}
+
+/// Where a per-block CTA works: the block `blk` of rows [n0, n1) of head h
+/// of batch bb.
+struct RowBlock {
+  Value blk, h, bb, n0, n1;
+};
+
+/// Per-block Q or K: one CTA per scale block (rows [n0, n1) of one head,
+/// whole: its amax is the CTA's). Partial maxima over 16-byte chunks; then
+/// descale = amax > 0 ? amax / 448 : 1 (thread 0 stores it) and x_fp8 =
+/// truncf(x / descale) in 8-byte stores (SharedDivisor): amax, descale and
+/// copy in one kernel, without atomics.
+AmaxProgram blockProgram(Value fp8, Value descale, int64_t block,
+                         RowValue value) {
+  ArrayRef<int64_t> shape = cast<MemRefType>(fp8.getType()).getShape();
+  int64_t n = shape[2], w = kChunk, cols = shape[3] / w;
+  // Row blocks fastest: consecutive CTAs read consecutive rows.
+  SmallVector<int64_t> grid = {
+      static_cast<int64_t>(llvm::divideCeil(n, block)), shape[1], shape[0]};
+  auto rowsOf = [=](ImplicitLocOpBuilder &b, Value cta) {
+    SmallVector<Value> idx = delinearize(b, cta, grid);
+    Value n0 = arith::MulIOp::create(b, idx[0], index(b, block));
+    Value n1 = arith::MinUIOp::create(
+        b, arith::AddIOp::create(b, n0, index(b, block)), index(b, n));
+    return RowBlock{idx[0], idx[1], idx[2], n0, n1};
+  };
+  AmaxProgram p;
+  p.ctas = grid[0] * grid[1] * grid[2];
+  p.partial = [=](ImplicitLocOpBuilder &b, Value cta, Value t) {
+    RowBlock rb = rowsOf(b, cta);
+    SmallVector<Value> amax;
+    forEachChunk(
+        b, t, rb.n0, rb.n1, cols, w, ValueRange{f32(b, 0.0)},
+        [&](ImplicitLocOpBuilder &lb, Value row, Value j,
+            ValueRange acc) -> SmallVector<Value> {
+          Value m = acc[0];
+          for (Value x : value.buildChunk(lb, {rb.bb, rb.h, row}, j, w))
+            m = arith::MaximumFOp::create(lb, m, math::AbsFOp::create(lb, x));
+          return {m};
+        },
+        &amax);
+    return amax[0];
+  };
+  p.finish = [=](ImplicitLocOpBuilder &b, Value cta, Value t, Value amax) {
+    RowBlock rb = rowsOf(b, cta);
+    auto f8 = b.getType<Float8E4M3FNType>();
+    Value scale = descaleOf(b, amax);
+    auto first = scf::IfOp::create(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, t, index(b, 0)),
+        /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(first.thenBlock());
+      memref::StoreOp::create(b, scale, descale,
+                              ValueRange{rb.bb, rb.h, rb.blk});
+    }
+    withSharedDivisor(b, scale, [&](ImplicitLocOpBuilder &db,
+                                    const SharedDivisor &div) {
+      forEachChunk(
+          db, t, rb.n0, rb.n1, cols, w, ValueRange{},
+          [&](ImplicitLocOpBuilder &lb, Value row, Value j,
+              ValueRange) -> SmallVector<Value> {
+            SmallVector<Value> q;
+            for (Value x : value.buildChunk(lb, {rb.bb, rb.h, row}, j, w))
+              q.push_back(arith::TruncFOp::create(lb, f8, div.divide(lb, x)));
+            // w bytes at a multiple of w: aligned.
+            vector::StoreOp::create(
+                lb,
+                vector::FromElementsOp::create(lb, VectorType::get({w}, f8),
+                                               q),
+                fp8, ValueRange{rb.bb, rb.h, row, j})
+                ->setAttr("alignment", lb.getI64IntegerAttr(w));
+            return {};
+          });
+    });
+  };
+  return p;
+}
+
+/// CTAs per group of `groups` for partialAmaxProgram.
+int64_t amaxCtasPerGroup(const Groups &groups) {
+  return std::clamp<int64_t>(
+      llvm::divideCeil(groups.elements, kBlockThreads * kAmaxPerThread), 1,
+      kMaxAmaxCtas);
+}
+
+/// Groups that are not blocks of rows: each cut across `ctas` CTAs whose
+/// threads stride over its elements (16-byte chunks of kChunk where the
+/// group spans whole rows); a CTA's max goes to partials[group, c]
+/// ([groups.shape..., ctas], reduced by the second launch: no atomics and
+/// no zero fill).
+AmaxProgram partialAmaxProgram(Value partials, Groups groups, RowValue value,
+                               int64_t ctas) {
+  SmallVector<int64_t> grid = {ctas};
+  llvm::append_range(grid, groups.shape);
+  int64_t w = groups.wholeRows ? kChunk : 1;
+  AmaxProgram p;
+  p.ctas = 1;
+  for (int64_t extent : grid)
+    p.ctas *= extent;
+  p.partial = [=](ImplicitLocOpBuilder &b, Value cta, Value t) {
+    SmallVector<Value> idx = delinearize(b, cta, grid);
+    Box box = groups.box(b, ArrayRef(idx).drop_front());
+    if (w > 1) // whole rows: D / w chunks per row
+      box.hi[3] = index(b, value.rowLength() / w);
+    Value size = index(b, 1);
+    for (int i = 0; i < 4; ++i)
+      size = arith::MulIOp::create(
+          b, size, arith::SubIOp::create(b, box.hi[i], box.lo[i]));
+    Value first = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, idx[0], index(b, kBlockThreads)), t);
+    auto loop = scf::ForOp::create(b, first, size,
+                                   index(b, ctas * kBlockThreads),
+                                   ValueRange{f32(b, 0.0)});
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> bhnj = boxElement(b, box, loop.getInductionVar());
+    ValueRange bhn = ArrayRef(bhnj).take_front(3);
+    SmallVector<Value> ys =
+        w > 1 ? value.buildChunk(
+                    b, bhn, arith::MulIOp::create(b, bhnj[3], index(b, w)), w)
+              : SmallVector<Value>{value.build(b, bhn, bhnj[3])};
+    Value m = loop.getRegionIterArgs()[0];
+    for (Value y : ys)
+      m = arith::MaximumFOp::create(b, m, math::AbsFOp::create(b, y));
+    scf::YieldOp::create(b, ValueRange{m});
+    b.setInsertionPointAfter(loop);
+    return loop.getResult(0);
+  };
+  p.finish = [=](ImplicitLocOpBuilder &b, Value cta, Value t, Value amax) {
+    SmallVector<Value> idx = delinearize(b, cta, grid);
+    SmallVector<Value> at(ArrayRef<Value>(idx).drop_front());
+    at.push_back(idx[0]);
+    auto first = scf::IfOp::create(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, t, index(b, 0)),
+        /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(first.thenBlock());
+    memref::StoreOp::create(b, amax, partials, at);
+  };
+  return p;
+}
+
+//===----------------------------------------------------------------------===//
+// The second launch: copies of operands whose groups are not blocks
+//===----------------------------------------------------------------------===//
+
+/// Rows of a row-major FP8 copy per quantize CTA.
+constexpr int64_t kQuantizeRows = 16;
+
+/// x_fp8[b, h, n, j] = truncf(x / descale) for a row-major copy whose
+/// groups span whole heads (per tensor or KV head), stored in its memory
+/// order: CTAs of kQuantizeRows rows (b, h, n block). First one thread
+/// takes the descale of the CTA's group from the partial maxima into a
+/// workgroup buffer and, in row block 0 of the first head of its descale
+/// entry, stores it; then one thread per column j loops over the rows
+/// (SharedDivisor), so consecutive threads write consecutive bytes.
+void buildQuantizeGrid(ImplicitLocOpBuilder &b, Value fp8, Value descale,
+                       Value partials, const Groups &groups,
+                       const RowValue &value, int64_t ctasPerGroup) {
   ArrayRef<int64_t> shape = cast<MemRefType>(fp8.getType()).getShape();
   int64_t n = shape[2], d = shape[3];
-  int64_t w = kChunk, cols = d / w;
+  int64_t headsPerEntry = shape[1] / groups.descaleShape[1];
   auto f8 = b.getType<Float8E4M3FNType>();
-  auto partType = MemRefType::get(
-      {kBlockThreads}, b.getF32Type(), MemRefLayoutAttrInterface(),
-      gpu::AddressSpaceAttr::get(b.getContext(),
-                                 gpu::AddressSpace::Workgroup));
-  // Blocks x = the row block (consecutive CTAs read consecutive rows).
   buildCtaGrid(
-      b, {static_cast<int64_t>(llvm::divideCeil(n, block)), shape[1], shape[0]},
-      [&](ImplicitLocOpBuilder &cb, ValueRange ids) {
-        Value blk = ids[0], h = ids[1], bb = ids[2];
-        Value part = memref::AllocaOp::create(cb, partType);
-        Value n0 = arith::MulIOp::create(cb, blk, index(cb, block));
-        Value n1 = arith::MinUIOp::create(
-            cb, arith::AddIOp::create(cb, n0, index(cb, block)), index(cb, n));
-        buildThreadLoop(cb, kBlockThreads, [&](ImplicitLocOpBuilder &tb,
-                                               Value t) {
-          SmallVector<Value> amax;
-          forEachChunk(
-              tb, t, n0, n1, cols, w, ValueRange{f32(tb, 0.0)},
-              [&](ImplicitLocOpBuilder &lb, Value row, Value j,
-                  ValueRange acc) -> SmallVector<Value> {
-                Value m = acc[0];
-                for (Value x : value.buildChunk(lb, {bb, h, row}, j, w))
-                  m = arith::MaximumFOp::create(lb, m,
-                                                math::AbsFOp::create(lb, x));
-                return {m};
-              },
-              &amax);
-          memref::StoreOp::create(tb, amax[0], part, t);
+      b,
+      {shape[0], shape[1],
+       static_cast<int64_t>(llvm::divideCeil(n, kQuantizeRows))},
+      [&](ImplicitLocOpBuilder &cb, ValueRange bhc) {
+        Value scales = workgroupBuffer(cb, 1);
+        Value first = arith::MulIOp::create(cb, bhc[2], index(cb, kQuantizeRows));
+        Value last = arith::MinUIOp::create(
+            cb, arith::AddIOp::create(cb, first, index(cb, kQuantizeRows)),
+            index(cb, n));
+        buildThreadLoop(cb, 1, [&](ImplicitLocOpBuilder &tb, Value) {
+          SmallVector<Value> entry =
+              groups.entry(tb, ValueRange{bhc[0], bhc[1], first, index(tb, 0)});
+          Value scale = descaleOfGroup(tb, partials, groups.group(tb, entry),
+                                       ctasPerGroup);
+          memref::StoreOp::create(tb, scale, scales, ValueRange{index(tb, 0)});
+          Value writer = arith::AndIOp::create(
+              tb,
+              arith::CmpIOp::create(tb, arith::CmpIPredicate::eq, bhc[2],
+                                    index(tb, 0)),
+              arith::CmpIOp::create(
+                  tb, arith::CmpIPredicate::eq,
+                  arith::RemUIOp::create(tb, bhc[1], index(tb, headsPerEntry)),
+                  index(tb, 0)));
+          auto ifOp = scf::IfOp::create(tb, writer, /*withElseRegion=*/false);
+          OpBuilder::InsertionGuard guard(tb);
+          tb.setInsertionPointToStart(ifOp.thenBlock());
+          memref::StoreOp::create(tb, scale, descale, entry);
         });
-        buildMaxTree(cb, part);
-        buildThreadLoop(cb, kBlockThreads, [&](ImplicitLocOpBuilder &tb,
-                                               Value t) {
-          Value scale = descaleOf(
-              tb, memref::LoadOp::create(tb, part, index(tb, 0)));
-          auto first = scf::IfOp::create(
-              tb, arith::CmpIOp::create(tb, arith::CmpIPredicate::eq, t,
-                                        index(tb, 0)),
-              /*withElseRegion=*/false);
-          {
-            OpBuilder::InsertionGuard guard(tb);
-            tb.setInsertionPointToStart(first.thenBlock());
-            memref::StoreOp::create(tb, scale, descale,
-                                    ValueRange{bb, h, blk});
-          }
+        buildThreadLoop(cb, d, [&](ImplicitLocOpBuilder &tb, Value t) {
+          Value scale =
+              memref::LoadOp::create(tb, scales, ValueRange{index(tb, 0)});
           withSharedDivisor(tb, scale, [&](ImplicitLocOpBuilder &db,
-                                            const SharedDivisor &div) {
-            forEachChunk(
-                db, t, n0, n1, cols, w, ValueRange{},
-                [&](ImplicitLocOpBuilder &lb, Value row, Value j,
-                    ValueRange) -> SmallVector<Value> {
-                  SmallVector<Value> q;
-                  for (Value x : value.buildChunk(lb, {bb, h, row}, j, w))
-                    q.push_back(
-                        arith::TruncFOp::create(lb, f8, div.divide(lb, x)));
-                  // w bytes at a multiple of w: aligned.
-                  vector::StoreOp::create(
-                      lb,
-                      vector::FromElementsOp::create(
-                          lb, VectorType::get({w}, f8), q),
-                      fp8, ValueRange{bb, h, row, j})
-                      ->setAttr("alignment", lb.getI64IntegerAttr(w));
-                  return {};
+                                           const SharedDivisor &div) {
+            scf::buildLoopNest(
+                db, db.getLoc(), first, last, index(db, 1),
+                [&](OpBuilder &nb, Location loc, ValueRange iv) {
+                  ImplicitLocOpBuilder eb(loc, nb);
+                  Value y = value.build(
+                      eb, ValueRange{bhc[0], bhc[1], iv[0]}, t);
+                  memref::StoreOp::create(
+                      eb, arith::TruncFOp::create(eb, f8, div.divide(eb, y)),
+                      fp8, ValueRange{bhc[0], bhc[1], iv[0], t});
                 });
           });
         });
@@ -693,10 +810,11 @@ struct KeyBlock {
 
 /// Phase 1 of a V^T quantize CTA, item c: keys n0 + c % 128, columns
 /// j = 8 (c / 128) .. j + 7: tile[j + k][key] = truncf(v / descale), 0
-/// for keys past N. `shared`: the CTA's one descale (else each element's).
+/// for keys past N. `shared`: the CTA's one descale; else column j's is
+/// scales[j] (per channel).
 void quantizeIntoTile(ImplicitLocOpBuilder &b, const KeyBlock &kb, Value c,
-                      Value tile, Value descale, const Groups &groups,
-                      const RowValue &value, const SharedDivisor *shared) {
+                      Value tile, Value scales, const RowValue &value,
+                      const SharedDivisor *shared) {
   auto f8 = b.getType<Float8E4M3FNType>();
   auto chunkType = VectorType::get({kChunk}, f8);
   Value key = arith::RemUIOp::create(b, c, index(b, kTransposeKeys));
@@ -714,15 +832,14 @@ void quantizeIntoTile(ImplicitLocOpBuilder &b, const KeyBlock &kb, Value c,
     SmallVector<Value> q;
     for (auto [k, x] : llvm::enumerate(
              value.buildChunk(b, {kb.b, kb.h, row}, j, kChunk))) {
-      Value y;
-      if (shared) {
-        y = shared->divide(b, x);
-      } else {
-        SmallVector<Value> at = {kb.b, kb.h, row,
-                                 arith::AddIOp::create(b, j, index(b, k))};
-        y = arith::DivFOp::create(
-            b, x, memref::LoadOp::create(b, descale, groups.entry(b, at)));
-      }
+      Value y =
+          shared ? shared->divide(b, x)
+                 : arith::DivFOp::create(
+                       b, x,
+                       memref::LoadOp::create(
+                           b, scales,
+                           ValueRange{arith::AddIOp::create(b, j,
+                                                            index(b, k))}));
       q.push_back(arith::TruncFOp::create(b, f8, y));
     }
     scf::YieldOp::create(b, ValueRange{vector::FromElementsOp::create(
@@ -763,14 +880,18 @@ void copyTileRow(ImplicitLocOpBuilder &b, const KeyBlock &kb, Value c,
 }
 
 /// The V^T copy through a tile in shared memory: a CTA of kBlockThreads
-/// threads per kTransposeKeys keys of one head, in two phases separated by
-/// a barrier on the GPU: quantizeIntoTile (16-byte loads of V's rows; a
-/// warp takes 32 keys of one chunk, so its byte stores to the tile fill
-/// whole words), then copyTileRow (16-byte loads and stores). `storage` is
-/// V^T's [B, H, D, N padded to 16] buffer; its padding gets zeros.
+/// threads per kTransposeKeys keys of one head, in three phases separated
+/// by barriers on the GPU: the descales of the CTA's groups (one, or one
+/// per column of D) from the partial maxima into `scales` (stored to the
+/// descale operand by the head's first CTA); quantizeIntoTile (16-byte
+/// loads of V's rows; a warp takes 32 keys of one chunk, so its byte
+/// stores to the tile fill whole words); copyTileRow (16-byte loads and
+/// stores). `storage` is V^T's [B, H, D, N padded to 16] buffer; its
+/// padding gets zeros.
 void buildTransposedQuantizeGrid(ImplicitLocOpBuilder &b, Value storage,
-                                 Value descale, const Groups &groups,
-                                 const RowValue &value, int64_t n) {
+                                 Value descale, Value partials,
+                                 const Groups &groups, const RowValue &value,
+                                 int64_t n, int64_t ctasPerGroup) {
   ArrayRef<int64_t> shape = cast<MemRefType>(storage.getType()).getShape();
   int64_t d = shape[2];
   auto tileType = MemRefType::get(
@@ -789,22 +910,39 @@ void buildTransposedQuantizeGrid(ImplicitLocOpBuilder &b, Value storage,
         KeyBlock kb{ids[2], ids[1],
                     arith::MulIOp::create(cb, ids[0], index(cb, kTransposeKeys)),
                     n, shape[3]};
+        // V per head: one descale for the CTA's keys; per channel: D.
+        bool oneScale = groups.wholeRows;
+        Value scales = workgroupBuffer(cb, oneScale ? 1 : d);
+        buildThreadLoop(cb, oneScale ? 1 : d, [&](ImplicitLocOpBuilder &tb,
+                                                  Value t) {
+          SmallVector<Value> entry = groups.entry(
+              tb, ValueRange{kb.b, kb.h, kb.n0, oneScale ? index(tb, 0) : t});
+          Value scale = descaleOfGroup(tb, partials, groups.group(tb, entry),
+                                       ctasPerGroup);
+          memref::StoreOp::create(tb, scale, scales, t);
+          auto ifOp = scf::IfOp::create(
+              tb,
+              arith::CmpIOp::create(tb, arith::CmpIPredicate::eq, ids[0],
+                                    index(tb, 0)),
+              /*withElseRegion=*/false);
+          OpBuilder::InsertionGuard guard(tb);
+          tb.setInsertionPointToStart(ifOp.thenBlock());
+          memref::StoreOp::create(tb, scale, descale, entry);
+        });
         buildThreadLoop(cb, kBlockThreads, [&](ImplicitLocOpBuilder &tb,
                                                Value t) {
           auto items = [&](ImplicitLocOpBuilder &ib,
                            const SharedDivisor *shared) {
             forEachItem(ib, t, kTransposeKeys * (d / kChunk),
                         [&](ImplicitLocOpBuilder &eb, Value c) {
-                          quantizeIntoTile(eb, kb, c, tile, descale, groups,
-                                           value, shared);
+                          quantizeIntoTile(eb, kb, c, tile, scales, value,
+                                           shared);
                         });
           };
-          if (!groups.wholeRows || groups.blockRows)
+          if (!oneScale)
             return items(tb, nullptr);
-          // V per head or tensor: one descale for the CTA's keys.
-          Value scale = memref::LoadOp::create(
-              tb, descale,
-              groups.entry(tb, ValueRange{kb.b, kb.h, kb.n0, index(tb, 0)}));
+          Value scale =
+              memref::LoadOp::create(tb, scales, ValueRange{index(tb, 0)});
           withSharedDivisor(tb, scale, [&](ImplicitLocOpBuilder &db,
                                            const SharedDivisor &div) {
             items(db, &div);
@@ -820,12 +958,23 @@ void buildTransposedQuantizeGrid(ImplicitLocOpBuilder &b, Value storage,
       });
 }
 
-/// Quantizes `src` ([B, H, N, D]) with one scale per group of `groups`;
-/// `transposed`: the FP8 copy is stored as [B, H, D, N] (V^T, as the
-/// tensor cores read FP8 V; rows padded to 16 bytes) and returned as its
-/// [B, H, N, D] view.
-Quantized quantize(ImplicitLocOpBuilder &b, Value src, const Groups &groups,
-                   bool rotate, bool transposed = false) {
+/// The quantize step of one operand: its source, scale groups, rotation
+/// and layout; what it writes; and for groups that are not blocks of rows,
+/// their CTAs' partial maxima between the two launches.
+struct OperandStep {
+  Value src;
+  Groups groups;
+  bool rotate, transposed;
+  Quantized out;
+  Value partials;
+  int64_t ctasPerGroup = 0;
+};
+
+/// Allocates the FP8 copy of `src` ([B, H, N, D]) and its descales;
+/// `transposed`: the copy is stored as [B, H, D, N] (V^T, as the tensor
+/// cores read FP8 V; rows padded to 16 bytes) and viewed as [B, H, N, D].
+Quantized allocateCopy(ImplicitLocOpBuilder &b, Value src,
+                       const Groups &groups, bool transposed) {
   SmallVector<int64_t> shape(cast<MemRefType>(src.getType()).getShape());
   Type f8 = b.getType<Float8E4M3FNType>();
   Quantized out;
@@ -851,22 +1000,48 @@ Quantized quantize(ImplicitLocOpBuilder &b, Value src, const Groups &groups,
   }
   out.descale = memref::AllocOp::create(
       b, MemRefType::get(groups.descaleShape, b.getF32Type()));
-  RowValue value(src, cast<MemRefType>(src.getType()).getDimSize(3), rotate);
-  if (groups.blockRows && !transposed) {
-    buildBlockQuantizeGrid(b, out.fp8, out.descale, groups.blockRows, value);
-    return out;
-  }
-  Value amax =
-      memref::AllocOp::create(b, MemRefType::get(groups.shape, b.getI32Type()));
-  buildAmaxGrids(b, amax, groups, value);
-  buildDescaleGrid(b, amax, out.descale, groups);
-  memref::DeallocOp::create(b, amax);
-  if (transposed)
-    buildTransposedQuantizeGrid(b, out.storage, out.descale, groups, value,
-                                shape[3]);
-  else
-    buildQuantizeGrid(b, out.fp8, out.descale, groups, value);
   return out;
+}
+
+/// The quantize step of every operand in at most 1 + (operands whose
+/// groups are not blocks) launches: one grid of every amax
+/// (buildAmaxLaunch: per-block operands finish there), then the copy of
+/// each other operand, its descales taken from the partial maxima.
+void buildQuantizeStep(ImplicitLocOpBuilder &b,
+                       MutableArrayRef<OperandStep> steps) {
+  SmallVector<AmaxProgram> programs;
+  for (OperandStep &s : steps) {
+    s.out = allocateCopy(b, s.src, s.groups, s.transposed);
+    RowValue value(s.src, cast<MemRefType>(s.src.getType()).getDimSize(3),
+                   s.rotate);
+    if (s.groups.blockRows && !s.transposed) {
+      programs.push_back(blockProgram(s.out.fp8, s.out.descale,
+                                      s.groups.blockRows, value));
+      continue;
+    }
+    s.ctasPerGroup = amaxCtasPerGroup(s.groups);
+    SmallVector<int64_t> shape(s.groups.shape);
+    shape.push_back(s.ctasPerGroup);
+    s.partials =
+        memref::AllocOp::create(b, MemRefType::get(shape, b.getF32Type()));
+    programs.push_back(
+        partialAmaxProgram(s.partials, s.groups, value, s.ctasPerGroup));
+  }
+  buildAmaxLaunch(b, programs);
+  for (OperandStep &s : steps) {
+    if (!s.partials)
+      continue;
+    RowValue value(s.src, cast<MemRefType>(s.src.getType()).getDimSize(3),
+                   s.rotate);
+    if (s.transposed)
+      buildTransposedQuantizeGrid(
+          b, s.out.storage, s.out.descale, s.partials, s.groups, value,
+          cast<MemRefType>(s.src.getType()).getDimSize(2), s.ctasPerGroup);
+    else
+      buildQuantizeGrid(b, s.out.fp8, s.out.descale, s.partials, s.groups,
+                        value, s.ctasPerGroup);
+    memref::DeallocOp::create(b, s.partials);
+  }
 }
 
 /// What the pass options ask for, with block sizes resolved.
@@ -909,12 +1084,14 @@ LogicalResult quantizeAttention(AttentionOp op, QuantizeOptions opts) {
     qGroups = perBlock(qs, bm);
     kGroups = perBlock(ks, bn);
   }
-  Quantized q = quantize(b, op.getQ(), qGroups, opts.hadamard);
-  Quantized k = quantize(b, op.getK(), kGroups, opts.hadamard);
-  Quantized v = quantize(b, op.getV(),
-                         opts.v == VGranularity::channel ? perChannel(ks)
-                                                         : perHead(ks, 1),
-                         /*rotate=*/false, /*transposed=*/true);
+  OperandStep steps[] = {
+      {op.getQ(), qGroups, opts.hadamard, /*transposed=*/false, {}, {}},
+      {op.getK(), kGroups, opts.hadamard, /*transposed=*/false, {}, {}},
+      {op.getV(),
+       opts.v == VGranularity::channel ? perChannel(ks) : perHead(ks, 1),
+       /*rotate=*/false, /*transposed=*/true, {}, {}}};
+  buildQuantizeStep(b, steps);
+  const Quantized &q = steps[0].out, &k = steps[1].out, &v = steps[2].out;
   auto fp8 = AttentionOp::create(b, q.fp8, k.fp8, v.fp8, op.getO(), op.getLse(),
                                  q.descale, k.descale, v.descale,
                                  /*block_table=*/Value(),

@@ -189,15 +189,18 @@ def AttnQuantizeFP8 : Pass<"attn-quantize-fp8", "func::FuncOp"> {
     3.3); amax is taken over the rotated values. V is not rotated.
 
     The quantize step is grids as attn-tile's (an `scf.forall` mapped to
-    GPU blocks around ones mapped to threads). Per-block Q and K take one
-    grid each: a CTA of 256 threads per scale block takes the amax of its
-    block (per-thread maxima of 16-byte chunks into a workgroup buffer,
-    then a tree of thread loops), writes the descale and the FP8 copy; no
-    atomics. The other operands take, per operand: amax per group (its
-    elements strided over 256 threads of up to 128 CTAs, combined by an
-    integer atomic max on the f32 bits), the descales, then the FP8 copy.
-    attn-to-cpu runs them as loops, attn-to-cubin as kernels launched
-    before the FP8 attention. FP8 V is written as V^T ([B, Hkv, D, Nk]
+    GPU blocks around ones mapped to threads), no atomics. One grid takes
+    every amax: CTAs of 256 threads, each of one operand, with per-thread
+    maxima of 16-byte chunks in a workgroup buffer and a two-level tree.
+    A per-block Q or K CTA covers one scale block and also writes its
+    descale and FP8 copy; other groups are cut over up to 128 CTAs that
+    store their maxima. Then, per other operand, one grid takes the
+    descales from those maxima and writes the FP8 copy. x / descale is
+    x * (1 / descale) corrected by two fmas where the descale is in
+    [2^-88, 2^126] (Markstein: bit-equal to the division), a division
+    otherwise. attn-to-cpu runs the grids as loops, attn-to-cubin as
+    kernels launched before the FP8 attention (two with the defaults).
+    FP8 V is written as V^T ([B, Hkv, D, Nk]
     storage, rows padded to 16 bytes and zero-filled, viewed transposed by
     `memref.transpose`), the layout the tensor cores read, by CTAs of 256
     threads per 128 keys through a [D, 128] tile in workgroup memory
