@@ -61,6 +61,8 @@ struct Quant {
   const char *qk = "block", *v = "head";
   bool hadamard = false;
   int64_t blockM = 4, blockN = 8;
+  /// The problem (null: kShape).
+  const Shape *shape = nullptr;
   /// The shape of the descales it produces.
   std::vector<int64_t> qScales(const Shape &s) const {
     if (StringRef(qk) == "block")
@@ -420,6 +422,10 @@ protected:
 // GQA with tails: Nq = 13 (Q blocks of 4: the last has 1 row), Nk = 19 (K
 // blocks of 8: the last has 3), tiles 8 x 4 (not the scale blocks).
 const Shape kShape{2, 4, 2, 13, 19, 32, true};
+/// Rotated blocks of 256 rows at D = 64 take the shared-memory transform
+/// in two batches of 128 rows; Nq = 300 leaves a block of 44 rows whose
+/// second batch is empty.
+const Shape kLongShape{1, 2, 2, 300, 40, 64, false, 8, 8};
 
 /// Descales are amax / 448 of exactly their group (the planted 16 gives
 /// its group 16 / 448), Q8 is Q / descale rounded to e4m3 (or, rotated,
@@ -427,7 +433,7 @@ const Shape kShape{2, 4, 2, 13, 19, 32, true};
 /// of the bf16 inputs within FP8 tolerance.
 TEST_P(CpuFp8Quantize, ScalesRoundTripAndAttention) {
   const Quant quant = GetParam();
-  Shape s = kShape;
+  Shape s = quant.shape ? *quant.shape : kShape;
   s.packGqa = quant.hadamard; // one packed configuration per rotation
   auto engine = compile(s, quant);
   ASSERT_TRUE(bool(engine)) << llvm::toString(engine.takeError());
@@ -526,7 +532,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Quant{"head_channel", "head", "channel"},
                       Quant{"tensor_hadamard", "tensor", "head", true},
                       Quant{"block_hadamard_channel", "block", "channel",
-                            true}),
+                            true},
+                      Quant{"block_hadamard_batches", "block", "head", true,
+                            256, 32, &kLongShape}),
     [](const auto &info) { return std::string(info.param.name); });
 
 /// `x` rounded to bf16 (nearest even).

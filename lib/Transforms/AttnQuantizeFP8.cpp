@@ -130,6 +130,13 @@ public:
     return out;
   }
 
+  /// Whether s_i = -1: bit i % 64 of the i / 64-th 64-bit word of the
+  /// signs (integer constants and selects: no vector constant indexed at
+  /// run time, which a GPU thread would keep in local memory). `i` is i32.
+  Value negativeSign(ImplicitLocOpBuilder &b, Value i) const;
+
+  Value source() const { return src; }
+
 private:
   /// x ^= x >> s for s = .., 2, 1 over the log2(D) low bits of x: bit 0
   /// becomes their parity (math.ctpop has no NVVM lowering in the GPU
@@ -144,42 +151,39 @@ private:
     return x;
   }
 
-  /// Whether s_i = -1: bit i % 64 of the i / 64-th 64-bit word of the
-  /// signs (integer constants and selects: no vector constant indexed at
-  /// run time, which a GPU thread would keep in local memory).
-  Value negativeSign(ImplicitLocOpBuilder &b, Value i) const {
-    std::mt19937 rng(kSignSeed);
-    SmallVector<uint64_t> words(llvm::divideCeil(d, 64), 0);
-    for (int64_t k = 0; k < d; ++k)
-      if (rng() & 1)
-        words[k / 64] |= uint64_t(1) << (k % 64);
-    auto i64 = [&](uint64_t v) -> Value {
-      return arith::ConstantOp::create(b, b.getI64IntegerAttr(v));
-    };
-    Value word = i64(words[0]);
-    for (size_t k = 1; k < words.size(); ++k) {
-      Value w = arith::ShRUIOp::create(
-          b, i, arith::ConstantOp::create(b, b.getI32IntegerAttr(6)));
-      word = arith::SelectOp::create(
-          b,
-          arith::CmpIOp::create(
-              b, arith::CmpIPredicate::eq, w,
-              arith::ConstantOp::create(b, b.getI32IntegerAttr(k))),
-          i64(words[k]), word);
-    }
-    Value bit = arith::ExtUIOp::create(
-        b, b.getI64Type(),
-        arith::AndIOp::create(
-            b, i, arith::ConstantOp::create(b, b.getI32IntegerAttr(63))));
-    Value set =
-        arith::AndIOp::create(b, arith::ShRUIOp::create(b, word, bit), i64(1));
-    return arith::CmpIOp::create(b, arith::CmpIPredicate::ne, set, i64(0));
-  }
-
   Value src;
   int64_t d;
   bool rotate;
 };
+
+Value RowValue::negativeSign(ImplicitLocOpBuilder &b, Value i) const {
+  std::mt19937 rng(kSignSeed);
+  SmallVector<uint64_t> words(llvm::divideCeil(d, 64), 0);
+  for (int64_t k = 0; k < d; ++k)
+    if (rng() & 1)
+      words[k / 64] |= uint64_t(1) << (k % 64);
+  auto i64 = [&](uint64_t v) -> Value {
+    return arith::ConstantOp::create(b, b.getI64IntegerAttr(v));
+  };
+  Value word = i64(words[0]);
+  for (size_t k = 1; k < words.size(); ++k) {
+    Value w = arith::ShRUIOp::create(
+        b, i, arith::ConstantOp::create(b, b.getI32IntegerAttr(6)));
+    word = arith::SelectOp::create(
+        b,
+        arith::CmpIOp::create(
+            b, arith::CmpIPredicate::eq, w,
+            arith::ConstantOp::create(b, b.getI32IntegerAttr(k))),
+        i64(words[k]), word);
+  }
+  Value bit = arith::ExtUIOp::create(
+      b, b.getI64Type(),
+      arith::AndIOp::create(
+          b, i, arith::ConstantOp::create(b, b.getI32IntegerAttr(63))));
+  Value set =
+      arith::AndIOp::create(b, arith::ShRUIOp::create(b, word, bit), i64(1));
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::ne, set, i64(0));
+}
 
 /// The box [lo, hi) of a [B, H, N, D] source that one scale covers.
 struct Box {
@@ -958,6 +962,197 @@ void buildTransposedQuantizeGrid(ImplicitLocOpBuilder &b, Value storage,
       });
 }
 
+/// f32 elements of a rotated block staged in shared memory at once (32 KB;
+/// a kernel's static shared memory is at most 48 KB).
+constexpr int64_t kRotateTileFloats = 8192;
+
+/// The loop over thread t's items c = t, t + kBlockThreads, .. below
+/// `total`, carrying `init`; `body` returns the next value.
+Value reduceItems(ImplicitLocOpBuilder &b, Value t, int64_t total, Value init,
+                  function_ref<Value(ImplicitLocOpBuilder &, Value, Value)> body) {
+  auto loop = scf::ForOp::create(b, t, index(b, total), index(b, kBlockThreads),
+                                 ValueRange{init});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  scf::YieldOp::create(b, ValueRange{body(b, loop.getInductionVar(),
+                                          loop.getRegionIterArgs()[0])});
+  return loop.getResult(0);
+}
+
+/// Per-block Q or K with `hadamard`: the rotation as a fast Walsh-Hadamard
+/// transform in shared memory, O(log D) work per element instead of the
+/// O(D) of RowValue's sums. One CTA of kBlockThreads threads per scale
+/// block takes it in batches of R = kRotateTileFloats / D rows: the batch
+/// with S's signs into an f32 tile (rows past N: zeros), then log2(D)
+/// butterfly passes, (a, b) -> (a + b, a - b) over columns h apart (h < 8
+/// in registers as the 16-byte chunks are loaded, the others in the tile),
+/// which leave H S x in each row (H_ij = (-1)^popcount(i & j)); elements are
+/// read as tile / sqrt(D). Once for the amax (per-thread maxima,
+/// buildMaxTree) and once for the copy (descale stored by thread 0,
+/// truncf(x / descale) in 8-byte stores, SharedDivisor). A launch of its
+/// own: its tile and barriers would burden the other programs' CTAs.
+void buildRotatedBlockGrid(ImplicitLocOpBuilder &b, Value fp8, Value descale,
+                           int64_t block, const RowValue &value) {
+  ArrayRef<int64_t> shape = cast<MemRefType>(fp8.getType()).getShape();
+  int64_t n = shape[2], d = shape[3], chunks = d / kChunk;
+  int64_t rows = std::clamp<int64_t>(kRotateTileFloats / d, 1, block);
+  int64_t batches = llvm::divideCeil(block, rows);
+  auto f8 = b.getType<Float8E4M3FNType>();
+  auto chunkType = VectorType::get({kChunk}, b.getF32Type());
+  RowValue plain(value.source(), d, /*rotate=*/false);
+  buildCtaGrid(b, {static_cast<int64_t>(llvm::divideCeil(n, block)), shape[1],
+                   shape[0]},
+               [&](ImplicitLocOpBuilder &cb, ValueRange ids) {
+    Value blk = ids[0], h = ids[1], bb = ids[2];
+    Value tile = workgroupBuffer(cb, rows * d);
+    Value part = workgroupBuffer(cb, kBlockThreads);
+    Value n0 = arith::MulIOp::create(cb, blk, index(cb, block));
+    Value n1 = arith::MinUIOp::create(
+        cb, arith::AddIOp::create(cb, n0, index(cb, block)), index(cb, n));
+    Value invSqrtD = f32(cb, 1.0 / std::sqrt(double(d)));
+    // Item c of a batch: its row in the tile and first column.
+    auto chunkOf = [&](ImplicitLocOpBuilder &ib, Value c) {
+      return std::make_pair(arith::DivUIOp::create(ib, c, index(ib, chunks)),
+                            arith::MulIOp::create(
+                                ib, arith::RemUIOp::create(ib, c, index(ib, chunks)),
+                                index(ib, kChunk)));
+    };
+    auto at = [&](ImplicitLocOpBuilder &ib, Value row, Value col) -> Value {
+      return arith::AddIOp::create(
+          ib, arith::MulIOp::create(ib, row, index(ib, d)), col);
+    };
+    // Rows [r0, r0 + R) of the block into the tile, rotated; returns r0.
+    auto rotateBatch = [&](int64_t batch) {
+      Value r0 = arith::AddIOp::create(cb, n0, index(cb, batch * rows));
+      buildThreadLoop(cb, kBlockThreads, [&](ImplicitLocOpBuilder &tb, Value t) {
+        forEachItem(tb, t, rows * chunks, [&](ImplicitLocOpBuilder &ib, Value c) {
+          auto [row, j] = chunkOf(ib, c);
+          Value src = arith::AddIOp::create(ib, r0, row);
+          auto ifOp = scf::IfOp::create(
+              ib, TypeRange(chunkType),
+              arith::CmpIOp::create(ib, arith::CmpIPredicate::ult, src, n1),
+              /*withElseRegion=*/true);
+          {
+            OpBuilder::InsertionGuard guard(ib);
+            ib.setInsertionPointToStart(ifOp.thenBlock());
+            SmallVector<Value> signed_;
+            for (auto [k, x] : llvm::enumerate(
+                     plain.buildChunk(ib, {bb, h, src}, j, kChunk))) {
+              Value col = arith::IndexCastOp::create(
+                  ib, ib.getI32Type(), arith::AddIOp::create(ib, j, index(ib, k)));
+              signed_.push_back(arith::SelectOp::create(
+                  ib, value.negativeSign(ib, col),
+                  arith::NegFOp::create(ib, x), x));
+            }
+            // The passes over columns 1, 2 and 4 apart stay inside the
+            // chunk: in registers.
+            for (int64_t span = 1; span < kChunk; span *= 2)
+              for (int64_t k = 0; k < kChunk; ++k)
+                if (!(k & span)) {
+                  Value x = signed_[k], y = signed_[k + span];
+                  signed_[k] = arith::AddFOp::create(ib, x, y);
+                  signed_[k + span] = arith::SubFOp::create(ib, x, y);
+                }
+            scf::YieldOp::create(
+                ib, ValueRange{vector::FromElementsOp::create(ib, chunkType,
+                                                              signed_)});
+            ib.setInsertionPointToStart(ifOp.elseBlock());
+            scf::YieldOp::create(
+                ib, ValueRange{arith::ConstantOp::create(
+                        ib, DenseElementsAttr::get(chunkType, 0.0f))});
+          }
+          for (int64_t k = 0; k < kChunk; ++k)
+            memref::StoreOp::create(
+                ib, vector::ExtractOp::create(ib, ifOp.getResult(0), k), tile,
+                ValueRange{at(ib, row, arith::AddIOp::create(ib, j, index(ib, k)))});
+        });
+      });
+      for (int64_t span = kChunk; span < d; span *= 2)
+        buildThreadLoop(cb, kBlockThreads, [&](ImplicitLocOpBuilder &tb, Value t) {
+          forEachItem(tb, t, rows * d / 2, [&](ImplicitLocOpBuilder &ib, Value p) {
+            Value row = arith::DivUIOp::create(ib, p, index(ib, d / 2));
+            Value k = arith::RemUIOp::create(ib, p, index(ib, d / 2));
+            // Column i with bit `span` clear, and its partner i + span.
+            Value col = arith::AddIOp::create(
+                ib,
+                arith::MulIOp::create(
+                    ib, arith::DivUIOp::create(ib, k, index(ib, span)),
+                    index(ib, 2 * span)),
+                arith::RemUIOp::create(ib, k, index(ib, span)));
+            Value i = at(ib, row, col);
+            Value partner = arith::AddIOp::create(ib, i, index(ib, span));
+            Value x = memref::LoadOp::create(ib, tile, ValueRange{i});
+            Value y = memref::LoadOp::create(ib, tile, ValueRange{partner});
+            memref::StoreOp::create(ib, arith::AddFOp::create(ib, x, y), tile,
+                                    ValueRange{i});
+            memref::StoreOp::create(ib, arith::SubFOp::create(ib, x, y), tile,
+                                    ValueRange{partner});
+          });
+        });
+      return r0;
+    };
+    auto element = [&](ImplicitLocOpBuilder &ib, Value e) -> Value {
+      return arith::MulFOp::create(
+          ib, memref::LoadOp::create(ib, tile, ValueRange{e}), invSqrtD);
+    };
+    for (int64_t batch = 0; batch < batches; ++batch) {
+      rotateBatch(batch);
+      buildThreadLoop(cb, kBlockThreads, [&](ImplicitLocOpBuilder &tb, Value t) {
+        Value init = batch ? Value(memref::LoadOp::create(tb, part, t))
+                           : f32(tb, 0.0);
+        Value m = reduceItems(
+            tb, t, rows * d, init,
+            [&](ImplicitLocOpBuilder &ib, Value e, Value acc) -> Value {
+              return arith::MaximumFOp::create(
+                  ib, acc, math::AbsFOp::create(ib, element(ib, e)));
+            });
+        memref::StoreOp::create(tb, m, part, t);
+      });
+    }
+    buildMaxTree(cb, part);
+    for (int64_t batch = 0; batch < batches; ++batch) {
+      Value r0 = rotateBatch(batch);
+      buildThreadLoop(cb, kBlockThreads, [&](ImplicitLocOpBuilder &tb, Value t) {
+        Value scale = descaleOf(
+            tb, memref::LoadOp::create(tb, part, ValueRange{index(tb, 0)}));
+        if (batch == 0) {
+          auto first = scf::IfOp::create(
+              tb, arith::CmpIOp::create(tb, arith::CmpIPredicate::eq, t,
+                                        index(tb, 0)),
+              /*withElseRegion=*/false);
+          OpBuilder::InsertionGuard guard(tb);
+          tb.setInsertionPointToStart(first.thenBlock());
+          memref::StoreOp::create(tb, scale, descale, ValueRange{bb, h, blk});
+        }
+        withSharedDivisor(tb, scale, [&](ImplicitLocOpBuilder &db,
+                                         const SharedDivisor &div) {
+          forEachItem(db, t, rows * chunks, [&](ImplicitLocOpBuilder &ib, Value c) {
+            auto [row, j] = chunkOf(ib, c);
+            Value dst = arith::AddIOp::create(ib, r0, row);
+            auto inside = scf::IfOp::create(
+                ib, arith::CmpIOp::create(ib, arith::CmpIPredicate::ult, dst, n1),
+                /*withElseRegion=*/false);
+            OpBuilder::InsertionGuard guard(ib);
+            ib.setInsertionPointToStart(inside.thenBlock());
+            SmallVector<Value> q;
+            for (int64_t k = 0; k < kChunk; ++k)
+              q.push_back(arith::TruncFOp::create(
+                  ib, f8,
+                  div.divide(ib, element(ib, at(ib, row,
+                                                arith::AddIOp::create(
+                                                    ib, j, index(ib, k)))))));
+            vector::StoreOp::create(
+                ib, vector::FromElementsOp::create(
+                        ib, VectorType::get({kChunk}, f8), q),
+                fp8, ValueRange{bb, h, dst, j})
+                ->setAttr("alignment", ib.getI64IntegerAttr(kChunk));
+          });
+        });
+      });
+    }
+  });
+}
+
 /// The quantize step of one operand: its source, scale groups, rotation
 /// and layout; what it writes; and for groups that are not blocks of rows,
 /// their CTAs' partial maxima between the two launches.
@@ -1015,8 +1210,12 @@ void buildQuantizeStep(ImplicitLocOpBuilder &b,
     RowValue value(s.src, cast<MemRefType>(s.src.getType()).getDimSize(3),
                    s.rotate);
     if (s.groups.blockRows && !s.transposed) {
-      programs.push_back(blockProgram(s.out.fp8, s.out.descale,
-                                      s.groups.blockRows, value));
+      if (s.rotate)
+        buildRotatedBlockGrid(b, s.out.fp8, s.out.descale, s.groups.blockRows,
+                              value);
+      else
+        programs.push_back(blockProgram(s.out.fp8, s.out.descale,
+                                        s.groups.blockRows, value));
       continue;
     }
     s.ctasPerGroup = amaxCtasPerGroup(s.groups);

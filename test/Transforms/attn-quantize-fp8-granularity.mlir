@@ -190,28 +190,56 @@
 //       CHANNEL:     vector.store %{{.*}}, %[[VT:.*]][%[[B]], %[[G]], %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<1x2x16x16xf8E4M3FN>, vector<16xf8E4M3FN>
 //       CHANNEL:   attn.attention {{.*}} descale({{.*}} : memref<1x2xf32>, memref<1x2xf32>, memref<1x2x16xf32>){{$}}
 
-// hadamard=true with blocks: amax and quantization of the rotated rows
-// (sum over the 16 columns with signs, element by element: no vector load)
-// in each block of Q and K; V plain.
+// hadamard=true with blocks: each block of Q and K takes a launch of its
+// own, the rotation as a fast Walsh-Hadamard transform in a workgroup tile
+// (4 rows x 16 columns here): rows loaded with the signs S (bits of 36005
+// set where s_i = -1; rows past Nq zero), then log2(16) = 4 butterfly
+// passes (a, b) -> (a + b, a - b) over columns 1, 2, 4 apart (in registers,
+// inside a loaded chunk of 8) and 8 apart (in the tile), the amax of
+// tile / sqrt(16); then the same again for the copy. V plain, in the amax
+// launch.
 // HAD-LABEL: func.func @gqa
+//       HAD:   %[[Q8:.*]] = memref.alloc() : memref<1x4x10x16xf8E4M3FN>
 //       HAD:   memref.alloc() : memref<1x4x3xf32>
+//       HAD:   scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (3, 4, 1) {
+//       HAD:     %[[TILE:.*]] = memref.alloca() : memref<64xf32, #gpu.address_space<workgroup>>
+//       HAD:     %[[PART:.*]] = memref.alloca() : memref<256xf32, #gpu.address_space<workgroup>>
+//       HAD:     scf.forall (%{{.*}}) in (256) {
+//       HAD:         vector.load %{{.*}} : memref<1x4x10x16xbf16>, vector<8xbf16>
+//       HAD:         %[[SIGNS:.*]] = arith.constant 36005 : i64
+//       HAD:         arith.shrui %[[SIGNS]]
+//       HAD:         arith.select
+// HAD-COUNT-12:        arith.subf
+//       HAD:       memref.store %{{.*}}, %[[TILE]]
+//       HAD:     scf.forall (%{{.*}}) in (256) {
+//       HAD:       arith.remui %{{.*}}, %c8
+//       HAD:       %[[X:.*]] = memref.load %[[TILE]]
+//       HAD:       %[[Y:.*]] = memref.load %[[TILE]]
+//       HAD:       %[[SUM:.*]] = arith.addf %[[X]], %[[Y]]
+//       HAD:       memref.store %[[SUM]], %[[TILE]]
+//       HAD:       %[[DIFF:.*]] = arith.subf %[[X]], %[[Y]]
+//       HAD:       memref.store %[[DIFF]], %[[TILE]]
+//       HAD:     scf.forall (%[[T:.*]]) in (256) {
+//       HAD:         %[[E:.*]] = memref.load %[[TILE]]
+//       HAD:         %[[R:.*]] = arith.mulf %[[E]], %cst{{.*}} : f32
+//       HAD:         math.absf %[[R]]
+//       HAD:       memref.store %{{.*}}, %[[PART]][%[[T]]]
+//       HAD:     scf.forall (%{{.*}}) in (16) {
+//       HAD:     scf.forall (%{{.*}}) in (1) {
+// The copy: the batch rotated again, then truncf(tile / 4 / descale).
+//       HAD:     scf.forall (%{{.*}}) in (256) {
+//       HAD:       arith.shrui %[[SIGNS]]
+// HAD-COUNT-13:    arith.subf
+//       HAD:         memref.load %[[TILE]]
+//       HAD:         arith.truncf
+//       HAD:         vector.store %{{.*}}, %[[Q8]]
+//       HAD:   } {mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
 //       HAD:   memref.alloc() : memref<1x2x2xf32>
+//       HAD:   scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (2, 2, 1) {
 //       HAD:   memref.alloc() : memref<1x2xf32>
-//       HAD:   arith.minui
-//   HAD-NOT:   vector.load
-//       HAD:   arith.xori
-//       HAD:   arith.minui %{{.*}}, %c6
-//   HAD-NOT:   vector.load
-//       HAD:   arith.xori
-// V's amax is plain: chunks of 16 bytes.
-//       HAD:   vector.load
-//       HAD:   scf.forall (%{{.*}}) in (16) {
-//       HAD:   arith.xori
-//       HAD:   vector.store
-//       HAD:   arith.xori
-//       HAD:   vector.store
-//       HAD:   } {mapping = [#gpu.block<x>]}
-//   HAD-NOT:   arith.xori
+// The amax launch holds only V's program.
+//       HAD:   scf.forall (%{{.*}}) in (2) {
+//   HAD-NOT:   arith.shrui
 //       HAD:   attn.attention
 func.func @gqa(%q: memref<1x4x10x16xbf16>, %k: memref<1x2x6x16xbf16>,
                %v: memref<1x2x6x16xbf16>, %o: memref<1x4x10x16xbf16>) {
