@@ -966,18 +966,196 @@ void buildTransposedQuantizeGrid(ImplicitLocOpBuilder &b, Value storage,
 /// a kernel's static shared memory is at most 48 KB).
 constexpr int64_t kRotateTileFloats = 8192;
 
-/// The loop over thread t's items c = t, t + kBlockThreads, .. below
-/// `total`, carrying `init`; `body` returns the next value.
-Value reduceItems(ImplicitLocOpBuilder &b, Value t, int64_t total, Value init,
-                  function_ref<Value(ImplicitLocOpBuilder &, Value, Value)> body) {
-  auto loop = scf::ForOp::create(b, t, index(b, total), index(b, kBlockThreads),
-                                 ValueRange{init});
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  scf::YieldOp::create(b, ValueRange{body(b, loop.getInductionVar(),
-                                          loop.getRegionIterArgs()[0])});
-  return loop.getResult(0);
-}
+/// One CTA of buildRotatedBlockGrid: rows [n0, n1) of head h of batch bb
+/// (scale block `blk`), staged `rows` at a time in the f32 workgroup tile
+/// [rows * D], with `part` for the CTA's max. Each method builds thread
+/// loops of the CTA (barriers between them on the GPU).
+class RotatedBlockCta {
+public:
+  RotatedBlockCta(ImplicitLocOpBuilder &b, ValueRange ids, int64_t n,
+                  int64_t d, int64_t block, int64_t rows, RowValue value)
+      : b(b), blk(ids[0]), h(ids[1]), bb(ids[2]), d(d), rows(rows),
+        value(value), plain(value.source(), d, /*rotate=*/false) {
+    tile = workgroupBuffer(b, rows * d);
+    part = workgroupBuffer(b, kBlockThreads);
+    n0 = arith::MulIOp::create(b, blk, index(b, block));
+    n1 = arith::MinUIOp::create(
+        b, arith::AddIOp::create(b, n0, index(b, block)), index(b, n));
+  }
+
+  /// Rows [r0, r0 + rows) of the block, r0 = n0 + batch * rows, into the
+  /// tile as H S x (rows past n1: zeros); returns r0.
+  Value rotateBatch(int64_t batch) {
+    Value r0 = arith::AddIOp::create(b, n0, index(b, batch * rows));
+    buildThreadLoop(b, kBlockThreads, [&](ImplicitLocOpBuilder &tb, Value t) {
+      forEachItem(tb, t, rows * (d / kChunk),
+                  [&](ImplicitLocOpBuilder &ib, Value c) { loadChunk(ib, r0, c); });
+    });
+    for (int64_t span = kChunk; span < d; span *= 2)
+      buildThreadLoop(b, kBlockThreads, [&](ImplicitLocOpBuilder &tb, Value t) {
+        forEachItem(tb, t, rows * d / 2, [&](ImplicitLocOpBuilder &ib, Value p) {
+          butterfly(ib, p, span);
+        });
+      });
+    return r0;
+  }
+
+  /// part[t] = max(part[t] (after the first batch), |tile| / sqrt(D) over
+  /// thread t's elements).
+  void maxOfBatch(int64_t batch) {
+    buildThreadLoop(b, kBlockThreads, [&](ImplicitLocOpBuilder &tb, Value t) {
+      Value m = batch ? Value(memref::LoadOp::create(tb, part, t)) : f32(tb, 0.0);
+      auto loop = scf::ForOp::create(tb, t, index(tb, rows * d),
+                                     index(tb, kBlockThreads), ValueRange{m});
+      {
+        OpBuilder::InsertionGuard guard(tb);
+        tb.setInsertionPointToStart(loop.getBody());
+        Value x = element(tb, loop.getInductionVar());
+        scf::YieldOp::create(
+            tb, ValueRange{arith::MaximumFOp::create(
+                    tb, loop.getRegionIterArgs()[0], math::AbsFOp::create(tb, x))});
+      }
+      memref::StoreOp::create(tb, loop.getResult(0), part, t);
+    });
+  }
+
+  /// The batch at r0 quantized by descale = part[0] / 448 (1 for 0) into
+  /// `fp8` in 8-byte stores; with `storeDescale`, thread 0 stores it.
+  void copyBatch(Value r0, Value fp8, Value descale, bool storeDescale) {
+    buildThreadLoop(b, kBlockThreads, [&](ImplicitLocOpBuilder &tb, Value t) {
+      Value scale = descaleOf(
+          tb, memref::LoadOp::create(tb, part, ValueRange{index(tb, 0)}));
+      if (storeDescale) {
+        auto first = scf::IfOp::create(
+            tb, arith::CmpIOp::create(tb, arith::CmpIPredicate::eq, t,
+                                      index(tb, 0)),
+            /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard guard(tb);
+        tb.setInsertionPointToStart(first.thenBlock());
+        memref::StoreOp::create(tb, scale, descale, ValueRange{bb, h, blk});
+      }
+      withSharedDivisor(tb, scale, [&](ImplicitLocOpBuilder &db,
+                                       const SharedDivisor &div) {
+        forEachItem(db, t, rows * (d / kChunk),
+                    [&](ImplicitLocOpBuilder &ib, Value c) {
+                      storeChunk(ib, r0, c, fp8, div);
+                    });
+      });
+    });
+  }
+
+  Value maxBuffer() const { return part; }
+
+private:
+  /// Item c of a batch: its row in the tile and first column.
+  std::pair<Value, Value> chunkOf(ImplicitLocOpBuilder &ib, Value c) const {
+    int64_t chunks = d / kChunk;
+    return {arith::DivUIOp::create(ib, c, index(ib, chunks)),
+            arith::MulIOp::create(
+                ib, arith::RemUIOp::create(ib, c, index(ib, chunks)),
+                index(ib, kChunk))};
+  }
+
+  Value at(ImplicitLocOpBuilder &ib, Value row, Value col) const {
+    return arith::AddIOp::create(
+        ib, arith::MulIOp::create(ib, row, index(ib, d)), col);
+  }
+
+  /// Tile element e, scaled by 1 / sqrt(D).
+  Value element(ImplicitLocOpBuilder &ib, Value e) const {
+    return arith::MulFOp::create(
+        ib, memref::LoadOp::create(ib, tile, ValueRange{e}),
+        f32(ib, 1.0 / std::sqrt(double(d))));
+  }
+
+  /// 16 bytes of row r0 + row (zeros past n1) times the signs, with the
+  /// butterflies over columns 1, 2 and 4 apart done in registers.
+  void loadChunk(ImplicitLocOpBuilder &ib, Value r0, Value c) const {
+    auto [row, j] = chunkOf(ib, c);
+    auto chunkType = VectorType::get({kChunk}, ib.getF32Type());
+    Value src = arith::AddIOp::create(ib, r0, row);
+    auto ifOp = scf::IfOp::create(
+        ib, TypeRange(chunkType),
+        arith::CmpIOp::create(ib, arith::CmpIPredicate::ult, src, n1),
+        /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(ib);
+      ib.setInsertionPointToStart(ifOp.thenBlock());
+      SmallVector<Value> x;
+      for (auto [k, v] :
+           llvm::enumerate(plain.buildChunk(ib, {bb, h, src}, j, kChunk))) {
+        Value col = arith::IndexCastOp::create(
+            ib, ib.getI32Type(), arith::AddIOp::create(ib, j, index(ib, k)));
+        x.push_back(arith::SelectOp::create(ib, value.negativeSign(ib, col),
+                                            arith::NegFOp::create(ib, v), v));
+      }
+      for (int64_t span = 1; span < kChunk; span *= 2)
+        for (int64_t k = 0; k < kChunk; ++k) {
+          if (k & span)
+            continue;
+          Value sum = arith::AddFOp::create(ib, x[k], x[k + span]);
+          x[k + span] = arith::SubFOp::create(ib, x[k], x[k + span]);
+          x[k] = sum;
+        }
+      scf::YieldOp::create(
+          ib, ValueRange{vector::FromElementsOp::create(ib, chunkType, x)});
+      ib.setInsertionPointToStart(ifOp.elseBlock());
+      scf::YieldOp::create(ib, ValueRange{arith::ConstantOp::create(
+                                   ib, DenseElementsAttr::get(chunkType, 0.0f))});
+    }
+    for (int64_t k = 0; k < kChunk; ++k)
+      memref::StoreOp::create(
+          ib, vector::ExtractOp::create(ib, ifOp.getResult(0), k), tile,
+          ValueRange{at(ib, row, arith::AddIOp::create(ib, j, index(ib, k)))});
+  }
+
+  /// Pair p of a pass over columns `span` apart: column i of its row with
+  /// bit `span` clear and i + span become (x + y, x - y).
+  void butterfly(ImplicitLocOpBuilder &ib, Value p, int64_t span) const {
+    Value row = arith::DivUIOp::create(ib, p, index(ib, d / 2));
+    Value k = arith::RemUIOp::create(ib, p, index(ib, d / 2));
+    Value col = arith::AddIOp::create(
+        ib,
+        arith::MulIOp::create(ib, arith::DivUIOp::create(ib, k, index(ib, span)),
+                              index(ib, 2 * span)),
+        arith::RemUIOp::create(ib, k, index(ib, span)));
+    Value i = at(ib, row, col);
+    Value partner = arith::AddIOp::create(ib, i, index(ib, span));
+    Value x = memref::LoadOp::create(ib, tile, ValueRange{i});
+    Value y = memref::LoadOp::create(ib, tile, ValueRange{partner});
+    memref::StoreOp::create(ib, arith::AddFOp::create(ib, x, y), tile,
+                            ValueRange{i});
+    memref::StoreOp::create(ib, arith::SubFOp::create(ib, x, y), tile,
+                            ValueRange{partner});
+  }
+
+  /// Chunk c of the batch at r0 (if inside the block) as e4m3 into `fp8`.
+  void storeChunk(ImplicitLocOpBuilder &ib, Value r0, Value c, Value fp8,
+                  const SharedDivisor &div) const {
+    auto [row, j] = chunkOf(ib, c);
+    auto f8 = ib.getType<Float8E4M3FNType>();
+    Value dst = arith::AddIOp::create(ib, r0, row);
+    auto inside = scf::IfOp::create(
+        ib, arith::CmpIOp::create(ib, arith::CmpIPredicate::ult, dst, n1),
+        /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(ib);
+    ib.setInsertionPointToStart(inside.thenBlock());
+    SmallVector<Value> q;
+    for (int64_t k = 0; k < kChunk; ++k) {
+      Value e = at(ib, row, arith::AddIOp::create(ib, j, index(ib, k)));
+      q.push_back(arith::TruncFOp::create(ib, f8, div.divide(ib, element(ib, e))));
+    }
+    vector::StoreOp::create(
+        ib, vector::FromElementsOp::create(ib, VectorType::get({kChunk}, f8), q),
+        fp8, ValueRange{bb, h, dst, j})
+        ->setAttr("alignment", ib.getI64IntegerAttr(kChunk));
+  }
+
+  ImplicitLocOpBuilder &b;
+  Value blk, h, bb, n0, n1, tile, part;
+  int64_t d, rows;
+  RowValue value, plain;
+};
 
 /// Per-block Q or K with `hadamard`: the rotation as a fast Walsh-Hadamard
 /// transform in shared memory, O(log D) work per element instead of the
@@ -986,171 +1164,31 @@ Value reduceItems(ImplicitLocOpBuilder &b, Value t, int64_t total, Value init,
 /// with S's signs into an f32 tile (rows past N: zeros), then log2(D)
 /// butterfly passes, (a, b) -> (a + b, a - b) over columns h apart (h < 8
 /// in registers as the 16-byte chunks are loaded, the others in the tile),
-/// which leave H S x in each row (H_ij = (-1)^popcount(i & j)); elements are
-/// read as tile / sqrt(D). Once for the amax (per-thread maxima,
+/// which leave H S x in each row (H_ij = (-1)^popcount(i & j)); elements
+/// are read as tile / sqrt(D). Once for the amax (per-thread maxima,
 /// buildMaxTree) and once for the copy (descale stored by thread 0,
 /// truncf(x / descale) in 8-byte stores, SharedDivisor). A launch of its
 /// own: its tile and barriers would burden the other programs' CTAs.
 void buildRotatedBlockGrid(ImplicitLocOpBuilder &b, Value fp8, Value descale,
                            int64_t block, const RowValue &value) {
   ArrayRef<int64_t> shape = cast<MemRefType>(fp8.getType()).getShape();
-  int64_t n = shape[2], d = shape[3], chunks = d / kChunk;
+  int64_t n = shape[2], d = shape[3];
   int64_t rows = std::clamp<int64_t>(kRotateTileFloats / d, 1, block);
   int64_t batches = llvm::divideCeil(block, rows);
-  auto f8 = b.getType<Float8E4M3FNType>();
-  auto chunkType = VectorType::get({kChunk}, b.getF32Type());
-  RowValue plain(value.source(), d, /*rotate=*/false);
-  buildCtaGrid(b, {static_cast<int64_t>(llvm::divideCeil(n, block)), shape[1],
-                   shape[0]},
+  buildCtaGrid(b,
+               {static_cast<int64_t>(llvm::divideCeil(n, block)), shape[1],
+                shape[0]},
                [&](ImplicitLocOpBuilder &cb, ValueRange ids) {
-    Value blk = ids[0], h = ids[1], bb = ids[2];
-    Value tile = workgroupBuffer(cb, rows * d);
-    Value part = workgroupBuffer(cb, kBlockThreads);
-    Value n0 = arith::MulIOp::create(cb, blk, index(cb, block));
-    Value n1 = arith::MinUIOp::create(
-        cb, arith::AddIOp::create(cb, n0, index(cb, block)), index(cb, n));
-    Value invSqrtD = f32(cb, 1.0 / std::sqrt(double(d)));
-    // Item c of a batch: its row in the tile and first column.
-    auto chunkOf = [&](ImplicitLocOpBuilder &ib, Value c) {
-      return std::make_pair(arith::DivUIOp::create(ib, c, index(ib, chunks)),
-                            arith::MulIOp::create(
-                                ib, arith::RemUIOp::create(ib, c, index(ib, chunks)),
-                                index(ib, kChunk)));
-    };
-    auto at = [&](ImplicitLocOpBuilder &ib, Value row, Value col) -> Value {
-      return arith::AddIOp::create(
-          ib, arith::MulIOp::create(ib, row, index(ib, d)), col);
-    };
-    // Rows [r0, r0 + R) of the block into the tile, rotated; returns r0.
-    auto rotateBatch = [&](int64_t batch) {
-      Value r0 = arith::AddIOp::create(cb, n0, index(cb, batch * rows));
-      buildThreadLoop(cb, kBlockThreads, [&](ImplicitLocOpBuilder &tb, Value t) {
-        forEachItem(tb, t, rows * chunks, [&](ImplicitLocOpBuilder &ib, Value c) {
-          auto [row, j] = chunkOf(ib, c);
-          Value src = arith::AddIOp::create(ib, r0, row);
-          auto ifOp = scf::IfOp::create(
-              ib, TypeRange(chunkType),
-              arith::CmpIOp::create(ib, arith::CmpIPredicate::ult, src, n1),
-              /*withElseRegion=*/true);
-          {
-            OpBuilder::InsertionGuard guard(ib);
-            ib.setInsertionPointToStart(ifOp.thenBlock());
-            SmallVector<Value> signed_;
-            for (auto [k, x] : llvm::enumerate(
-                     plain.buildChunk(ib, {bb, h, src}, j, kChunk))) {
-              Value col = arith::IndexCastOp::create(
-                  ib, ib.getI32Type(), arith::AddIOp::create(ib, j, index(ib, k)));
-              signed_.push_back(arith::SelectOp::create(
-                  ib, value.negativeSign(ib, col),
-                  arith::NegFOp::create(ib, x), x));
-            }
-            // The passes over columns 1, 2 and 4 apart stay inside the
-            // chunk: in registers.
-            for (int64_t span = 1; span < kChunk; span *= 2)
-              for (int64_t k = 0; k < kChunk; ++k)
-                if (!(k & span)) {
-                  Value x = signed_[k], y = signed_[k + span];
-                  signed_[k] = arith::AddFOp::create(ib, x, y);
-                  signed_[k + span] = arith::SubFOp::create(ib, x, y);
-                }
-            scf::YieldOp::create(
-                ib, ValueRange{vector::FromElementsOp::create(ib, chunkType,
-                                                              signed_)});
-            ib.setInsertionPointToStart(ifOp.elseBlock());
-            scf::YieldOp::create(
-                ib, ValueRange{arith::ConstantOp::create(
-                        ib, DenseElementsAttr::get(chunkType, 0.0f))});
-          }
-          for (int64_t k = 0; k < kChunk; ++k)
-            memref::StoreOp::create(
-                ib, vector::ExtractOp::create(ib, ifOp.getResult(0), k), tile,
-                ValueRange{at(ib, row, arith::AddIOp::create(ib, j, index(ib, k)))});
-        });
-      });
-      for (int64_t span = kChunk; span < d; span *= 2)
-        buildThreadLoop(cb, kBlockThreads, [&](ImplicitLocOpBuilder &tb, Value t) {
-          forEachItem(tb, t, rows * d / 2, [&](ImplicitLocOpBuilder &ib, Value p) {
-            Value row = arith::DivUIOp::create(ib, p, index(ib, d / 2));
-            Value k = arith::RemUIOp::create(ib, p, index(ib, d / 2));
-            // Column i with bit `span` clear, and its partner i + span.
-            Value col = arith::AddIOp::create(
-                ib,
-                arith::MulIOp::create(
-                    ib, arith::DivUIOp::create(ib, k, index(ib, span)),
-                    index(ib, 2 * span)),
-                arith::RemUIOp::create(ib, k, index(ib, span)));
-            Value i = at(ib, row, col);
-            Value partner = arith::AddIOp::create(ib, i, index(ib, span));
-            Value x = memref::LoadOp::create(ib, tile, ValueRange{i});
-            Value y = memref::LoadOp::create(ib, tile, ValueRange{partner});
-            memref::StoreOp::create(ib, arith::AddFOp::create(ib, x, y), tile,
-                                    ValueRange{i});
-            memref::StoreOp::create(ib, arith::SubFOp::create(ib, x, y), tile,
-                                    ValueRange{partner});
-          });
-        });
-      return r0;
-    };
-    auto element = [&](ImplicitLocOpBuilder &ib, Value e) -> Value {
-      return arith::MulFOp::create(
-          ib, memref::LoadOp::create(ib, tile, ValueRange{e}), invSqrtD);
-    };
-    for (int64_t batch = 0; batch < batches; ++batch) {
-      rotateBatch(batch);
-      buildThreadLoop(cb, kBlockThreads, [&](ImplicitLocOpBuilder &tb, Value t) {
-        Value init = batch ? Value(memref::LoadOp::create(tb, part, t))
-                           : f32(tb, 0.0);
-        Value m = reduceItems(
-            tb, t, rows * d, init,
-            [&](ImplicitLocOpBuilder &ib, Value e, Value acc) -> Value {
-              return arith::MaximumFOp::create(
-                  ib, acc, math::AbsFOp::create(ib, element(ib, e)));
-            });
-        memref::StoreOp::create(tb, m, part, t);
-      });
-    }
-    buildMaxTree(cb, part);
-    for (int64_t batch = 0; batch < batches; ++batch) {
-      Value r0 = rotateBatch(batch);
-      buildThreadLoop(cb, kBlockThreads, [&](ImplicitLocOpBuilder &tb, Value t) {
-        Value scale = descaleOf(
-            tb, memref::LoadOp::create(tb, part, ValueRange{index(tb, 0)}));
-        if (batch == 0) {
-          auto first = scf::IfOp::create(
-              tb, arith::CmpIOp::create(tb, arith::CmpIPredicate::eq, t,
-                                        index(tb, 0)),
-              /*withElseRegion=*/false);
-          OpBuilder::InsertionGuard guard(tb);
-          tb.setInsertionPointToStart(first.thenBlock());
-          memref::StoreOp::create(tb, scale, descale, ValueRange{bb, h, blk});
-        }
-        withSharedDivisor(tb, scale, [&](ImplicitLocOpBuilder &db,
-                                         const SharedDivisor &div) {
-          forEachItem(db, t, rows * chunks, [&](ImplicitLocOpBuilder &ib, Value c) {
-            auto [row, j] = chunkOf(ib, c);
-            Value dst = arith::AddIOp::create(ib, r0, row);
-            auto inside = scf::IfOp::create(
-                ib, arith::CmpIOp::create(ib, arith::CmpIPredicate::ult, dst, n1),
-                /*withElseRegion=*/false);
-            OpBuilder::InsertionGuard guard(ib);
-            ib.setInsertionPointToStart(inside.thenBlock());
-            SmallVector<Value> q;
-            for (int64_t k = 0; k < kChunk; ++k)
-              q.push_back(arith::TruncFOp::create(
-                  ib, f8,
-                  div.divide(ib, element(ib, at(ib, row,
-                                                arith::AddIOp::create(
-                                                    ib, j, index(ib, k)))))));
-            vector::StoreOp::create(
-                ib, vector::FromElementsOp::create(
-                        ib, VectorType::get({kChunk}, f8), q),
-                fp8, ValueRange{bb, h, dst, j})
-                ->setAttr("alignment", ib.getI64IntegerAttr(kChunk));
-          });
-        });
-      });
-    }
-  });
+                 RotatedBlockCta cta(cb, ids, n, d, block, rows, value);
+                 for (int64_t batch = 0; batch < batches; ++batch) {
+                   cta.rotateBatch(batch);
+                   cta.maxOfBatch(batch);
+                 }
+                 buildMaxTree(cb, cta.maxBuffer());
+                 for (int64_t batch = 0; batch < batches; ++batch)
+                   cta.copyBatch(cta.rotateBatch(batch), fp8, descale,
+                                 /*storeDescale=*/batch == 0);
+               });
 }
 
 /// The quantize step of one operand: its source, scale groups, rotation
