@@ -44,7 +44,7 @@ namespace {
 
 /// Largest finite f8E4M3FN value: amax maps to it.
 constexpr double kE4M3Max = 448.0;
-/// Threads of a per-block quantize CTA, and the bf16 elements a thread
+/// Threads of a quantize CTA, and the bf16 elements a thread
 /// loads at once (16 bytes; D is a multiple of 8, the op verifier's rule).
 constexpr int64_t kBlockThreads = 256;
 constexpr int64_t kChunk = 8;
