@@ -426,6 +426,10 @@ const Shape kShape{2, 4, 2, 13, 19, 32, true};
 /// in two batches of 128 rows; Nq = 300 leaves a block of 44 rows whose
 /// second batch is empty.
 const Shape kLongShape{1, 2, 2, 300, 40, 64, false, 8, 8};
+/// Blocks of 32 rows at D = 64 are 256 chunks, one per thread: whole
+/// blocks take the chunk loop of static trip count, the tails (Nq = 80,
+/// Nk = 72) the dynamic one.
+const Shape kWholeShape{1, 4, 2, 80, 72, 64, true, 8, 8};
 
 /// Descales are amax / 448 of exactly their group (the planted 16 gives
 /// its group 16 / 448), Q8 is Q / descale rounded to e4m3 (or, rotated,
@@ -534,7 +538,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Quant{"block_hadamard_channel", "block", "channel",
                             true},
                       Quant{"block_hadamard_batches", "block", "head", true,
-                            256, 32, &kLongShape}),
+                            256, 32, &kLongShape},
+                      Quant{"block_whole", "block", "head", false, 32, 32,
+                            &kWholeShape}),
     [](const auto &info) { return std::string(info.param.name); });
 
 /// `x` rounded to bf16 (nearest even).

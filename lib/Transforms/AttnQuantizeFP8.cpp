@@ -457,33 +457,91 @@ void withSharedDivisor(
   body(b, SharedDivisor{Value(), Value(), d});
 }
 
+/// Chunks a thread takes straight-line in a whole block (forEachChunk).
+constexpr int64_t kMaxUnrolledChunks = 16;
+
 /// Calls `body(row, j)` for chunks t, t + kBlockThreads, .. of the `w`-wide
 /// column chunks of rows [n0, n1) (row-major: consecutive threads take
-/// consecutive chunks of a row).
+/// consecutive chunks of a row). With `wholeRows` (R), a block of exactly R
+/// rows (when R * cols is a multiple of kBlockThreads) has a static number
+/// of chunks per thread, emitted straight-line up to kMaxUnrolledChunks so
+/// that the thread's loads issue together; other blocks (the tail) take
+/// the loop up to n1.
 void forEachChunk(ImplicitLocOpBuilder &b, Value t, Value n0, Value n1,
                   int64_t cols, int64_t w, ValueRange iterArgs,
                   function_ref<SmallVector<Value>(ImplicitLocOpBuilder &,
                                                   Value, Value, ValueRange)>
                       body,
-                  SmallVector<Value> *results = nullptr) {
-  Value chunks = arith::MulIOp::create(
-      b, arith::SubIOp::create(b, n1, n0), index(b, cols));
-  auto loop = scf::ForOp::create(b, t, chunks, index(b, kBlockThreads),
-                                 iterArgs);
-  {
-    OpBuilder::InsertionGuard guard(b);
+                  SmallVector<Value> *results = nullptr,
+                  std::optional<int64_t> wholeRows = std::nullopt) {
+  // One loop over iv in [lo, hi) by `step`, chunk c = chunkOf(iv).
+  auto emitLoop = [&](ImplicitLocOpBuilder &lb, Value lo, Value hi,
+                      int64_t step,
+                      function_ref<Value(ImplicitLocOpBuilder &, Value)> chunkOf)
+      -> SmallVector<Value> {
+    auto loop = scf::ForOp::create(lb, lo, hi, index(lb, step), iterArgs);
+    OpBuilder::InsertionGuard guard(lb);
     if (iterArgs.empty()) // the builder's yield, replaced below
       loop.getBody()->getTerminator()->erase();
-    b.setInsertionPointToStart(loop.getBody());
-    Value c = loop.getInductionVar();
+    lb.setInsertionPointToStart(loop.getBody());
+    Value c = chunkOf(lb, loop.getInductionVar());
     Value row = arith::AddIOp::create(
-        b, n0, arith::DivUIOp::create(b, c, index(b, cols)));
+        lb, n0, arith::DivUIOp::create(lb, c, index(lb, cols)));
     Value j = arith::MulIOp::create(
-        b, arith::RemUIOp::create(b, c, index(b, cols)), index(b, w));
-    scf::YieldOp::create(b, body(b, row, j, loop.getRegionIterArgs()));
+        lb, arith::RemUIOp::create(lb, c, index(lb, cols)), index(lb, w));
+    scf::YieldOp::create(lb, body(lb, row, j, loop.getRegionIterArgs()));
+    return SmallVector<Value>(loop.getResults());
+  };
+  auto dynamicLoop = [&](ImplicitLocOpBuilder &lb) {
+    Value chunks = arith::MulIOp::create(
+        lb, arith::SubIOp::create(lb, n1, n0), index(lb, cols));
+    return emitLoop(lb, t, chunks, kBlockThreads,
+                    [](ImplicitLocOpBuilder &, Value c) { return c; });
+  };
+  // A whole block: its trips straight-line (up to kMaxUnrolledChunks), so
+  // that a thread's loads can all be in flight at once.
+  auto staticLoop = [&](ImplicitLocOpBuilder &lb) -> SmallVector<Value> {
+    int64_t trips = *wholeRows * cols / kBlockThreads;
+    auto chunkOf = [&](ImplicitLocOpBuilder &cb, Value iv) -> Value {
+      return arith::AddIOp::create(
+          cb, t, arith::MulIOp::create(cb, iv, index(cb, kBlockThreads)));
+    };
+    if (trips > kMaxUnrolledChunks)
+      return emitLoop(lb, index(lb, 0), index(lb, trips), 1, chunkOf);
+    SmallVector<Value> state(iterArgs);
+    for (int64_t i = 0; i < trips; ++i) {
+      Value c = i ? arith::AddIOp::create(lb, t, index(lb, i * kBlockThreads))
+                  : t;
+      Value row = arith::AddIOp::create(
+          lb, n0, arith::DivUIOp::create(lb, c, index(lb, cols)));
+      Value j = arith::MulIOp::create(
+          lb, arith::RemUIOp::create(lb, c, index(lb, cols)), index(lb, w));
+      state = body(lb, row, j, state);
+    }
+    return state;
+  };
+  SmallVector<Value> out;
+  if (!wholeRows || (*wholeRows * cols) % kBlockThreads != 0) {
+    out = dynamicLoop(b);
+  } else {
+    Value whole = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::eq, arith::SubIOp::create(b, n1, n0),
+        index(b, *wholeRows));
+    auto ifOp = scf::IfOp::create(b, ValueRange(iterArgs).getTypes(), whole,
+                                  /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    if (iterArgs.empty()) { // the builder's yields, replaced below
+      ifOp.thenBlock()->getTerminator()->erase();
+      ifOp.elseBlock()->getTerminator()->erase();
+    }
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    scf::YieldOp::create(b, staticLoop(b));
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    scf::YieldOp::create(b, dynamicLoop(b));
+    out = SmallVector<Value>(ifOp.getResults());
   }
   if (results)
-    *results = SmallVector<Value>(loop.getResults());
+    *results = out;
 }
 
 /// Inputs of one max in buildMaxTree: kBlockThreads = kTreeFanIn^2.
@@ -618,7 +676,7 @@ AmaxProgram blockProgram(Value fp8, Value descale, int64_t block,
             m = arith::MaximumFOp::create(lb, m, math::AbsFOp::create(lb, x));
           return {m};
         },
-        &amax);
+        &amax, block);
     return amax[0];
   };
   p.finish = [=](ImplicitLocOpBuilder &b, Value cta, Value t, Value amax) {
@@ -651,7 +709,8 @@ AmaxProgram blockProgram(Value fp8, Value descale, int64_t block,
                 fp8, ValueRange{rb.bb, rb.h, row, j})
                 ->setAttr("alignment", lb.getI64IntegerAttr(w));
             return {};
-          });
+          },
+          /*results=*/nullptr, block);
     });
   };
   return p;
