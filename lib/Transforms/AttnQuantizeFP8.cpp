@@ -463,10 +463,9 @@ constexpr int64_t kMaxUnrolledChunks = 16;
 /// Calls `body(row, j)` for chunks t, t + kBlockThreads, .. of the `w`-wide
 /// column chunks of rows [n0, n1) (row-major: consecutive threads take
 /// consecutive chunks of a row). With `wholeRows` (R), a block of exactly R
-/// rows (when R * cols is a multiple of kBlockThreads) has a static number
-/// of chunks per thread, emitted straight-line up to kMaxUnrolledChunks so
-/// that the thread's loads issue together; other blocks (the tail) take
-/// the loop up to n1.
+/// rows whose R * cols chunks give every thread the same number, at most
+/// kMaxUnrolledChunks, takes them straight-line, so that the thread's loads
+/// issue together; other blocks (the tail) take a loop up to n1.
 void forEachChunk(ImplicitLocOpBuilder &b, Value t, Value n0, Value n1,
                   int64_t cols, int64_t w, ValueRange iterArgs,
                   function_ref<SmallVector<Value>(ImplicitLocOpBuilder &,
@@ -474,55 +473,42 @@ void forEachChunk(ImplicitLocOpBuilder &b, Value t, Value n0, Value n1,
                       body,
                   SmallVector<Value> *results = nullptr,
                   std::optional<int64_t> wholeRows = std::nullopt) {
-  // One loop over iv in [lo, hi) by `step`, chunk c = chunkOf(iv).
-  auto emitLoop = [&](ImplicitLocOpBuilder &lb, Value lo, Value hi,
-                      int64_t step,
-                      function_ref<Value(ImplicitLocOpBuilder &, Value)> chunkOf)
-      -> SmallVector<Value> {
-    auto loop = scf::ForOp::create(lb, lo, hi, index(lb, step), iterArgs);
-    OpBuilder::InsertionGuard guard(lb);
-    if (iterArgs.empty()) // the builder's yield, replaced below
-      loop.getBody()->getTerminator()->erase();
-    lb.setInsertionPointToStart(loop.getBody());
-    Value c = chunkOf(lb, loop.getInductionVar());
+  // body at chunk c: row n0 + c / cols, columns from (c % cols) * w.
+  auto chunk = [&](ImplicitLocOpBuilder &lb, Value c, ValueRange state) {
     Value row = arith::AddIOp::create(
         lb, n0, arith::DivUIOp::create(lb, c, index(lb, cols)));
     Value j = arith::MulIOp::create(
         lb, arith::RemUIOp::create(lb, c, index(lb, cols)), index(lb, w));
-    scf::YieldOp::create(lb, body(lb, row, j, loop.getRegionIterArgs()));
-    return SmallVector<Value>(loop.getResults());
+    return body(lb, row, j, state);
   };
-  auto dynamicLoop = [&](ImplicitLocOpBuilder &lb) {
+  auto loop = [&](ImplicitLocOpBuilder &lb) -> SmallVector<Value> {
     Value chunks = arith::MulIOp::create(
         lb, arith::SubIOp::create(lb, n1, n0), index(lb, cols));
-    return emitLoop(lb, t, chunks, kBlockThreads,
-                    [](ImplicitLocOpBuilder &, Value c) { return c; });
+    auto forOp = scf::ForOp::create(lb, t, chunks, index(lb, kBlockThreads),
+                                    iterArgs);
+    OpBuilder::InsertionGuard guard(lb);
+    if (iterArgs.empty()) // the builder's yield, replaced below
+      forOp.getBody()->getTerminator()->erase();
+    lb.setInsertionPointToStart(forOp.getBody());
+    scf::YieldOp::create(lb, chunk(lb, forOp.getInductionVar(),
+                                   forOp.getRegionIterArgs()));
+    return SmallVector<Value>(forOp.getResults());
   };
-  // A whole block: its trips straight-line (up to kMaxUnrolledChunks), so
-  // that a thread's loads can all be in flight at once.
-  auto staticLoop = [&](ImplicitLocOpBuilder &lb) -> SmallVector<Value> {
-    int64_t trips = *wholeRows * cols / kBlockThreads;
-    auto chunkOf = [&](ImplicitLocOpBuilder &cb, Value iv) -> Value {
-      return arith::AddIOp::create(
-          cb, t, arith::MulIOp::create(cb, iv, index(cb, kBlockThreads)));
-    };
-    if (trips > kMaxUnrolledChunks)
-      return emitLoop(lb, index(lb, 0), index(lb, trips), 1, chunkOf);
+  auto straightLine = [&](ImplicitLocOpBuilder &lb, int64_t trips) {
     SmallVector<Value> state(iterArgs);
-    for (int64_t i = 0; i < trips; ++i) {
-      Value c = i ? arith::AddIOp::create(lb, t, index(lb, i * kBlockThreads))
-                  : t;
-      Value row = arith::AddIOp::create(
-          lb, n0, arith::DivUIOp::create(lb, c, index(lb, cols)));
-      Value j = arith::MulIOp::create(
-          lb, arith::RemUIOp::create(lb, c, index(lb, cols)), index(lb, w));
-      state = body(lb, row, j, state);
-    }
+    for (int64_t i = 0; i < trips; ++i)
+      state = chunk(lb,
+                    i ? arith::AddIOp::create(lb, t,
+                                              index(lb, i * kBlockThreads))
+                      : t,
+                    state);
     return state;
   };
+  int64_t total = wholeRows ? *wholeRows * cols : 0;
   SmallVector<Value> out;
-  if (!wholeRows || (*wholeRows * cols) % kBlockThreads != 0) {
-    out = dynamicLoop(b);
+  if (!wholeRows || total % kBlockThreads != 0 ||
+      total / kBlockThreads > kMaxUnrolledChunks) {
+    out = loop(b);
   } else {
     Value whole = arith::CmpIOp::create(
         b, arith::CmpIPredicate::eq, arith::SubIOp::create(b, n1, n0),
@@ -535,9 +521,9 @@ void forEachChunk(ImplicitLocOpBuilder &b, Value t, Value n0, Value n1,
       ifOp.elseBlock()->getTerminator()->erase();
     }
     b.setInsertionPointToStart(ifOp.thenBlock());
-    scf::YieldOp::create(b, staticLoop(b));
+    scf::YieldOp::create(b, straightLine(b, total / kBlockThreads));
     b.setInsertionPointToStart(ifOp.elseBlock());
-    scf::YieldOp::create(b, dynamicLoop(b));
+    scf::YieldOp::create(b, loop(b));
     out = SmallVector<Value>(ifOp.getResults());
   }
   if (results)
