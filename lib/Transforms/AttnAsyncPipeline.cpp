@@ -52,8 +52,9 @@ struct CtaNest {
 };
 
 /// Sizes of the pipeline of one CTA. Q and K are [C, rows, chunkCols]
-/// tiles; V is too, except for FP8: V^T, [BLOCK_N / 128, D, 128], since
-/// the FP8 MMA reads B K-major only. FP8 stages O (bf16) in a buffer of its
+/// tiles; V is too, except for FP8: V^T, [ceil(BLOCK_N / 128), D, 128],
+/// since the FP8 MMA reads B K-major only; a BLOCK_N that is not a multiple
+/// of 128 leaves the last 128-key row partly unused. FP8 stages O (bf16) in a buffer of its
 /// own; f16/bf16 stage it in Q's tile.
 struct PipelineShape {
   int64_t blockM, blockN, headDim, chunks, stages;
@@ -61,8 +62,10 @@ struct PipelineShape {
   bool fp8() const { return isa<Float8E4M3FNType>(elt); }
   int64_t qBytes() const { return chunks * blockM * kChunkBytes; }
   int64_t kBytes() const { return chunks * blockN * kChunkBytes; }
+  /// FP8: 128-key rows of V^T per stage (the last one padded).
+  int64_t keyChunks() const { return llvm::divideCeil(blockN, kFP8KeyChunk); }
   int64_t vBytes() const {
-    return fp8() ? blockN / kFP8KeyChunk * headDim * kChunkBytes : kBytes();
+    return fp8() ? keyChunks() * headDim * kChunkBytes : kBytes();
   }
   int64_t ringBytes() const { return stages * (kBytes() + vBytes()); }
   int64_t stagingBytes() const {
@@ -180,7 +183,7 @@ SharedState allocateShared(OpBuilder &b, Location loc, const PipelineShape &s,
   st.q = view({1, s.chunks, s.blockM, cols}, s.elt);
   st.k = view({s.stages, s.chunks, s.blockN, cols}, s.elt);
   int64_t vOffset = offset;
-  st.v = s.fp8() ? view({s.stages, s.blockN / kFP8KeyChunk, s.headDim, cols},
+  st.v = s.fp8() ? view({s.stages, s.keyChunks(), s.headDim, cols},
                         s.elt)
                  : view({s.stages, s.chunks, s.blockN, cols}, s.elt);
   if (s.fp8()) // the same bytes as 16-byte units of four words
@@ -640,7 +643,7 @@ LogicalResult checkDescales(CtaNest nest, const PipelineShape &s) {
 }
 
 /// What the FP8 tensor-core step needs: V stored as V^T (the MMA reads FP8
-/// B operands K-major only) and whole 128-key rows of it per K/V block.
+/// B operands K-major only) and BLOCK_N a whole number of k32 steps.
 LogicalResult checkFP8(CtaNest nest, const PipelineShape &s) {
   if (!isTransposedV(nest.step.getV()))
     return nest.cta.emitOpError(
@@ -648,9 +651,10 @@ LogicalResult checkFP8(CtaNest nest, const PipelineShape &s) {
                "operand 'v' needs unit stride along Nk (stored [B, Hkv, D, "
                "Nk]), but got ")
            << nest.step.getV().getType();
-  if (s.blockN % kFP8KeyChunk != 0)
-    return nest.cta.emitOpError("attn-async-pipeline: FP8 needs BLOCK_N 128 "
-                                "or 256 (whole 128-key rows of V^T), but got ")
+  if (s.blockN % 32 != 0)
+    return nest.cta.emitOpError("attn-async-pipeline: FP8 needs BLOCK_N a "
+                                "multiple of 32 (whole k32 steps of P V), "
+                                "but got ")
            << s.blockN;
   if (s.headDim % 16 != 0)
     return nest.cta.emitOpError("attn-async-pipeline: FP8 needs D a multiple "

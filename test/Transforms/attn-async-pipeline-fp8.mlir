@@ -1,4 +1,5 @@
 // RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline | FileCheck %s
+// RUN: attn-opt %s --attn-tile="block-m=128 block-n=192" --attn-causal-split --attn-async-pipeline | FileCheck %s --check-prefix=BN192
 
 // FP8 (FlashAttention-3 section 3.3) through the TMA + mbarrier pipeline,
 // D = 128, default tile 128 x 128. An e4m3 row of D is one 128-byte chunk,
@@ -55,6 +56,23 @@
 //       CHECK:     } consumer {
 //       CHECK:       attn.online_attention_mma q(%{{.*}} : memref<1x128x128xf8E4M3FN{{.*}}>) kv(%{{.*}}, %{{.*}} : memref<1x128x128xf8E4M3FN{{.*}}>, memref<1x128x128xf8E4M3FN{{.*}}>) {{.*}} descale(%{{.*}})
 //       CHECK:       attn.epilogue {{.*}} staging(%[[STAGING]] : memref<2x128x64xbf16, #gpu.address_space<workgroup>>) descale(%{{.*}})
+
+// BLOCK_N 192 (FlashAttention-3's FP8 D128 tile with V^T input): V^T rows
+// are whole 128-key chunks, so a stage holds two, the second half used;
+// its box also brings the next block's first 64 keys (zeros past Nk), and
+// expect_tx counts both boxes: K 24 KiB + V^T 32 KiB. Three stages fit.
+// BN192-LABEL: func.func @fp8
+//       BN192:   memref.view %{{.*}}[%c16384{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<3x1x192x128xf8E4M3FN, #gpu.address_space<workgroup>>
+//       BN192:   %[[VRING:.*]] = memref.view %{{.*}}[%c90112{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<3x2x128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+//       BN192:   memref.view %{{.*}}[%c90112{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<3x2048x4xi32, #gpu.address_space<workgroup>>
+//       BN192:   nvgpu.mbarrier.arrive.expect_tx %{{.*}}[%{{.*}}], %c57344
+//       BN192:   %[[KEY:.*]] = arith.muli %{{.*}}, %c192
+//       BN192:   %[[KEY0:.*]] = arith.addi %[[KEY]], %c0
+//       BN192:   nvgpu.tma.async.load %{{.*}}[%[[KEY0]], %c0{{.*}}, %{{.*}}, %{{.*}}]
+//       BN192:   %[[KEY1:.*]] = arith.addi %[[KEY]], %c128
+//       BN192:   nvgpu.tma.async.load %{{.*}}[%[[KEY1]], %c0{{.*}}, %{{.*}}, %{{.*}}]
+//       BN192:   scf.for %{{.*}} = %{{.*}} to %c2048{{.*}} step %c96
+//       BN192:   attn.online_attention_mma q(%{{.*}} : memref<1x128x128xf8E4M3FN{{.*}}>) kv(%{{.*}}, %{{.*}} : memref<1x192x128xf8E4M3FN{{.*}}>, memref<2x128x128xf8E4M3FN{{.*}}>)
 !q = memref<1x4x?x128xf8E4M3FN, strided<[?, ?, ?, 1], offset: ?>>
 !k = memref<1x2x?x128xf8E4M3FN, strided<[?, ?, ?, 1], offset: ?>>
 !v = memref<1x2x?x128xf8E4M3FN, strided<[?, ?, 1, ?], offset: ?>>

@@ -62,12 +62,12 @@ func.func @side(%q: memref<1x4x256x64xbf16>, %k: memref<1x2x256x64xbf16>,
 // -----
 
 // FP8 reads V as V^T (unit stride along Nk): a row-major V is refused, as
-// is a BLOCK_N that is not a whole number of 128-key V^T rows.
+// is a BLOCK_N that is not a whole number of k32 steps of P V.
 // RUN: not attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=128" --attn-causal-split --attn-async-pipeline 2>&1 | FileCheck %s --check-prefix=FP8V
-// RUN: not attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=192" --attn-causal-split --attn-async-pipeline 2>&1 | FileCheck %s --check-prefix=FP8BN
+// RUN: not attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=144" --attn-causal-split --attn-async-pipeline 2>&1 | FileCheck %s --check-prefix=FP8BN
 // RUN: not attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=64" --attn-causal-split --attn-async-pipeline 2>&1 | FileCheck %s --check-prefix=PAGE
 // FP8V: error: 'scf.forall' op attn-async-pipeline: FP8 on tensor cores reads V as V^T: operand 'v' needs unit stride along Nk (stored [B, Hkv, D, Nk]), but got 'memref<1x2x256x128xf8E4M3FN>'
-// FP8BN: error: 'scf.forall' op attn-async-pipeline: FP8 needs BLOCK_N 128 or 256 (whole 128-key rows of V^T), but got 192
+// FP8BN: error: 'scf.forall' op attn-async-pipeline: FP8 needs BLOCK_N a multiple of 32 (whole k32 steps of P V), but got 144
 func.func @fp8_row_major_v(%q: memref<1x2x256x128xf8E4M3FN>, %k: memref<1x2x256x128xf8E4M3FN>,
                            %v: memref<1x2x256x128xf8E4M3FN>, %o: memref<1x2x256x128xbf16>,
                            %d: memref<1x2xf32>) {

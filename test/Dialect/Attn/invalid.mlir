@@ -1065,14 +1065,14 @@ func.func @mma_block_n(%q: !qs, %k: !kvs, %i: index, %m: !m, %acc: !acc) {
 
 // -----
 
-// FP8 tiles: 128-column chunks, BLOCK_N a multiple of 128, V^T in 'v', and
+// FP8 tiles: 128-column chunks, BLOCK_N a multiple of 32, V^T in 'v', and
 // qk_descale exactly with f8E4M3FN.
 !qs = memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>
-!ks = memref<1x64x128xf8E4M3FN, #gpu.address_space<workgroup>>
+!ks = memref<1x48x128xf8E4M3FN, #gpu.address_space<workgroup>>
 !m = vector<128xf32>
 !acc = vector<128x128xf32>
 func.func @mma_fp8_block_n(%q: !qs, %k: !ks, %i: index, %d: f32, %m: !m, %acc: !acc) {
-  // expected-error @+1 {{operand 'k' must be a [C, BLOCK_N, 128 bytes] tile with BLOCK_N a multiple of 128 in [128, 256], but got 'memref<1x64x128xf8E4M3FN, #gpu.address_space<workgroup>>'}}
+  // expected-error @+1 {{operand 'k' must be a [C, BLOCK_N, 128 bytes] tile with BLOCK_N a multiple of 32 in [32, 256], but got 'memref<1x48x128xf8E4M3FN, #gpu.address_space<workgroup>>'}}
   %a, %b, %c = attn.online_attention_mma q(%q : !qs) kv(%k, %k : !ks, !ks) keys(%i, %i) rows(%i) descale(%d)
       state(%m, %m, %acc : !m, !m, !acc) {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 1.0 : f32}
   return

@@ -1350,7 +1350,7 @@ LogicalResult OnlineAttentionMmaOp::verify() {
     return failure();
   auto k = cast<MemRefType>(getK().getType());
   int64_t blockN = k.getRank() == 3 ? k.getDimSize(1) : 0;
-  int64_t blockNStep = fp8 ? 128 : 16; // FP8: whole 128-key rows of V^T
+  int64_t blockNStep = fp8 ? 32 : 16; // FP8: k32 steps of P V
   if (ShapedType::isDynamic(blockN) || blockN <= 0 ||
       blockN % blockNStep != 0 || blockN > 256)
     return emitOpError() << "operand 'k' must be a [C, BLOCK_N, 128 bytes] "

@@ -86,7 +86,9 @@ inline int64_t tensorCoreBlockM(int64_t headDim, int64_t blockN,
   auto padded = [&](int64_t bm) { return (*seqLenQ + bm - 1) / bm * bm; };
   return padded(192) * 20 <= padded(128) * 21 ? 192 : 128;
 }
-/// FP8 reads whole 128-key rows of V^T per block.
+/// The default BLOCK_N on the tensor cores: 128 for D <= 128 and for FP8
+/// (any multiple of 32 runs; 192, FlashAttention-3's FP8 tile, measured no
+/// faster at D = 128: docs/perf-notes.md), else 64.
 inline int64_t tensorCoreBlockN(int64_t headDim, bool fp8 = false) {
   return headDim <= 128 || fp8 ? 128 : 64;
 }
