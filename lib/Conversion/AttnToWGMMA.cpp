@@ -295,7 +295,7 @@ std::array<Value, 2> softmax(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
         continue;
       Value arg = LLVM::FMAOp::create(b, score, scale, negSafe);
       int64_t every = op.isFP8() ? sched.fp8PolyExp2 : 0;
-      score = every && i % every == every - 1 ? polyExp2(b, arg)
+      score = every && int64_t(i) % every == every - 1 ? polyExp2(b, arg)
                                               : exp2(b, arg);
       if (sched.treeReductions)
         probs.push_back(score);

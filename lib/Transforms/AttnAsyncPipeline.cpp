@@ -54,8 +54,8 @@ struct CtaNest {
 /// Sizes of the pipeline of one CTA. Q and K are [C, rows, chunkCols]
 /// tiles; V is too, except for FP8: V^T, [ceil(BLOCK_N / 128), D, 128],
 /// since the FP8 MMA reads B K-major only; a BLOCK_N that is not a multiple
-/// of 128 leaves the last 128-key row partly unused. FP8 stages O (bf16) in a buffer of its
-/// own; f16/bf16 stage it in Q's tile.
+/// of 128 leaves the last 128-key row partly unused. FP8 stages O (bf16)
+/// in a buffer of its own; f16/bf16 stage it in Q's tile.
 struct PipelineShape {
   int64_t blockM, blockN, headDim, chunks, stages;
   Type elt;

@@ -213,7 +213,7 @@ struct LowerGradDQ : OpRewritePattern<GradDQOp> {
     Value rowIdx = causal ? rowIndices(b, op.getQPos(), qb.blockM) : Value();
     Value zero = arith::ConstantIndexOp::create(b, 0);
     Value dQ = op.getDQ();
-    for (int64_t j = 0; j < op.getBlockN(); ++j) {
+    for (int64_t j = 0, n = op.getBlockN(); j < n; ++j) {
       Value key = arith::AddIOp::create(b, op.getKPos(),
                                         arith::ConstantIndexOp::create(b, j));
       // Masked blocks clamp the row: keys past Nk are never read.
