@@ -39,6 +39,15 @@ for v in varlen varlen_pack varlen_s3 varlen_paged_s1 varlen_paged_s2; do
     --seqlen-q=1000 --seqlen-k=1500 > "$LOG/attn-run-$v.log" 2>&1
   grep -E "^ +[0-9]+ |kernels passed" "$LOG/attn-run-$v.log"
 done
+# FP8 kernels with BLOCK_N other than 128 (V^T rows partly used, tails).
+if [ -d $B/fp8_tiles ]; then
+  for shape in "--batch=2 --heads-q=4 --heads-kv=2 --seqlen-q=1000 --seqlen-k=1111" \
+               "--batch=1 --heads-q=2 --heads-kv=1 --seqlen-q=300 --seqlen-k=1000"; do
+    step "attn-run fp8_tiles $shape" timeout 300 ../build/bin/attn-run $B/fp8_tiles \
+      $shape > "$LOG/attn-run-fp8-tiles.log" 2>&1
+    grep -E "^ +[0-9]+ |kernels passed" "$LOG/attn-run-fp8-tiles.log"
+  done
+fi
 # attn-run's reference kernels against fp64 (forward and backward), then
 # the backward kernels through attn_bwd against the reference backward.
 step "attn-reference-check" timeout 120 ../build/bin/attn-reference-check \
