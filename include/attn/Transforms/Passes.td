@@ -358,10 +358,11 @@ def AttnAsyncPipeline : Pass<"attn-async-pipeline", "func::FuncOp"> {
     stored as V^T (unit stride along Nk) and is read through its transposed
     view into [ceil(BLOCK_N / 128), D, 128] ring tiles (whole 128-key
     rows: BLOCK_N 192 loads and leaves unused the next block's first 64
-    keys); BLOCK_N a multiple of 32; O is staged in a bf16 tile of its own. Blocks land on a `loaded[s]` barrier; producer warps
-    1-3 then permute the keys inside every 16-byte unit of the V^T tile
-    into the order of P's e4m3 A registers (0, 1, 8, 9, 2, 3, 10, 11, ...),
-    fence for the async proxy and arrive on `full[s]` (96 arrivals).
+    keys); BLOCK_N a multiple of 32; O is staged in a bf16 tile of its
+    own. Blocks land on a `loaded[s]` barrier; producer warps 1-3 then
+    permute the keys inside every 16-byte unit of the V^T tile into the
+    order of P's e4m3 A registers (0, 1, 8, 9, 2, 3, 10, 11, ...), fence
+    for the async proxy and arrive on `full[s]` (96 arrivals).
     Per-block Q/K descales whose blocks are the tiles become the step's
     scalar qk_descale = q_descale[b, h, q_pos / BLOCK_M] * k_descale[b,
     kv_head, k_pos / BLOCK_N]; other blocks are refused.

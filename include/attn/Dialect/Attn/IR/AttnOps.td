@@ -860,11 +860,12 @@ def Attn_OnlineAttentionMmaOp : Attn_Op<"online_attention_mma", [
 
     FP8 (f8E4M3FN, FlashAttention-3 section 3.3): C = ceil(D / 128) chunks
     of 128 columns, q [C, BLOCK_M, 128] and k [C, BLOCK_N, 128]; v is V^T
-    (the MMA reads FP8 B operands K-major only): [BLOCK_N / 128, D, 128],
-    128 keys per row chunk, so BLOCK_N is a multiple of 128, with the keys
-    of every 16-byte unit in the order 0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12,
-    13, 6, 7, 14, 15 (the order in which the S accumulator gives a thread
-    its keys; attn-async-pipeline permutes V^T so). `qk_descale` (f32,
+    (the MMA reads FP8 B operands K-major only): [ceil(BLOCK_N / 128), D,
+    128], 128 keys per row chunk (BLOCK_N a multiple of 32; keys of the last
+    chunk past BLOCK_N unused), with the keys of every 16-byte unit in the
+    order 0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15 (the order
+    in which the S accumulator gives a thread its keys; attn-async-pipeline
+    permutes V^T so). `qk_descale` (f32,
     required) is q_descale * k_descale of the KV head: it multiplies S
     inside the exp2 argument, so the softmax stays fp32. P is quantized to
     e4m3 for P V, scaled by 2^s (attn-lower-to-wgmma's fp8-p-scale-log2,
