@@ -4,6 +4,7 @@
 // RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline="overlap=false ping-pong=false" --attn-lower-to-wgmma | FileCheck %s --check-prefix=POLY
 // RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline="overlap=false ping-pong=false" --attn-lower-to-wgmma=fp8-poly-exp2=0 | FileCheck %s --check-prefix=NOPOLY
 // RUN: not attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline --attn-lower-to-wgmma=fp8-poly-exp2=-1 2>&1 | FileCheck %s --check-prefix=BADPOLY
+// RUN: attn-opt %s --attn-tile="block-m=128 block-n=192" --attn-causal-split --attn-async-pipeline="overlap=false ping-pong=false" --attn-lower-to-wgmma | FileCheck %s --check-prefix=BN192
 
 // FP8 on the tensor cores (FlashAttention-3 section 3.3; HOPPER.md register
 // layouts), D = 128, BLOCK_N = 128, serial schedule:
@@ -20,6 +21,14 @@
 //    transpose immediate);
 //  * the epilogue multiplies 1 / l by v_descale and subtracts the 8 from
 //    LSE's log2.
+// BLOCK_N 192: S is four m64n192k32 wgmmas; P V six register-A k32 steps,
+// the last two on V^T's second 128-key row (D * 128 = 16384 bytes on, then
+// 32 more).
+// BN192-LABEL: func.func @fp8
+// BN192-COUNT-4:   nvvm.wgmma.mma_async {{.*}} <m = 64, n = 192, k = 32>
+//       BN192:     arith.constant 16384 : i64
+//       BN192:     arith.constant 16416 : i64
+// BN192-COUNT-6:   wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3
 // CHECK-LABEL: func.func @fp8
 //       CHECK:   %[[QK:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
 //       CHECK:   %[[VD:.*]] = memref.load %arg6
