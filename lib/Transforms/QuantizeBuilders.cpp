@@ -291,6 +291,18 @@ Value descaleOf(ImplicitLocOpBuilder &b, Value amax) {
       f32(b, 1.0));
 }
 
+Value isZero(ImplicitLocOpBuilder &b, Value v) {
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, v, index(b, 0));
+}
+
+void storeIf(ImplicitLocOpBuilder &b, Value cond, Value value, Value memref,
+             ValueRange at) {
+  auto ifOp = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  memref::StoreOp::create(b, value, memref, at);
+}
+
 Value descaleOfGroup(ImplicitLocOpBuilder &b, Value partials,
                      ValueRange group, int64_t ctas) {
   auto loop = scf::ForOp::create(b, index(b, 0), index(b, ctas), index(b, 1),

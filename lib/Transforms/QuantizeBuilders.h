@@ -136,6 +136,14 @@ SmallVector<Value> boxElement(ImplicitLocOpBuilder &b, const Box &box,
 /// descale = amax / 448 (1 for an all-zero group).
 Value descaleOf(ImplicitLocOpBuilder &b, Value amax);
 
+/// Whether index `v` is 0.
+Value isZero(ImplicitLocOpBuilder &b, Value v);
+
+/// Stores `value` to `memref`[`at`] where `cond` holds: the one thread (or
+/// CTA) of several that writes a shared result.
+void storeIf(ImplicitLocOpBuilder &b, Value cond, Value value, Value memref,
+             ValueRange at);
+
 /// The descale of `group` from its `ctas` CTAs' maxima in `partials`
 /// ([groups.shape..., ctas]).
 Value descaleOfGroup(ImplicitLocOpBuilder &b, Value partials,

@@ -123,15 +123,7 @@ AmaxProgram blockProgram(Value fp8, Value descale, int64_t block,
     RowBlock rb = rowsOf(b, cta);
     auto f8 = b.getType<Float8E4M3FNType>();
     Value scale = descaleOf(b, amax);
-    auto first = scf::IfOp::create(
-        b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, t, index(b, 0)),
-        /*withElseRegion=*/false);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(first.thenBlock());
-      memref::StoreOp::create(b, scale, descale,
-                              ValueRange{rb.bb, rb.h, rb.blk});
-    }
+    storeIf(b, isZero(b, t), scale, descale, ValueRange{rb.bb, rb.h, rb.blk});
     withSharedDivisor(b, scale, [&](ImplicitLocOpBuilder &db,
                                     const SharedDivisor &div) {
       forEachChunk(
@@ -203,12 +195,7 @@ AmaxProgram partialAmaxProgram(Value partials, Groups groups, RowValue value,
     SmallVector<Value> idx = delinearize(b, cta, grid);
     SmallVector<Value> at(ArrayRef<Value>(idx).drop_front());
     at.push_back(idx[0]);
-    auto first = scf::IfOp::create(
-        b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, t, index(b, 0)),
-        /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(first.thenBlock());
-    memref::StoreOp::create(b, amax, partials, at);
+    storeIf(b, isZero(b, t), amax, partials, at);
   };
   return p;
 }
@@ -245,17 +232,10 @@ void buildQuantizeGrid(ImplicitLocOpBuilder &b, Value fp8, Value descale,
                                        ctasPerGroup);
           memref::StoreOp::create(tb, scale, scales, ValueRange{index(tb, 0)});
           Value writer = arith::AndIOp::create(
-              tb,
-              arith::CmpIOp::create(tb, arith::CmpIPredicate::eq, bhc[2],
-                                    index(tb, 0)),
-              arith::CmpIOp::create(
-                  tb, arith::CmpIPredicate::eq,
-                  arith::RemUIOp::create(tb, bhc[1], index(tb, headsPerEntry)),
-                  index(tb, 0)));
-          auto ifOp = scf::IfOp::create(tb, writer, /*withElseRegion=*/false);
-          OpBuilder::InsertionGuard guard(tb);
-          tb.setInsertionPointToStart(ifOp.thenBlock());
-          memref::StoreOp::create(tb, scale, descale, entry);
+              tb, isZero(tb, bhc[2]),
+              isZero(tb, arith::RemUIOp::create(tb, bhc[1],
+                                                index(tb, headsPerEntry))));
+          storeIf(tb, writer, scale, descale, entry);
         });
         buildThreadLoop(cb, d, [&](ImplicitLocOpBuilder &tb, Value t) {
           Value scale =
@@ -398,14 +378,7 @@ void buildTransposedQuantizeGrid(ImplicitLocOpBuilder &b, Value storage,
           Value scale = descaleOfGroup(tb, partials, groups.group(tb, entry),
                                        ctasPerGroup);
           memref::StoreOp::create(tb, scale, scales, t);
-          auto ifOp = scf::IfOp::create(
-              tb,
-              arith::CmpIOp::create(tb, arith::CmpIPredicate::eq, ids[0],
-                                    index(tb, 0)),
-              /*withElseRegion=*/false);
-          OpBuilder::InsertionGuard guard(tb);
-          tb.setInsertionPointToStart(ifOp.thenBlock());
-          memref::StoreOp::create(tb, scale, descale, entry);
+          storeIf(tb, isZero(tb, ids[0]), scale, descale, entry);
         });
         buildThreadLoop(cb, kBlockThreads, [&](ImplicitLocOpBuilder &tb,
                                                Value t) {
@@ -503,15 +476,8 @@ public:
     buildThreadLoop(b, kBlockThreads, [&](ImplicitLocOpBuilder &tb, Value t) {
       Value scale = descaleOf(
           tb, memref::LoadOp::create(tb, part, ValueRange{index(tb, 0)}));
-      if (storeDescale) {
-        auto first = scf::IfOp::create(
-            tb, arith::CmpIOp::create(tb, arith::CmpIPredicate::eq, t,
-                                      index(tb, 0)),
-            /*withElseRegion=*/false);
-        OpBuilder::InsertionGuard guard(tb);
-        tb.setInsertionPointToStart(first.thenBlock());
-        memref::StoreOp::create(tb, scale, descale, ValueRange{bb, h, blk});
-      }
+      if (storeDescale)
+        storeIf(tb, isZero(tb, t), scale, descale, ValueRange{bb, h, blk});
       withSharedDivisor(tb, scale, [&](ImplicitLocOpBuilder &db,
                                        const SharedDivisor &div) {
         forEachItem(db, t, rows * (d / kChunk),
