@@ -185,10 +185,7 @@ Groups perBlock(ArrayRef<int64_t> s, int64_t block) {
           std::min(block, s[2]) * s[3],
           [full, block](ImplicitLocOpBuilder &b, ValueRange idx) {
             Value c0 = index(b, 0), c1 = index(b, 1);
-            Value n0 = arith::MulIOp::create(b, idx[2], index(b, block));
-            Value n1 = arith::MinUIOp::create(
-                b, arith::AddIOp::create(b, n0, index(b, block)),
-                index(b, full[2]));
+            auto [n0, n1] = blockRows(b, idx[2], block, full[2]);
             return Box{{idx[0], idx[1], n0, c0},
                        {arith::AddIOp::create(b, idx[0], c1),
                         arith::AddIOp::create(b, idx[1], c1), n1,
@@ -289,6 +286,14 @@ Value descaleOf(ImplicitLocOpBuilder &b, Value amax) {
   return arith::SelectOp::create(
       b, positive, arith::DivFOp::create(b, amax, f32(b, kE4M3Max)),
       f32(b, 1.0));
+}
+
+std::pair<Value, Value> blockRows(ImplicitLocOpBuilder &b, Value blk,
+                                  int64_t block, int64_t n) {
+  Value n0 = arith::MulIOp::create(b, blk, index(b, block));
+  Value n1 = arith::MinUIOp::create(
+      b, arith::AddIOp::create(b, n0, index(b, block)), index(b, n));
+  return {n0, n1};
 }
 
 Value isZero(ImplicitLocOpBuilder &b, Value v) {

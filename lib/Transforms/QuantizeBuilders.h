@@ -20,6 +20,7 @@
 
 #include <functional>
 #include <optional>
+#include <utility>
 
 namespace mlir::attn::quantize {
 
@@ -135,6 +136,11 @@ SmallVector<Value> boxElement(ImplicitLocOpBuilder &b, const Box &box,
 
 /// descale = amax / 448 (1 for an all-zero group).
 Value descaleOf(ImplicitLocOpBuilder &b, Value amax);
+
+/// Rows [n0, n1) of scale block `blk`: n0 = blk * block, n1 = min(n0 +
+/// block, n).
+std::pair<Value, Value> blockRows(ImplicitLocOpBuilder &b, Value blk,
+                                  int64_t block, int64_t n);
 
 /// Whether index `v` is 0.
 Value isZero(ImplicitLocOpBuilder &b, Value v);

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <tuple>
 
 namespace mlir::attn::quantize {
 
@@ -97,9 +98,7 @@ AmaxProgram blockProgram(Value fp8, Value descale, int64_t block,
       static_cast<int64_t>(llvm::divideCeil(n, block)), shape[1], shape[0]};
   auto rowsOf = [=](ImplicitLocOpBuilder &b, Value cta) {
     SmallVector<Value> idx = delinearize(b, cta, grid);
-    Value n0 = arith::MulIOp::create(b, idx[0], index(b, block));
-    Value n1 = arith::MinUIOp::create(
-        b, arith::AddIOp::create(b, n0, index(b, block)), index(b, n));
+    auto [n0, n1] = blockRows(b, idx[0], block, n);
     return RowBlock{idx[0], idx[1], idx[2], n0, n1};
   };
   AmaxProgram p;
@@ -427,9 +426,7 @@ public:
         value(value), plain(value.source(), d, /*rotate=*/false) {
     tile = workgroupBuffer(b, rows * d);
     part = workgroupBuffer(b, kBlockThreads);
-    n0 = arith::MulIOp::create(b, blk, index(b, block));
-    n1 = arith::MinUIOp::create(
-        b, arith::AddIOp::create(b, n0, index(b, block)), index(b, n));
+    std::tie(n0, n1) = blockRows(b, blk, block, n);
   }
 
   /// Rows [r0, r0 + rows) of the block, r0 = n0 + batch * rows, into the
