@@ -43,6 +43,12 @@ struct OperandStep {
   Quantized out;
   Value partials;
   int64_t ctasPerGroup = 0;
+
+  /// What the step reads: src's rows, rotated or not.
+  RowValue value() const {
+    return RowValue(src, cast<MemRefType>(src.getType()).getDimSize(3),
+                    rotate);
+  }
 };
 
 /// Allocates the FP8 copy of `src` ([B, H, N, D]) and its descales;
@@ -87,8 +93,7 @@ void buildQuantizeStep(ImplicitLocOpBuilder &b,
   SmallVector<AmaxProgram> programs;
   for (OperandStep &s : steps) {
     s.out = allocateCopy(b, s.src, s.groups, s.transposed);
-    RowValue value(s.src, cast<MemRefType>(s.src.getType()).getDimSize(3),
-                   s.rotate);
+    RowValue value = s.value();
     if (s.groups.blockRows && !s.transposed) {
       if (s.rotate)
         buildRotatedBlockGrid(b, s.out.fp8, s.out.descale, s.groups.blockRows,
@@ -110,8 +115,7 @@ void buildQuantizeStep(ImplicitLocOpBuilder &b,
   for (OperandStep &s : steps) {
     if (!s.partials)
       continue;
-    RowValue value(s.src, cast<MemRefType>(s.src.getType()).getDimSize(3),
-                   s.rotate);
+    RowValue value = s.value();
     if (s.transposed)
       buildTransposedQuantizeGrid(
           b, s.out.storage, s.out.descale, s.partials, s.groups, value,
