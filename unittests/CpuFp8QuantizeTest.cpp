@@ -222,7 +222,8 @@ struct Result {
   Result(const Shape &s, const Quant &quant)
       : o(attn::test::Elt::bf16, {s.b, s.hq, s.nq, s.d}),
         lse({s.b, s.hq, s.nq}, NAN), q8({s.b, s.hq, s.nq, s.d}, 0x7f),
-        v8({s.b, s.hkv, s.nk, s.d}, 0x7f), qd(quant.qScales(s)), kd(quant.kScales(s)), vd(quant.vScales(s)) {
+        v8({s.b, s.hkv, s.nk, s.d}, 0x7f), qd(quant.qScales(s)),
+        kd(quant.kScales(s)), vd(quant.vScales(s)) {
     o.fill(NAN);
   }
 };
