@@ -254,6 +254,51 @@ Value polyExp2(ImplicitLocOpBuilder &b, Value x) {
   return arith::BitcastOp::create(b, b.getF32Type(), bits);
 }
 
+/// c = scale * log2(e) [* qk_descale]: S's factor in the exp2 domain.
+Value exp2Scale(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op) {
+  Value scale = cF32(b, op.getScale().convertToDouble() * M_LOG2E);
+  if (Value descale = op.getQkDescale())
+    scale = arith::MulFOp::create(b, scale, descale);
+  return scale;
+}
+
+/// P = exp2(S c + bias_h) in place, on half h's registers, and returns
+/// `sum` + rowsum(P) (this thread's part): a chain interleaved with the
+/// exp2s, or a tree after them (Schedule). FP8 computes one in
+/// fp8-poly-exp2 of them by polyExp2.
+Value exponentiate(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
+                   const Schedule &sched, MutableArrayRef<Value> s, int h,
+                   Value scale, Value bias, Value sum) {
+  SmallVector<Value> probs;
+  int64_t every = op.isFP8() ? sched.fp8PolyExp2 : 0;
+  for (auto [i, score] : llvm::enumerate(s)) {
+    if (halfOf(i) != h)
+      continue;
+    Value arg = LLVM::FMAOp::create(b, score, scale, bias);
+    score = every && int64_t(i) % every == every - 1 ? polyExp2(b, arg)
+                                                    : exp2(b, arg);
+    if (sched.treeReductions)
+      probs.push_back(score);
+    else
+      sum = arith::AddFOp::create(b, sum, score);
+  }
+  return sched.treeReductions
+             ? arith::AddFOp::create(b, sum, treeReduce<arith::AddFOp>(b, probs))
+             : sum;
+}
+
+/// P's exp2 bias against a running max m (m = -inf: 0, rows that saw no
+/// key yet): pOffset - m, with FP8's 2^pOffset factor on P.
+Value pBias(ImplicitLocOpBuilder &b, Value mSafe, double pOffset) {
+  if (pOffset)
+    return arith::SubFOp::create(b, cF32(b, pOffset), mSafe);
+  return arith::NegFOp::create(b, mSafe);
+}
+
+double pOffsetOf(OnlineAttentionMmaOp op, const Schedule &sched) {
+  return op.isFP8() ? sched.fp8PScaleLog2 : 0;
+}
+
 /// The online-softmax update on the S registers (exp2 domain; row max and
 /// sum as trees or chains, Schedule):
 ///   m' = max(m, rowmax(S) * c),  c = scale * log2(e) [* qk_descale]
@@ -264,11 +309,7 @@ Value polyExp2(ImplicitLocOpBuilder &b, Value x) {
 std::array<Value, 2> softmax(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
                              const Schedule &sched, MutableArrayRef<Value> s,
                              SmallVector<Value> &m, SmallVector<Value> &l) {
-  double pOffset = op.isFP8() ? sched.fp8PScaleLog2 : 0;
-  double c = op.getScale().convertToDouble() * M_LOG2E;
-  Value scale = cF32(b, c);
-  if (Value descale = op.getQkDescale())
-    scale = arith::MulFOp::create(b, scale, descale);
+  Value scale = exp2Scale(b, op);
   std::array<Value, 2> alpha;
   for (int h = 0; h < 2; ++h) {
     SmallVector<Value> half;
@@ -283,30 +324,10 @@ std::array<Value, 2> softmax(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
                                         cF32(b, -INFINITY));
     Value mSafe = arith::SelectOp::create(b, noKey, cF32(b, 0), mNew);
     alpha[h] = exp2(b, arith::SubFOp::create(b, m[h], mSafe));
-    Value negSafe = pOffset ? Value(arith::SubFOp::create(b, cF32(b, pOffset),
-                                                          mSafe))
-                            : Value(arith::NegFOp::create(b, mSafe));
-    // l' = alpha l + rowsum(P): a chain interleaved with the exp2s, or a
-    // tree after them.
-    Value sum = arith::MulFOp::create(b, l[h], alpha[h]);
-    SmallVector<Value> probs;
-    for (auto [i, score] : llvm::enumerate(s)) {
-      if (halfOf(i) != h)
-        continue;
-      Value arg = LLVM::FMAOp::create(b, score, scale, negSafe);
-      int64_t every = op.isFP8() ? sched.fp8PolyExp2 : 0;
-      score = every && int64_t(i) % every == every - 1 ? polyExp2(b, arg)
-                                              : exp2(b, arg);
-      if (sched.treeReductions)
-        probs.push_back(score);
-      else
-        sum = arith::AddFOp::create(b, sum, score);
-    }
+    Value bias = pBias(b, mSafe, pOffsetOf(op, sched));
+    l[h] = exponentiate(b, op, sched, s, h, scale, bias,
+                        arith::MulFOp::create(b, l[h], alpha[h]));
     m[h] = mNew;
-    l[h] = sched.treeReductions
-               ? arith::AddFOp::create(b, sum,
-                                       treeReduce<arith::AddFOp>(b, probs))
-               : sum;
   }
   return alpha;
 }
