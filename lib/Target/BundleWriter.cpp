@@ -1002,6 +1002,12 @@ LogicalResult assemble(Location loc, StringRef ptxas, StringRef chip,
   res.stackBytes = scan(text, "([0-9]+) bytes stack frame");
   res.spillStoreBytes = scan(text, "([0-9]+) bytes spill stores");
   res.spillLoadBytes = scan(text, "([0-9]+) bytes spill loads");
+  // Such as C7513: the wgmmas serialized, each waited for before the next.
+  SmallVector<StringRef> loss;
+  if (llvm::Regex("\\((C[0-9]+)\\) Potential Performance Loss: ([^\n]*)")
+          .match(text, &loss))
+    emitWarning(loc) << "ptxas on " << ptxPath << ": " << loss[2] << " ("
+                     << loss[1] << "): expect it to be slow";
   return success();
 }
 
@@ -1046,6 +1052,8 @@ LogicalResult pipelineOptions(KernelSource &src, const BundleOptions &opts,
   pipeline.path = src.key.path == "wgmma" ? KernelPath::wgmma : KernelPath::fma;
   pipeline.maxMmaN = opts.maxMmaN;
   pipeline.fp8PScaleLog2 = opts.fp8PScaleLog2;
+  pipeline.fp8LazyMax = opts.fp8LazyMax;
+  pipeline.fp8LazyHeadroom = opts.fp8LazyHeadroom;
   pipeline.pingPong = opts.pingPong;
   pipeline.overlap = opts.overlap;
   pipeline.stages = opts.stages;
