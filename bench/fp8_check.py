@@ -194,6 +194,10 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--skip-speed", action="store_true")
+    ap.add_argument("--lazy", default=None,
+                    help="a bundle of bench/specs_fp8_lazy.json compiled with "
+                         "--fp8-lazy-max: the normal, outlier and sink cases "
+                         "non-causal on it and on --fp8")
     ap.add_argument("--fp8-unscaled", default=None,
                     help="a bundle compiled with --fp8-p-scale-log2=0: the "
                          "sink and outlier cases again without P's 2^8")
@@ -237,6 +241,15 @@ def main():
     else:
         ok &= run_case(fp8, "sink B1 H8 N2048", 1, 8, 8, 2048, 2048, 128,
                        True, kind="sink")
+    if a.lazy:
+        lazy = rt.Bundle(lib, a.lazy)
+        assert lazy.status == 0, lazy.message
+        for kind, shape in (("normal", (2, 16, 16)), ("outliers", (2, 16, 16)),
+                            ("sink", (1, 8, 8))):
+            for name, bundle in (("exact max", fp8), ("lazy max", lazy)):
+                ok &= run_case(bundle, "%-9s: %s B%d H%d N2048" % (
+                    name, kind, shape[0], shape[1]), *shape, 2048, 2048, 128,
+                               False, kind=kind)
     ok &= check_values(fp8)
     ok &= sass_check(a.fp8)
     if not a.skip_speed:

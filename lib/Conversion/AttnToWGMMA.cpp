@@ -116,6 +116,8 @@ struct Schedule {
   double fp8PScaleLog2;
   bool treeReductions;
   int64_t fp8PolyExp2; // FP8: one in this many exponentials by polyExp2
+  bool fp8LazyMax;     // FP8 steady state: lazySoftmax
+  double fp8LazyHeadroom; // FP8: log2 units above a redone block's max
 };
 
 /// bf16, f16 or f8E4M3FN: the element type of the Q, K and V tiles.
@@ -237,8 +239,12 @@ Value rowMaxOf(ImplicitLocOpBuilder &b, const Schedule &sched,
 /// unchanged, and adds at most BLOCK_N * 2^-126 to l per block, so l of a
 /// row without keys stays tiny but normal: O = acc / l is 0 (acc is 0) and
 /// LSE is -inf (from m), as bench/fp8_check.py's empty-row case checks.
-Value polyExp2(ImplicitLocOpBuilder &b, Value x) {
+/// `clampHigh` also clamps x to 127 and below: without it x >= 128 would
+/// carry into the sign bit (the lazy max's P may be that large).
+Value polyExp2(ImplicitLocOpBuilder &b, Value x, bool clampHigh = false) {
   Value clamped = LLVM::MaxNumOp::create(b, x, cF32(b, -126));
+  if (clampHigh)
+    clamped = LLVM::MinNumOp::create(b, clamped, cF32(b, 127));
   Value magic = cF32(b, 12582912.0f);
   Value t = arith::AddFOp::create(b, clamped, magic);
   Value f = arith::SubFOp::create(b, clamped,
@@ -265,18 +271,20 @@ Value exp2Scale(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op) {
 /// P = exp2(S c + bias_h) in place, on half h's registers, and returns
 /// `sum` + rowsum(P) (this thread's part): a chain interleaved with the
 /// exp2s, or a tree after them (Schedule). FP8 computes one in
-/// fp8-poly-exp2 of them by polyExp2.
+/// fp8-poly-exp2 of them by polyExp2; `unbounded`: x may exceed 127.
 Value exponentiate(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
                    const Schedule &sched, MutableArrayRef<Value> s, int h,
-                   Value scale, Value bias, Value sum) {
+                   Value scale, Value bias, Value sum,
+                   bool unbounded = false) {
   SmallVector<Value> probs;
   int64_t every = op.isFP8() ? sched.fp8PolyExp2 : 0;
   for (auto [i, score] : llvm::enumerate(s)) {
     if (halfOf(i) != h)
       continue;
     Value arg = LLVM::FMAOp::create(b, score, scale, bias);
-    score = every && int64_t(i) % every == every - 1 ? polyExp2(b, arg)
-                                                    : exp2(b, arg);
+    score = every && int64_t(i) % every == every - 1
+                ? polyExp2(b, arg, unbounded)
+                : exp2(b, arg);
     if (sched.treeReductions)
       probs.push_back(score);
     else
@@ -308,7 +316,8 @@ double pOffsetOf(OnlineAttentionMmaOp op, const Schedule &sched) {
 /// Overwrites `s` with P and returns alpha per half.
 std::array<Value, 2> softmax(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
                              const Schedule &sched, MutableArrayRef<Value> s,
-                             SmallVector<Value> &m, SmallVector<Value> &l) {
+                             SmallVector<Value> &m, SmallVector<Value> &l,
+                             double headroom = 0) {
   Value scale = exp2Scale(b, op);
   std::array<Value, 2> alpha;
   for (int h = 0; h < 2; ++h) {
@@ -318,8 +327,10 @@ std::array<Value, 2> softmax(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
         half.push_back(score);
     Value rowMax =
         quadReduce<LLVM::MaxNumOp>(b, rowMaxOf(b, sched, half));
-    Value mNew = LLVM::MaxNumOp::create(
-        b, m[h], arith::MulFOp::create(b, rowMax, scale));
+    Value scaled = arith::MulFOp::create(b, rowMax, scale);
+    if (headroom)
+      scaled = arith::AddFOp::create(b, scaled, cF32(b, headroom));
+    Value mNew = LLVM::MaxNumOp::create(b, m[h], scaled);
     Value noKey = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mNew,
                                         cF32(b, -INFINITY));
     Value mSafe = arith::SelectOp::create(b, noKey, cF32(b, 0), mNew);
@@ -370,6 +381,57 @@ SmallVector<Value> packP(ImplicitLocOpBuilder &b, ArrayRef<Value> p,
   if (isa<Float8E4M3FNType>(elt))
     return packP8(b, p);
   return packPairs(b, p, elt);
+}
+
+/// Whether some byte of the packed e4m3 P is 0x7E (448, e4m3's largest
+/// finite value, which satfinite also gives any larger P) or 0x7F (NaN).
+/// P >= 0, so its bytes are at most 0x7F: adding 2 to each sets its top
+/// bit exactly then and never carries into the next byte.
+Value anyPAtTop(ImplicitLocOpBuilder &b, ArrayRef<Value> packed) {
+  Value bits;
+  for (Value r : packed) {
+    Value x = arith::AddIOp::create(b, r, cI32(b, 0x02020202));
+    bits = bits ? arith::OrIOp::create(b, bits, x) : x;
+  }
+  Value top = arith::AndIOp::create(
+      b, bits, cI32(b, static_cast<int32_t>(0x80808080u)));
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::ne, top, cI32(b, 0));
+}
+
+/// FP8's softmax with a lazy row max (fp8-lazy-max; FlashAttention-4's
+/// rescale only when the max has risen enough, taken one step further):
+/// P = exp2(S c - m + pOffset) against the running max m as it stands,
+/// quantized and summed into l, with no row max and no rescale of O. Any
+/// reference m gives the same O = acc / l and LSE = m + log2 l as long as
+/// P stays finite in e4m3, so the block is exact unless some P reached
+/// e4m3's top (about log2(432) - pOffset above m: 0.75 at pOffset 8) or a
+/// row has no max yet (m = -inf). Returns the packed P, its l and whether
+/// this warp (vote.any: its 16 rows) must redo the block with softmax.
+struct LazyBlock {
+  SmallVector<Value> packed, l;
+  Value redo;
+};
+
+LazyBlock lazySoftmax(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
+                      const Schedule &sched, ArrayRef<Value> s,
+                      ArrayRef<Value> m, ArrayRef<Value> l) {
+  Value scale = exp2Scale(b, op);
+  SmallVector<Value> p(s);
+  LazyBlock lazy;
+  Value redo;
+  for (int h = 0; h < 2; ++h) {
+    Value bias = pBias(b, m[h], pOffsetOf(op, sched));
+    lazy.l.push_back(exponentiate(b, op, sched, p, h, scale, bias, l[h],
+                                  /*unbounded=*/true));
+    Value noMax = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m[h],
+                                        cF32(b, -INFINITY));
+    redo = redo ? arith::OrIOp::create(b, redo, noMax) : noMax;
+  }
+  lazy.packed = packP8(b, p);
+  redo = arith::OrIOp::create(b, redo, anyPAtTop(b, lazy.packed));
+  lazy.redo = NVVM::VoteSyncOp::create(b, b.getI1Type(), cI32(b, -1), redo,
+                                       NVVM::VoteSyncKind::any);
+  return lazy;
 }
 
 /// The operands of O += P V: BLOCK_N / K k-steps of packed P and, per
@@ -535,6 +597,60 @@ Pending firstBlock(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
   return {packP(b, p, elementType(op)), sharedAddress(b, op.getV()), {}};
 }
 
+/// Waits for the pending P_{j-1} V_{j-1}. P_{j-1} stays in its registers
+/// until then: the new P must not be given them while the wgmmas read them
+/// (C7513 serializes otherwise).
+void waitForValues(ImplicitLocOpBuilder &b, const Pending &prev,
+                   MutableArrayRef<Value> o) {
+  SmallVector<Value> inFlight(o);
+  llvm::append_range(inFlight, prev.p);
+  waitGroups(b, 0, inFlight);
+  llvm::copy(ArrayRef(inFlight).take_front(o.size()), o.begin());
+}
+
+/// A lazy block's outcome, after P V (no wgmma in flight across the
+/// branch): the warps that voted to redo it run the exact softmax on the
+/// masked S and rescale O; the others keep the lazy P and l. Updates m, l
+/// and o; returns the packed P.
+SmallVector<Value> resolveLazy(ImplicitLocOpBuilder &b,
+                               OnlineAttentionMmaOp op, const Schedule &sched,
+                               const LazyBlock &lazy, ArrayRef<Value> s,
+                               SmallVector<Value> &m, SmallVector<Value> &l,
+                               MutableArrayRef<Value> o) {
+  int64_t numP = lazy.packed.size();
+  SmallVector<Type> types(numP, b.getI32Type());
+  types.append(m.size() + l.size() + o.size(), b.getF32Type());
+  auto ifOp = scf::IfOp::create(b, types, lazy.redo, /*withElseRegion=*/true);
+  auto yield = [&](Block *block, ArrayRef<Value> p, ArrayRef<Value> mm,
+                   ArrayRef<Value> ll, ArrayRef<Value> oo) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(block);
+    SmallVector<Value> values(p);
+    llvm::append_range(values, llvm::concat<const Value>(mm, ll, oo));
+    scf::YieldOp::create(b, values);
+  };
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    SmallVector<Value> p(s), mExact(m), lExact(l), oExact(o);
+    rescale(b, oExact, softmax(b, op, sched, p, mExact, lExact,
+                               sched.fp8LazyHeadroom));
+    yield(ifOp.thenBlock(), packP8(b, p), mExact, lExact, oExact);
+  }
+  yield(ifOp.elseBlock(), lazy.packed, m, lazy.l, o);
+  ValueRange r = ifOp.getResults();
+  auto take = [&](int64_t n) {
+    SmallVector<Value> part(r.take_front(n));
+    r = r.drop_front(n);
+    return part;
+  };
+  SmallVector<Value> packed = take(numP);
+  m = take(m.size());
+  l = take(l.size());
+  llvm::copy(take(o.size()), o.begin());
+  return packed;
+}
+
 /// Block j: S_j and the pending P_{j-1} V_{j-1} are issued as two groups;
 /// the softmax of S_j runs while P V is in flight; O *= alpha_j after it.
 Pending nextBlock(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
@@ -556,14 +672,15 @@ Pending nextBlock(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
     turns->handOver(b, tl);
   SmallVector<Value> s = waitForScores(b, 1, acc, op.getBlockN() / 2);
   maskScores(b, op, tl, s);
+  Value vAddr = sharedAddress(b, op.getV());
+  if (sched.fp8LazyMax && op.isFP8()) {
+    LazyBlock lazy = lazySoftmax(b, op, sched, s, m, l);
+    waitForValues(b, prev, o);
+    return {resolveLazy(b, op, sched, lazy, s, m, l, o), vAddr, {}};
+  }
   std::array<Value, 2> alpha = softmax(b, op, sched, s, m, l);
-  Pending next{packP(b, s, elementType(op)), sharedAddress(b, op.getV()), {}};
-  // P_{j-1} stays in its registers until P V is done: the new P must not
-  // be given them while the wgmmas read them (C7513 serializes otherwise).
-  SmallVector<Value> inFlight(o);
-  llvm::append_range(inFlight, prev.p);
-  waitGroups(b, 0, inFlight);
-  llvm::copy(ArrayRef(inFlight).take_front(o.size()), o.begin());
+  Pending next{packP(b, s, elementType(op)), vAddr, {}};
+  waitForValues(b, prev, o);
   rescale(b, o, alpha);
   return next;
 }
@@ -980,14 +1097,21 @@ struct AttnLowerToWGMMAPass
     Schedule sched{maxMmaN, turns ? &*turns : nullptr,
                    static_cast<double>(fp8PScaleLog2),
                    /*treeReductions=*/trees && ws.getConsumerWarpgroups() <= 2,
-                   fp8PolyExp2};
+                   fp8PolyExp2, fp8LazyMax,
+                   static_cast<double>(fp8LazyHeadroom)};
     for (OnlineAttentionMmaOp op : steps) {
       std::optional<KVLoop> kv =
           ws.getOverlap() ? matchKVLoop(op) : std::nullopt;
+      // The lazy max only with a single K/V loop: beside a second one (a
+      // causal diagonal, a key tail) ptxas (CUDA 13.0) gives the other
+      // loop's P registers an allocation that serializes every wgmma of
+      // the kernel (C7513), 30% slower on the H200.
+      Schedule stepSched = sched;
+      stepSched.fp8LazyMax &= steps.size() == 1;
       if (kv)
-        pipelineLoop(*kv, sched);
+        pipelineLoop(*kv, stepSched);
       else
-        lowerStep(op, sched);
+        lowerStep(op, stepSched);
     }
     if (failed(lowerEpilogue(epilogues.front(), fp8PScaleLog2)))
       return failure();
@@ -1013,6 +1137,13 @@ struct AttnLowerToWGMMAPass
                                ">= 0 (0: every exponential on MUFU), but "
                                "got ")
           << static_cast<int64_t>(fp8PolyExp2);
+      return signalPassFailure();
+    }
+    if (fp8LazyHeadroom < 0 || fp8LazyHeadroom > kMaxFP8PScaleLog2) {
+      getOperation().emitError("attn-lower-to-wgmma: fp8-lazy-headroom must "
+                               "be in [0, 8] (log2 units, at most P's "
+                               "scale), but got ")
+          << static_cast<int64_t>(fp8LazyHeadroom);
       return signalPassFailure();
     }
     if (failed(checkNesting(getOperation())))

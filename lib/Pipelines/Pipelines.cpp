@@ -101,7 +101,8 @@ void mlir::attn::buildCubinPipeline(OpPassManager &pm,
         options.tmaStore}));
     fn.addPass(
         createAttnLowerToWGMMA(AttnLowerToWGMMAOptions{
-            options.maxMmaN, options.fp8PScaleLog2, options.fp8PolyExp2}));
+            options.maxMmaN, options.fp8PScaleLog2, options.fp8PolyExp2,
+            options.fp8LazyMax, options.fp8LazyHeadroom}));
     // Split-KV's combine (attn.decode_combine's grid, from attn-split-kv
     // or written by hand) has no Q tile for the tensor cores: it takes the
     // CUDA-core path's lowering (no-ops without a combine).

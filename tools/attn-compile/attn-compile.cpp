@@ -167,6 +167,18 @@ static cl::opt<int64_t> fp8PScaleLog2(
     cl::desc("FP8 kernels: P is quantized as P * 2^this (0..8); 8 keeps "
              "small probabilities beside an attention sink"),
     cl::cat(codegen));
+static cl::opt<bool> fp8LazyMax(
+    "fp8-lazy-max", cl::init(true),
+    cl::desc("FP8 kernels with one K/V loop (static, non-causal, Nk a "
+             "multiple of BLOCK_N): a lazy row max (P against the running "
+             "max; a warp redoes a block exactly only when some P reaches "
+             "e4m3's top); default on, --fp8-lazy-max=false to turn off"),
+    cl::cat(codegen));
+static cl::opt<int64_t> fp8LazyHeadroom(
+    "fp8-lazy-headroom", cl::init(3),
+    cl::desc("FP8 kernels with --fp8-lazy-max: a redone block sets the "
+             "running max this many log2 units above its row max (0..8)"),
+    cl::cat(codegen));
 static cl::opt<bool>
     pingPong("ping-pong", cl::init(true),
              cl::desc("wgmma kernels: the consumer warpgroups take turns "
@@ -366,7 +378,8 @@ static bool rejectRepeatedOptions() {
       &blockM,   &blockN,        &chip,       &ptxas,   &path,
       &maxMmaN,  &pingPong,      &overlap,    &stages,  &persistentCtas,
       &tmaStore, &fp8PScaleLog2, &splits,     &packGqa, &pageSize,
-      &varlen,   &backward,      &quantizeFp8};
+      &varlen,   &backward,      &quantizeFp8, &fp8LazyMax,
+      &fp8LazyHeadroom};
   for (const cl::Option *opt : own)
     if (opt->getNumOccurrences() > 1) {
       fail((opt->ArgStr.size() == 1 ? "-" : "--") + opt->ArgStr +
@@ -460,6 +473,8 @@ int main(int argc, char **argv) {
   options.path = path;
   options.maxMmaN = maxMmaN;
   options.fp8PScaleLog2 = fp8PScaleLog2;
+  options.fp8LazyMax = fp8LazyMax;
+  options.fp8LazyHeadroom = fp8LazyHeadroom;
   options.pingPong = pingPong;
   options.overlap = overlap;
   options.stages = stages;

@@ -54,7 +54,13 @@ def AttnLowerToWGMMA : Pass<"attn-lower-to-wgmma", "func::FuncOp"> {
       row-major, transposed by the MMA); FP8 (e4m3, k32) computes one in
       `fp8-poly-exp2` of P's exponentials as a degree-2 polynomial on the
       FMA pipe (FlashAttention-4's exp2 emulation, relative error 1.7e-3):
-      at D = 128 FP8's MUFU work equals its tensor time;
+      at D = 128 FP8's MUFU work equals its tensor time; with
+      `fp8-lazy-max` (default on) the K/V loop of a kernel that has only
+      one computes P against the running max m without a new row max and
+      redoes a warp's block exactly (with m set `fp8-lazy-headroom` log2
+      units above the row max) only when some e4m3 P reached 448 (m rose
+      by more than about log2(432) - fp8-p-scale-log2 + headroom): any m
+      gives the same O and LSE while P stays finite;
     * `attn.epilogue` divides by the quad-summed l (rows with l = 0 give 0),
       stages O (bf16/f16) in the swizzled Q tile, syncs its warpgroup on a
       named barrier and writes O with 16-byte coalesced stores; quad leaders
@@ -87,7 +93,17 @@ def AttnLowerToWGMMA : Pass<"attn-lower-to-wgmma", "func::FuncOp"> {
            "FP8: compute one in this many of P's exponentials with a "
            "polynomial on the FMA pipe instead of MUFU (0: none; "
            "FlashAttention-4's exp2 emulation; 4 was fastest on the H200, "
-           "docs/perf-notes.md)">
+           "docs/perf-notes.md)">,
+    Option<"fp8LazyMax", "fp8-lazy-max", "bool", "true",
+           "FP8, kernels with one pipelined K/V loop: compute P against the "
+           "running max without a new row max or rescale, and redo a warp's "
+           "block exactly only when some P reached e4m3's top (a lazy row "
+           "max)">,
+    Option<"fp8LazyHeadroom", "fp8-lazy-headroom", "int64_t", "3",
+           "FP8 with fp8-lazy-max: a redone block sets the running max this "
+           "many log2 units above its row max, so later blocks may rise "
+           "that much (plus 0.75) before another redo; P's scale is "
+           "2^(fp8-p-scale-log2 - this) right after a redo">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::NVVM::NVVMDialect",

@@ -126,6 +126,16 @@ struct CubinPipelineOptions : PassPipelineOptions<CubinPipelineOptions> {
       llvm::cl::desc("FP8: one in this many of P's exponentials by a "
                      "polynomial on the FMA pipe (0: all on MUFU)"),
       llvm::cl::init(4)};
+  Option<bool> fp8LazyMax{
+      *this, "fp8-lazy-max",
+      llvm::cl::desc("FP8: a lazy row max (attn-lower-to-wgmma "
+                     "fp8-lazy-max)"),
+      llvm::cl::init(true)};
+  Option<int64_t> fp8LazyHeadroom{
+      *this, "fp8-lazy-headroom",
+      llvm::cl::desc("FP8 with fp8-lazy-max: log2 units a redone block sets "
+                     "the running max above its row max (0..8)"),
+      llvm::cl::init(3)};
   Option<std::string> chip{*this, "chip", llvm::cl::desc("target SM"),
                            llvm::cl::init("sm_90a")};
   Option<std::string> features{

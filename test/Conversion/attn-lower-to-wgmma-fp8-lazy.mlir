@@ -1,0 +1,73 @@
+// RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline="overlap=true" --attn-lower-to-wgmma | FileCheck %s
+// RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline="overlap=true" --attn-lower-to-wgmma="fp8-lazy-headroom=0" | FileCheck %s --check-prefix=HEAD0
+// RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline="overlap=true" --attn-lower-to-wgmma="fp8-lazy-max=false" | FileCheck %s --check-prefix=OFF
+// RUN: not attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline="overlap=true" --attn-lower-to-wgmma="fp8-lazy-headroom=9" 2>&1 | FileCheck %s --check-prefix=BADHEAD
+
+// FP8's lazy row max (fp8-lazy-max, default on) in the pipelined K/V loop
+// of a kernel with one K/V loop (D = 128, BLOCK_N = 128, 256 keys: the
+// first block, then one steady-state block):
+//  * after S_j's wait, P = exp2(S c - m + 8) against the running max m
+//    with no row max; the polynomial exponentials are clamped at 2^127 so
+//    that P stays non-negative (a too-stale m gives 448, not garbage);
+//  * the packed e4m3 P is tested for a byte at 0x7E or above: 2 is added
+//    to every byte (0x02020202) and the top bits (0x80808080) OR-ed;
+//  * a warp votes (any) to redo the block, and after P V's wait an scf.if
+//    runs the exact softmax with m set 3 (fp8-lazy-headroom) above the row
+//    max and rescales O, or keeps the lazy P, m and l.
+// A causal kernel has a second K/V loop (the diagonal): the lazy max would
+// make ptxas serialize its wgmmas, so neither loop gets it.
+
+// CHECK-LABEL: func.func @one_loop
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: %[[TOP:.*]] = arith.constant 1.270000e+02 : f32
+// CHECK-NEXT: llvm.intr.minnum(%{{.*}}, %[[TOP]])
+// CHECK-COUNT-16: arith.addi %{{.*}}, %c33686018_i32{{(_[0-9]+)?}} : i32
+// CHECK: %[[HIGH:.*]] = arith.constant -2139062144 : i32
+// CHECK-NEXT: %[[BITS:.*]] = arith.andi %{{.*}}, %[[HIGH]] : i32
+// CHECK: arith.cmpi ne, %[[BITS]]
+// CHECK: %[[REDO:.*]] = nvvm.vote.sync  any %c-1_i32, %{{.*}} -> i1
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: scf.if %[[REDO]] -> (i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, f32, f32, f32, f32,
+// CHECK: llvm.intr.maxnum
+// CHECK: %[[H:.*]] = arith.constant 3.000000e+00 : f32
+// CHECK-NEXT: arith.addf %{{.*}}, %[[H]] : f32
+// CHECK: } else {
+// CHECK-NEXT: scf.yield
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-LABEL: func.func @causal
+// CHECK-NOT: nvvm.vote.sync
+// CHECK: return
+
+// HEAD0-LABEL: func.func @one_loop
+// HEAD0: nvvm.vote.sync  any
+// HEAD0-NOT: arith.constant 3.000000e+00 : f32
+// HEAD0: } else {
+
+// OFF-LABEL: func.func @one_loop
+// OFF-NOT: nvvm.vote.sync
+// OFF-NOT: 33686018
+// OFF: func.func @causal
+
+// BADHEAD: error: attn-lower-to-wgmma: fp8-lazy-headroom must be in [0, 8] (log2 units, at most P's scale), but got 9
+
+!q = memref<1x4x256x128xf8E4M3FN>
+!k = memref<1x2x256x128xf8E4M3FN>
+!v = memref<1x2x256x128xf8E4M3FN, strided<[65536, 32768, 1, 256]>>
+!o = memref<1x4x256x128xbf16>
+!d = memref<1x2xf32>
+
+func.func @one_loop(%q: !q, %k: !k, %v: !v, %o: !o, %qd: !d, %kd: !d,
+                    %vd: !d, %lse: memref<1x4x256xf32>) {
+  attn.attention ins(%q, %k, %v : !q, !k, !v) outs(%o : !o)
+                 lse(%lse : memref<1x4x256xf32>)
+                 descale(%qd, %kd, %vd : !d, !d, !d)
+  return
+}
+
+func.func @causal(%q: !q, %k: !k, %v: !v, %o: !o, %qd: !d, %kd: !d,
+                  %vd: !d, %lse: memref<1x4x256xf32>) {
+  attn.attention ins(%q, %k, %v : !q, !k, !v) outs(%o : !o)
+                 lse(%lse : memref<1x4x256xf32>)
+                 descale(%qd, %kd, %vd : !d, !d, !d) {causal}
+  return
+}
