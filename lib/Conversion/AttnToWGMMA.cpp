@@ -22,7 +22,8 @@
 // argument and O, and P carries a 2^s factor (fp8-p-scale-log2) so that
 // small probabilities survive e4m3. FP8's MUFU work equals its tensor time
 // at D = 128, so one in fp8-poly-exp2 exponentials is a polynomial on the
-// FMA pipe (FlashAttention-4's exp2 emulation; polyExp2).
+// FMA pipe (FlashAttention-4's exp2 emulation; polyExp2). A kernel with
+// one K/V loop takes FP8's row max lazily (fp8-lazy-max; lazySoftmax).
 //
 //===----------------------------------------------------------------------===//
 
@@ -404,7 +405,8 @@ Value anyPAtTop(ImplicitLocOpBuilder &b, ArrayRef<Value> packed) {
 /// quantized and summed into l, with no row max and no rescale of O. Any
 /// reference m gives the same O = acc / l and LSE = m + log2 l as long as
 /// P stays finite in e4m3, so the block is exact unless some P reached
-/// e4m3's top (about log2(432) - pOffset above m: 0.75 at pOffset 8) or a
+/// e4m3's top (S c more than log2(432) - pOffset above m, 0.75 at pOffset
+/// 8; m itself is fp8-lazy-headroom above the row max that set it) or a
 /// row has no max yet (m = -inf). Returns the packed P, its l and whether
 /// this warp (vote.any: its 16 rows) must redo the block with softmax.
 struct LazyBlock {
@@ -500,15 +502,16 @@ SmallVector<Value> waitForScores(ImplicitLocOpBuilder &b, int64_t pending,
 }
 
 /// S for `op`: issued (taking the warpgroup's turn with ping-pong), waited
-/// for, masked and turned into P by the online softmax. Updates m, l;
-/// returns alpha.
+/// for, masked and turned into P by the online softmax (m set `headroom`
+/// above the row max). Updates m, l; returns alpha.
 std::array<Value, 2> scoresAndSoftmax(ImplicitLocOpBuilder &b,
                                       OnlineAttentionMmaOp op,
                                       const ThreadLayout &tl,
                                       const Schedule &sched,
                                       SmallVector<Value> &p,
                                       SmallVector<Value> &m,
-                                      SmallVector<Value> &l) {
+                                      SmallVector<Value> &l,
+                                      double headroom = 0) {
   const Turns *turns = sched.turns;
   ScoreDescriptors d = scoreDescriptors(b, op, tl);
   if (turns)
@@ -520,7 +523,7 @@ std::array<Value, 2> scoresAndSoftmax(ImplicitLocOpBuilder &b,
     turns->handOver(b, tl);
   p = waitForScores(b, 0, acc, op.getBlockN() / 2);
   maskScores(b, op, tl, p);
-  return softmax(b, op, sched, p, m, l);
+  return softmax(b, op, sched, p, m, l, headroom);
 }
 
 void rescale(ImplicitLocOpBuilder &b, MutableArrayRef<Value> o,
@@ -587,13 +590,21 @@ struct Pending {
   Value vAddr, slot;
 };
 
-/// The first block: S, softmax, O *= alpha; its P V is left pending.
+/// Whether nextBlock takes the lazy max (lazySoftmax).
+bool lazyMax(OnlineAttentionMmaOp op, const Schedule &sched) {
+  return sched.fp8LazyMax && op.isFP8();
+}
+
+/// The first block: S, softmax, O *= alpha; its P V is left pending. With
+/// the lazy max, m starts fp8-lazy-headroom above the row max, as after a
+/// redone block.
 Pending firstBlock(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
                    const Schedule &sched, SmallVector<Value> &m,
                    SmallVector<Value> &l, MutableArrayRef<Value> o) {
   ThreadLayout tl = threadLayout(b);
   SmallVector<Value> p;
-  rescale(b, o, scoresAndSoftmax(b, op, tl, sched, p, m, l));
+  double headroom = lazyMax(op, sched) ? sched.fp8LazyHeadroom : 0;
+  rescale(b, o, scoresAndSoftmax(b, op, tl, sched, p, m, l, headroom));
   return {packP(b, p, elementType(op)), sharedAddress(b, op.getV()), {}};
 }
 
@@ -673,7 +684,7 @@ Pending nextBlock(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
   SmallVector<Value> s = waitForScores(b, 1, acc, op.getBlockN() / 2);
   maskScores(b, op, tl, s);
   Value vAddr = sharedAddress(b, op.getV());
-  if (sched.fp8LazyMax && op.isFP8()) {
+  if (lazyMax(op, sched)) {
     LazyBlock lazy = lazySoftmax(b, op, sched, s, m, l);
     waitForValues(b, prev, o);
     return {resolveLazy(b, op, sched, lazy, s, m, l, o), vAddr, {}};

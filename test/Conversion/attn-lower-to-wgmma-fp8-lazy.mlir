@@ -6,6 +6,8 @@
 // FP8's lazy row max (fp8-lazy-max, default on) in the pipelined K/V loop
 // of a kernel with one K/V loop (D = 128, BLOCK_N = 128, 256 keys: the
 // first block, then one steady-state block):
+//  * the first block's exact softmax sets m 3 (fp8-lazy-headroom) above its
+//    row max;
 //  * after S_j's wait, P = exp2(S c - m + 8) against the running max m
 //    with no row max; the polynomial exponentials are clamped at 2^127 so
 //    that P stays non-negative (a too-stale m gives 448, not garbage);
@@ -18,6 +20,10 @@
 // make ptxas serialize its wgmmas, so neither loop gets it.
 
 // CHECK-LABEL: func.func @one_loop
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: llvm.intr.maxnum
+// CHECK: %[[H0:.*]] = arith.constant 3.000000e+00 : f32
+// CHECK-NEXT: arith.addf %{{.*}}, %[[H0]] : f32
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK: %[[TOP:.*]] = arith.constant 1.270000e+02 : f32
 // CHECK-NEXT: llvm.intr.minnum(%{{.*}}, %[[TOP]])
@@ -46,6 +52,7 @@
 // OFF-LABEL: func.func @one_loop
 // OFF-NOT: nvvm.vote.sync
 // OFF-NOT: 33686018
+// OFF-NOT: arith.constant 3.000000e+00 : f32
 // OFF: func.func @causal
 
 // BADHEAD: error: attn-lower-to-wgmma: fp8-lazy-headroom must be in [0, 8] (log2 units, at most P's scale), but got 9
