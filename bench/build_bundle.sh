@@ -38,7 +38,8 @@
 # Then, on the GPU machine:
 #   python3 bench/harness.py --bundle build/bundles/bench --lib build/lib/libattn_runtime.so
 #   python3 bench/tma_cases.py --bundle build/bundles/tma --lib build/lib/libattn_runtime.so
-#   python3 bench/fp8_check.py --lib build/lib/libattn_runtime.so --fp8 build/bundles/fp8 --bf16 build/bundles/bench
+#   python3 bench/fp8_check.py --lib build/lib/libattn_runtime.so --fp8 build/bundles/fp8 --bf16 build/bundles/bench \
+#     --lazy build/bundles/fp8_lazy
 #   python3 bench/decode_check.py --lib build/lib/libattn_runtime.so --bundles build/bundles
 #   python3 bench/paged_check.py --lib build/lib/libattn_runtime.so --bundles build/bundles
 #   python3 bench/varlen_check.py --lib build/lib/libattn_runtime.so --bundles build/bundles
