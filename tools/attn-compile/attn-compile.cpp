@@ -176,8 +176,9 @@ static cl::opt<bool> fp8LazyMax(
     cl::cat(codegen));
 static cl::opt<int64_t> fp8LazyHeadroom(
     "fp8-lazy-headroom", cl::init(3),
-    cl::desc("FP8 kernels with --fp8-lazy-max: a redone block sets the "
-             "running max this many log2 units above its row max (0..8)"),
+    cl::desc("FP8 kernels with --fp8-lazy-max: the first block and a redone "
+             "one set the running max this many log2 units above their row "
+             "max (0..8)"),
     cl::cat(codegen));
 static cl::opt<bool>
     pingPong("ping-pong", cl::init(true),

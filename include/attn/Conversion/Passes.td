@@ -57,10 +57,12 @@ def AttnLowerToWGMMA : Pass<"attn-lower-to-wgmma", "func::FuncOp"> {
       at D = 128 FP8's MUFU work equals its tensor time; with
       `fp8-lazy-max` (default on) the K/V loop of a kernel that has only
       one computes P against the running max m without a new row max and
-      redoes a warp's block exactly (with m set `fp8-lazy-headroom` log2
-      units above the row max) only when some e4m3 P reached 448 (m rose
-      by more than about log2(432) - fp8-p-scale-log2 + headroom): any m
-      gives the same O and LSE while P stays finite;
+      redoes a warp's block exactly only when some e4m3 P reached 448 (S c
+      more than log2(432) - fp8-p-scale-log2 above m); the first block and
+      a redone one set m `fp8-lazy-headroom` log2 units above their row
+      max, so the max may rise that much more before a redo. Any m gives
+      the same O and LSE while P stays finite (FlashAttention-4's rescale
+      only when the max has risen, here without the row max itself);
     * `attn.epilogue` divides by the quad-summed l (rows with l = 0 give 0),
       stages O (bf16/f16) in the swizzled Q tile, syncs its warpgroup on a
       named barrier and writes O with 16-byte coalesced stores; quad leaders
@@ -100,10 +102,10 @@ def AttnLowerToWGMMA : Pass<"attn-lower-to-wgmma", "func::FuncOp"> {
            "block exactly only when some P reached e4m3's top (a lazy row "
            "max)">,
     Option<"fp8LazyHeadroom", "fp8-lazy-headroom", "int64_t", "3",
-           "FP8 with fp8-lazy-max: a redone block sets the running max this "
-           "many log2 units above its row max, so later blocks may rise "
-           "that much (plus 0.75) before another redo; P's scale is "
-           "2^(fp8-p-scale-log2 - this) right after a redo">
+           "FP8 with fp8-lazy-max: the first block and a redone one set the "
+           "running max this many log2 units above their row max, so later "
+           "blocks may rise that much (plus 0.75) before another redo; P's "
+           "scale is 2^(fp8-p-scale-log2 - this) right after (0..8)">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::NVVM::NVVMDialect",

@@ -133,8 +133,9 @@ struct CubinPipelineOptions : PassPipelineOptions<CubinPipelineOptions> {
       llvm::cl::init(true)};
   Option<int64_t> fp8LazyHeadroom{
       *this, "fp8-lazy-headroom",
-      llvm::cl::desc("FP8 with fp8-lazy-max: log2 units a redone block sets "
-                     "the running max above its row max (0..8)"),
+      llvm::cl::desc("FP8 with fp8-lazy-max: log2 units the first and a "
+                     "redone block set the running max above their row max "
+                     "(0..8)"),
       llvm::cl::init(3)};
   Option<std::string> chip{*this, "chip", llvm::cl::desc("target SM"),
                            llvm::cl::init("sm_90a")};
