@@ -38,6 +38,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -1113,12 +1114,14 @@ struct AttnLowerToWGMMAPass
     for (OnlineAttentionMmaOp op : steps) {
       std::optional<KVLoop> kv =
           ws.getOverlap() ? matchKVLoop(op) : std::nullopt;
-      // The lazy max only with a single K/V loop: beside a second one (a
-      // causal diagonal, a key tail) ptxas (CUDA 13.0) gives the other
-      // loop's P registers an allocation that serializes every wgmma of
-      // the kernel (C7513), 30% slower on the H200.
+      // The lazy max only in a single K/V loop of static trip count: with
+      // a runtime trip count (causal, dynamic lengths), alone or beside a
+      // second loop, ptxas (CUDA 13.0) serializes every wgmma of the
+      // kernel (C7513), 30% slower on the H200 (docs/perf-notes.md).
       Schedule stepSched = sched;
-      stepSched.fp8LazyMax &= steps.size() == 1;
+      stepSched.fp8LazyMax &= steps.size() == 1 && kv &&
+                              getConstantIntValue(kv->loop.getLowerBound()) &&
+                              getConstantIntValue(kv->loop.getUpperBound());
       if (kv)
         pipelineLoop(*kv, stepSched);
       else

@@ -1,6 +1,7 @@
 // RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline="overlap=true" --attn-lower-to-wgmma | FileCheck %s
 // RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline="overlap=true" --attn-lower-to-wgmma="fp8-lazy-headroom=0" | FileCheck %s --check-prefix=HEAD0
 // RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline="overlap=true" --attn-lower-to-wgmma="fp8-lazy-max=false" | FileCheck %s --check-prefix=OFF
+// RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-async-pipeline="overlap=true" --attn-lower-to-wgmma | FileCheck %s --check-prefix=DYN
 // RUN: not attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline="overlap=true" --attn-lower-to-wgmma="fp8-lazy-headroom=9" 2>&1 | FileCheck %s --check-prefix=BADHEAD
 
 // FP8's lazy row max (fp8-lazy-max, default on) in the pipelined K/V loop
@@ -16,8 +17,9 @@
 //  * a warp votes (any) to redo the block, and after P V's wait an scf.if
 //    runs the exact softmax with m set 3 (fp8-lazy-headroom) above the row
 //    max and rescales O, or keeps the lazy P, m and l.
-// A causal kernel has a second K/V loop (the diagonal): the lazy max would
-// make ptxas serialize its wgmmas, so neither loop gets it.
+// A loop whose trip count is a runtime value (causal: both stages; dynamic
+// Nk: here without attn-causal-split, one loop) keeps the exact softmax:
+// there ptxas serializes the kernel's wgmmas.
 
 // CHECK-LABEL: func.func @one_loop
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
@@ -43,6 +45,11 @@
 // CHECK-LABEL: func.func @causal
 // CHECK-NOT: nvvm.vote.sync
 // CHECK: return
+
+// DYN-LABEL: func.func @dynamic_keys
+// DYN: nvvm.wgmma.wait.group.sync.aligned 1
+// DYN-NOT: nvvm.vote.sync
+// DYN: return
 
 // HEAD0-LABEL: func.func @one_loop
 // HEAD0: nvvm.vote.sync  any
@@ -76,5 +83,16 @@ func.func @causal(%q: !q, %k: !k, %v: !v, %o: !o, %qd: !d, %kd: !d,
   attn.attention ins(%q, %k, %v : !q, !k, !v) outs(%o : !o)
                  lse(%lse : memref<1x4x256xf32>)
                  descale(%qd, %kd, %vd : !d, !d, !d) {causal}
+  return
+}
+
+!kd = memref<1x2x?x128xf8E4M3FN>
+!vd = memref<1x2x?x128xf8E4M3FN, strided<[?, ?, 1, ?]>>
+
+func.func @dynamic_keys(%q: !q, %k: !kd, %v: !vd, %o: !o, %qd: !d, %kd: !d,
+                        %vd: !d, %lse: memref<1x4x256xf32>) {
+  attn.attention ins(%q, %k, %v : !q, !kd, !vd) outs(%o : !o)
+                 lse(%lse : memref<1x4x256xf32>)
+                 descale(%qd, %kd, %vd : !d, !d, !d)
   return
 }
