@@ -119,7 +119,7 @@ struct Schedule {
   bool treeReductions;
   int64_t fp8PolyExp2; // FP8: one in this many exponentials by polyExp2
   bool fp8LazyMax;     // FP8 steady state: lazySoftmax
-  double fp8LazyHeadroom; // FP8: log2 units above a redone block's max
+  double fp8LazyHeadroom; // FP8: log2 units m starts above a row max
 };
 
 /// bf16, f16 or f8E4M3FN: the element type of the Q, K and V tiles.
