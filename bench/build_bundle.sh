@@ -8,8 +8,8 @@
 #   fp8:   e4m3 kernels (bench/specs_fp8.json), for bench/fp8_check.py;
 #   fp8_tiles: e4m3 kernels with other BLOCK_N (96, 160, 192; one kernel per
 #          key, bench/specs_fp8_tiles.json), for attn-run in device_check.sh;
-#   fp8_lazy: static non-causal e4m3 kernels with the lazy row max
-#          (--fp8-lazy-max, bench/specs_fp8_lazy.json), for fp8_check.py --lazy;
+#   fp8_exact: the fp8 kernels without the lazy row max (--fp8-lazy-max=false),
+#          for fp8_check.py --exact;
 #   decode_s<S>: split-KV decode kernels with S K/V splits (S = 1: unsplit)
 #          (bench/specs_decode.json), for bench/decode_check.py;
 #   decode_pack_s<S>: the same with GQA packing where the head counts are
@@ -39,7 +39,7 @@
 #   python3 bench/harness.py --bundle build/bundles/bench --lib build/lib/libattn_runtime.so
 #   python3 bench/tma_cases.py --bundle build/bundles/tma --lib build/lib/libattn_runtime.so
 #   python3 bench/fp8_check.py --lib build/lib/libattn_runtime.so --fp8 build/bundles/fp8 --bf16 build/bundles/bench \
-#     --lazy build/bundles/fp8_lazy
+#     --exact build/bundles/fp8_exact
 #   python3 bench/decode_check.py --lib build/lib/libattn_runtime.so --bundles build/bundles
 #   python3 bench/paged_check.py --lib build/lib/libattn_runtime.so --bundles build/bundles
 #   python3 bench/varlen_check.py --lib build/lib/libattn_runtime.so --bundles build/bundles
@@ -52,13 +52,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${ATTN_BUILD_DIR:-build}
 OUT=${ATTN_BUNDLE_ROOT:-$BUILD/bundles}
-rm -rf "$OUT/bench" "$OUT/tma" "$OUT/tma_fma" "$OUT/fp8" "$OUT/fp8_tiles" "$OUT/fp8_lazy" "$OUT"/fp8_quantized "$OUT"/fp8q_* "$OUT"/decode_s* "$OUT"/decode_pack_* "$OUT"/paged_* "$OUT"/varlen* "$OUT/bwd"
+rm -rf "$OUT/bench" "$OUT/tma" "$OUT/tma_fma" "$OUT/fp8" "$OUT/fp8_tiles" "$OUT/fp8_exact" "$OUT"/fp8_quantized "$OUT"/fp8q_* "$OUT"/decode_s* "$OUT"/decode_pack_* "$OUT"/paged_* "$OUT"/varlen* "$OUT/bwd"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs.json -o "$OUT/bench" "$@"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_tma.json -o "$OUT/tma" "$@"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_tma.json -o "$OUT/tma_fma" --path=fma "$@"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_fp8.json -o "$OUT/fp8" "$@"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_fp8_tiles.json -o "$OUT/fp8_tiles" "$@"
-"$BUILD/bin/attn-compile" --spec-file=bench/specs_fp8_lazy.json --fp8-lazy-max -o "$OUT/fp8_lazy" "$@"
+"$BUILD/bin/attn-compile" --spec-file=bench/specs_fp8.json --fp8-lazy-max=false -o "$OUT/fp8_exact" "$@"
 for s in 1 4 16 32 128; do
   "$BUILD/bin/attn-compile" --spec-file=bench/specs_decode.json --splits=$s -o "$OUT/decode_s$s" "$@"
   "$BUILD/bin/attn-compile" --spec-file=bench/specs_decode_pack.json --splits=$s -o "$OUT/decode_pack_s$s" "$@"

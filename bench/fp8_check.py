@@ -154,7 +154,7 @@ def sass_check(bundle_dir):
     return ok
 
 
-def speed(fp8, bf16, shape, rounds, iters):
+def speed(fp8, bf16, shape, rounds, iters, exact=None):
     name, B, Hq, Hkv, N, D, causal = shape
     q8, qd = quantize(torch.randn(B, Hq, N, D, device="cuda"), Hkv)
     k8, kd = quantize(torch.randn(B, Hkv, N, D, device="cuda"), Hkv)
@@ -174,6 +174,8 @@ def speed(fp8, bf16, shape, rounds, iters):
         "attn bf16": lambda: bf16.fwd(ab, stream),
         **sdpa_baselines(qb, kb, vb, causal),
     }
+    if exact:
+        calls["attn fp8 exact"] = lambda: exact.fwd(a8, stream)
     flops = 4 * B * Hq * N * N * D * (0.5 if causal else 1)
     times = {k: [] for k in calls}
     for _ in range(rounds):
@@ -181,9 +183,10 @@ def speed(fp8, bf16, shape, rounds, iters):
             times[k].append(timed_back_to_back(fn, iters))
     tf = {k: flops / (statistics.median(v) * 1e-3) / 1e12
           for k, v in times.items()}
-    print("| %s | %.1f | %.1f | %.2fx | %.1f | %.1f | %.2fx |" % (
+    print("| %s | %.1f | %.1f | %.2fx | %.1f | %.1f | %.2fx | %s |" % (
         name, tf["attn fp8"], tf["attn bf16"], tf["attn fp8"] / tf["attn bf16"],
-        tf["FA2"], tf["cuDNN"], tf["attn fp8"] / tf["cuDNN"]), flush=True)
+        tf["FA2"], tf["cuDNN"], tf["attn fp8"] / tf["cuDNN"],
+        "%.1f" % tf["attn fp8 exact"] if exact else "-"), flush=True)
 
 
 def main():
@@ -194,10 +197,11 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--skip-speed", action="store_true")
-    ap.add_argument("--lazy", default=None,
-                    help="a bundle of bench/specs_fp8_lazy.json compiled with "
-                         "--fp8-lazy-max: the normal, outlier and sink cases "
-                         "non-causal on it and on --fp8")
+    ap.add_argument("--exact", default=None,
+                    help="a bundle of bench/specs_fp8.json compiled with "
+                         "--fp8-lazy-max=false: the normal, outlier and sink "
+                         "cases, causal or not, on it and on --fp8 (the "
+                         "lazy row max), and its speed beside --fp8's")
     ap.add_argument("--fp8-unscaled", default=None,
                     help="a bundle compiled with --fp8-p-scale-log2=0: the "
                          "sink and outlier cases again without P's 2^8")
@@ -241,24 +245,29 @@ def main():
     else:
         ok &= run_case(fp8, "sink B1 H8 N2048", 1, 8, 8, 2048, 2048, 128,
                        True, kind="sink")
-    if a.lazy:
-        lazy = rt.Bundle(lib, a.lazy)
-        assert lazy.status == 0, lazy.message
+    exact = None
+    if a.exact:
+        exact = rt.Bundle(lib, a.exact)
+        assert exact.status == 0, exact.message
         for kind, shape in (("normal", (2, 16, 16)), ("outliers", (2, 16, 16)),
                             ("sink", (1, 8, 8))):
-            for name, bundle in (("exact max", fp8), ("lazy max", lazy)):
-                ok &= run_case(bundle, "%-9s: %s B%d H%d N2048" % (
-                    name, kind, shape[0], shape[1]), *shape, 2048, 2048, 128,
-                               False, kind=kind)
+            for causal in (False, True):
+                for name, bundle in (("exact max", exact), ("lazy max", fp8)):
+                    ok &= run_case(bundle, "%-9s: %s%s B%d H%d N2048" % (
+                        name, kind, " causal" if causal else "", shape[0],
+                        shape[1]), *shape, 2048, 2048, 128, causal, kind=kind)
     ok &= check_values(fp8)
     ok &= sass_check(a.fp8)
     if not a.skip_speed:
         fp8.set_check_values(False)
+        if exact:
+            exact.set_check_values(False)
         print("| shape | attn fp8 | attn bf16 | fp8/bf16 | FA2 | cuDNN | "
-              "fp8/cuDNN |\n| --- | --- | --- | --- | --- | --- | --- |")
+              "fp8/cuDNN | fp8 exact max |\n"
+              "| --- | --- | --- | --- | --- | --- | --- | --- |")
         for shape in (("Llama-3-8B prefill", 1, 32, 8, 8192, 128, True),
                       ("non-causal D128 N16384", 1, 16, 16, 16384, 128, False)):
-            speed(fp8, bf16, shape, a.rounds, a.iters)
+            speed(fp8, bf16, shape, a.rounds, a.iters, exact)
     print("FP8 CHECKS", "PASS" if ok else "FAIL")
     sys.exit(0 if ok else 1)
 

@@ -22,8 +22,9 @@
 // argument and O, and P carries a 2^s factor (fp8-p-scale-log2) so that
 // small probabilities survive e4m3. FP8's MUFU work equals its tensor time
 // at D = 128, so one in fp8-poly-exp2 exponentials is a polynomial on the
-// FMA pipe (FlashAttention-4's exp2 emulation; polyExp2). A kernel with
-// one K/V loop takes FP8's row max lazily (fp8-lazy-max; lazySoftmax).
+// FMA pipe (FlashAttention-4's exp2 emulation; polyExp2). Unmasked K/V
+// loops take FP8's row max lazily (fp8-lazy-max; lazySoftmax), two blocks
+// per iteration (unrolledSteadyBlocks).
 //
 //===----------------------------------------------------------------------===//
 
@@ -723,13 +724,103 @@ KVLoop cloneBody(ImplicitLocOpBuilder &b, KVLoop kv, Value iv,
           release};
 }
 
+/// One steady-state block of a pipelined K/V loop at `iv`: clones the body
+/// and runs nextBlock on the carried state (m, l, acc, P, V address[, ring
+/// slot to release]); returns the state it leaves.
+SmallVector<Value> steadyBlock(ImplicitLocOpBuilder &b, KVLoop kv,
+                               const Schedule &sched, Value iv,
+                               ValueRange state) {
+  OpBuilder::InsertionGuard guard(b);
+  KVLoop it = cloneBody(b, kv, iv, state.take_front(3));
+  b.setInsertionPoint(it.step);
+  Pending prev{unpack(b, state[3]), state[4], {}};
+  SmallVector<Value> m = unpack(b, it.step.getM()),
+                     l = unpack(b, it.step.getL()),
+                     o = unpack(b, it.step.getAcc());
+  Pending next = nextBlock(b, it.step, sched, prev, m, l, o);
+  SmallVector<Value> out = {
+      pack(b, m), pack(b, l), pack(b, o),
+      vector::FromElementsOp::create(b, state[3].getType(), next.p),
+      next.vAddr};
+  if (it.release) {
+    out.push_back(it.release.getMbarId());
+    it.release.getMbarIdMutable().assign(state[5]);
+  }
+  it.step.erase();
+  return out;
+}
+
+/// The steady blocks [lb + step, ub), one per iteration.
+SmallVector<Value> steadyBlocks(ImplicitLocOpBuilder &b, KVLoop kv,
+                                const Schedule &sched,
+                                ArrayRef<Value> state) {
+  scf::ForOp loop = kv.loop;
+  Value second =
+      arith::AddIOp::create(b, loop.getLowerBound(), loop.getStep());
+  auto steady = scf::ForOp::create(b, second, loop.getUpperBound(),
+                                   loop.getStep(), state);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(steady.getBody());
+  scf::YieldOp::create(b, steadyBlock(b, kv, sched, steady.getInductionVar(),
+                                      steady.getRegionIterArgs()));
+  return llvm::to_vector_of<Value>(steady.getResults());
+}
+
+/// The steady blocks [lb + step, ub) two per iteration, an odd one last:
+///   for j in [lb + step, end) step 2 step: block j, block j + step
+///   if (end < ub) block end
+/// For the lazy max. Its P is packed before P V's wait (the vote reads it),
+/// so it cannot take the registers of the P in flight, and in a loop of one
+/// block per iteration the back edge copies it into them. With a runtime
+/// trip count ptxas (CUDA 13.0) then serializes every wgmma (C7513); two
+/// blocks per iteration alternate between two register sets. The odd block
+/// goes last: peeled before the loop it leaves ptxas short of registers
+/// (C7511, spills).
+SmallVector<Value> unrolledSteadyBlocks(ImplicitLocOpBuilder &b, KVLoop kv,
+                                        const Schedule &sched,
+                                        ArrayRef<Value> state) {
+  scf::ForOp loop = kv.loop;
+  Value lb = loop.getLowerBound(), ub = loop.getUpperBound(),
+        step = loop.getStep();
+  Value second = arith::AddIOp::create(b, lb, step);
+  Value two = arith::ConstantIndexOp::create(b, 2);
+  // Steady blocks: ceil((ub - lb) / step) - 1; pairs of them end at `end`.
+  Value blocks = arith::SubIOp::create(
+      b, arith::CeilDivSIOp::create(b, arith::SubIOp::create(b, ub, lb), step),
+      arith::ConstantIndexOp::create(b, 1));
+  Value pairs = arith::DivSIOp::create(b, blocks, two);
+  Value pairStep = arith::MulIOp::create(b, step, two);
+  Value end = arith::AddIOp::create(
+      b, second, arith::MulIOp::create(b, pairs, pairStep));
+  auto steady = scf::ForOp::create(b, second, end, pairStep, state);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(steady.getBody());
+    Value iv = steady.getInductionVar();
+    SmallVector<Value> mid =
+        steadyBlock(b, kv, sched, iv, steady.getRegionIterArgs());
+    scf::YieldOp::create(
+        b, steadyBlock(b, kv, sched, arith::AddIOp::create(b, iv, step), mid));
+  }
+  Value odd = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, end, ub);
+  auto last = scf::IfOp::create(b, steady.getResultTypes(), odd,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(last.thenBlock());
+  scf::YieldOp::create(b, steadyBlock(b, kv, sched, end, steady.getResults()));
+  b.setInsertionPointToStart(last.elseBlock());
+  scf::YieldOp::create(b, steady.getResults());
+  return llvm::to_vector_of<Value>(last.getResults());
+}
+
 /// Software-pipelines a K/V loop by one block:
 ///   if (lb < ub) {
 ///     first block (S_lb, softmax)
 ///     for j in [lb + step, ub): S_j + P_{j-1} V_{j-1}, softmax_j, release j-1
 ///     P_last V_last, release last
 ///   }
-/// Each block keeps its ring slot one iteration longer (V is read by the
+/// (with the lazy max the steady blocks go two per iteration:
+/// unrolledSteadyBlocks). Each block keeps its ring slot one iteration longer (V is read by the
 /// next iteration's P V), so the ring needs a stage more to keep TMA ahead.
 void pipelineLoop(KVLoop kv, const Schedule &sched) {
   scf::ForOp loop = kv.loop;
@@ -760,41 +851,17 @@ void pipelineLoop(KVLoop kv, const Schedule &sched) {
 
   // Steady state: (m, l, acc, P, V address[, slot]) carried.
   auto pType = VectorType::get({int64_t(pending.p.size())}, b.getI32Type());
-  SmallVector<Value> inits = {pack(b, m), pack(b, l), pack(b, o),
+  SmallVector<Value> state = {pack(b, m), pack(b, l), pack(b, o),
                               vector::FromElementsOp::create(b, pType,
                                                              pending.p),
                               pending.vAddr};
   if (pending.slot)
-    inits.push_back(pending.slot);
-  Value second =
-      arith::AddIOp::create(b, loop.getLowerBound(), loop.getStep());
-  auto steady = scf::ForOp::create(b, second, loop.getUpperBound(),
-                                   loop.getStep(), inits);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(steady.getBody());
-    ValueRange args = steady.getRegionIterArgs();
-    KVLoop it = cloneBody(b, kv, steady.getInductionVar(), args.take_front(3));
-    b.setInsertionPoint(it.step);
-    Pending prev{unpack(b, args[3]), args[4], {}};
-    m = unpack(b, it.step.getM());
-    l = unpack(b, it.step.getL());
-    o = unpack(b, it.step.getAcc());
-    Pending next = nextBlock(b, it.step, sched, prev, m, l, o);
-    SmallVector<Value> yields = {
-        pack(b, m), pack(b, l), pack(b, o),
-        vector::FromElementsOp::create(b, pType, next.p), next.vAddr};
-    if (it.release) {
-      yields.push_back(it.release.getMbarId());
-      it.release.getMbarIdMutable().assign(args[5]);
-    }
-    it.step.erase();
-    b.setInsertionPointToEnd(steady.getBody());
-    scf::YieldOp::create(b, yields);
-  }
+    state.push_back(pending.slot);
+  state = lazyMax(kv.step, sched) ? unrolledSteadyBlocks(b, kv, sched, state)
+                                  : steadyBlocks(b, kv, sched, state);
 
   // The last block's P V and release.
-  ValueRange results = steady.getResults();
+  ValueRange results = state;
   o = unpack(b, results[2]);
   drainBlock(b, kv.step, {unpack(b, results[3]), results[4], {}}, sched.maxN,
              o);
@@ -1114,14 +1181,10 @@ struct AttnLowerToWGMMAPass
     for (OnlineAttentionMmaOp op : steps) {
       std::optional<KVLoop> kv =
           ws.getOverlap() ? matchKVLoop(op) : std::nullopt;
-      // The lazy max only in a single K/V loop of static trip count: with
-      // a runtime trip count (causal, dynamic lengths), alone or beside a
-      // second loop, ptxas (CUDA 13.0) serializes every wgmma of the
-      // kernel (C7513), 30% slower on the H200 (docs/perf-notes.md).
+      // The lazy max only in pipelined K/V loops without a mask: a masked
+      // loop (the causal diagonal, the key-length tail) is a block or two.
       Schedule stepSched = sched;
-      stepSched.fp8LazyMax &= steps.size() == 1 && kv &&
-                              getConstantIntValue(kv->loop.getLowerBound()) &&
-                              getConstantIntValue(kv->loop.getUpperBound());
+      stepSched.fp8LazyMax &= kv && op.getMask() == MaskKind::none;
       if (kv)
         pipelineLoop(*kv, stepSched);
       else

@@ -4,11 +4,15 @@
 // RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-async-pipeline="overlap=true" --attn-lower-to-wgmma | FileCheck %s --check-prefix=DYN
 // RUN: not attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline="overlap=true" --attn-lower-to-wgmma="fp8-lazy-headroom=9" 2>&1 | FileCheck %s --check-prefix=BADHEAD
 
-// FP8's lazy row max (fp8-lazy-max, default on) in the pipelined K/V loop
-// of a kernel with one K/V loop (D = 128, BLOCK_N = 128, 256 keys: the
-// first block, then one steady-state block):
+// FP8's lazy row max (fp8-lazy-max, default on) in every pipelined K/V loop
+// without a mask (D = 128, BLOCK_N = 128, 256 keys: the first block, then
+// one steady-state block):
 //  * the first block's exact softmax sets m 3 (fp8-lazy-headroom) above its
 //    row max;
+//  * the steady blocks go two per iteration (scf.for to `end` in steps of
+//    2), the odd one after the loop (scf.if end < ub): ptxas serializes
+//    the wgmmas of a lazy loop of one block per iteration whose trip count
+//    is a runtime value (C7513);
 //  * after S_j's wait, P = exp2(S c - m + 8) against the running max m
 //    with no row max; the polynomial exponentials are clamped at 2^127 so
 //    that P stays non-negative (a too-stale m gives 448, not garbage);
@@ -17,15 +21,22 @@
 //  * a warp votes (any) to redo the block, and after P V's wait an scf.if
 //    runs the exact softmax with m set 3 (fp8-lazy-headroom) above the row
 //    max and rescales O, or keeps the lazy P, m and l.
-// A loop whose trip count is a runtime value (causal: both stages; dynamic
-// Nk: here without attn-causal-split, one loop) keeps the exact softmax:
-// there ptxas serializes the kernel's wgmmas.
+// Causal and dynamic-Nk kernels (runtime trip counts) take it in their
+// unmasked loop; a masked loop (the causal diagonal, the key-length tail,
+// or a dynamic-Nk loop lowered without attn-causal-split) keeps the exact
+// softmax.
 
 // CHECK-LABEL: func.func @one_loop
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: llvm.intr.maxnum
 // CHECK: %[[H0:.*]] = arith.constant 3.000000e+00 : f32
 // CHECK-NEXT: arith.addf %{{.*}}, %[[H0]] : f32
+// CHECK: %[[BLOCKS:.*]] = arith.ceildivsi
+// CHECK: %[[STEADY:.*]] = arith.subi %[[BLOCKS]], %{{.*}} : index
+// CHECK: %[[PAIRS:.*]] = arith.divsi %[[STEADY]], %[[TWO:.*]] : index
+// CHECK: %[[PAIRSTEP:.*]] = arith.muli %[[STEP:.*]], %[[TWO]] : index
+// CHECK: %[[END:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK: %[[LOOP:.*]]:6 = scf.for %[[J:.*]] = %{{.*}} to %[[END]] step %[[PAIRSTEP]]
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK: %[[TOP:.*]] = arith.constant 1.270000e+02 : f32
 // CHECK-NEXT: llvm.intr.minnum(%{{.*}}, %[[TOP]])
@@ -41,8 +52,36 @@
 // CHECK-NEXT: arith.addf %{{.*}}, %[[H]] : f32
 // CHECK: } else {
 // CHECK-NEXT: scf.yield
+// The loop's second block, at j + step.
+// CHECK: arith.addi %[[J]], %[[STEP]] : index
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: nvvm.vote.sync  any
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: } else {
+// CHECK: scf.yield {{.*}} : vector<2xf32>, vector<2xf32>, vector<64xf32>, vector<16xi32>, i64, index
+// The odd block.
+// CHECK: %[[ODD:.*]] = arith.cmpi slt, %[[END]], %{{.*}} : index
+// CHECK-NEXT: %[[LAST:.*]]:6 = scf.if %[[ODD]] -> (vector<2xf32>, vector<2xf32>, vector<64xf32>, vector<16xi32>, i64, index)
+// CHECK: nvvm.vote.sync  any
+// CHECK: scf.yield {{.*}} : vector<2xf32>, vector<2xf32>, vector<64xf32>, vector<16xi32>, i64, index
+// CHECK-NEXT: } else {
+// CHECK-NEXT: scf.yield %[[LOOP]]#0, %[[LOOP]]#1, %[[LOOP]]#2, %[[LOOP]]#3, %[[LOOP]]#4, %[[LOOP]]#5 :
+// The last block's P V, on the odd block's results.
+// CHECK: vector.extract %[[LAST]]#2[0]
+// CHECK: vector.extract %[[LAST]]#3[0]
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: nvvm.vote.sync
+// CHECK: return
+
+// The causal kernel's unmasked loop takes it (three votes: two blocks per
+// iteration and the odd one); its diagonal loop, after it, does not.
 // CHECK-LABEL: func.func @causal
+// CHECK-COUNT-3: nvvm.vote.sync  any
+// CHECK-NOT: nvvm.vote.sync
+// CHECK: return
+
+// CHECK-LABEL: func.func @dynamic_keys
+// CHECK-COUNT-3: nvvm.vote.sync  any
 // CHECK-NOT: nvvm.vote.sync
 // CHECK: return
 

@@ -169,10 +169,11 @@ static cl::opt<int64_t> fp8PScaleLog2(
     cl::cat(codegen));
 static cl::opt<bool> fp8LazyMax(
     "fp8-lazy-max", cl::init(true),
-    cl::desc("FP8 kernels with one K/V loop (static, non-causal, Nk a "
-             "multiple of BLOCK_N): a lazy row max (P against the running "
-             "max; a warp redoes a block exactly only when some P reaches "
-             "e4m3's top); default on, --fp8-lazy-max=false to turn off"),
+    cl::desc("FP8 kernels, K/V loops without a mask (not the causal "
+             "diagonal nor the key-length tail): a lazy row max (P against "
+             "the running max; a warp redoes a block exactly only when some "
+             "P reaches e4m3's top); default on, --fp8-lazy-max=false to "
+             "turn off"),
     cl::cat(codegen));
 static cl::opt<int64_t> fp8LazyHeadroom(
     "fp8-lazy-headroom", cl::init(3),

@@ -55,9 +55,11 @@ def AttnLowerToWGMMA : Pass<"attn-lower-to-wgmma", "func::FuncOp"> {
       `fp8-poly-exp2` of P's exponentials as a degree-2 polynomial on the
       FMA pipe (FlashAttention-4's exp2 emulation, relative error 1.7e-3):
       at D = 128 FP8's MUFU work equals its tensor time; with
-      `fp8-lazy-max` (default on) the K/V loop of a kernel that has only
-      one, of static trip count (ptxas serializes the wgmmas otherwise),
-      computes P against the running max m without a new row max and
+      `fp8-lazy-max` (default on) every pipelined K/V loop without a mask
+      (not the causal diagonal nor the key-length tail), unrolled to two
+      blocks per iteration (with one per iteration and a runtime trip count
+      ptxas serializes the wgmmas, C7513), computes P against the running
+      max m without a new row max and
       redoes a warp's block exactly only when some e4m3 P reached 448 (S c
       more than log2(432) - fp8-p-scale-log2 above m); the first block and
       a redone one set m `fp8-lazy-headroom` log2 units above their row
@@ -98,8 +100,7 @@ def AttnLowerToWGMMA : Pass<"attn-lower-to-wgmma", "func::FuncOp"> {
            "FlashAttention-4's exp2 emulation; 4 was fastest on the H200, "
            "docs/perf-notes.md)">,
     Option<"fp8LazyMax", "fp8-lazy-max", "bool", "true",
-           "FP8, kernels with one pipelined K/V loop of static trip count: "
-           "compute P against the "
+           "FP8, pipelined K/V loops without a mask: compute P against the "
            "running max without a new row max or rescale, and redo a warp's "
            "block exactly only when some P reached e4m3's top (a lazy row "
            "max)">,
