@@ -20,11 +20,11 @@
 // key order, which attn-async-pipeline has given V^T's keys too (packP8);
 // V is V^T in shared memory (K-major), the descales scale the exp2
 // argument and O, and P carries a 2^s factor (fp8-p-scale-log2) so that
-// small probabilities survive e4m3. FP8's MUFU work equals its tensor time
-// at D = 128, so one in fp8-poly-exp2 exponentials is a polynomial on the
-// FMA pipe (FlashAttention-4's exp2 emulation; polyExp2). Unmasked K/V
-// loops take FP8's row max lazily (fp8-lazy-max; lazySoftmax), two blocks
-// per iteration (unrolledSteadyBlocks).
+// small probabilities survive e4m3. One in fp8-poly-exp2 exponentials can
+// be a polynomial on the FMA pipe (FlashAttention-4's exp2 emulation;
+// polyExp2; off by default). Unmasked K/V loops take FP8's row max lazily
+// (fp8-lazy-max; lazySoftmax), two blocks per iteration
+// (unrolledSteadyBlocks).
 //
 //===----------------------------------------------------------------------===//
 

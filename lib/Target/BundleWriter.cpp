@@ -1052,6 +1052,7 @@ LogicalResult pipelineOptions(KernelSource &src, const BundleOptions &opts,
   pipeline.path = src.key.path == "wgmma" ? KernelPath::wgmma : KernelPath::fma;
   pipeline.maxMmaN = opts.maxMmaN;
   pipeline.fp8PScaleLog2 = opts.fp8PScaleLog2;
+  pipeline.fp8PolyExp2 = opts.fp8PolyExp2;
   pipeline.fp8LazyMax = opts.fp8LazyMax;
   pipeline.fp8LazyHeadroom = opts.fp8LazyHeadroom;
   pipeline.pingPong = opts.pingPong;

@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline="overlap=true" --attn-lower-to-wgmma | FileCheck %s
+// RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline="overlap=true" --attn-lower-to-wgmma=fp8-poly-exp2=4 | FileCheck %s
 // RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline="overlap=true" --attn-lower-to-wgmma="fp8-lazy-headroom=0" | FileCheck %s --check-prefix=HEAD0
 // RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline="overlap=true" --attn-lower-to-wgmma="fp8-lazy-max=false" | FileCheck %s --check-prefix=OFF
 // RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-async-pipeline="overlap=true" --attn-lower-to-wgmma | FileCheck %s --check-prefix=DYN
@@ -14,8 +14,10 @@
 //    the wgmmas of a lazy loop of one block per iteration whose trip count
 //    is a runtime value (C7513);
 //  * after S_j's wait, P = exp2(S c - m + 8) against the running max m
-//    with no row max; the polynomial exponentials are clamped at 2^127 so
-//    that P stays non-negative (a too-stale m gives 448, not garbage);
+//    with no row max; polynomial exponentials (fp8-poly-exp2=4 here, off
+//    by default) are clamped at 2^127 so that P stays non-negative (a
+//    too-stale m gives 448, not garbage; MUFU's gives inf, which the
+//    satfinite cast makes 448);
 //  * the packed e4m3 P is tested for a byte at 0x7E or above: 2 is added
 //    to every byte (0x02020202) and the top bits (0x80808080) OR-ed;
 //  * a warp votes (any) to redo the block, and after P V's wait an scf.if

@@ -1,8 +1,8 @@
 // RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline="overlap=false ping-pong=false" --attn-lower-to-wgmma | FileCheck %s
 // RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline="overlap=false ping-pong=false" --attn-lower-to-wgmma=fp8-p-scale-log2=0 | FileCheck %s --check-prefix=NOSCALE
 // RUN: not attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline --attn-lower-to-wgmma=fp8-p-scale-log2=9 2>&1 | FileCheck %s --check-prefix=BADSCALE
-// RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline="overlap=false ping-pong=false" --attn-lower-to-wgmma | FileCheck %s --check-prefix=POLY
-// RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline="overlap=false ping-pong=false" --attn-lower-to-wgmma=fp8-poly-exp2=0 | FileCheck %s --check-prefix=NOPOLY
+// RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline="overlap=false ping-pong=false" --attn-lower-to-wgmma=fp8-poly-exp2=4 | FileCheck %s --check-prefix=POLY
+// RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline="overlap=false ping-pong=false" --attn-lower-to-wgmma | FileCheck %s --check-prefix=NOPOLY
 // RUN: not attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline --attn-lower-to-wgmma=fp8-poly-exp2=-1 2>&1 | FileCheck %s --check-prefix=BADPOLY
 // RUN: attn-opt %s --attn-tile="block-m=128 block-n=192" --attn-causal-split --attn-async-pipeline="overlap=false ping-pong=false" --attn-lower-to-wgmma | FileCheck %s --check-prefix=BN192
 
@@ -54,8 +54,8 @@
 //       CHECK:   arith.subf %[[L2]], %{{.*}} : f32
 // NOSCALE-NOT: arith.constant 8.000000e+00 : f32
 // NOSCALE:     arith.negf
-// By default one in four of P's exponentials (registers 3, 7, ..) is a
-// polynomial on the FMA pipe: x = max(x, -126), t = x + 1.5 * 2^23 (rint),
+// With fp8-poly-exp2=4 one in four of P's exponentials (registers 3, 7,
+// ..) is a polynomial on the FMA pipe (by default none is): x = max(x, -126), t = x + 1.5 * 2^23 (rint),
 // f = x - (t - 1.5 * 2^23), p = (c2 f + c1) f + c0, bits(p) + (bits(t) << 23).
 // POLY-LABEL: func.func @fp8
 // POLY-COUNT-3: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
@@ -72,6 +72,8 @@
 //      POLY:    %[[PB:.*]] = arith.bitcast %[[P]] : f32 to i32
 //      POLY:    %[[B:.*]] = arith.addi %[[PB]], %[[E]] : i32
 //      POLY:    arith.bitcast %[[B]] : i32 to f32
+// NOPOLY-LABEL: func.func @fp8
+// NOPOLY-COUNT-4: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // NOPOLY-NOT:  arith.constant 0x4B400000 : f32
 // BADPOLY: error: attn-lower-to-wgmma: fp8-poly-exp2 must be >= 0 (0: every exponential on MUFU), but got -1
 // BADSCALE: error: attn-lower-to-wgmma: fp8-p-scale-log2 must be in [0, 8] (P * 2^8 <= 256 stays below e4m3's 448), but got 9

@@ -167,6 +167,12 @@ static cl::opt<int64_t> fp8PScaleLog2(
     cl::desc("FP8 kernels: P is quantized as P * 2^this (0..8); 8 keeps "
              "small probabilities beside an attention sink"),
     cl::cat(codegen));
+static cl::opt<int64_t> fp8PolyExp2(
+    "fp8-poly-exp2", cl::init(0),
+    cl::desc("FP8 kernels: one in this many of P's exponentials by a "
+             "polynomial on the FMA pipe instead of MUFU (FlashAttention-4's "
+             "exp2 emulation; 0, the default: none)"),
+    cl::cat(codegen));
 static cl::opt<bool> fp8LazyMax(
     "fp8-lazy-max", cl::init(true),
     cl::desc("FP8 kernels, K/V loops without a mask (not the causal "
@@ -381,7 +387,7 @@ static bool rejectRepeatedOptions() {
       &maxMmaN,  &pingPong,      &overlap,    &stages,  &persistentCtas,
       &tmaStore, &fp8PScaleLog2, &splits,     &packGqa, &pageSize,
       &varlen,   &backward,      &quantizeFp8, &fp8LazyMax,
-      &fp8LazyHeadroom};
+      &fp8LazyHeadroom, &fp8PolyExp2};
   for (const cl::Option *opt : own)
     if (opt->getNumOccurrences() > 1) {
       fail((opt->ArgStr.size() == 1 ? "-" : "--") + opt->ArgStr +
@@ -475,6 +481,7 @@ int main(int argc, char **argv) {
   options.path = path;
   options.maxMmaN = maxMmaN;
   options.fp8PScaleLog2 = fp8PScaleLog2;
+  options.fp8PolyExp2 = fp8PolyExp2;
   options.fp8LazyMax = fp8LazyMax;
   options.fp8LazyHeadroom = fp8LazyHeadroom;
   options.pingPong = pingPong;

@@ -51,10 +51,10 @@ def AttnLowerToWGMMA : Pass<"attn-lower-to-wgmma", "func::FuncOp"> {
       row max/sum across the four threads of a quad (shuffles); P converted
       to bf16/f16 pairs in registers; O rescaled by alpha; O += P V as
       register-A wgmma m64nDk16 x BLOCK_N / 16 (`llvm.inline_asm`; V
-      row-major, transposed by the MMA); FP8 (e4m3, k32) computes one in
-      `fp8-poly-exp2` of P's exponentials as a degree-2 polynomial on the
-      FMA pipe (FlashAttention-4's exp2 emulation, relative error 1.7e-3):
-      at D = 128 FP8's MUFU work equals its tensor time; with
+      row-major, transposed by the MMA); FP8 (e4m3, k32) can compute one
+      in `fp8-poly-exp2` of P's exponentials as a degree-2 polynomial on
+      the FMA pipe (FlashAttention-4's exp2 emulation, relative error
+      1.7e-3; off by default since the lazy max made MUFU-only faster); with
       `fp8-lazy-max` (default on) every pipelined K/V loop without a mask
       (not the causal diagonal nor the key-length tail), unrolled to two
       blocks per iteration (with one per iteration and a runtime trip count
@@ -94,10 +94,11 @@ def AttnLowerToWGMMA : Pass<"attn-lower-to-wgmma", "func::FuncOp"> {
            "FP8: P is quantized as P * 2^this (0..8; O and LSE are "
            "unchanged). 8 keeps probabilities down to 2^-17 representable "
            "beside an attention sink">,
-    Option<"fp8PolyExp2", "fp8-poly-exp2", "int64_t", "4",
+    Option<"fp8PolyExp2", "fp8-poly-exp2", "int64_t", "0",
            "FP8: compute one in this many of P's exponentials with a "
-           "polynomial on the FMA pipe instead of MUFU (0: none; "
-           "FlashAttention-4's exp2 emulation; 4 was fastest on the H200, "
+           "polynomial on the FMA pipe instead of MUFU (FlashAttention-4's "
+           "exp2 emulation; 0: none, the default: with fp8-lazy-max every "
+           "exponential on MUFU is fastest on the H200, 4 was before it; "
            "docs/perf-notes.md)">,
     Option<"fp8LazyMax", "fp8-lazy-max", "bool", "true",
            "FP8, pipelined K/V loops without a mask: compute P against the "

@@ -124,8 +124,9 @@ struct CubinPipelineOptions : PassPipelineOptions<CubinPipelineOptions> {
   Option<int64_t> fp8PolyExp2{
       *this, "fp8-poly-exp2",
       llvm::cl::desc("FP8: one in this many of P's exponentials by a "
-                     "polynomial on the FMA pipe (0: all on MUFU)"),
-      llvm::cl::init(4)};
+                     "polynomial on the FMA pipe (0, the default: all on "
+                     "MUFU)"),
+      llvm::cl::init(0)};
   Option<bool> fp8LazyMax{
       *this, "fp8-lazy-max",
       llvm::cl::desc("FP8: a lazy row max (attn-lower-to-wgmma "

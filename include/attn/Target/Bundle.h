@@ -103,6 +103,7 @@ struct BundleOptions {
   KernelPath path = KernelPath::automatic;
   int64_t maxMmaN = 256; // widest O += P V wgmma (wgmma path)
   int64_t fp8PScaleLog2 = 8; // FP8: P quantized as P * 2^this (wgmma path)
+  int64_t fp8PolyExp2 = 0;   // FP8: one in this many exp2 by a polynomial
   bool fp8LazyMax = true;    // FP8: lazy row max (wgmma path)
   int64_t fp8LazyHeadroom = 3; // FP8: its headroom, log2 units
   bool pingPong = true;   // consumer warpgroups take turns (wgmma path)
