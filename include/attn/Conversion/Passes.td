@@ -98,8 +98,8 @@ def AttnLowerToWGMMA : Pass<"attn-lower-to-wgmma", "func::FuncOp"> {
            "FP8: compute one in this many of P's exponentials with a "
            "polynomial on the FMA pipe instead of MUFU (FlashAttention-4's "
            "exp2 emulation; 0: none, the default: with fp8-lazy-max every "
-           "exponential on MUFU is fastest on the H200, 4 was before it; "
-           "docs/perf-notes.md)">,
+           "exponential on MUFU is fastest on the H200; without it 4 is, "
+           "at D = 128; docs/perf-notes.md)">,
     Option<"fp8LazyMax", "fp8-lazy-max", "bool", "true",
            "FP8, pipelined K/V loops without a mask: compute P against the "
            "running max without a new row max or rescale, and redo a warp's "
