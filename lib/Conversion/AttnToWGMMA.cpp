@@ -752,11 +752,9 @@ SmallVector<Value> steadyBlock(ImplicitLocOpBuilder &b, KVLoop kv,
 
 /// The steady blocks [lb + step, ub), one per iteration.
 SmallVector<Value> steadyBlocks(ImplicitLocOpBuilder &b, KVLoop kv,
-                                const Schedule &sched,
-                                ArrayRef<Value> state) {
+                                const Schedule &sched, ArrayRef<Value> state) {
   scf::ForOp loop = kv.loop;
-  Value second =
-      arith::AddIOp::create(b, loop.getLowerBound(), loop.getStep());
+  Value second = arith::AddIOp::create(b, loop.getLowerBound(), loop.getStep());
   auto steady = scf::ForOp::create(b, second, loop.getUpperBound(),
                                    loop.getStep(), state);
   OpBuilder::InsertionGuard guard(b);
@@ -790,8 +788,8 @@ SmallVector<Value> unrolledSteadyBlocks(ImplicitLocOpBuilder &b, KVLoop kv,
       arith::ConstantIndexOp::create(b, 1));
   Value pairs = arith::DivSIOp::create(b, blocks, two);
   Value pairStep = arith::MulIOp::create(b, step, two);
-  Value end = arith::AddIOp::create(
-      b, second, arith::MulIOp::create(b, pairs, pairStep));
+  Value end = arith::AddIOp::create(b, second,
+                                    arith::MulIOp::create(b, pairs, pairStep));
   auto steady = scf::ForOp::create(b, second, end, pairStep, state);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -820,8 +818,9 @@ SmallVector<Value> unrolledSteadyBlocks(ImplicitLocOpBuilder &b, KVLoop kv,
 ///     P_last V_last, release last
 ///   }
 /// (with the lazy max the steady blocks go two per iteration:
-/// unrolledSteadyBlocks). Each block keeps its ring slot one iteration longer (V is read by the
-/// next iteration's P V), so the ring needs a stage more to keep TMA ahead.
+/// unrolledSteadyBlocks). Each block keeps its ring slot one iteration
+/// longer (V is read by the next iteration's P V), so the ring needs a stage
+/// more to keep TMA ahead.
 void pipelineLoop(KVLoop kv, const Schedule &sched) {
   scf::ForOp loop = kv.loop;
   ImplicitLocOpBuilder b(loop.getLoc(), loop);
@@ -851,10 +850,9 @@ void pipelineLoop(KVLoop kv, const Schedule &sched) {
 
   // Steady state: (m, l, acc, P, V address[, slot]) carried.
   auto pType = VectorType::get({int64_t(pending.p.size())}, b.getI32Type());
-  SmallVector<Value> state = {pack(b, m), pack(b, l), pack(b, o),
-                              vector::FromElementsOp::create(b, pType,
-                                                             pending.p),
-                              pending.vAddr};
+  SmallVector<Value> state = {
+      pack(b, m), pack(b, l), pack(b, o),
+      vector::FromElementsOp::create(b, pType, pending.p), pending.vAddr};
   if (pending.slot)
     state.push_back(pending.slot);
   state = lazyMax(kv.step, sched) ? unrolledSteadyBlocks(b, kv, sched, state)

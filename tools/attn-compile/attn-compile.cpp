@@ -381,14 +381,14 @@ static OwningOpRef<ModuleOp> buildModule(MLIRContext &context,
 /// source or a shape that silently drops what the user asked for.
 static bool rejectRepeatedOptions() {
   const cl::Option *own[] = {
-      &specFile, &outputDir,     &emit,       &batch,   &headsQ,
-      &headsKV,  &seqLenQ,       &seqLenK,    &headDim, &dtype,
-      &causal,   &lse,           &scale,      &layout,  &name,
-      &blockM,   &blockN,        &chip,       &ptxas,   &path,
-      &maxMmaN,  &pingPong,      &overlap,    &stages,  &persistentCtas,
-      &tmaStore, &fp8PScaleLog2, &splits,     &packGqa, &pageSize,
-      &varlen,   &backward,      &quantizeFp8, &fp8LazyMax,
-      &fp8LazyHeadroom, &fp8PolyExp2};
+      &specFile,   &outputDir,     &emit,        &batch,      &headsQ,
+      &headsKV,    &seqLenQ,       &seqLenK,     &headDim,    &dtype,
+      &causal,     &lse,           &scale,       &layout,     &name,
+      &blockM,     &blockN,        &chip,        &ptxas,      &path,
+      &maxMmaN,    &pingPong,      &overlap,     &stages,     &persistentCtas,
+      &tmaStore,   &fp8PScaleLog2, &splits,      &packGqa,    &pageSize,
+      &varlen,     &backward,      &quantizeFp8, &fp8LazyMax, &fp8LazyHeadroom,
+      &fp8PolyExp2};
   for (const cl::Option *opt : own)
     if (opt->getNumOccurrences() > 1) {
       fail((opt->ArgStr.size() == 1 ? "-" : "--") + opt->ArgStr +
