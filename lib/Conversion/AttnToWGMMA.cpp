@@ -38,9 +38,8 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -1194,33 +1193,35 @@ struct AttnLowerToWGMMAPass
     return success();
   }
 
+  /// Whether option `name` lies in [lo, hi] (hi: none, no upper bound);
+  /// else an error naming the range and `why`.
+  LogicalResult checkRange(StringRef name, int64_t value, int64_t lo,
+                           std::optional<int64_t> hi, StringRef why) {
+    if (value >= lo && (!hi || value <= *hi))
+      return success();
+    InFlightDiagnostic diag = getOperation().emitError("attn-lower-to-wgmma: ")
+                              << name << " must be ";
+    if (hi)
+      diag << "in [" << lo << ", " << *hi << "]";
+    else
+      diag << ">= " << lo;
+    return diag << " (" << why << "), but got " << value;
+  }
+
   void runOnOperation() override {
     if (maxMmaN < 64 || maxMmaN > 256 || maxMmaN % 64 != 0) {
       getOperation().emitError("attn-lower-to-wgmma: max-mma-n must be 64, "
                                "128, 192 or 256");
       return signalPassFailure();
     }
-    if (fp8PScaleLog2 < 0 || fp8PScaleLog2 > kMaxFP8PScaleLog2) {
-      getOperation().emitError("attn-lower-to-wgmma: fp8-p-scale-log2 must "
-                               "be in [0, 8] (P * 2^8 <= 256 stays below "
-                               "e4m3's 448), but got ")
-          << static_cast<int64_t>(fp8PScaleLog2);
+    if (failed(checkRange("fp8-p-scale-log2", fp8PScaleLog2, 0,
+                          kMaxFP8PScaleLog2,
+                          "P * 2^8 <= 256 stays below e4m3's 448")) ||
+        failed(checkRange("fp8-poly-exp2", fp8PolyExp2, 0, std::nullopt,
+                          "0: every exponential on MUFU")) ||
+        failed(checkRange("fp8-lazy-headroom", fp8LazyHeadroom, 0,
+                          kMaxFP8PScaleLog2, "log2 units, at most P's scale")))
       return signalPassFailure();
-    }
-    if (fp8PolyExp2 < 0) {
-      getOperation().emitError("attn-lower-to-wgmma: fp8-poly-exp2 must be "
-                               ">= 0 (0: every exponential on MUFU), but "
-                               "got ")
-          << static_cast<int64_t>(fp8PolyExp2);
-      return signalPassFailure();
-    }
-    if (fp8LazyHeadroom < 0 || fp8LazyHeadroom > kMaxFP8PScaleLog2) {
-      getOperation().emitError("attn-lower-to-wgmma: fp8-lazy-headroom must "
-                               "be in [0, 8] (log2 units, at most P's "
-                               "scale), but got ")
-          << static_cast<int64_t>(fp8LazyHeadroom);
-      return signalPassFailure();
-    }
     if (failed(checkNesting(getOperation())))
       return signalPassFailure();
     // Per-channel V descales lower to the host only (as HostOnly.h's).
