@@ -48,6 +48,8 @@
 #     --bundle build/bundles/fp8_quantized --outliers \
 #     --config tensor=build/bundles/fp8q_tensor --config head=build/bundles/fp8q_head \
 #     --config block+hadamard=build/bundles/fp8q_block_hadamard
+#   python3 bench/call_timeline.py --lib build/lib/libattn_runtime.so \
+#     --bundle build/bundles/fp8_quantized
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${ATTN_BUILD_DIR:-build}
