@@ -41,6 +41,9 @@ constexpr int64_t kFP8KeyChunk = 128;
 constexpr int64_t kPermuteThreads = 96;
 /// The largest grid x of a launch.
 constexpr int64_t kMaxGridX = (int64_t{1} << 31) - 1;
+/// K and V of every (batch, KV head) together within this many bytes stay
+/// in L2 (80% of the 50 MiB of an H100/H200) when every head runs at once.
+constexpr int64_t kL2KeyValueBytes = int64_t{40} << 20;
 
 /// The loop nest attn-tile and attn-causal-split leave in one CTA.
 struct CtaNest {
@@ -572,6 +575,21 @@ void endTileLoop(scf::ForOp loop, Value numBlocks) {
 /// fastest (neighbours share K/V in L2), or for `heaviestFirst` (causal)
 /// Q block slowest and descending, so that every CTA's tiles are in
 /// longest-first order.
+/// The order a causal grid of one CTA per tile starts its CTAs in
+/// (`attn.q_block_order`), heaviest first either way: "q_block_major" (the
+/// last Q block of every head and batch, then the one before: the longest
+/// tiles first across the grid) where K and V of all heads fit in L2
+/// together (static shapes, not paged); "descending" (each head's Q blocks
+/// from the last, one head after the other, so that the CTAs running
+/// together share one head's K/V) otherwise.
+StringRef causalQBlockOrder(OnlineAttentionOp step) {
+  auto k = cast<MemRefType>(step.getK().getType());
+  if (step.getBlockTable() || !k.hasStaticShape())
+    return "descending";
+  int64_t bytes = 2 * k.getNumElements() * k.getElementTypeBitWidth() / 8;
+  return bytes <= kL2KeyValueBytes ? "q_block_major" : "descending";
+}
+
 LogicalResult bindTile(scf::ForallOp cta, scf::ForOp loop,
                        bool heaviestFirst) {
   OpBuilder b = OpBuilder::atBlockBegin(loop.getBody());
@@ -873,7 +891,8 @@ struct AttnAsyncPipelinePass
       return stepOf(loop).getMask() == MaskKind::causal;
     });
     if (causal && !persistent)
-      nest.cta->setAttr("attn.q_block_order", b.getStringAttr("descending"));
+      nest.cta->setAttr("attn.q_block_order",
+                        b.getStringAttr(causalQBlockOrder(step)));
     // Rewriting the steps erases them (nest.step among them): last.
     for (scf::ForOp loop : nest.loops)
       rewriteConsumerLoop(loop, s, st, numKeys,

@@ -82,3 +82,18 @@ func.func @page256(%q: memref<1x4x1x64xbf16>, %k: memref<?x256x4x64xbf16>,
       outs(%o : memref<1x4x1x64xbf16>) paged(%t, %n : memref<1x?xi32>, memref<1xi32>) {causal}
   return
 }
+
+// -----
+
+// A paged cache of static size is not what a causal grid reads (the table
+// picks the pages): each head's Q blocks start in descending order, never
+// q_block_major.
+// CHECK-LABEL: func.func @page256_static_cache
+//       CHECK:   } {attn.q_block_order = "descending", mapping
+// WGMMA-LABEL: func.func @page256_static_cache
+func.func @page256_static_cache(%q: memref<1x4x300x64xbf16>, %k: memref<4x256x4x64xbf16>,
+                                %o: memref<1x4x300x64xbf16>, %t: memref<1x4xi32>, %n: memref<1xi32>) {
+  attn.attention ins(%q, %k, %k : memref<1x4x300x64xbf16>, memref<4x256x4x64xbf16>, memref<4x256x4x64xbf16>)
+      outs(%o : memref<1x4x300x64xbf16>) paged(%t, %n : memref<1x4xi32>, memref<1xi32>) {causal}
+  return
+}

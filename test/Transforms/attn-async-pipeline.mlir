@@ -168,8 +168,10 @@ func.func @causal(%q: memref<1x4x256x64xbf16>, %k: memref<1x2x256x64xbf16>,
 //       CHECK:       } {attn.stage = "masked"}
 // O is staged in the Q tile for coalesced stores.
 //       CHECK:       attn.epilogue {{.*}} staging(%[[QT]] :
-// Causal: the heaviest Q blocks start first; CTAs are blocks x, y, z.
-//       CHECK:   } {attn.q_block_order = "descending", mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
+// Causal: the heaviest Q blocks start first, of all heads at once (K and V
+// of every head fit in L2; the functions at the end have larger ones);
+// CTAs are blocks x, y, z.
+//       CHECK:   } {attn.q_block_order = "q_block_major", mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
 
 // STAGESMAX-LABEL: func.func @causal
 //       STAGESMAX:   memref.view {{.*}} to memref<13x1x64x64xbf16
@@ -207,3 +209,36 @@ func.func @d128_tail(%q: memref<2x2x70x128xf16>, %k: memref<2x2x100x128xf16>,
 //  CHECK-SAME:       mask = #attn.mask<bounds>
 //   CHECK-NOT:   attn.q_block_order
 //       CHECK:   } {mapping
+
+// -----
+
+// The causal start order follows the bytes of K and V of all (batch, KV
+// head) pairs: at most 40 MiB (80% of the H100/H200 L2) starts the heaviest
+// Q blocks of every head first (q_block_major); more, a dynamic shape or
+// paged K/V, each head's heaviest Q blocks, head after head (descending).
+// K and V here: 2 x 8 x Nk x 128 x 2 bytes = 40 MiB at Nk = 10240.
+!q = memref<1x32x10240x128xbf16>
+!kv40 = memref<1x8x10240x128xbf16>
+func.func @causal_kv_40mib(%q: !q, %k: !kv40, %v: !kv40, %o: !q) {
+  attn.attention ins(%q, %k, %v : !q, !kv40, !kv40) outs(%o : !q) {causal}
+  return
+}
+// CHECK-LABEL: func.func @causal_kv_40mib
+//       CHECK:   } {attn.q_block_order = "q_block_major", mapping
+
+!kv40p = memref<1x8x10256x128xbf16>
+func.func @causal_kv_over_40mib(%q: !q, %k: !kv40p, %v: !kv40p, %o: !q) {
+  attn.attention ins(%q, %k, %v : !q, !kv40p, !kv40p) outs(%o : !q) {causal}
+  return
+}
+// CHECK-LABEL: func.func @causal_kv_over_40mib
+//       CHECK:   } {attn.q_block_order = "descending", mapping
+
+!dq = memref<1x4x?x64xbf16>
+!dkv = memref<1x2x?x64xbf16>
+func.func @causal_dynamic(%q: !dq, %k: !dkv, %v: !dkv, %o: !dq) {
+  attn.attention ins(%q, %k, %v : !dq, !dkv, !dkv) outs(%o : !dq) {causal}
+  return
+}
+// CHECK-LABEL: func.func @causal_dynamic
+//       CHECK:   } {attn.q_block_order = "descending", mapping

@@ -345,10 +345,15 @@ def AttnAsyncPipeline : Pass<"attn-async-pipeline", "func::FuncOp"> {
     epilogue also gets O's descriptor ([1, 1, 64, 64] boxes: one
     warpgroup's rows) and writes O through TMA stores, which clip rows past
     Nq and columns past D. Causal CTAs are marked
-    `attn.q_block_order = "descending"` so the lowering starts the Q blocks
-    with the most K/V blocks first. With `ping-pong` and `overlap` the
-    `attn.warp_specialize` carries `ping_pong` / `overlap` for
-    `attn-lower-to-wgmma`; `overlap` only with 3 or more stages (with 2 the
+    `attn.q_block_order` so the lowering starts the Q blocks with the most
+    K/V blocks first: `"q_block_major"` (the last Q block of every head
+    and batch, then the one before: the longest tiles of the grid first)
+    where K and V of every (batch, KV head) take at most 40 MiB (80% of an
+    H100/H200's L2; static shapes, not paged), else `"descending"` (each
+    head's Q blocks from the last, head after head, so that the CTAs
+    running together share one head's K/V). With `ping-pong` and
+    `overlap` the `attn.warp_specialize` carries `ping_pong` / `overlap`
+    for `attn-lower-to-wgmma`; `overlap` only with 3 or more stages (with 2 the
     producer could not load block j + 1 before block j - 1 is done).
     BLOCK_M must be 64, 128 or 192 (one to three consumer warpgroups;
     `ping-pong` takes turns among two or three), BLOCK_N a multiple of 16
