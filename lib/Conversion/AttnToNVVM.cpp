@@ -149,9 +149,10 @@ int64_t dynamicSharedBytes(Region &region) {
 SmallVector<Value> ctaTile(OpBuilder &b, Location loc, Value id,
                            ArrayRef<Value> ub, StringAttr order) {
   bool qMajor = order && order.getValue() == "q_block_major";
-  Value heads = qMajor ? arith::MulIOp::create(b, loc, ub[1], ub[2]) : ub[0];
-  Value inner = arith::RemUIOp::create(b, loc, id, heads);
-  Value outer = arith::DivUIOp::create(b, loc, id, heads);
+  // The extent of the index that runs fastest.
+  Value fastest = qMajor ? arith::MulIOp::create(b, loc, ub[1], ub[2]) : ub[0];
+  Value inner = arith::RemUIOp::create(b, loc, id, fastest);
+  Value outer = arith::DivUIOp::create(b, loc, id, fastest);
   Value qBlock = qMajor ? outer : inner, rest = qMajor ? inner : outer;
   if (qMajor || (order && order.getValue() == "descending")) {
     Value one = arith::ConstantIndexOp::create(b, loc, 1);

@@ -569,12 +569,6 @@ void endTileLoop(scf::ForOp loop, Value numBlocks) {
       arith::AddIOp::create(b, loc, args[1], numBlocks)});
 }
 
-/// Re-creates, at the start of tile loop `loop`, every value of the CTA
-/// body that depends on the CTA loop's (Q block, head, batch), for the tile
-/// the loop visits, and makes the loop use them. Tiles are numbered Q block
-/// fastest (neighbours share K/V in L2), or for `heaviestFirst` (causal)
-/// Q block slowest and descending, so that every CTA's tiles are in
-/// longest-first order.
 /// The order a causal grid of one CTA per tile starts its CTAs in
 /// (`attn.q_block_order`), heaviest first either way: "q_block_major" (the
 /// last Q block of every head and batch, then the one before: the longest
@@ -590,6 +584,12 @@ StringRef causalQBlockOrder(OnlineAttentionOp step) {
   return bytes <= kL2KeyValueBytes ? "q_block_major" : "descending";
 }
 
+/// Re-creates, at the start of tile loop `loop`, every value of the CTA
+/// body that depends on the CTA loop's (Q block, head, batch), for the tile
+/// the loop visits, and makes the loop use them. Tiles are numbered Q block
+/// fastest (neighbours share K/V in L2), or for `heaviestFirst` (causal)
+/// Q block slowest and descending, so that every CTA's tiles are in
+/// longest-first order.
 LogicalResult bindTile(scf::ForallOp cta, scf::ForOp loop,
                        bool heaviestFirst) {
   OpBuilder b = OpBuilder::atBlockBegin(loop.getBody());

@@ -353,8 +353,8 @@ def AttnAsyncPipeline : Pass<"attn-async-pipeline", "func::FuncOp"> {
     head's Q blocks from the last, head after head, so that the CTAs
     running together share one head's K/V). With `ping-pong` and
     `overlap` the `attn.warp_specialize` carries `ping_pong` / `overlap`
-    for `attn-lower-to-wgmma`; `overlap` only with 3 or more stages (with 2 the
-    producer could not load block j + 1 before block j - 1 is done).
+    for `attn-lower-to-wgmma`; `overlap` only with 3 or more stages (with
+    2 the producer could not load block j + 1 before block j - 1 is done).
     BLOCK_M must be 64, 128 or 192 (one to three consumer warpgroups;
     `ping-pong` takes turns among two or three), BLOCK_N a multiple of 16
     up to 256; Q and two stages must fit 227 KiB of shared memory.
