@@ -140,33 +140,11 @@ int64_t dynamicSharedBytes(Region &region) {
   return bytes;
 }
 
-/// The (Q block, head, batch) of block `id` of a Hopper CTA grid whose CTA
-/// loop has upper bounds `ub`: Q blocks fastest, so that CTAs sharing K/V
-/// run together, or in the causal `order` of attn-async-pipeline:
-/// "descending" (each head's last Q block first) or "q_block_major" (Q
-/// blocks slowest and descending, heads and batches fastest: the longest
-/// tiles of the whole grid first).
-SmallVector<Value> ctaTile(OpBuilder &b, Location loc, Value id,
-                           ArrayRef<Value> ub, StringAttr order) {
-  bool qMajor = order && order.getValue() == "q_block_major";
-  // The extent of the index that runs fastest.
-  Value fastest = qMajor ? arith::MulIOp::create(b, loc, ub[1], ub[2]) : ub[0];
-  Value inner = arith::RemUIOp::create(b, loc, id, fastest);
-  Value outer = arith::DivUIOp::create(b, loc, id, fastest);
-  Value qBlock = qMajor ? outer : inner, rest = qMajor ? inner : outer;
-  if (qMajor || (order && order.getValue() == "descending")) {
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    qBlock = arith::SubIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, ub[0], one), qBlock);
-  }
-  return {qBlock, arith::RemUIOp::create(b, loc, rest, ub[1]),
-          arith::DivUIOp::create(b, loc, rest, ub[1])};
-}
-
 /// A CTA loop marked `attn.threads` (one Hopper CTA per (Q block, head,
 /// batch)) becomes a gpu.launch over a 1-D grid of ceil(Nq / BLOCK_M) * Hq *
-/// B blocks (grid x reaches 2^31 - 1 where y and z stop at 65535), in the
-/// order of ctaTile.
+/// B blocks (grid x reaches 2^31 - 1 where y and z stop at 65535), the Q
+/// block fastest, so that CTAs sharing K/V run together (attn-async-pipeline
+/// rebinds a causal loop's tiles to start the heaviest first).
 LogicalResult launchHopperCta(scf::ForallOp cta) {
   auto threads = cta->getAttrOfType<IntegerAttr>("attn.threads");
   if (cta.getRank() != 3 || !cta.isNormalized())
@@ -189,10 +167,13 @@ LogicalResult launchHopperCta(scf::ForallOp cta) {
   auto launch =
       gpu::LaunchOp::create(b, loc, grid, one, one, block, one, one, smem);
   b.setInsertionPointToStart(&launch.getBody().front());
+  Value id = launch.getBlockIds().x;
+  Value rest = arith::DivUIOp::create(b, loc, id, ub[0]);
   IRMapping map;
   map.map(cta.getInductionVars(),
-          ctaTile(b, loc, launch.getBlockIds().x, ub,
-                  cta->getAttrOfType<StringAttr>("attn.q_block_order")));
+          ValueRange{arith::RemUIOp::create(b, loc, id, ub[0]),
+                     arith::RemUIOp::create(b, loc, rest, ub[1]),
+                     arith::DivUIOp::create(b, loc, rest, ub[1])});
   // (Persistent: nothing live reads them; the tile loops decode their own.)
   for (Operation &op : cta.getBody()->without_terminator())
     b.clone(op, map);

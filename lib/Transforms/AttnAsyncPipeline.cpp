@@ -569,19 +569,81 @@ void endTileLoop(scf::ForOp loop, Value numBlocks) {
       arith::AddIOp::create(b, loc, args[1], numBlocks)});
 }
 
-/// The order a causal grid of one CTA per tile starts its CTAs in
-/// (`attn.q_block_order`), heaviest first either way: "q_block_major" (the
-/// last Q block of every head and batch, then the one before: the longest
-/// tiles first across the grid) where K and V of all heads fit in L2
-/// together (static shapes, not paged); "descending" (each head's Q blocks
-/// from the last, one head after the other, so that the CTAs running
-/// together share one head's K/V) otherwise.
-StringRef causalQBlockOrder(OnlineAttentionOp step) {
+/// Whether K and V of every (batch, KV head) pair take at most
+/// kL2KeyValueBytes: an i1 constant for a static K, else computed from K's
+/// sizes at `b`; false for paged or varlen K/V (a cache, or packed
+/// sequences, not what one grid reads at once).
+Value keyValueFitsL2(OpBuilder &b, Location loc, OnlineAttentionOp step) {
   auto k = cast<MemRefType>(step.getK().getType());
-  if (step.getBlockTable() || !k.hasStaticShape())
-    return "descending";
-  int64_t bytes = 2 * k.getNumElements() * k.getElementTypeBitWidth() / 8;
-  return bytes <= kL2KeyValueBytes ? "q_block_major" : "descending";
+  if (step.getBlockTable() || step.getKeyOffset() || k.getRank() != 4)
+    return arith::ConstantIntOp::create(b, loc, 0, 1);
+  int64_t kvBytes = 2 * k.getElementTypeBitWidth() / 8;
+  if (k.hasStaticShape())
+    return arith::ConstantIntOp::create(
+        b, loc, kvBytes * k.getNumElements() <= kL2KeyValueBytes, 1);
+  Value bytes = arith::ConstantIndexOp::create(b, loc, kvBytes);
+  for (int64_t d = 0; d < k.getRank(); ++d)
+    bytes = arith::MulIOp::create(
+        b, loc, bytes,
+        k.isDynamicDim(d)
+            ? Value(memref::DimOp::create(b, loc, step.getK(), d))
+            : Value(arith::ConstantIndexOp::create(b, loc, k.getDimSize(d))));
+  return arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ule, bytes,
+      arith::ConstantIndexOp::create(b, loc, kL2KeyValueBytes));
+}
+
+/// Starts a causal grid of one CTA per tile with its heaviest CTAs. The
+/// launch enumerates the CTA loop Q block fastest (attn-lower-to-nvvm);
+/// this rebinds the loop's (Q block, head, batch) so that launch position
+/// p = q + nQ (h + H b) runs, where K and V fit in L2 (keyValueFitsL2), the
+/// last Q block of every (head, batch) pair, then the one before: the
+/// longest tiles of the whole grid first, a greedy longest-first schedule
+/// for the block scheduler. Otherwise each head's Q blocks run from the
+/// last, head after head, so that the CTAs running together share one
+/// head's K/V. A dynamic K chooses at run time.
+void orderCausalTiles(scf::ForallOp cta, OnlineAttentionOp step) {
+  Block *body = cta.getBody();
+  Operation *firstOp = &body->front();
+  OpBuilder b = OpBuilder::atBlockBegin(body);
+  Location loc = cta.getLoc();
+  SmallVector<Value> ub =
+      getValueOrCreateConstantIndexOp(b, loc, cta.getMixedUpperBound());
+  SmallVector<Value> iv = cta.getInductionVars();
+  Value last = arith::SubIOp::create(b, loc, ub[0],
+                                     arith::ConstantIndexOp::create(b, loc, 1));
+  Value fits = keyValueFitsL2(b, loc, step);
+  auto headAfterHead = [&]() -> SmallVector<Value> {
+    return {arith::SubIOp::create(b, loc, last, iv[0]), iv[1], iv[2]};
+  };
+  auto qBlockMajor = [&]() -> SmallVector<Value> {
+    Value pairs = arith::MulIOp::create(b, loc, ub[1], ub[2]);
+    Value pair = arith::AddIOp::create(
+        b, loc, iv[1], arith::MulIOp::create(b, loc, ub[1], iv[2]));
+    Value pos = arith::AddIOp::create(
+        b, loc, iv[0], arith::MulIOp::create(b, loc, ub[0], pair));
+    Value rest = arith::RemUIOp::create(b, loc, pos, pairs);
+    return {arith::SubIOp::create(b, loc, last,
+                                  arith::DivUIOp::create(b, loc, pos, pairs)),
+            arith::RemUIOp::create(b, loc, rest, ub[1]),
+            arith::DivUIOp::create(b, loc, rest, ub[1])};
+  };
+  SmallVector<Value> tile;
+  if (matchPattern(fits, m_Zero())) {
+    tile = headAfterHead();
+  } else if (matchPattern(fits, m_One())) {
+    tile = qBlockMajor();
+  } else {
+    SmallVector<Value> major = qBlockMajor(), serial = headAfterHead();
+    for (auto [m, h] : llvm::zip(major, serial))
+      tile.push_back(arith::SelectOp::create(b, loc, fits, m, h));
+  }
+  for (auto [v, t] : llvm::zip(iv, tile))
+    if (t != v)
+      v.replaceUsesWithIf(t, [&](OpOperand &use) {
+        Operation *owner = body->findAncestorOpInBlock(*use.getOwner());
+        return owner && !owner->isBeforeInBlock(firstOp);
+      });
 }
 
 /// Re-creates, at the start of tile loop `loop`, every value of the CTA
@@ -890,9 +952,9 @@ struct AttnAsyncPipelinePass
     bool causal = llvm::any_of(nest.loops, [](scf::ForOp loop) {
       return stepOf(loop).getMask() == MaskKind::causal;
     });
-    if (causal && !persistent)
-      nest.cta->setAttr("attn.q_block_order",
-                        b.getStringAttr(causalQBlockOrder(step)));
+    // (Split-KV's CTAs are equal: no order to choose.)
+    if (causal && !persistent && !splitKV)
+      orderCausalTiles(nest.cta, step);
     // Rewriting the steps erases them (nest.step among them): last.
     for (scf::ForOp loop : nest.loops)
       rewriteConsumerLoop(loop, s, st, numKeys,

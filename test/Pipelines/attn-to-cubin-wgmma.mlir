@@ -42,12 +42,18 @@ func.func @dyn(%q: !t, %k: !t, %v: !t, %o: !t, %lse: !l) {
 //       CHECK:   llvm.mlir.global external @__dynamic_shmem__0() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
 //       CHECK:   llvm.func @dyn_kernel(%{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<16 x i64>, nvvm.grid_constant}, %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<16 x i64>, nvvm.grid_constant}, %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<16 x i64>, nvvm.grid_constant}, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64
 //  CHECK-SAME:       nvvm.minctasm = 1 : i32
-// The block index runs over Q blocks first, heaviest (last) causal block
-// first: q_block = ceil(Nq / 128) - 1 - (id mod ceil(Nq / 128)).
+// The block index runs over Q blocks first (q = id mod ceil(Nq / 128)),
+// and attn-async-pipeline rebinds the causal tile, heaviest first: where K
+// and V of every (batch, KV head) take at most 40 MiB, computed from K's
+// sizes at run time, the last Q block of every (head, batch) pair first,
+// else each head's Q blocks from the last (ceil(Nq / 128) - 1 - q).
+//       CHECK:     %[[MAXB:.*]] = llvm.mlir.constant(41943040 : index) : i64
 //       CHECK:     %[[ID:.*]] = nvvm.read.ptx.sreg.ctaid.x
+//       CHECK:     %[[FITS:.*]] = llvm.icmp "ule" %{{.*}}, %[[MAXB]] : i64
 //       CHECK:     %[[REM:.*]] = llvm.urem %{{.*}}, %[[NB:.*]] : i64
-//       CHECK:     %[[LAST:.*]] = llvm.sub %[[NB]], %{{.*}} : i64
-//       CHECK:     llvm.sub %[[LAST]], %[[REM]] : i64
+//       CHECK:     %[[MAJOR:.*]] = llvm.sub %[[LAST:.*]], %{{.*}} : i64
+//       CHECK:     %[[SERIAL:.*]] = llvm.sub %[[LAST]], %[[REM]] : i64
+//       CHECK:     llvm.select %[[FITS]], %[[MAJOR]], %[[SERIAL]] : i1, i64
 //   CHECK-NOT:   attn.
 //   CHECK-NOT:   nvgpu.
 

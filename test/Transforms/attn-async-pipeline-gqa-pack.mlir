@@ -64,7 +64,8 @@ func.func @decode(%q: memref<2x8x1x128xbf16>, %k: memref<2x2x4096x128xbf16>,
 // Causal with packing: the mask limit of row r is its query index
 // (q_pos + r) / G plus the causal offset, not the packed row.
 // WGMMA-LABEL: func.func @causal
-//       WGMMA:   %[[PR:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+//       WGMMA:   %[[QPOS:.*]] = arith.muli %{{.*}}, %c64 : index
+//       WGMMA:   %[[PR:.*]] = arith.addi %[[QPOS]], %{{.*}} : index
 //       WGMMA:   %[[QRY:.*]] = arith.divui %[[PR]], %c2
 //       WGMMA:   arith.addi %[[QRY]], %{{.*}} : index
 func.func @causal(%q: memref<1x4x8x64xbf16>, %k: memref<1x2x300x64xbf16>,

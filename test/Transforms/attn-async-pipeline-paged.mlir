@@ -86,10 +86,13 @@ func.func @page256(%q: memref<1x4x1x64xbf16>, %k: memref<?x256x4x64xbf16>,
 // -----
 
 // A paged cache of static size is not what a causal grid reads (the table
-// picks the pages): each head's Q blocks start in descending order, never
-// q_block_major.
+// picks the pages): each head's Q blocks run from the last (Q block
+// nQ - 1 - q), head after head, whatever the cache's bytes.
 // CHECK-LABEL: func.func @page256_static_cache
-//       CHECK:   } {attn.q_block_order = "descending", mapping
+//       CHECK:   scf.forall (%[[QP:[a-z0-9]+]], %{{.*}}) in
+//       CHECK:     %[[LASTP:.*]] = arith.subi
+//  CHECK-NEXT:     arith.constant false
+//  CHECK-NEXT:     arith.subi %[[LASTP]], %[[QP]] : index
 // WGMMA-LABEL: func.func @page256_static_cache
 func.func @page256_static_cache(%q: memref<1x4x300x64xbf16>, %k: memref<4x256x4x64xbf16>,
                                 %o: memref<1x4x300x64xbf16>, %t: memref<1x4xi32>, %n: memref<1xi32>) {

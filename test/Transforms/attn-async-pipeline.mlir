@@ -28,7 +28,7 @@
 // persistent-ctas: each region loops over tiles (blockIdx.x, += gridDim.x)
 // carrying the tile's ordinal (Q barrier phases) and the K/V blocks of
 // earlier tiles (ring position); causal tiles are numbered Q block slowest
-// and descending (heaviest first; no q_block_order left for the launch).
+// and descending (heaviest first), with no rebinding of the CTA loop.
 // The producer waits on a Q-empty barrier (256 consumer arrivals; parity ^ 1
 // lets the first tile pass) before loading Q; the consumers fence their
 // staged O against the next TMA write and arrive on it after the epilogue.
@@ -61,7 +61,6 @@
 //  PERS-NEXT:       nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 //  PERS-NEXT:       nvgpu.mbarrier.arrive %[[QEMPTY]]
 //       PERS:   } {attn.persistent_ctas = 132 : i64, mapping
-//   PERS-NOT:   attn.q_block_order
 
 // ping-pong: the two consumer warpgroups take turns (an attribute that
 // attn-lower-to-wgmma turns into named barriers); one warpgroup has nobody
@@ -102,6 +101,23 @@ func.func @causal(%q: memref<1x4x256x64xbf16>, %k: memref<1x2x256x64xbf16>,
 //       CHECK:   %[[TV:.*]] = nvgpu.tma.create.descriptor {{.*}}tensor = memref<1x1x64x64xbf16
 //       CHECK:   scf.forall (%[[QB:.*]], %[[H:.*]], %[[B:.*]]) in
 
+// Causal, K and V of every head in L2 (2 x 64 KiB): the CTA at launch
+// position p = q + nQ (h + H b) (attn-lower-to-nvvm's Q block fastest) takes
+// Q block nQ - 1 - p / (H B), head (p mod H B) mod H, batch (p mod H B) / H:
+// the last Q block of every (head, batch) pair first.
+//       CHECK:     %[[LAST:.*]] = arith.subi %[[NQ:.*]], %c1{{.*}} : index
+//       CHECK:     %[[PAIRS:.*]] = arith.muli %c4, %c1 : index
+//       CHECK:     %[[HB:.*]] = arith.muli %c4, %[[B]] : index
+//       CHECK:     %[[PAIR:.*]] = arith.addi %[[H]], %[[HB]] : index
+//       CHECK:     %[[NP:.*]] = arith.muli %[[NQ]], %[[PAIR]] : index
+//       CHECK:     %[[POS:.*]] = arith.addi %[[QB]], %[[NP]] : index
+//       CHECK:     %[[REST:.*]] = arith.remui %[[POS]], %[[PAIRS]] : index
+//       CHECK:     %[[ROUND:.*]] = arith.divui %[[POS]], %[[PAIRS]] : index
+//       CHECK:     %[[QBR:.*]] = arith.subi %[[LAST]], %[[ROUND]] : index
+//       CHECK:     %[[HR:.*]] = arith.remui %[[REST]], %c4 : index
+//       CHECK:     %[[BR:.*]] = arith.divui %[[REST]], %c4 : index
+//       CHECK:     arith.muli %[[QBR]], %c128
+
 // Shared memory: Q [1, C, BLOCK_M, 64] at 0, the K ring [stages, C, BLOCK_N,
 // 64] after it, the V ring after that (1024-byte multiples).
 //       CHECK:     %[[SMEM:.*]] = gpu.dynamic_shared_memory
@@ -133,7 +149,7 @@ func.func @causal(%q: memref<1x4x256x64xbf16>, %k: memref<1x2x256x64xbf16>,
 //       CHECK:       scf.if %[[LEADER]] {
 // Q once: expect_tx of the whole box (128 x 64 x 2 bytes), then the copy.
 //       CHECK:         nvgpu.mbarrier.arrive.expect_tx %[[QBAR]][%{{.*}}], %c16384{{[_0-9]*}}
-//       CHECK:         nvgpu.tma.async.load %[[TQ]][%c0{{.*}}, %{{.*}}, %[[H]], %[[B]]], %[[QBAR]]
+//       CHECK:         nvgpu.tma.async.load %[[TQ]][%c0{{.*}}, %{{.*}}, %[[HR]], %[[BR]]], %[[QBAR]]
 // K/V block kb into slot kb mod 4; wait until the consumers released the
 // slot (parity of the round, flipped: a fresh barrier passes), expect the
 // bytes of both boxes (2 x 64 x 64 x 2), copy K and V of KV head h / 2.
@@ -147,9 +163,9 @@ func.func @causal(%q: memref<1x4x256x64xbf16>, %k: memref<1x2x256x64xbf16>,
 //       CHECK:           nvgpu.mbarrier.arrive.expect_tx %[[FULL]][%[[SLOT]]], %c16384{{[_0-9]*}}
 //       CHECK:           %[[ROW:.*]] = arith.muli %[[KB]], %c64{{[_0-9]*}}
 //       CHECK:           %[[KDST:.*]] = memref.subview %[[KS]][%[[SLOT]], 0, 0, 0] [1, 1, 64, 64]
-//       CHECK:           nvgpu.tma.async.load %[[TK]][%c0{{.*}}, %[[ROW]], %[[KVH:.*]], %[[B]]], %[[FULL]][%[[SLOT]]] to %[[KDST]]
+//       CHECK:           nvgpu.tma.async.load %[[TK]][%c0{{.*}}, %[[ROW]], %[[KVH:.*]], %[[BR]]], %[[FULL]][%[[SLOT]]] to %[[KDST]]
 //       CHECK:           %[[VDST:.*]] = memref.subview %[[VS]][%[[SLOT]], 0, 0, 0] [1, 1, 64, 64]
-//       CHECK:           nvgpu.tma.async.load %[[TV]][%c0{{.*}}, %[[ROW]], %[[KVH]], %[[B]]], %[[FULL]][%[[SLOT]]] to %[[VDST]]
+//       CHECK:           nvgpu.tma.async.load %[[TV]][%c0{{.*}}, %[[ROW]], %[[KVH]], %[[BR]]], %[[FULL]][%[[SLOT]]] to %[[VDST]]
 // The consumers: Q landed, then each K/V loop waits for its block's slot,
 // steps on tensor cores from shared memory, releases the slot.
 //       CHECK:     } consumer {
@@ -168,10 +184,8 @@ func.func @causal(%q: memref<1x4x256x64xbf16>, %k: memref<1x2x256x64xbf16>,
 //       CHECK:       } {attn.stage = "masked"}
 // O is staged in the Q tile for coalesced stores.
 //       CHECK:       attn.epilogue {{.*}} staging(%[[QT]] :
-// Causal: the heaviest Q blocks start first, of all heads at once (K and V
-// of every head fit in L2; the functions at the end have larger ones);
 // CTAs are blocks x, y, z.
-//       CHECK:   } {attn.q_block_order = "q_block_major", mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
+//       CHECK:   } {mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
 
 // STAGESMAX-LABEL: func.func @causal
 //       STAGESMAX:   memref.view {{.*}} to memref<13x1x64x64xbf16
@@ -207,16 +221,16 @@ func.func @d128_tail(%q: memref<2x2x70x128xf16>, %k: memref<2x2x100x128xf16>,
 //  CHECK-SAME:       mask = #attn.mask<none>
 //       CHECK:     attn.online_attention_mma
 //  CHECK-SAME:       mask = #attn.mask<bounds>
-//   CHECK-NOT:   attn.q_block_order
 //       CHECK:   } {mapping
 
 // -----
 
 // The causal start order follows the bytes of K and V of all (batch, KV
-// head) pairs: at most 40 MiB (80% of the H100/H200 L2) starts the heaviest
-// Q blocks of every head first (q_block_major); more, a dynamic shape or
-// paged K/V, each head's heaviest Q blocks, head after head (descending).
-// K and V here: 2 x 8 x Nk x 128 x 2 bytes = 40 MiB at Nk = 10240.
+// head) pairs: at most 40 MiB (80% of the H100/H200 L2) starts the last Q
+// block of every head first (as @causal above); more, or paged K/V, each
+// head's Q blocks from the last, head after head (Q block nQ - 1 - q); a
+// dynamic K chooses at run time. K and V here: 2 x 8 x Nk x 128 x 2 bytes =
+// 40 MiB at Nk = 10240.
 !q = memref<1x32x10240x128xbf16>
 !kv40 = memref<1x8x10240x128xbf16>
 func.func @causal_kv_40mib(%q: !q, %k: !kv40, %v: !kv40, %o: !q) {
@@ -224,7 +238,11 @@ func.func @causal_kv_40mib(%q: !q, %k: !kv40, %v: !kv40, %o: !q) {
   return
 }
 // CHECK-LABEL: func.func @causal_kv_40mib
-//       CHECK:   } {attn.q_block_order = "q_block_major", mapping
+//       CHECK:   scf.forall (%[[Q40:[a-z0-9]+]], %{{.*}}) in (%c80, %c32, %c1) {
+//       CHECK:     %[[POS40:.*]] = arith.addi %[[Q40]], %{{.*}} : index
+//       CHECK:     arith.divui %[[POS40]], %{{.*}} : index
+//   CHECK-NOT:     arith.select
+//       CHECK:     attn.warp_specialize
 
 !kv40p = memref<1x8x10256x128xbf16>
 func.func @causal_kv_over_40mib(%q: !q, %k: !kv40p, %v: !kv40p, %o: !q) {
@@ -232,7 +250,11 @@ func.func @causal_kv_over_40mib(%q: !q, %k: !kv40p, %v: !kv40p, %o: !q) {
   return
 }
 // CHECK-LABEL: func.func @causal_kv_over_40mib
-//       CHECK:   } {attn.q_block_order = "descending", mapping
+//       CHECK:   scf.forall (%[[QO:[a-z0-9]+]], %{{.*}}) in (%c80, %c32, %c1) {
+//       CHECK:     %[[LASTO:.*]] = arith.subi %c80, %c1{{.*}} : index
+//  CHECK-NEXT:     arith.constant false
+//  CHECK-NEXT:     %[[QRO:.*]] = arith.subi %[[LASTO]], %[[QO]] : index
+//  CHECK-NEXT:     arith.muli %[[QRO]], %c128 : index
 
 !dq = memref<1x4x?x64xbf16>
 !dkv = memref<1x2x?x64xbf16>
@@ -241,4 +263,19 @@ func.func @causal_dynamic(%q: !dq, %k: !dkv, %v: !dkv, %o: !dq) {
   return
 }
 // CHECK-LABEL: func.func @causal_dynamic
-//       CHECK:   } {attn.q_block_order = "descending", mapping
+//  CHECK-SAME:     %{{.*}}: memref<1x4x?x64xbf16>, %[[KD:[a-z0-9]+]]: memref<1x2x?x64xbf16>
+//       CHECK:   scf.forall (%[[QD:[a-z0-9]+]], %[[HD:[a-z0-9]+]], %[[BD:[a-z0-9]+]]) in (%{{.*}}, %c4, %c1) {
+//       CHECK:     %[[LASTD:.*]] = arith.subi
+// 2 (K and V) x 2 bytes x 1 x 2 x Nk x 64 against 40 MiB.
+//       CHECK:     %[[NKD:.*]] = memref.dim %[[KD]], %c2
+//       CHECK:     %[[BN:.*]] = arith.muli %{{.*}}, %[[NKD]] : index
+//       CHECK:     %[[BYTES:.*]] = arith.muli %[[BN]], %c64{{.*}} : index
+//       CHECK:     %[[FITS:.*]] = arith.cmpi ule, %[[BYTES]], %c41943040 : index
+//       CHECK:     %[[POSD:.*]] = arith.addi %[[QD]], %{{.*}} : index
+//       CHECK:     %[[MQ:.*]] = arith.subi %[[LASTD]], %{{.*}} : index
+//       CHECK:     %[[MH:.*]] = arith.remui
+//       CHECK:     %[[MB:.*]] = arith.divui
+//       CHECK:     %[[SQ:.*]] = arith.subi %[[LASTD]], %[[QD]] : index
+//       CHECK:     arith.select %[[FITS]], %[[MQ]], %[[SQ]] : index
+//       CHECK:     arith.select %[[FITS]], %[[MH]], %[[HD]] : index
+//       CHECK:     arith.select %[[FITS]], %[[MB]], %[[BD]] : index

@@ -344,14 +344,17 @@ def AttnAsyncPipeline : Pass<"attn-async-pipeline", "func::FuncOp"> {
     rows past N (and columns past D) with zeros. With `tma-store` the
     epilogue also gets O's descriptor ([1, 1, 64, 64] boxes: one
     warpgroup's rows) and writes O through TMA stores, which clip rows past
-    Nq and columns past D. Causal CTAs are marked
-    `attn.q_block_order` so the lowering starts the Q blocks with the most
-    K/V blocks first: `"q_block_major"` (the last Q block of every head
-    and batch, then the one before: the longest tiles of the grid first)
-    where K and V of every (batch, KV head) take at most 40 MiB (80% of an
-    H100/H200's L2; static shapes, not paged), else `"descending"` (each
-    head's Q blocks from the last, head after head, so that the CTAs
-    running together share one head's K/V). With `ping-pong` and
+    Nq and columns past D. A causal CTA loop (not
+    split-KV, not persistent) gets its (Q block, head, batch) rebound at
+    the top of its body so that the heaviest CTAs start first (the launch
+    runs the loop Q block fastest): where K and V of every (batch, KV head)
+    take at most 40 MiB (80% of an H100/H200's L2), launch position p runs
+    Q block nQ - 1 - p / (H B) of (head, batch) pair p mod (H B), the
+    longest tiles of the whole grid first; otherwise, and for paged or
+    varlen K/V, each head's Q blocks from the last, head after head, so
+    that the CTAs running together share one head's K/V. A static K
+    decides at compile time, a dynamic one from its sizes at run time (a
+    select). With `ping-pong` and
     `overlap` the `attn.warp_specialize` carries `ping_pong` / `overlap`
     for `attn-lower-to-wgmma`; `overlap` only with 3 or more stages (with
     2 the producer could not load block j + 1 before block j - 1 is done).
