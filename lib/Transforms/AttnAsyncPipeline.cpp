@@ -570,12 +570,14 @@ void endTileLoop(scf::ForOp loop, Value numBlocks) {
 }
 
 /// Whether K and V of every (batch, KV head) pair take at most
-/// kL2KeyValueBytes: an i1 constant for a static K, else computed from K's
-/// sizes at `b`; false for paged or varlen K/V (a cache, or packed
-/// sequences, not what one grid reads at once).
-Value keyValueFitsL2(OpBuilder &b, Location loc, OnlineAttentionOp step) {
+/// kL2KeyValueBytes: an i1 constant for a static K, else computed from the
+/// sizes of K (defined outside `cta`) at `b`; false for paged or varlen K/V
+/// (a cache, or packed sequences, not what one grid reads at once).
+Value keyValueFitsL2(OpBuilder &b, Location loc, scf::ForallOp cta,
+                     OnlineAttentionOp step) {
   auto k = cast<MemRefType>(step.getK().getType());
-  if (step.getBlockTable() || step.getKeyOffset() || k.getRank() != 4)
+  if (step.getBlockTable() || step.getKeyOffset() || k.getRank() != 4 ||
+      !cta.isDefinedOutsideOfLoop(step.getK()))
     return arith::ConstantIntOp::create(b, loc, 0, 1);
   int64_t kvBytes = 2 * k.getElementTypeBitWidth() / 8;
   if (k.hasStaticShape())
@@ -612,7 +614,7 @@ void orderCausalTiles(scf::ForallOp cta, OnlineAttentionOp step) {
   SmallVector<Value> iv = cta.getInductionVars();
   Value last = arith::SubIOp::create(b, loc, ub[0],
                                      arith::ConstantIndexOp::create(b, loc, 1));
-  Value fits = keyValueFitsL2(b, loc, step);
+  Value fits = keyValueFitsL2(b, loc, cta, step);
   auto headAfterHead = [&]() -> SmallVector<Value> {
     return {arith::SubIOp::create(b, loc, last, iv[0]), iv[1], iv[2]};
   };
