@@ -569,20 +569,42 @@ void endTileLoop(scf::ForOp loop, Value numBlocks) {
       arith::AddIOp::create(b, loc, args[1], numBlocks)});
 }
 
+/// The (Q block, head, batch) of tile `t` of a CTA loop with upper bounds
+/// `ub`: Q block fastest (neighbours share K/V in L2), or for
+/// `heaviestFirst` Q block slowest and descending, (head, batch) pairs
+/// fastest: the longest causal tiles of the grid first.
+SmallVector<Value> decodeTile(OpBuilder &b, Location loc, Value t,
+                              ArrayRef<Value> ub, bool heaviestFirst) {
+  Value qBlock, rest;
+  if (heaviestFirst) {
+    Value pairs = arith::MulIOp::create(b, loc, ub[1], ub[2]);
+    Value last = arith::SubIOp::create(
+        b, loc, ub[0], arith::ConstantIndexOp::create(b, loc, 1));
+    qBlock = arith::SubIOp::create(b, loc, last,
+                                   arith::DivUIOp::create(b, loc, t, pairs));
+    rest = arith::RemUIOp::create(b, loc, t, pairs);
+  } else {
+    qBlock = arith::RemUIOp::create(b, loc, t, ub[0]);
+    rest = arith::DivUIOp::create(b, loc, t, ub[0]);
+  }
+  return {qBlock, arith::RemUIOp::create(b, loc, rest, ub[1]),
+          arith::DivUIOp::create(b, loc, rest, ub[1])};
+}
+
 /// Whether K and V of every (batch, KV head) pair take at most
-/// kL2KeyValueBytes: an i1 constant for a static K, else computed from the
-/// sizes of K (defined outside `cta`) at `b`; false for paged or varlen K/V
-/// (a cache, or packed sequences, not what one grid reads at once).
-Value keyValueFitsL2(OpBuilder &b, Location loc, scf::ForallOp cta,
-                     OnlineAttentionOp step) {
+/// kL2KeyValueBytes: a bool attribute for a static K, else an i1 computed
+/// from the sizes of K (defined outside `cta`) at `b`; false for paged or
+/// varlen K/V (a cache, or packed sequences, not what one grid reads at
+/// once).
+OpFoldResult keyValueFitsL2(OpBuilder &b, Location loc, scf::ForallOp cta,
+                            OnlineAttentionOp step) {
   auto k = cast<MemRefType>(step.getK().getType());
   if (step.getBlockTable() || step.getKeyOffset() || k.getRank() != 4 ||
       !cta.isDefinedOutsideOfLoop(step.getK()))
-    return arith::ConstantIntOp::create(b, loc, 0, 1);
+    return b.getBoolAttr(false);
   int64_t kvBytes = 2 * k.getElementTypeBitWidth() / 8;
   if (k.hasStaticShape())
-    return arith::ConstantIntOp::create(
-        b, loc, kvBytes * k.getNumElements() <= kL2KeyValueBytes, 1);
+    return b.getBoolAttr(kvBytes * k.getNumElements() <= kL2KeyValueBytes);
   Value bytes = arith::ConstantIndexOp::create(b, loc, kvBytes);
   for (int64_t d = 0; d < k.getRank(); ++d)
     bytes = arith::MulIOp::create(
@@ -591,19 +613,20 @@ Value keyValueFitsL2(OpBuilder &b, Location loc, scf::ForallOp cta,
             ? Value(memref::DimOp::create(b, loc, step.getK(), d))
             : Value(arith::ConstantIndexOp::create(b, loc, k.getDimSize(d))));
   return arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::ule, bytes,
-      arith::ConstantIndexOp::create(b, loc, kL2KeyValueBytes));
+             b, loc, arith::CmpIPredicate::ule, bytes,
+             arith::ConstantIndexOp::create(b, loc, kL2KeyValueBytes))
+      .getResult();
 }
 
 /// Starts a causal grid of one CTA per tile with its heaviest CTAs. The
 /// launch enumerates the CTA loop Q block fastest (attn-lower-to-nvvm);
 /// this rebinds the loop's (Q block, head, batch) so that launch position
-/// p = q + nQ (h + H b) runs, where K and V fit in L2 (keyValueFitsL2), the
-/// last Q block of every (head, batch) pair, then the one before: the
-/// longest tiles of the whole grid first, a greedy longest-first schedule
-/// for the block scheduler. Otherwise each head's Q blocks run from the
-/// last, head after head, so that the CTAs running together share one
-/// head's K/V. A dynamic K chooses at run time.
+/// p = q + nQ (h + H b) runs, where K and V fit in L2 (keyValueFitsL2), tile
+/// p of decodeTile's heaviest-first order: the longest tiles of the whole
+/// grid first, a greedy longest-first schedule for the block scheduler.
+/// Otherwise each head's Q blocks run from the last, head after head, so
+/// that the CTAs running together share one head's K/V. A dynamic K
+/// chooses at run time.
 void orderCausalTiles(scf::ForallOp cta, OnlineAttentionOp step) {
   Block *body = cta.getBody();
   Operation *firstOp = &body->front();
@@ -612,33 +635,26 @@ void orderCausalTiles(scf::ForallOp cta, OnlineAttentionOp step) {
   SmallVector<Value> ub =
       getValueOrCreateConstantIndexOp(b, loc, cta.getMixedUpperBound());
   SmallVector<Value> iv = cta.getInductionVars();
-  Value last = arith::SubIOp::create(b, loc, ub[0],
-                                     arith::ConstantIndexOp::create(b, loc, 1));
-  Value fits = keyValueFitsL2(b, loc, cta, step);
+  OpFoldResult fits = keyValueFitsL2(b, loc, cta, step);
   auto headAfterHead = [&]() -> SmallVector<Value> {
+    Value last = arith::SubIOp::create(
+        b, loc, ub[0], arith::ConstantIndexOp::create(b, loc, 1));
     return {arith::SubIOp::create(b, loc, last, iv[0]), iv[1], iv[2]};
   };
-  auto qBlockMajor = [&]() -> SmallVector<Value> {
-    Value pairs = arith::MulIOp::create(b, loc, ub[1], ub[2]);
+  auto qBlockMajor = [&]() {
     Value pair = arith::AddIOp::create(
         b, loc, iv[1], arith::MulIOp::create(b, loc, ub[1], iv[2]));
     Value pos = arith::AddIOp::create(
         b, loc, iv[0], arith::MulIOp::create(b, loc, ub[0], pair));
-    Value rest = arith::RemUIOp::create(b, loc, pos, pairs);
-    return {arith::SubIOp::create(b, loc, last,
-                                  arith::DivUIOp::create(b, loc, pos, pairs)),
-            arith::RemUIOp::create(b, loc, rest, ub[1]),
-            arith::DivUIOp::create(b, loc, rest, ub[1])};
+    return decodeTile(b, loc, pos, ub, /*heaviestFirst=*/true);
   };
   SmallVector<Value> tile;
-  if (matchPattern(fits, m_Zero())) {
-    tile = headAfterHead();
-  } else if (matchPattern(fits, m_One())) {
-    tile = qBlockMajor();
+  if (std::optional<int64_t> known = getConstantIntValue(fits)) {
+    tile = *known ? qBlockMajor() : headAfterHead();
   } else {
     SmallVector<Value> major = qBlockMajor(), serial = headAfterHead();
     for (auto [m, h] : llvm::zip(major, serial))
-      tile.push_back(arith::SelectOp::create(b, loc, fits, m, h));
+      tile.push_back(arith::SelectOp::create(b, loc, cast<Value>(fits), m, h));
   }
   for (auto [v, t] : llvm::zip(iv, tile))
     if (t != v)
@@ -650,33 +666,18 @@ void orderCausalTiles(scf::ForallOp cta, OnlineAttentionOp step) {
 
 /// Re-creates, at the start of tile loop `loop`, every value of the CTA
 /// body that depends on the CTA loop's (Q block, head, batch), for the tile
-/// the loop visits, and makes the loop use them. Tiles are numbered Q block
-/// fastest (neighbours share K/V in L2), or for `heaviestFirst` (causal)
-/// Q block slowest and descending, so that every CTA's tiles are in
-/// longest-first order.
+/// the loop visits (decodeTile), and makes the loop use them; causal loops
+/// take `heaviestFirst`, so that every CTA's tiles are in longest-first
+/// order.
 LogicalResult bindTile(scf::ForallOp cta, scf::ForOp loop,
                        bool heaviestFirst) {
   OpBuilder b = OpBuilder::atBlockBegin(loop.getBody());
   Location loc = cta.getLoc();
   SmallVector<Value> ub =
       getValueOrCreateConstantIndexOp(b, loc, cta.getMixedUpperBound());
-  Value t = loop.getInductionVar();
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value qBlock, rest;
-  if (heaviestFirst) {
-    Value heads = arith::MulIOp::create(b, loc, ub[1], ub[2]);
-    qBlock = arith::SubIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, ub[0], one),
-        arith::DivUIOp::create(b, loc, t, heads));
-    rest = arith::RemUIOp::create(b, loc, t, heads);
-  } else {
-    qBlock = arith::RemUIOp::create(b, loc, t, ub[0]);
-    rest = arith::DivUIOp::create(b, loc, t, ub[0]);
-  }
-  Value head = arith::RemUIOp::create(b, loc, rest, ub[1]);
-  Value batch = arith::DivUIOp::create(b, loc, rest, ub[1]);
   IRMapping map;
-  map.map(cta.getInductionVars(), ValueRange{qBlock, head, batch});
+  map.map(cta.getInductionVars(),
+          decodeTile(b, loc, loop.getInductionVar(), ub, heaviestFirst));
   // The CTA body's ops that read the induction variables, directly or not.
   DenseSet<Value> dependent(cta.getInductionVars().begin(),
                             cta.getInductionVars().end());
@@ -954,7 +955,8 @@ struct AttnAsyncPipelinePass
     bool causal = llvm::any_of(nest.loops, [](scf::ForOp loop) {
       return stepOf(loop).getMask() == MaskKind::causal;
     });
-    // (Split-KV's CTAs are equal: no order to choose.)
+    // (Split-KV's first loop index interleaves splits and Q blocks; its
+    // CTAs keep launch order.)
     if (causal && !persistent && !splitKV)
       orderCausalTiles(nest.cta, step);
     // Rewriting the steps erases them (nest.step among them): last.

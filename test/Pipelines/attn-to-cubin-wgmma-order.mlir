@@ -26,8 +26,8 @@ func.func @q_block_major(%q: !q, %k: !kv, %v: !kv, %o: !q) {
 // pair / 6.
 //       CHECK:   llvm.add %{{.*}}, %{{.*}} : i64
 //       CHECK:   %[[POS:.*]] = llvm.add %{{.*}}, %{{.*}} : i64
-//       CHECK:   %[[PAIR:.*]] = llvm.urem %[[POS]], %[[PAIRS]] : i64
 //       CHECK:   %[[ROUND:.*]] = llvm.udiv %[[POS]], %[[PAIRS]] : i64
 //       CHECK:   llvm.sub %[[ONE]], %[[ROUND]] : i64
+//       CHECK:   %[[PAIR:.*]] = llvm.urem %[[POS]], %[[PAIRS]] : i64
 //       CHECK:   llvm.urem %[[PAIR]], %[[HEADS]] : i64
 //       CHECK:   llvm.udiv %[[PAIR]], %[[HEADS]] : i64

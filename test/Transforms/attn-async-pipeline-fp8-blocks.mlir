@@ -19,8 +19,9 @@
 // (Causal: the CTA's tile is rebound, the last Q block of every head first;
 // test/Transforms/attn-async-pipeline.mlir.)
 //       CHECK:     %[[POS:.*]] = arith.addi %[[QB0]], %{{.*}} : index
+//       CHECK:     %[[ROUND:.*]] = arith.divui %[[POS]], %{{.*}} : index
+//       CHECK:     %[[QB:.*]] = arith.subi %{{.*}}, %[[ROUND]] : index
 //       CHECK:     %[[REST:.*]] = arith.remui %[[POS]], %{{.*}} : index
-//       CHECK:     %[[QB:.*]] = arith.subi %{{.*}}, %{{.*}} : index
 //       CHECK:     %[[H:.*]] = arith.remui %[[REST]], %c2{{.*}} : index
 //       CHECK:     %[[B:.*]] = arith.divui %[[REST]], %c2{{.*}} : index
 //       CHECK:     %[[QPOS:.*]] = arith.muli %[[QB]], %c128{{.*}}

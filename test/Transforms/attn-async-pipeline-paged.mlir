@@ -91,7 +91,6 @@ func.func @page256(%q: memref<1x4x1x64xbf16>, %k: memref<?x256x4x64xbf16>,
 // CHECK-LABEL: func.func @page256_static_cache
 //       CHECK:   scf.forall (%[[QP:[a-z0-9]+]], %{{.*}}) in
 //       CHECK:     %[[LASTP:.*]] = arith.subi
-//  CHECK-NEXT:     arith.constant false
 //  CHECK-NEXT:     arith.subi %[[LASTP]], %[[QP]] : index
 // WGMMA-LABEL: func.func @page256_static_cache
 func.func @page256_static_cache(%q: memref<1x4x300x64xbf16>, %k: memref<4x256x4x64xbf16>,

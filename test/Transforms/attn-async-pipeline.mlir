@@ -105,15 +105,15 @@ func.func @causal(%q: memref<1x4x256x64xbf16>, %k: memref<1x2x256x64xbf16>,
 // position p = q + nQ (h + H b) (attn-lower-to-nvvm's Q block fastest) takes
 // Q block nQ - 1 - p / (H B), head (p mod H B) mod H, batch (p mod H B) / H:
 // the last Q block of every (head, batch) pair first.
-//       CHECK:     %[[LAST:.*]] = arith.subi %[[NQ:.*]], %c1{{.*}} : index
-//       CHECK:     %[[PAIRS:.*]] = arith.muli %c4, %c1 : index
 //       CHECK:     %[[HB:.*]] = arith.muli %c4, %[[B]] : index
 //       CHECK:     %[[PAIR:.*]] = arith.addi %[[H]], %[[HB]] : index
-//       CHECK:     %[[NP:.*]] = arith.muli %[[NQ]], %[[PAIR]] : index
+//       CHECK:     %[[NP:.*]] = arith.muli %[[NQ:.*]], %[[PAIR]] : index
 //       CHECK:     %[[POS:.*]] = arith.addi %[[QB]], %[[NP]] : index
-//       CHECK:     %[[REST:.*]] = arith.remui %[[POS]], %[[PAIRS]] : index
+//       CHECK:     %[[PAIRS:.*]] = arith.muli %c4, %c1 : index
+//       CHECK:     %[[LAST:.*]] = arith.subi %[[NQ]], %c1{{.*}} : index
 //       CHECK:     %[[ROUND:.*]] = arith.divui %[[POS]], %[[PAIRS]] : index
 //       CHECK:     %[[QBR:.*]] = arith.subi %[[LAST]], %[[ROUND]] : index
+//       CHECK:     %[[REST:.*]] = arith.remui %[[POS]], %[[PAIRS]] : index
 //       CHECK:     %[[HR:.*]] = arith.remui %[[REST]], %c4 : index
 //       CHECK:     %[[BR:.*]] = arith.divui %[[REST]], %c4 : index
 //       CHECK:     arith.muli %[[QBR]], %c128
@@ -252,7 +252,6 @@ func.func @causal_kv_over_40mib(%q: !q, %k: !kv40p, %v: !kv40p, %o: !q) {
 // CHECK-LABEL: func.func @causal_kv_over_40mib
 //       CHECK:   scf.forall (%[[QO:[a-z0-9]+]], %{{.*}}) in (%c80, %c32, %c1) {
 //       CHECK:     %[[LASTO:.*]] = arith.subi %c80, %c1{{.*}} : index
-//  CHECK-NEXT:     arith.constant false
 //  CHECK-NEXT:     %[[QRO:.*]] = arith.subi %[[LASTO]], %[[QO]] : index
 //  CHECK-NEXT:     arith.muli %[[QRO]], %c128 : index
 
@@ -265,17 +264,18 @@ func.func @causal_dynamic(%q: !dq, %k: !dkv, %v: !dkv, %o: !dq) {
 // CHECK-LABEL: func.func @causal_dynamic
 //  CHECK-SAME:     %{{.*}}: memref<1x4x?x64xbf16>, %[[KD:[a-z0-9]+]]: memref<1x2x?x64xbf16>
 //       CHECK:   scf.forall (%[[QD:[a-z0-9]+]], %[[HD:[a-z0-9]+]], %[[BD:[a-z0-9]+]]) in (%{{.*}}, %c4, %c1) {
-//       CHECK:     %[[LASTD:.*]] = arith.subi
 // 2 (K and V) x 2 bytes x 1 x 2 x Nk x 64 against 40 MiB.
 //       CHECK:     %[[NKD:.*]] = memref.dim %[[KD]], %c2
 //       CHECK:     %[[BN:.*]] = arith.muli %{{.*}}, %[[NKD]] : index
 //       CHECK:     %[[BYTES:.*]] = arith.muli %[[BN]], %c64{{.*}} : index
 //       CHECK:     %[[FITS:.*]] = arith.cmpi ule, %[[BYTES]], %c41943040 : index
 //       CHECK:     %[[POSD:.*]] = arith.addi %[[QD]], %{{.*}} : index
-//       CHECK:     %[[MQ:.*]] = arith.subi %[[LASTD]], %{{.*}} : index
-//       CHECK:     %[[MH:.*]] = arith.remui
-//       CHECK:     %[[MB:.*]] = arith.divui
-//       CHECK:     %[[SQ:.*]] = arith.subi %[[LASTD]], %[[QD]] : index
+//       CHECK:     %[[ROUNDD:.*]] = arith.divui %[[POSD]], %{{.*}} : index
+//       CHECK:     %[[MQ:.*]] = arith.subi %{{.*}}, %[[ROUNDD]] : index
+//       CHECK:     %[[REST:.*]] = arith.remui %[[POSD]], %{{.*}} : index
+//       CHECK:     %[[MH:.*]] = arith.remui %[[REST]], %c4 : index
+//       CHECK:     %[[MB:.*]] = arith.divui %[[REST]], %c4 : index
+//       CHECK:     %[[SQ:.*]] = arith.subi %{{.*}}, %[[QD]] : index
 //       CHECK:     arith.select %[[FITS]], %[[MQ]], %[[SQ]] : index
 //       CHECK:     arith.select %[[FITS]], %[[MH]], %[[HD]] : index
 //       CHECK:     arith.select %[[FITS]], %[[MB]], %[[BD]] : index
