@@ -69,8 +69,7 @@ mlir::attn::defaultBlockSizes(KernelPath path, int64_t headDim,
                               bool fp8) {
   if (path == KernelPath::fma)
     return {64, blockN ? blockN : 16};
-  int64_t bn = blockN ? blockN : tensorCoreBlockN(headDim, fp8);
-  return {tensorCoreBlockM(headDim, bn, seqLenQ), bn};
+  return tensorCoreTile(headDim, fp8, seqLenQ, /*blockM=*/0, blockN);
 }
 
 void mlir::attn::buildCubinPipeline(OpPassManager &pm,
@@ -87,7 +86,7 @@ void mlir::attn::buildCubinPipeline(OpPassManager &pm,
     pm.nest<func::FuncOp>().addPass(createAttnDistributeRows());
     addDecomposition(pm);
   } else {
-    // Block sizes 0 let attn-tile pick them per D (tensorCoreBlockM/N);
+    // Block sizes 0 let attn-tile pick them per D (tensorCoreTile);
     // split-KV is for few query rows: one consumer warpgroup.
     addTiling(pm,
               options.blockM || options.splits == 1 ? int64_t(options.blockM)

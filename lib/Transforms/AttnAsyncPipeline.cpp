@@ -823,13 +823,14 @@ struct AttnAsyncPipelinePass
                                   "multiple of 16 up to 256, but got ")
              << s.blockN;
     int64_t accumulators = accumulatorsPerThread(s.blockN, s.headDim);
-    if (s.blockM / 64 == 3 && accumulators > kMaxThreeWarpgroupAccumulators)
+    int64_t room = maxThreeWarpgroupAccumulators(s.fp8());
+    if (s.blockM / 64 == 3 && accumulators > room)
       return nest.cta.emitOpError(
                  "attn-async-pipeline: with three consumer warpgroups "
                  "(BLOCK_M 192) ptxas has 128 registers per thread, room for ")
-             << kMaxThreeWarpgroupAccumulators
-             << " S and O accumulators (BLOCK_N / 2 + D / 2), but BLOCK_N "
-             << s.blockN << " and D " << s.headDim << " need " << accumulators
+             << room << " S and O accumulators (BLOCK_N / 2 + D / 2) beside "
+             << (s.fp8() ? "e4m3" : "16-bit") << " P, but BLOCK_N " << s.blockN
+             << " and D " << s.headDim << " need " << accumulators
              << "; use BLOCK_M 128 or a smaller BLOCK_N";
     if (persistentCtas < 0 || persistentCtas > kMaxGridX)
       return nest.cta.emitOpError("attn-async-pipeline: persistent-ctas must "

@@ -153,9 +153,8 @@ LogicalResult quantizeAttention(AttentionOp op, QuantizeOptions opts) {
                                "power-of-two head dim D, but got "
                             << d;
   // Block sizes 0: the tensor-core FP8 tile's.
-  int64_t bn = opts.blockN ? opts.blockN : tensorCoreBlockN(d, /*fp8=*/true);
-  int64_t bm =
-      opts.blockM ? opts.blockM : tensorCoreBlockM(d, bn, qType.getDimSize(2));
+  auto [bm, bn] = tensorCoreTile(d, /*fp8=*/true, qType.getDimSize(2),
+                                 opts.blockM, opts.blockN);
   ImplicitLocOpBuilder b(op.getLoc(), op);
   ArrayRef<int64_t> qs = qType.getShape(), ks = kType.getShape();
   int64_t group = qs[1] / ks[1];

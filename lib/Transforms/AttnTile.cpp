@@ -730,16 +730,11 @@ struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
     // Varlen: the sequences' Nq differ; max_seqlen_q is a value.
     int64_t nq = varlen ? ShapedType::kDynamic
                         : cast<MemRefType>(fwd.q.getType()).getDimSize(2);
-    int64_t bn =
-        blockN ? int64_t(blockN)
-               : tensorCoreBlockN(d, isa<Float8E4M3FNType>(
-                                         cast<MemRefType>(fwd.q.getType())
-                                             .getElementType()));
-    int64_t bm = blockM ? int64_t(blockM)
-                        : tensorCoreBlockM(d, bn,
-                                           ShapedType::isDynamic(nq)
-                                               ? std::nullopt
-                                               : std::optional(nq));
+    bool fp8 = isa<Float8E4M3FNType>(
+        cast<MemRefType>(fwd.q.getType()).getElementType());
+    auto [bm, bn] = tensorCoreTile(
+        d, fp8, ShapedType::isDynamic(nq) ? std::nullopt : std::optional(nq),
+        blockM, blockN);
     TileShape shape{bm, bn, packFactor(fwd, packGqa), fwd.splits};
     // A static total_q of 0: no query row to compute or store (views of
     // the empty rows would not verify), whatever the sequences.

@@ -1,8 +1,9 @@
-// RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline | FileCheck %s
+// RUN: attn-opt %s --attn-tile="block-m=128 block-n=128" --attn-causal-split --attn-async-pipeline | FileCheck %s
+// RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline | FileCheck %s --check-prefix=DEFAULT
 // RUN: attn-opt %s --attn-tile="block-m=128 block-n=192" --attn-causal-split --attn-async-pipeline | FileCheck %s --check-prefix=BN192
 
 // FP8 (FlashAttention-3 section 3.3) through the TMA + mbarrier pipeline,
-// D = 128, default tile 128 x 128. An e4m3 row of D is one 128-byte chunk,
+// D = 128, the two-warpgroup tile 128 x 128. An e4m3 row of D is one 128-byte chunk,
 // so Q and K are [1, rows, 128] tiles; the FP8 MMA reads B K-major only, so
 // V arrives stored as V^T (unit stride along Nk) and is read through its
 // transposed [B, H, D, Nk] view in [1, 1, D, 128] boxes: the ring holds
@@ -11,6 +12,13 @@
 // land on `loaded`; producer warps 1-3 permute the keys inside every
 // 16-byte unit of the V^T tile into P's A-register order, fence for the
 // async proxy and arrive on `full` (96 arrivals).
+// The default FP8 tile at D = 128 (Attn.h tensorCoreTile): 192 x 96, three
+// consumer warpgroups at 160 registers; a V^T box still holds 128 keys.
+// DEFAULT-LABEL: func.func @fp8(
+//       DEFAULT:   nvgpu.tma.create.descriptor %{{.*}} box[%{{.*}}, %{{.*}}, %c192{{.*}}, %c128{{.*}}] : memref<*xf8E4M3FN> -> <tensor = memref<1x1x192x128xf8E4M3FN
+//       DEFAULT:   nvgpu.tma.create.descriptor %{{.*}} box[%{{.*}}, %{{.*}}, %c96{{.*}}, %c128{{.*}}] : memref<*xf8E4M3FN> -> <tensor = memref<1x1x96x128xf8E4M3FN
+//       DEFAULT:   nvgpu.tma.create.descriptor %{{.*}} box[%{{.*}}, %{{.*}}, %c128{{.*}}, %c128{{.*}}] : memref<*xf8E4M3FN> -> <tensor = memref<1x1x128x128xf8E4M3FN
+//       DEFAULT:   attn.warp_specialize consumers(3) registers(24, 160) producer
 // CHECK-LABEL: func.func @fp8
 //  CHECK-SAME:   %[[Q:[a-z0-9]+]]: memref<1x4x?x128xf8E4M3FN{{.*}}>, %[[K:[a-z0-9]+]]: memref<1x2x?x128xf8E4M3FN{{.*}}>, %[[V:[a-z0-9]+]]: memref<1x2x?x128xf8E4M3FN, strided<[?, ?, 1, ?], offset: ?>>
 //       CHECK:   nvgpu.tma.create.descriptor %{{.*}} box[%{{.*}}, %{{.*}}, %c128{{.*}}, %c128{{.*}}] : memref<*xf8E4M3FN> -> <tensor = memref<1x1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>, swizzle = swizzle_128b

@@ -17,7 +17,7 @@ func.func @d64(%q: memref<1x2x256x64xbf16>, %k: memref<1x2x256x64xbf16>,
                %v: memref<1x2x256x64xbf16>, %o: memref<1x2x256x64xbf16>) {
   // BM: attn-async-pipeline-invalid.mlir:[[# @LINE + 10]]:3: error: 'scf.forall' op attn-async-pipeline: BLOCK_M must be 64, 128 or 192 (one to three consumer warpgroups of 64 rows), but got 32
   // BM4: error: 'scf.forall' op attn-async-pipeline: BLOCK_M must be 64, 128 or 192 (one to three consumer warpgroups of 64 rows), but got 256
-  // ACC3: error: 'scf.forall' op attn-async-pipeline: with three consumer warpgroups (BLOCK_M 192) ptxas has 128 registers per thread, room for 96 S and O accumulators (BLOCK_N / 2 + D / 2), but BLOCK_N 144 and D 64 need 104; use BLOCK_M 128 or a smaller BLOCK_N
+  // ACC3: error: 'scf.forall' op attn-async-pipeline: with three consumer warpgroups (BLOCK_M 192) ptxas has 128 registers per thread, room for 96 S and O accumulators (BLOCK_N / 2 + D / 2) beside 16-bit P, but BLOCK_N 144 and D 64 need 104; use BLOCK_M 128 or a smaller BLOCK_N
   // BUDGET3: error: 'attn.warp_specialize' op register budgets need 95232 registers per CTA, but an SM has 65536
   // BN: attn-async-pipeline-invalid.mlir:[[# @LINE + 6]]:3: error: 'scf.forall' op attn-async-pipeline: BLOCK_N must be a multiple of 16 up to 256, but got 24
   // STAGES: error: 'scf.forall' op attn-async-pipeline: stages must be 0 (chosen per D) or at least 2, but got 1

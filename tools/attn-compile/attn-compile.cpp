@@ -121,14 +121,15 @@ static cl::opt<std::string> quantizeFp8(
 static cl::opt<int64_t>
     blockM("block-m", cl::init(0),
            cl::desc("Default BLOCK_M, query rows per CTA (omitted: 192 for "
-                    "D <= 64 else 128 for wgmma, 64 rows per consumer "
-                    "warpgroup; 64 for fma, whose CTA runs BLOCK_M x "
-                    "lanes-per-row threads)"),
+                    "D <= 64 and for e4m3 at D <= 128, else 128 for wgmma, "
+                    "64 rows per consumer warpgroup; 64 for fma, whose CTA "
+                    "runs BLOCK_M x lanes-per-row threads)"),
            cl::cat(codegen));
 static cl::opt<int64_t>
     blockN("block-n", cl::init(0),
-           cl::desc("Default BLOCK_N, keys per K/V block (omitted: 128 for "
-                    "D <= 128 else 64 for wgmma, 16 for fma)"),
+           cl::desc("Default BLOCK_N, keys per K/V block (omitted: 96 for "
+                    "e4m3 with BLOCK_M 192 at 64 < D <= 128, else 128 for "
+                    "D <= 128 or e4m3, else 64 for wgmma; 16 for fma)"),
            cl::cat(codegen));
 static cl::opt<int64_t>
     splits("splits", cl::init(1),

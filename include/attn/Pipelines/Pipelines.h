@@ -56,13 +56,14 @@ enum class KernelPath {
 struct CubinPipelineOptions : PassPipelineOptions<CubinPipelineOptions> {
   Option<int64_t> blockM{
       *this, "block-m",
-      llvm::cl::desc("BLOCK_M (0: 192 for D <= 64 else 128 for wgmma, 64 = "
-                     "threads per CTA for fma)"),
+      llvm::cl::desc("BLOCK_M (0: 192 for D <= 64 and for FP8 at D <= 128, "
+                     "else 128 for wgmma; 64 = threads per CTA for fma)"),
       llvm::cl::init(0)};
   Option<int64_t> blockN{
       *this, "block-n",
-      llvm::cl::desc("BLOCK_N (0: 128 for D <= 128 else 64 for wgmma, 16 "
-                     "for fma)"),
+      llvm::cl::desc("BLOCK_N (0: 96 for FP8 with BLOCK_M 192 at 64 < D <= "
+                     "128, else 128 for D <= 128 or FP8, else 64 for wgmma; "
+                     "16 for fma)"),
       llvm::cl::init(0)};
   Option<KernelPath> path{
       *this, "path", llvm::cl::desc("Kernel path"),
@@ -175,11 +176,11 @@ constexpr int64_t kGpuCombineBlockM = 8;
 /// The path `automatic` resolves to for `chip`.
 KernelPath resolvePath(KernelPath path, llvm::StringRef chip);
 
-/// Block sizes a path uses where none are given (0): BLOCK_N = `blockN`
-/// when given, else 128 for D <= 128 or `fp8`, and 64 above on wgmma; BLOCK_M = 192
-/// (three consumer warpgroups) for D <= 64 and BLOCK_N <= 128 unless a
-/// static Nq pads badly, else 128 (two) (Attn.h, tensorCoreBlockM/N); fma
-/// 64 x 16.
+/// Block sizes a path uses where none are given (0): on wgmma, Attn.h's
+/// tensorCoreTile (BLOCK_M 192, three consumer warpgroups, for D <= 64 and
+/// for FP8 at D <= 128 unless a static Nq pads badly, else 128; BLOCK_N 96
+/// for FP8 with 192 rows at 64 < D <= 128, else 128 for D <= 128 or `fp8`,
+/// else 64); fma 64 x 16.
 std::pair<int64_t, int64_t>
 defaultBlockSizes(KernelPath path, int64_t headDim,
                   std::optional<int64_t> seqLenQ, int64_t blockN = 0,

@@ -134,11 +134,12 @@ def AttnTile : Pass<"attn-tile", "func::FuncOp"> {
   }];
   let options = [
     Option<"blockM", "block-m", "int64_t", "64",
-           "Query rows per tile (BLOCK_M; 0: 192 for D <= 64, else 128, "
-           "the tensor-core default)">,
+           "Query rows per tile (BLOCK_M; 0: the tensor-core default, 192 "
+           "for D <= 64 and for FP8 at D <= 128, else 128)">,
     Option<"blockN", "block-n", "int64_t", "64",
-           "Keys per K/V block (BLOCK_N; 0: 128 for D <= 128, else 64, the "
-           "tensor-core default)">,
+           "Keys per K/V block (BLOCK_N; 0: the tensor-core default, 96 for "
+           "FP8 with BLOCK_M 192 at 64 < D <= 128, else 128 for D <= 128 "
+           "or FP8, else 64)">,
     Option<"packGqa", "pack-gqa", "bool", "false",
            "Pack the query heads of a KV group into the rows of one tile "
            "(where Hq / Hkv is static and > 1)">,
@@ -175,7 +176,7 @@ def AttnQuantizeFP8 : Pass<"attn-quantize-fp8", "func::FuncOp"> {
       ([B, Hq, ceil(Nq / block-m)], `q_descale_block` = block-m) and per
       `block-n` keys of one KV head for K ([B, Hkv, ceil(Nk / block-n)],
       `k_descale_block` = block-n). Block sizes 0 are the tensor-core
-      tile's (Attn.h tensorCoreBlockN(D, fp8) and tensorCoreBlockM), so a
+      tile's (Attn.h tensorCoreTile: 192 x 96 at D 128), so a
       scale block is a tile of the FP8 kernel (FlashAttention-3's block
       quantization).
     Groups of V (`v-granularity`): `head`, per (batch, KV head), [B, Hkv];

@@ -15,6 +15,7 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include <optional>
+#include <utility>
 
 #include "attn/Dialect/Attn/IR/AttnOpsDialect.h.inc"
 
@@ -56,41 +57,70 @@ constexpr int64_t kMaxConsumerWarpgroups = 3;
 /// or two consumer warpgroups, 160 for three). ptxas still compiles the
 /// kernel for 65536 / threads registers (168 at 384 threads, 128 at 512),
 /// so with three consumer warpgroups a thread's S and O accumulators,
-/// BLOCK_N / 2 + D / 2 fp32 registers, must stay within
-/// kMaxThreeWarpgroupAccumulators (BLOCK_N 128 at D 64) or ptxas spills or
-/// fails.
+/// BLOCK_N / 2 + D / 2 fp32 registers, must leave room for P and the row
+/// statistics: at most maxThreeWarpgroupAccumulators(fp8), or ptxas spills
+/// or fails.
 constexpr int64_t kProducerRegisters = 24;
 inline int64_t defaultConsumerRegisters(int64_t consumerWarpgroups) {
   return consumerWarpgroups <= 2 ? 240 : 160;
 }
-constexpr int64_t kMaxThreeWarpgroupAccumulators = 96;
 inline int64_t accumulatorsPerThread(int64_t blockN, int64_t headDim) {
   return blockN / 2 + (headDim + 7) / 8 * 8 / 2;
 }
+/// 96 with 16-bit P (two per register: BLOCK_N 128 at D 64); 112 with e4m3
+/// P (four per register: BLOCK_N 96 at D 128 spills 4 B, BLOCK_N 128 at
+/// D 128 spills 600 B).
+inline int64_t maxThreeWarpgroupAccumulators(bool fp8) {
+  return fp8 ? 112 : 96;
+}
 
-/// The tensor-core path's tile when none is given. BLOCK_N: keys such that
-/// a consumer thread's S and O accumulators fit its registers. BLOCK_M: two
-/// consumer warpgroups of 64 rows, or three at D <= 64 (with BLOCK_N <=
-/// 128, which fits their registers), where the softmax's exp2 throughput,
-/// not the GEMMs, bounds a warpgroup (on an H200, D64 N8192 ran 441 -> 520
-/// TFLOP/s non-causal and 408 -> 489 causal). A static Nq keeps 128 rows
+/// The tensor-core BLOCK_M when none is given, for `blockN` keys: three
+/// consumer warpgroups of 64 rows (192) where their accumulators fit and
+/// the softmax, not the GEMMs, bounds a warpgroup (D <= 64, or FP8 at any D
+/// that fits: e4m3 GEMMs run at twice the bf16 rate, and MUFU's exp2 rate
+/// equals their time at D 128), else two (128). On an H200, D64 bf16 N8192
+/// ran 441 -> 520 TFLOP/s non-causal and 408 -> 489 causal; FP8 D128 (with
+/// BLOCK_N 96) Llama-3-8B prefill 961 -> 1011. A static Nq keeps 128 rows
 /// when 192-row blocks would compute 5% more padded rows (GPT-2's Nq =
 /// 1024: 1152 rows against 1024, 177 against 194 TFLOP/s).
 inline int64_t tensorCoreBlockM(int64_t headDim, int64_t blockN,
-                                std::optional<int64_t> seqLenQ) {
-  if (headDim > 64 || accumulatorsPerThread(blockN, headDim) >
-                          kMaxThreeWarpgroupAccumulators)
+                                std::optional<int64_t> seqLenQ,
+                                bool fp8 = false) {
+  if ((headDim > 64 && !fp8) || accumulatorsPerThread(blockN, headDim) >
+                                    maxThreeWarpgroupAccumulators(fp8))
     return 128;
   if (!seqLenQ)
     return 192;
   auto padded = [&](int64_t bm) { return (*seqLenQ + bm - 1) / bm * bm; };
   return padded(192) * 20 <= padded(128) * 21 ? 192 : 128;
 }
-/// The default BLOCK_N on the tensor cores: 128 for D <= 128 and for FP8
-/// (any multiple of 32 runs; 192, FlashAttention-3's FP8 tile, measured no
-/// faster at D = 128: docs/perf-notes.md), else 64.
-inline int64_t tensorCoreBlockN(int64_t headDim, bool fp8 = false) {
+
+/// The tensor-core BLOCK_N when none is given, for `blockM` rows: 96 for FP8
+/// at 64 < D <= 128 with three consumer warpgroups (the widest S tile whose
+/// accumulators fit them), else 128 for D <= 128 and for FP8 (any multiple
+/// of 32 runs; FlashAttention-3's 192 measured no faster with two
+/// warpgroups at D = 128: docs/perf-notes.md), else 64.
+inline int64_t tensorCoreBlockN(int64_t headDim, bool fp8, int64_t blockM) {
+  if (fp8 && headDim > 64 && headDim <= 128 && blockM == 192)
+    return 96;
   return headDim <= 128 || fp8 ? 128 : 64;
+}
+
+/// The tensor-core tile (BLOCK_M, BLOCK_N): `blockM` and `blockN` where
+/// given (non-zero), the rest chosen as above. With neither given, the
+/// three-warpgroup tile where a static Nq pads well, else the two's.
+inline std::pair<int64_t, int64_t>
+tensorCoreTile(int64_t headDim, bool fp8, std::optional<int64_t> seqLenQ,
+               int64_t blockM = 0, int64_t blockN = 0) {
+  if (!blockN && blockM)
+    return {blockM, tensorCoreBlockN(headDim, fp8, blockM)};
+  if (!blockN) {
+    int64_t bm = tensorCoreBlockM(headDim, tensorCoreBlockN(headDim, fp8, 192),
+                                  seqLenQ, fp8);
+    return {bm, tensorCoreBlockN(headDim, fp8, bm)};
+  }
+  return {blockM ? blockM : tensorCoreBlockM(headDim, blockN, seqLenQ, fp8),
+          blockN};
 }
 } // namespace mlir::attn
 
