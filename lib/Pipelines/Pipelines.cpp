@@ -65,11 +65,11 @@ KernelPath mlir::attn::resolvePath(KernelPath path, StringRef chip) {
 
 std::pair<int64_t, int64_t>
 mlir::attn::defaultBlockSizes(KernelPath path, int64_t headDim,
-                              std::optional<int64_t> seqLenQ, int64_t blockN,
-                              bool fp8) {
+                              std::optional<int64_t> seqLenQ, int64_t blockM,
+                              int64_t blockN, bool fp8) {
   if (path == KernelPath::fma)
-    return {64, blockN ? blockN : 16};
-  return tensorCoreTile(headDim, fp8, seqLenQ, /*blockM=*/0, blockN);
+    return {blockM ? blockM : 64, blockN ? blockN : 16};
+  return tensorCoreTile(headDim, fp8, seqLenQ, blockM, blockN);
 }
 
 void mlir::attn::buildCubinPipeline(OpPassManager &pm,

@@ -37,6 +37,8 @@
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <tuple>
+
 using namespace mlir;
 using namespace mlir::attn;
 namespace bundle = ::attn::bundle;
@@ -595,12 +597,12 @@ LogicalResult finishInspect(func::FuncOp func, const BundleOptions &opts,
                           "num_heads_kv");
   src.requestedBlockM = *blockM;
   src.requestedBlockN = *blockN;
-  auto [bm, bn] = defaultBlockSizes(path, key.headDim, key.seqLenQ, *blockN,
-                                    isFp8Attention(key));
-  key.blockM = *blockM                                    ? *blockM
-              : key.splits > 1 && path == KernelPath::wgmma ? kSplitKVBlockM
-                                                            : bm;
-  key.blockN = bn;
+  int64_t requestedM = *blockM ? *blockM
+                       : key.splits > 1 && path == KernelPath::wgmma
+                           ? kSplitKVBlockM
+                           : 0;
+  std::tie(key.blockM, key.blockN) = defaultBlockSizes(
+      path, key.headDim, key.seqLenQ, requestedM, *blockN, isFp8Attention(key));
   return success();
 }
 
@@ -1094,14 +1096,14 @@ LogicalResult pipelineOptions(KernelSource &src, const BundleOptions &opts,
                                    : "FP8 (e4m3) kernels have no split-KV "
                                      "yet");
   src.key.splits = pipeline.splits;
-  auto [bm, bn] = defaultBlockSizes(path, src.key.headDim, src.key.seqLenQ,
-                                    pipeline.blockN, isFp8Attention(src.key));
   src.key.path = path == KernelPath::wgmma ? "wgmma" : "fma";
-  src.key.blockM = pipeline.blockM ? pipeline.blockM
-                   : src.key.splits > 1 && path == KernelPath::wgmma
-                       ? kSplitKVBlockM
-                       : bm;
-  src.key.blockN = bn;
+  int64_t requestedM = pipeline.blockM ? int64_t(pipeline.blockM)
+                       : src.key.splits > 1 && path == KernelPath::wgmma
+                           ? kSplitKVBlockM
+                           : 0;
+  std::tie(src.key.blockM, src.key.blockN) =
+      defaultBlockSizes(path, src.key.headDim, src.key.seqLenQ, requestedM,
+                        pipeline.blockN, isFp8Attention(src.key));
   pipeline.blockM = src.key.blockM;
   pipeline.blockN = src.key.blockN;
   return success();

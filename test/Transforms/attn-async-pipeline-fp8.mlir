@@ -1,9 +1,12 @@
-// RUN: attn-opt %s --attn-tile="block-m=128 block-n=128" --attn-causal-split --attn-async-pipeline | FileCheck %s
+// RUN: attn-opt %s --attn-tile="block-m=128 block-n=0" --attn-causal-split --attn-async-pipeline | FileCheck %s
 // RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline | FileCheck %s --check-prefix=DEFAULT
+// RUN: attn-opt %s --attn-tile="block-m=192 block-n=0" --attn-causal-split --attn-async-pipeline | FileCheck %s --check-prefix=DEFAULT
+// RUN: attn-opt %s --attn-tile="block-m=0 block-n=64" --attn-causal-split --attn-async-pipeline | FileCheck %s --check-prefix=BN64
 // RUN: attn-opt %s --attn-tile="block-m=128 block-n=192" --attn-causal-split --attn-async-pipeline | FileCheck %s --check-prefix=BN192
 
 // FP8 (FlashAttention-3 section 3.3) through the TMA + mbarrier pipeline,
-// D = 128, the two-warpgroup tile 128 x 128. An e4m3 row of D is one 128-byte chunk,
+// D = 128, the two-warpgroup tile 128 x 128 (BLOCK_M 128 given, BLOCK_N
+// 128 by default). An e4m3 row of D is one 128-byte chunk,
 // so Q and K are [1, rows, 128] tiles; the FP8 MMA reads B K-major only, so
 // V arrives stored as V^T (unit stride along Nk) and is read through its
 // transposed [B, H, D, Nk] view in [1, 1, D, 128] boxes: the ring holds
@@ -19,6 +22,13 @@
 //       DEFAULT:   nvgpu.tma.create.descriptor %{{.*}} box[%{{.*}}, %{{.*}}, %c96{{.*}}, %c128{{.*}}] : memref<*xf8E4M3FN> -> <tensor = memref<1x1x96x128xf8E4M3FN
 //       DEFAULT:   nvgpu.tma.create.descriptor %{{.*}} box[%{{.*}}, %{{.*}}, %c128{{.*}}, %c128{{.*}}] : memref<*xf8E4M3FN> -> <tensor = memref<1x1x128x128xf8E4M3FN
 //       DEFAULT:   attn.warp_specialize consumers(3) registers(24, 160) producer
+// Only the 192 x 96 tile is FP8's three-warpgroup default: a given BLOCK_N
+// of 64 keeps 128 rows (and BLOCK_M 128 alone, above, BLOCK_N 128).
+// BN64-LABEL: func.func @fp8(
+//       BN64:   nvgpu.tma.create.descriptor %{{.*}} box[%{{.*}}, %{{.*}}, %c128{{.*}}, %c128{{.*}}] : memref<*xf8E4M3FN> -> <tensor = memref<1x1x128x128xf8E4M3FN
+//       BN64:   nvgpu.tma.create.descriptor %{{.*}} box[%{{.*}}, %{{.*}}, %c64{{.*}}, %c128{{.*}}] : memref<*xf8E4M3FN> -> <tensor = memref<1x1x64x128xf8E4M3FN
+//       BN64:   attn.warp_specialize consumers(2) registers(24, 240) producer
+
 // CHECK-LABEL: func.func @fp8
 //  CHECK-SAME:   %[[Q:[a-z0-9]+]]: memref<1x4x?x128xf8E4M3FN{{.*}}>, %[[K:[a-z0-9]+]]: memref<1x2x?x128xf8E4M3FN{{.*}}>, %[[V:[a-z0-9]+]]: memref<1x2x?x128xf8E4M3FN, strided<[?, ?, 1, ?], offset: ?>>
 //       CHECK:   nvgpu.tma.create.descriptor %{{.*}} box[%{{.*}}, %{{.*}}, %c128{{.*}}, %c128{{.*}}] : memref<*xf8E4M3FN> -> <tensor = memref<1x1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>, swizzle = swizzle_128b

@@ -121,7 +121,8 @@ static cl::opt<std::string> quantizeFp8(
 static cl::opt<int64_t>
     blockM("block-m", cl::init(0),
            cl::desc("Default BLOCK_M, query rows per CTA (omitted: 192 for "
-                    "D <= 64 and for e4m3 at D <= 128, else 128 for wgmma, "
+                    "D <= 64 and for e4m3 at D <= 128 with BLOCK_N 96 or "
+                    "none, else 128 for wgmma, "
                     "64 rows per consumer warpgroup; 64 for fma, whose CTA "
                     "runs BLOCK_M x lanes-per-row threads)"),
            cl::cat(codegen));

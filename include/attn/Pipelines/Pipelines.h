@@ -56,7 +56,8 @@ enum class KernelPath {
 struct CubinPipelineOptions : PassPipelineOptions<CubinPipelineOptions> {
   Option<int64_t> blockM{
       *this, "block-m",
-      llvm::cl::desc("BLOCK_M (0: 192 for D <= 64 and for FP8 at D <= 128, "
+      llvm::cl::desc("BLOCK_M (0: 192 for D <= 64 and for FP8 at D <= 128 "
+                     "with BLOCK_N 96 or none, "
                      "else 128 for wgmma; 64 = threads per CTA for fma)"),
       llvm::cl::init(0)};
   Option<int64_t> blockN{
@@ -176,15 +177,17 @@ constexpr int64_t kGpuCombineBlockM = 8;
 /// The path `automatic` resolves to for `chip`.
 KernelPath resolvePath(KernelPath path, llvm::StringRef chip);
 
-/// Block sizes a path uses where none are given (0): on wgmma, Attn.h's
-/// tensorCoreTile (BLOCK_M 192, three consumer warpgroups, for D <= 64 and
-/// for FP8 at D <= 128 unless a static Nq pads badly, else 128; BLOCK_N 96
-/// for FP8 with 192 rows at 64 < D <= 128, else 128 for D <= 128 or `fp8`,
-/// else 64); fma 64 x 16.
-std::pair<int64_t, int64_t>
-defaultBlockSizes(KernelPath path, int64_t headDim,
-                  std::optional<int64_t> seqLenQ, int64_t blockN = 0,
-                  bool fp8 = false);
+/// Block sizes a path uses: `blockM` and `blockN` where given (non-zero),
+/// the others chosen. On wgmma, Attn.h's tensorCoreTile: BLOCK_M 192 (three
+/// consumer warpgroups) for D <= 64 and for FP8 at D <= 128 with BLOCK_N 96
+/// or none, unless a static Nq pads badly, else 128; BLOCK_N 96 for FP8
+/// with 192 rows at 64 < D <= 128, else 128 for D <= 128 or `fp8`, else 64.
+/// fma: 64 x 16.
+std::pair<int64_t, int64_t> defaultBlockSizes(KernelPath path, int64_t headDim,
+                                              std::optional<int64_t> seqLenQ,
+                                              int64_t blockM = 0,
+                                              int64_t blockN = 0,
+                                              bool fp8 = false);
 
 void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
 void buildCubinPipeline(OpPassManager &pm, const CubinPipelineOptions &options);

@@ -135,7 +135,8 @@ def AttnTile : Pass<"attn-tile", "func::FuncOp"> {
   let options = [
     Option<"blockM", "block-m", "int64_t", "64",
            "Query rows per tile (BLOCK_M; 0: the tensor-core default, 192 "
-           "for D <= 64 and for FP8 at D <= 128, else 128)">,
+           "for D <= 64 and for FP8 at D <= 128 with BLOCK_N 96 or none, "
+           "else 128)">,
     Option<"blockN", "block-n", "int64_t", "64",
            "Keys per K/V block (BLOCK_N; 0: the tensor-core default, 96 for "
            "FP8 with BLOCK_M 192 at 64 < D <= 128, else 128 for D <= 128 "

@@ -74,20 +74,28 @@ inline int64_t maxThreeWarpgroupAccumulators(bool fp8) {
   return fp8 ? 112 : 96;
 }
 
+/// FP8's three-warpgroup BLOCK_N at 64 < D <= 128: 48 S accumulators beside
+/// D / 2 of O (the widest multiple of 32 that fits at D 128).
+constexpr int64_t kFP8ThreeWarpgroupBlockN = 96;
+
 /// The tensor-core BLOCK_M when none is given, for `blockN` keys: three
-/// consumer warpgroups of 64 rows (192) where their accumulators fit and
-/// the softmax, not the GEMMs, bounds a warpgroup (D <= 64, or FP8 at any D
-/// that fits: e4m3 GEMMs run at twice the bf16 rate, and MUFU's exp2 rate
-/// equals their time at D 128), else two (128). On an H200, D64 bf16 N8192
-/// ran 441 -> 520 TFLOP/s non-causal and 408 -> 489 causal; FP8 D128 (with
-/// BLOCK_N 96) Llama-3-8B prefill 961 -> 1011. A static Nq keeps 128 rows
-/// when 192-row blocks would compute 5% more padded rows (GPT-2's Nq =
-/// 1024: 1152 rows against 1024, 177 against 194 TFLOP/s).
+/// consumer warpgroups of 64 rows (192) where the softmax, not the GEMMs,
+/// bounds a warpgroup and the measured tiles fit: D <= 64 with BLOCK_N / 2
+/// + D / 2 <= 96, and FP8 at 64 < D <= 128 with BLOCK_N 96 (e4m3 GEMMs run
+/// at twice the bf16 rate, and MUFU's exp2 rate equals their time at
+/// D 128); else two (128). On an H200, D64 bf16 N8192 ran 441 -> 520
+/// TFLOP/s non-causal and 408 -> 489 causal; FP8 D128 Llama-3-8B prefill
+/// 961 -> 1011. A static Nq keeps 128 rows when 192-row blocks would compute
+/// 5% more padded rows (GPT-2's Nq = 1024: 1152 rows against 1024, 177
+/// against 194 TFLOP/s).
 inline int64_t tensorCoreBlockM(int64_t headDim, int64_t blockN,
                                 std::optional<int64_t> seqLenQ,
                                 bool fp8 = false) {
-  if ((headDim > 64 && !fp8) || accumulatorsPerThread(blockN, headDim) >
-                                    maxThreeWarpgroupAccumulators(fp8))
+  bool small = headDim <= 64 && accumulatorsPerThread(blockN, headDim) <=
+                                    maxThreeWarpgroupAccumulators(false);
+  bool fp8Tile = fp8 && headDim > 64 && headDim <= 128 &&
+                 blockN == kFP8ThreeWarpgroupBlockN;
+  if (!small && !fp8Tile)
     return 128;
   if (!seqLenQ)
     return 192;
@@ -95,14 +103,14 @@ inline int64_t tensorCoreBlockM(int64_t headDim, int64_t blockN,
   return padded(192) * 20 <= padded(128) * 21 ? 192 : 128;
 }
 
-/// The tensor-core BLOCK_N when none is given, for `blockM` rows: 96 for FP8
-/// at 64 < D <= 128 with three consumer warpgroups (the widest S tile whose
-/// accumulators fit them), else 128 for D <= 128 and for FP8 (any multiple
-/// of 32 runs; FlashAttention-3's 192 measured no faster with two
-/// warpgroups at D = 128: docs/perf-notes.md), else 64.
+/// The tensor-core BLOCK_N when none is given, for `blockM` rows:
+/// kFP8ThreeWarpgroupBlockN for FP8 at 64 < D <= 128 with three consumer
+/// warpgroups, else 128 for D <= 128 and for FP8 (any multiple of 32 runs;
+/// FlashAttention-3's 192 measured no faster with two warpgroups at
+/// D = 128: docs/perf-notes.md), else 64.
 inline int64_t tensorCoreBlockN(int64_t headDim, bool fp8, int64_t blockM) {
   if (fp8 && headDim > 64 && headDim <= 128 && blockM == 192)
-    return 96;
+    return kFP8ThreeWarpgroupBlockN;
   return headDim <= 128 || fp8 ? 128 : 64;
 }
 
