@@ -218,6 +218,14 @@ FailureOr<int64_t> blockSize(func::FuncOp func, StringRef name, int64_t dflt,
   return value.getInt();
 }
 
+/// The BLOCK_M passed to defaultBlockSizes: the given one, else a split-KV
+/// wgmma kernel's one consumer warpgroup, else 0 (the path's default).
+int64_t requestedBlockM(int64_t given, int64_t splits, KernelPath path) {
+  if (given)
+    return given;
+  return splits > 1 && path == KernelPath::wgmma ? kSplitKVBlockM : 0;
+}
+
 LogicalResult assignRoles(Operation *op,
                           ArrayRef<std::pair<Value, Operand>> operands,
                           KernelSource &src);
@@ -597,12 +605,9 @@ LogicalResult finishInspect(func::FuncOp func, const BundleOptions &opts,
                           "num_heads_kv");
   src.requestedBlockM = *blockM;
   src.requestedBlockN = *blockN;
-  int64_t requestedM = *blockM ? *blockM
-                       : key.splits > 1 && path == KernelPath::wgmma
-                           ? kSplitKVBlockM
-                           : 0;
   std::tie(key.blockM, key.blockN) = defaultBlockSizes(
-      path, key.headDim, key.seqLenQ, requestedM, *blockN, isFp8Attention(key));
+      path, key.headDim, key.seqLenQ,
+      requestedBlockM(*blockM, key.splits, path), *blockN, isFp8Attention(key));
   return success();
 }
 
@@ -1097,13 +1102,10 @@ LogicalResult pipelineOptions(KernelSource &src, const BundleOptions &opts,
                                      "yet");
   src.key.splits = pipeline.splits;
   src.key.path = path == KernelPath::wgmma ? "wgmma" : "fma";
-  int64_t requestedM = pipeline.blockM ? int64_t(pipeline.blockM)
-                       : src.key.splits > 1 && path == KernelPath::wgmma
-                           ? kSplitKVBlockM
-                           : 0;
-  std::tie(src.key.blockM, src.key.blockN) =
-      defaultBlockSizes(path, src.key.headDim, src.key.seqLenQ, requestedM,
-                        pipeline.blockN, isFp8Attention(src.key));
+  std::tie(src.key.blockM, src.key.blockN) = defaultBlockSizes(
+      path, src.key.headDim, src.key.seqLenQ,
+      requestedBlockM(pipeline.blockM, src.key.splits, path), pipeline.blockN,
+      isFp8Attention(src.key));
   pipeline.blockM = src.key.blockM;
   pipeline.blockN = src.key.blockN;
   return success();

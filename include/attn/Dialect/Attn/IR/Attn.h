@@ -77,6 +77,9 @@ inline int64_t maxThreeWarpgroupAccumulators(bool fp8) {
 /// FP8's three-warpgroup BLOCK_N at 64 < D <= 128: 48 S accumulators beside
 /// D / 2 of O (the widest multiple of 32 that fits at D 128).
 constexpr int64_t kFP8ThreeWarpgroupBlockN = 96;
+inline bool isFP8ThreeWarpgroupHeadDim(int64_t headDim) {
+  return headDim > 64 && headDim <= 128;
+}
 
 /// The tensor-core BLOCK_M when none is given, for `blockN` keys: three
 /// consumer warpgroups of 64 rows (192) where the softmax, not the GEMMs,
@@ -93,7 +96,7 @@ inline int64_t tensorCoreBlockM(int64_t headDim, int64_t blockN,
                                 bool fp8 = false) {
   bool small = headDim <= 64 && accumulatorsPerThread(blockN, headDim) <=
                                     maxThreeWarpgroupAccumulators(false);
-  bool fp8Tile = fp8 && headDim > 64 && headDim <= 128 &&
+  bool fp8Tile = fp8 && isFP8ThreeWarpgroupHeadDim(headDim) &&
                  blockN == kFP8ThreeWarpgroupBlockN;
   if (!small && !fp8Tile)
     return 128;
@@ -109,7 +112,7 @@ inline int64_t tensorCoreBlockM(int64_t headDim, int64_t blockN,
 /// FlashAttention-3's 192 measured no faster with two warpgroups at
 /// D = 128: docs/perf-notes.md), else 64.
 inline int64_t tensorCoreBlockN(int64_t headDim, bool fp8, int64_t blockM) {
-  if (fp8 && headDim > 64 && headDim <= 128 && blockM == 192)
+  if (fp8 && isFP8ThreeWarpgroupHeadDim(headDim) && blockM == 192)
     return kFP8ThreeWarpgroupBlockN;
   return headDim <= 128 || fp8 ? 128 : 64;
 }
@@ -120,11 +123,11 @@ inline int64_t tensorCoreBlockN(int64_t headDim, bool fp8, int64_t blockM) {
 inline std::pair<int64_t, int64_t>
 tensorCoreTile(int64_t headDim, bool fp8, std::optional<int64_t> seqLenQ,
                int64_t blockM = 0, int64_t blockN = 0) {
-  if (!blockN && blockM)
-    return {blockM, tensorCoreBlockN(headDim, fp8, blockM)};
   if (!blockN) {
-    int64_t bm = tensorCoreBlockM(headDim, tensorCoreBlockN(headDim, fp8, 192),
-                                  seqLenQ, fp8);
+    int64_t bm = blockM ? blockM
+                        : tensorCoreBlockM(headDim,
+                                           tensorCoreBlockN(headDim, fp8, 192),
+                                           seqLenQ, fp8);
     return {bm, tensorCoreBlockN(headDim, fp8, bm)};
   }
   return {blockM ? blockM : tensorCoreBlockM(headDim, blockN, seqLenQ, fp8),
