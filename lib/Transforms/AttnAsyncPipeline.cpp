@@ -339,9 +339,10 @@ void copyTransposedTile(OpBuilder &b, Location loc, Value desc, Value buffer,
 
 /// Where a CTA is in its sequence of tiles: the tile's ordinal (its Q
 /// barrier phase) and the K/V blocks of its earlier tiles (the ring's
-/// position). Both zero without a persistent loop.
+/// position), both zero without a persistent loop; and a persistent loop's
+/// tile, its number in decodeTile's order.
 struct TileState {
-  Value ordinal, blocksBefore;
+  Value ordinal, blocksBefore, index;
 };
 
 /// The ring position of block `kb` of a tile whose blocks start at
@@ -540,33 +541,35 @@ void rewriteConsumerLoop(scf::ForOp loop, const PipelineShape &s,
 // Persistent CTAs
 //===----------------------------------------------------------------------===//
 
-/// Starts `for tile = blockIdx.x; tile < numTiles; tile += gridDim.x` at
-/// `b`, carrying the tile's ordinal and the K/V blocks of earlier tiles
-/// (`tile`); leaves `b` before the loop's yield, which endTileLoop fills.
+/// Starts at `b` the loop over a persistent CTA's tiles, dealt back and
+/// forth in rounds of gridDim.x (dealtRounds, dealtTile), carrying the K/V
+/// blocks of earlier tiles (`tile`); leaves `b` before the loop's yield,
+/// which endTileLoop fills. The loop counts rounds, so its induction
+/// variable is the tile's ordinal.
 scf::ForOp beginTileLoop(OpBuilder &b, Location loc, Value numTiles,
                          TileState &tile) {
-  Value start = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-  Value stride = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+  Value x = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value g = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
   Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
-  auto loop =
-      scf::ForOp::create(b, loc, start, numTiles, stride, ValueRange{c0, c0});
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  auto loop = scf::ForOp::create(b, loc, c0, dealtRounds(b, loc, numTiles, x, g),
+                                 c1, ValueRange{c0});
   b.setInsertionPointToStart(loop.getBody());
+  Value round = loop.getInductionVar();
+  tile.index = dealtTile(b, loc, round, x, g);
   auto yield = scf::YieldOp::create(b, loc, loop.getRegionIterArgs());
   b.setInsertionPoint(yield);
-  tile = {loop.getRegionIterArgs()[0], loop.getRegionIterArgs()[1]};
+  tile.ordinal = round;
+  tile.blocksBefore = loop.getRegionIterArgs()[0];
   return loop;
 }
 
-/// The next tile: ordinal + 1, numBlocks more blocks through the ring.
+/// The next tile: numBlocks more blocks through the ring.
 void endTileLoop(scf::ForOp loop, Value numBlocks) {
   auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
   OpBuilder b(yield);
-  Location loc = loop.getLoc();
-  ValueRange args = loop.getRegionIterArgs();
-  yield->setOperands(ValueRange{
-      arith::AddIOp::create(b, loc, args[0],
-                            arith::ConstantIndexOp::create(b, loc, 1)),
-      arith::AddIOp::create(b, loc, args[1], numBlocks)});
+  yield->setOperands(ValueRange{arith::AddIOp::create(
+      b, loop.getLoc(), loop.getRegionIterArgs()[0], numBlocks)});
 }
 
 /// The (Q block, head, batch) of tile `t` of a CTA loop with upper bounds
@@ -664,20 +667,21 @@ void orderCausalTiles(scf::ForallOp cta, OnlineAttentionOp step) {
       });
 }
 
-/// Re-creates, at the start of tile loop `loop`, every value of the CTA
-/// body that depends on the CTA loop's (Q block, head, batch), for the tile
-/// the loop visits (decodeTile), and makes the loop use them; causal loops
+/// Re-creates, in tile loop `loop` after its tile `tileIndex`, every value
+/// of the CTA body that depends on the CTA loop's (Q block, head, batch),
+/// for that tile (decodeTile), and makes the loop use them; causal loops
 /// take `heaviestFirst`, so that every CTA's tiles are in longest-first
 /// order.
-LogicalResult bindTile(scf::ForallOp cta, scf::ForOp loop,
+LogicalResult bindTile(scf::ForallOp cta, scf::ForOp loop, Value tileIndex,
                        bool heaviestFirst) {
-  OpBuilder b = OpBuilder::atBlockBegin(loop.getBody());
+  OpBuilder b(loop.getContext());
+  b.setInsertionPointAfterValue(tileIndex);
   Location loc = cta.getLoc();
   SmallVector<Value> ub =
       getValueOrCreateConstantIndexOp(b, loc, cta.getMixedUpperBound());
   IRMapping map;
   map.map(cta.getInductionVars(),
-          decodeTile(b, loc, loop.getInductionVar(), ub, heaviestFirst));
+          decodeTile(b, loc, tileIndex, ub, heaviestFirst));
   // The CTA body's ops that read the induction variables, directly or not.
   DenseSet<Value> dependent(cta.getInductionVars().begin(),
                             cta.getInductionVars().end());
@@ -923,7 +927,13 @@ struct AttnAsyncPipelinePass
           host, loc, nest.epilogue.getO(), kWarpgroupRows, pack));
     if (persistent) {
       // The next tile's Q may land once every consumer thread is done with
-      // Q and the staged O (generic-proxy writes before TMA's).
+      // Q and, where the epilogue stages O in Q's tile, with the staged O
+      // (generic-proxy writes before TMA's). FP8 stages O in a buffer of
+      // its own, so Q is free after the K/V loops' last Q K^T, and the next
+      // tile's Q loads while the epilogue runs.
+      OpBuilder::InsertionGuard guard(b);
+      if (st.staging != st.qTile)
+        b.setInsertionPoint(nest.epilogue);
       NVVM::FenceProxyOp::create(
           b, loc, NVVM::ProxyKind::async_shared,
           NVVM::SharedSpaceAttr::get(b.getContext(),
@@ -931,8 +941,9 @@ struct AttnAsyncPipelinePass
       nvgpu::MBarrierArriveOp::create(
           b, loc, nvgpu::MBarrierTokenType::get(b.getContext()), st.qEmpty,
           c0);
-      endTileLoop(consumerLoop, numBlocks);
     }
+    if (persistent)
+      endTileLoop(consumerLoop, numBlocks);
     b.setInsertionPointToStart(&producer);
     Value p0 = arith::ConstantIndexOp::create(b, loc, 0);
     producerTile = {p0, p0};
@@ -967,8 +978,9 @@ struct AttnAsyncPipelinePass
                           consumerTile.blocksBefore);
     nest.loadQ.erase();
     if (persistent) {
-      if (failed(bindTile(nest.cta, consumerLoop, causal)) ||
-          failed(bindTile(nest.cta, producerLoop, causal)))
+      if (failed(bindTile(nest.cta, consumerLoop, consumerTile.index,
+                          causal)) ||
+          failed(bindTile(nest.cta, producerLoop, producerTile.index, causal)))
         return failure();
       nest.cta->setAttr("attn.persistent_ctas",
                         b.getI64IntegerAttr(persistentCtas));

@@ -127,4 +127,38 @@ Value stageTile(OpBuilder &b, Location loc, Value ring, Value slot) {
                                    ones);
 }
 
+/// CTA `cta`'s position in round `round`: cta, or ctas - 1 - cta when the
+/// round is odd.
+static Value dealtPosition(OpBuilder &b, Location loc, Value round, Value cta,
+                           Value ctas) {
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  Value odd = b.createOrFold<arith::CmpIOp>(
+      loc, arith::CmpIPredicate::ne,
+      b.createOrFold<arith::AndIOp>(loc, round, c1), c0);
+  Value mirrored = b.createOrFold<arith::SubIOp>(
+      loc, b.createOrFold<arith::SubIOp>(loc, ctas, c1), cta);
+  return b.createOrFold<arith::SelectOp>(loc, odd, mirrored, cta);
+}
+
+Value dealtRounds(OpBuilder &b, Location loc, Value numTiles, Value cta,
+                  Value ctas) {
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  Value full = b.createOrFold<arith::DivUIOp>(loc, numTiles, ctas);
+  Value rest = b.createOrFold<arith::RemUIOp>(loc, numTiles, ctas);
+  Value inLast = b.createOrFold<arith::CmpIOp>(
+      loc, arith::CmpIPredicate::ult, dealtPosition(b, loc, full, cta, ctas),
+      rest);
+  return b.createOrFold<arith::AddIOp>(
+      loc, full, b.createOrFold<arith::SelectOp>(loc, inLast, c1, c0));
+}
+
+Value dealtTile(OpBuilder &b, Location loc, Value round, Value cta,
+                Value ctas) {
+  return b.createOrFold<arith::AddIOp>(
+      loc, b.createOrFold<arith::MulIOp>(loc, round, ctas),
+      dealtPosition(b, loc, round, cta, ctas));
+}
+
 } // namespace mlir::attn::pipeline

@@ -73,6 +73,18 @@ void copyTile(OpBuilder &b, Location loc, Value desc, Value buffer, Value slot,
 /// dimension).
 Value stageTile(OpBuilder &b, Location loc, Value ring, Value slot);
 
+/// Persistent CTAs deal `numTiles` tiles in rounds of `ctas`, back and
+/// forth: round r gives CTA `cta` tile r * ctas + cta for even r and
+/// r * ctas + ctas - 1 - cta for odd r (dealtTile), so that with tiles
+/// numbered heaviest first each CTA's sum of tile costs evens out, where
+/// dealing round-robin gives CTA 0 the heaviest tile of every round. Every
+/// tile goes to exactly one CTA; a CTA takes the last, partial round when
+/// its tile there is below `numTiles`. Index values; constants fold.
+Value dealtRounds(OpBuilder &b, Location loc, Value numTiles, Value cta,
+                  Value ctas);
+Value dealtTile(OpBuilder &b, Location loc, Value round, Value cta,
+                Value ctas);
+
 } // namespace mlir::attn::pipeline
 
 #endif // ATTN_LIB_TRANSFORMS_PIPELINEBUILDERS_H

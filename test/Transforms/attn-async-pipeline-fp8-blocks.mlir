@@ -45,8 +45,12 @@
 //       CHECK:         %[[QK:.*]] = arith.mulf %[[Q]], %{{.*}} : f32
 //       CHECK:         attn.online_attention_mma {{.*}} descale(%[[QK]]) state({{.*}}) {{{.*}}mask = #attn.mask<causal>
 //   CHECK-NOT:   attn.load_rows
-// Persistent CTAs re-load the Q descale of each tile they visit.
+// Persistent CTAs re-load the Q descale of each tile they visit. FP8
+// stages O in a buffer of its own, so the consumers release Q (the Q-empty
+// barrier, 256 arrivals) after the K/V loops, before the epilogue: the
+// producer loads the next tile's Q while the epilogue runs.
 // PERS-LABEL: func.func @blocks
+//       PERS:   nvgpu.mbarrier.init %[[QEMPTY:[0-9]+]][%{{.*}}], %c256{{.*}} : <memorySpace = #gpu.address_space<workgroup>>
 //       PERS:   } consumer {
 //       PERS:     scf.for %{{.*}} = %{{.*}} to %{{.*}} step
 //       PERS:       %[[QI:.*]] = arith.divui %{{.*}}, %c128{{.*}}
@@ -54,6 +58,10 @@
 //       PERS:       scf.for
 //       PERS:         memref.load %{{.*}} : memref<1x1x2xf32>
 //       PERS:         arith.mulf %[[Q]], %{{.*}} : f32
+//       PERS:       } {attn.stage = "masked"}
+//  PERS-NEXT:       nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+//  PERS-NEXT:       nvgpu.mbarrier.arrive %[[QEMPTY]]
+//  PERS-NEXT:       attn.epilogue
 // attn-lower-to-wgmma: each K/V block's softmax scales S by
 // c = scale * log2(e) * qk_descale, its own block's product (0.1275 =
 // log2(e) / sqrt(128)).

@@ -25,35 +25,57 @@
 //       TS:     attn.epilogue {{.*}} staging(%{{.*}} : memref<2x128x64xf16{{.*}}) tma_store(
 // NOTS-NOT: tma_store
 
-// persistent-ctas: each region loops over tiles (blockIdx.x, += gridDim.x)
-// carrying the tile's ordinal (Q barrier phases) and the K/V blocks of
-// earlier tiles (ring position); causal tiles are numbered Q block slowest
-// and descending (heaviest first), with no rebinding of the CTA loop.
-// The producer waits on a Q-empty barrier (256 consumer arrivals; parity ^ 1
-// lets the first tile pass) before loading Q; the consumers fence their
-// staged O against the next TMA write and arrive on it after the epilogue.
+// persistent-ctas: each region loops over its CTA's rounds of tiles. Round
+// r of gridDim.x tiles gives CTA x tile r * gridDim.x + x for even r and
+// r * gridDim.x + gridDim.x - 1 - x for odd r (dealt back and forth); a CTA
+// takes the last round when its tile there is below the tile count. The
+// loop's induction variable is the tile's ordinal (Q barrier phases) and it
+// carries the K/V blocks of earlier tiles (ring position); causal tiles are
+// numbered Q block slowest and descending (heaviest first), with no
+// rebinding of the CTA loop. The producer waits on a Q-empty barrier (256
+// consumer arrivals; parity ^ 1 lets the first tile pass) before loading Q;
+// bf16 consumers stage O in Q's tile, so they fence their staged O against
+// the next TMA write and arrive on it after the epilogue.
 // PERS-LABEL: func.func @causal
 //       PERS:   %[[QBAR:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>>
 //       PERS:   %[[FULL:.*]] = nvgpu.mbarrier.create -> <{{.*}}num_barriers = 4>
 //       PERS:   %[[EMPTY:.*]] = nvgpu.mbarrier.create -> <{{.*}}num_barriers = 4>
 //       PERS:   %[[QEMPTY:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>>
 //       PERS:   nvgpu.mbarrier.init %[[QEMPTY]][%{{.*}}], %c256
+//       PERS:   %[[NT:.*]] = arith.muli %{{.*}}, %c1 : index
 //       PERS:   attn.warp_specialize
 //       PERS:     %[[BID:.*]] = gpu.block_id x
 //       PERS:     %[[GDIM:.*]] = gpu.grid_dim x
-//       PERS:     scf.for %[[T:.*]] = %[[BID]] to %{{.*}} step %[[GDIM]] iter_args(%[[ORD:.*]] = %{{.*}}, %[[BEFORE:.*]] = %{{.*}}) -> (index, index) {
+//       PERS:     %[[FULLR:.*]] = arith.divui %[[NT]], %[[GDIM]] : index
+//  PERS-NEXT:     %[[REST:.*]] = arith.remui %[[NT]], %[[GDIM]] : index
+//       PERS:     %[[LODD:.*]] = arith.andi %[[FULLR]], %c1{{[_0-9]*}} : index
+//  PERS-NEXT:     %[[LISODD:.*]] = arith.cmpi ne, %[[LODD]], %c0{{[_0-9]*}} : index
+//  PERS-NEXT:     %[[LAST:.*]] = arith.subi %[[GDIM]], %c1{{[_0-9]*}} : index
+//  PERS-NEXT:     %[[LMIR:.*]] = arith.subi %[[LAST]], %[[BID]] : index
+//  PERS-NEXT:     %[[LPOS:.*]] = arith.select %[[LISODD]], %[[LMIR]], %[[BID]] : index
+//  PERS-NEXT:     %[[INLAST:.*]] = arith.cmpi ult, %[[LPOS]], %[[REST]] : index
+//  PERS-NEXT:     %[[EXTRA:.*]] = arith.select %[[INLAST]], %c1{{[_0-9]*}}, %c0{{[_0-9]*}} : index
+//  PERS-NEXT:     %[[ROUNDS:.*]] = arith.addi %[[FULLR]], %[[EXTRA]] : index
+//  PERS-NEXT:     scf.for %[[R:.*]] = %c0{{[_0-9]*}} to %[[ROUNDS]] step %c1{{[_0-9]*}} iter_args(%[[BEFORE:.*]] = %c0{{[_0-9]*}}) -> (index) {
+//       PERS:       %[[ODD:.*]] = arith.andi %[[R]], %c1{{[_0-9]*}} : index
+//  PERS-NEXT:       %[[ISODD:.*]] = arith.cmpi ne, %[[ODD]], %c0{{[_0-9]*}} : index
+//  PERS-NEXT:       %[[L2:.*]] = arith.subi %[[GDIM]], %c1{{[_0-9]*}} : index
+//  PERS-NEXT:       %[[MIR:.*]] = arith.subi %[[L2]], %[[BID]] : index
+//  PERS-NEXT:       %[[POS:.*]] = arith.select %[[ISODD]], %[[MIR]], %[[BID]] : index
+//  PERS-NEXT:       %[[BASE:.*]] = arith.muli %[[R]], %[[GDIM]] : index
+//  PERS-NEXT:       %[[T:.*]] = arith.addi %[[BASE]], %[[POS]] : index
 //       PERS:       arith.divui %[[T]], %{{.*}} : index
-//       PERS:       arith.remui %[[ORD]], %c2
+//       PERS:       arith.remui %[[R]], %c2
 //       PERS:       arith.xori
 //       PERS:       nvgpu.mbarrier.try_wait.parity %[[QEMPTY]]
 //       PERS:       nvgpu.tma.async.load
 //       PERS:       scf.for %[[KB:.*]] = {{.*}} {
 //       PERS:         %[[G:.*]] = arith.addi %[[KB]], %[[BEFORE]] : index
 //       PERS:         arith.remui %[[G]], %c4
-//       PERS:       scf.yield %{{.*}}, %{{.*}} : index, index
+//       PERS:       scf.yield %{{.*}} : index
 //       PERS:   } consumer {
-//       PERS:     scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[CORD:.*]] = %{{.*}}, %[[CBEFORE:.*]] = %{{.*}}) -> (index, index) {
-//       PERS:       arith.remui %[[CORD]], %c2
+//       PERS:     scf.for %[[CR:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[CBEFORE:.*]] = %{{.*}}) -> (index) {
+//       PERS:       arith.remui %[[CR]], %c2
 //       PERS:       nvgpu.mbarrier.try_wait.parity %[[QBAR]]
 //       PERS:       scf.for %[[CKB:[a-z0-9_]+]] =
 //       PERS:         arith.addi %[[CKB]], %[[CBEFORE]] : index
