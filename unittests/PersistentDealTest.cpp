@@ -49,9 +49,8 @@ protected:
   /// The tiles CTA `cta` of `ctas` takes of `numTiles`, in order.
   std::vector<int64_t> tilesOf(int64_t cta, int64_t ctas, int64_t numTiles) {
     Location loc = builder.getUnknownLoc();
-    int64_t rounds =
-        folded(dealtRounds(builder, loc, index(numTiles), index(cta),
-                           index(ctas)));
+    int64_t rounds = folded(
+        dealtRounds(builder, loc, index(numTiles), index(cta), index(ctas)));
     std::vector<int64_t> tiles;
     for (int64_t r = 0; r < rounds; ++r)
       tiles.push_back(
@@ -74,8 +73,8 @@ TEST_F(PersistentDeal, EveryTileOnceAndBalanced) {
   for (int64_t tiles : {1, 131, 132, 133, 264, 1376, 2816})
     grids.emplace_back(132, tiles);
   for (auto [ctas, numTiles] : grids) {
-    SCOPED_TRACE(testing::Message() << ctas << " CTAs, " << numTiles
-                                    << " tiles");
+    SCOPED_TRACE(testing::Message()
+                 << ctas << " CTAs, " << numTiles << " tiles");
     std::vector<int> seen(numTiles, 0);
     std::vector<int64_t> cost(ctas, 0);
     for (int64_t cta = 0; cta < ctas; ++cta) {
@@ -88,8 +87,8 @@ TEST_F(PersistentDeal, EveryTileOnceAndBalanced) {
         cost[cta] += numTiles - t;
       }
     }
-    EXPECT_TRUE(std::all_of(seen.begin(), seen.end(),
-                            [](int n) { return n == 1; }));
+    EXPECT_TRUE(
+        std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
     auto [lo, hi] = std::minmax_element(cost.begin(), cost.end());
     EXPECT_LE(*hi - *lo, ctas);
   }

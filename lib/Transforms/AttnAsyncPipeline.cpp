@@ -552,8 +552,8 @@ scf::ForOp beginTileLoop(OpBuilder &b, Location loc, Value numTiles,
   Value g = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
   Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
   Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
-  auto loop = scf::ForOp::create(b, loc, c0, dealtRounds(b, loc, numTiles, x, g),
-                                 c1, ValueRange{c0});
+  auto loop = scf::ForOp::create(
+      b, loc, c0, dealtRounds(b, loc, numTiles, x, g), c1, ValueRange{c0});
   b.setInsertionPointToStart(loop.getBody());
   Value round = loop.getInductionVar();
   tile.index = dealtTile(b, loc, round, x, g);
@@ -939,8 +939,7 @@ struct AttnAsyncPipelinePass
           NVVM::SharedSpaceAttr::get(b.getContext(),
                                      NVVM::SharedSpace::shared_cta));
       nvgpu::MBarrierArriveOp::create(
-          b, loc, nvgpu::MBarrierTokenType::get(b.getContext()), st.qEmpty,
-          c0);
+          b, loc, nvgpu::MBarrierTokenType::get(b.getContext()), st.qEmpty, c0);
     }
     if (persistent)
       endTileLoop(consumerLoop, numBlocks);
@@ -978,8 +977,8 @@ struct AttnAsyncPipelinePass
                           consumerTile.blocksBefore);
     nest.loadQ.erase();
     if (persistent) {
-      if (failed(bindTile(nest.cta, consumerLoop, consumerTile.index,
-                          causal)) ||
+      if (failed(
+              bindTile(nest.cta, consumerLoop, consumerTile.index, causal)) ||
           failed(bindTile(nest.cta, producerLoop, producerTile.index, causal)))
         return failure();
       nest.cta->setAttr("attn.persistent_ctas",

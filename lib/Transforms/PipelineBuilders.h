@@ -82,8 +82,7 @@ Value stageTile(OpBuilder &b, Location loc, Value ring, Value slot);
 /// its tile there is below `numTiles`. Index values; constants fold.
 Value dealtRounds(OpBuilder &b, Location loc, Value numTiles, Value cta,
                   Value ctas);
-Value dealtTile(OpBuilder &b, Location loc, Value round, Value cta,
-                Value ctas);
+Value dealtTile(OpBuilder &b, Location loc, Value round, Value cta, Value ctas);
 
 } // namespace mlir::attn::pipeline
 
