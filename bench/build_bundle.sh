@@ -10,6 +10,9 @@
 #          key, bench/specs_fp8_tiles.json), for attn-run in device_check.sh;
 #   fp8_exact: the fp8 kernels without the lazy row max (--fp8-lazy-max=false),
 #          for fp8_check.py --exact;
+#   persistent: dynamic-length FP8 and bf16 kernels as persistent kernels of
+#          132 CTAs (bench/specs_persistent.json), for attn-run on grids whose
+#          tile counts leave odd and partial rounds (device_check.sh);
 #   decode_s<S>: split-KV decode kernels with S K/V splits (S = 1: unsplit)
 #          (bench/specs_decode.json), for bench/decode_check.py;
 #   decode_pack_s<S>: the same with GQA packing where the head counts are
@@ -54,13 +57,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${ATTN_BUILD_DIR:-build}
 OUT=${ATTN_BUNDLE_ROOT:-$BUILD/bundles}
-rm -rf "$OUT/bench" "$OUT/tma" "$OUT/tma_fma" "$OUT/fp8" "$OUT/fp8_tiles" "$OUT/fp8_exact" "$OUT"/fp8_quantized "$OUT"/fp8q_* "$OUT"/decode_s* "$OUT"/decode_pack_* "$OUT"/paged_* "$OUT"/varlen* "$OUT/bwd"
+rm -rf "$OUT/bench" "$OUT/tma" "$OUT/tma_fma" "$OUT/fp8" "$OUT/fp8_tiles" "$OUT/fp8_exact" "$OUT/persistent" "$OUT"/fp8_quantized "$OUT"/fp8q_* "$OUT"/decode_s* "$OUT"/decode_pack_* "$OUT"/paged_* "$OUT"/varlen* "$OUT/bwd"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs.json -o "$OUT/bench" "$@"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_tma.json -o "$OUT/tma" "$@"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_tma.json -o "$OUT/tma_fma" --path=fma "$@"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_fp8.json -o "$OUT/fp8" "$@"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_fp8_tiles.json -o "$OUT/fp8_tiles" "$@"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_fp8.json --fp8-lazy-max=false -o "$OUT/fp8_exact" "$@"
+"$BUILD/bin/attn-compile" --spec-file=bench/specs_persistent.json --persistent-ctas=132 \
+  -o "$OUT/persistent" "$@"
 for s in 1 4 16 32 128; do
   "$BUILD/bin/attn-compile" --spec-file=bench/specs_decode.json --splits=$s -o "$OUT/decode_s$s" "$@"
   "$BUILD/bin/attn-compile" --spec-file=bench/specs_decode_pack.json --splits=$s -o "$OUT/decode_pack_s$s" "$@"

@@ -48,6 +48,19 @@ if [ -d $B/fp8_tiles ]; then
     grep -E "^ +[0-9]+ |kernels passed" "$LOG/attn-run-fp8-tiles.log"
   done
 fi
+# Persistent kernels (132 CTAs): tiles dealt back and forth in rounds, so
+# the 192-row kernels' grids of 216 tiles (one full round and a partial odd
+# one), 4 (fewer tiles than CTAs) and 2816 (21 full rounds and a partial
+# odd one) must each compute every tile once.
+if [ -d $B/persistent ]; then
+  for shape in "--batch=3 --heads-q=12 --heads-kv=4 --seqlen-q=1000 --seqlen-k=3001" \
+               "--batch=1 --heads-q=2 --heads-kv=1 --seqlen-q=300 --seqlen-k=300" \
+               "--batch=2 --heads-q=64 --heads-kv=8 --seqlen-q=4097 --seqlen-k=4097"; do
+    step "attn-run persistent $shape" timeout 300 ../build/bin/attn-run $B/persistent \
+      $shape > "$LOG/attn-run-persistent.log" 2>&1
+    grep -E "^ +[0-9]+ |kernels passed" "$LOG/attn-run-persistent.log"
+  done
+fi
 # attn-run's reference kernels against fp64 (forward and backward), then
 # the backward kernels through attn_bwd against the reference backward.
 step "attn-reference-check" timeout 120 ../build/bin/attn-reference-check \
