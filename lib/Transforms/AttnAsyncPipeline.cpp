@@ -940,9 +940,8 @@ struct AttnAsyncPipelinePass
                                      NVVM::SharedSpace::shared_cta));
       nvgpu::MBarrierArriveOp::create(
           b, loc, nvgpu::MBarrierTokenType::get(b.getContext()), st.qEmpty, c0);
-    }
-    if (persistent)
       endTileLoop(consumerLoop, numBlocks);
+    }
     b.setInsertionPointToStart(&producer);
     Value p0 = arith::ConstantIndexOp::create(b, loc, 0);
     producerTile = {p0, p0};
