@@ -1378,12 +1378,13 @@ static Status buildParams(const DriverApi &driver, const KernelEntry &entry,
   return Status::success();
 }
 
-/// A persistent kernel runs at most one CTA per SM of `device` (it needs a
-/// whole SM's shared memory): more would wait for a second wave.
+/// A persistent kernel's attention launch (`which`) runs at most one CTA
+/// per SM of `device` (it needs a whole SM's shared memory): more would wait
+/// for a second wave.
 static void capPersistentGrid(const DriverApi &driver,
-                              const KernelEntry &kernel, CUdevice device,
-                              std::array<int64_t, 3> &grid) {
-  if (kernel.persistentCtas <= 0)
+                              const KernelEntry &kernel, size_t which,
+                              CUdevice device, std::array<int64_t, 3> &grid) {
+  if (kernel.persistentCtas <= 0 || which != kernel.persistentLaunch())
     return;
   if (int sms = deviceSMs(driver, device); sms > 0)
     grid[0] = std::min<int64_t>(grid[0], sms);
@@ -1397,7 +1398,7 @@ static CUresult enqueue(const DriverApi &driver, const KernelEntry &entry,
   llvm::SmallVector<void *, 64> &pointers = params.pointers;
   const bundle::KernelLaunch &kernel = entry.launch(which);
   std::array<int64_t, 3> grid = gridOf(kernel, args);
-  capPersistentGrid(driver, entry, device, grid);
+  capPersistentGrid(driver, entry, which, device, grid);
   auto function = reinterpret_cast<CUfunction>(handle);
   const auto &threads = kernel.threads;
   const auto &cluster = kernel.cluster;

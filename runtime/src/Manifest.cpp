@@ -762,13 +762,6 @@ static llvm::Error checkLaunch(const KernelEntry &kernel,
         return err;
     }
   }
-  // A persistent kernel's grid is its CTA count: nothing scales with the call.
-  if (kernel.persistentCtas < 0 ||
-      (kernel.persistentCtas > 0 &&
-       (kernel.grid[0].constant != kernel.persistentCtas ||
-        !kernel.grid[0].terms.empty() || kernel.key.path != "wgmma")))
-    return corrupt(at + ".persistent_ctas",
-                   "must be absent, or the constant grid x of a wgmma kernel");
   // Bounds per entry first, so that the products cannot overflow.
   int64_t threads = 1, cluster = 1;
   for (int64_t t : kernel.threads) {
@@ -1358,6 +1351,26 @@ static llvm::Error checkQuantizedCopies(const KernelEntry &kernel,
   return llvm::Error::success();
 }
 
+/// A persistent kernel's attention grid is its CTA count (nothing scales
+/// with the call); its other launches, if any, are a quantized kernel's
+/// quantize launches (split-KV's combine reads what every tile wrote).
+static llvm::Error checkPersistent(const KernelEntry &kernel,
+                                   const std::string &at) {
+  if (kernel.persistentCtas == 0)
+    return llvm::Error::success();
+  const GridDim &x = kernel.launch(kernel.persistentLaunch()).grid[0];
+  if (kernel.persistentCtas < 0 || x.constant != kernel.persistentCtas ||
+      !x.terms.empty() || kernel.key.path != "wgmma")
+    return corrupt(at + ".persistent_ctas",
+                   "must be absent, or the constant grid x of a wgmma "
+                   "kernel's attention launch (a quantized kernel's last)");
+  if (!kernel.then.empty() && !kernel.isQuantized())
+    return corrupt(at + ".persistent_ctas",
+                   "a kernel of several launches is not persistent, unless "
+                   "they are a quantized kernel's quantize launches");
+  return llvm::Error::success();
+}
+
 /// Split-KV's shape: `splits` > 1 exactly when the kernel has later
 /// launches and a workspace; each buffer a shape of 1 to 8 extents that are
 /// functions of the operands' sizes; each later launch a valid launch.
@@ -1372,9 +1385,8 @@ static llvm::Error checkLaunches(const KernelEntry &kernel,
     return corrupt(at + ".key.splits",
                    "must be in [1, 256], and above 1 exactly when the kernel "
                    "has later launches (then) and a workspace");
-  if (kernel.persistentCtas > 0 && !kernel.then.empty())
-    return corrupt(at + ".persistent_ctas", "a kernel of several launches "
-                                            "is not persistent");
+  if (llvm::Error err = checkPersistent(kernel, at))
+    return err;
   for (const auto &[i, buffer] : llvm::enumerate(kernel.workspace)) {
     std::string where = llvm::formatv("{0}.workspace[{1}]", at, i).str();
     if (buffer.name.empty() || buffer.shape.empty() || buffer.shape.size() > 8)

@@ -249,9 +249,10 @@ struct KernelEntry : KernelLaunch {
   /// for a call are variants of one kernel: the runtime launches the first
   /// in the manifest unless a tuning choice names another (Bundle::tune).
   std::string variant;
-  /// A persistent kernel (attn-async-pipeline persistent-ctas): its CTAs
-  /// loop over the tiles, so any grid x computes the same result; the
-  /// runtime launches min(grid x, the device's SM count). 0: not persistent.
+  /// A persistent kernel (attn-async-pipeline persistent-ctas): the CTAs of
+  /// its attention launch (persistentLaunch) loop over the tiles, so any
+  /// grid x computes the same result; the runtime launches min(grid x, the
+  /// device's SM count). 0: not persistent.
   int64_t persistentCtas = 0;
   std::vector<KernelLaunch> then;
   std::vector<Workspace> workspace;
@@ -263,6 +264,10 @@ struct KernelEntry : KernelLaunch {
   const KernelLaunch &launch(size_t i) const {
     return i == 0 ? static_cast<const KernelLaunch &>(*this) : then[i - 1];
   }
+  /// The launch `persistentCtas` describes: the attention, which is the last
+  /// launch of a quantized kernel (after its quantize launches) and the only
+  /// launch of any other persistent one.
+  size_t persistentLaunch() const { return isQuantized() ? then.size() : 0; }
 };
 
 struct Manifest {

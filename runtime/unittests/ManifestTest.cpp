@@ -1412,6 +1412,44 @@ TEST(ManifestQuantized, RoundTripsAsVersion4) {
                    "buffers, their tensor maps) need version 4");
 }
 
+/// persistent_ctas of a quantized kernel describes its attention (the last
+/// launch): its grid x must be the CTA count; the quantize launches keep
+/// grids that scale with the shape.
+TEST(ManifestQuantized, PersistentCtasDescribeTheAttentionLaunch) {
+  auto persistent = [](KernelEntry &k) {
+    attention(k).grid[0] = GridDim{132, {}};
+    k.persistentCtas = 132;
+  };
+  EXPECT_EQ(quantizedError(persistent), "");
+  EXPECT_ERROR_HAS(quantizedError([&](KernelEntry &k) {
+                     persistent(k);
+                     attention(k).grid[0] = GridDim{4, {}};
+                   }),
+                   "kernels[0].persistent_ctas: must be absent, or the "
+                   "constant grid x of a wgmma kernel's attention launch");
+  // The quantize launch's grid is not the one that must match.
+  EXPECT_ERROR_HAS(quantizedError([&](KernelEntry &k) {
+                     persistent(k);
+                     attention(k).grid[0] = GridDim{8, {}};
+                     k.grid[0] = GridDim{132, {}};
+                   }),
+                   "kernels[0].persistent_ctas");
+}
+
+/// Other kernels of several launches (split-KV: the combine reads every
+/// tile's partial results) are never persistent.
+TEST(Manifest, SplitKernelsAreNotPersistent) {
+  KernelEntry k = splitKernel("k", 4);
+  k.key.path = "wgmma";
+  k.grid[0] = GridDim{132, {}};
+  k.persistentCtas = 132;
+  llvm::Expected<Manifest> parsed = parseManifest(manifestText(manifestOf({k})));
+  ASSERT_FALSE(bool(parsed));
+  EXPECT_ERROR_HAS(llvm::toString(parsed.takeError()),
+                   "kernels[0].persistent_ctas: a kernel of several launches "
+                   "is not persistent");
+}
+
 TEST(ManifestQuantized, KeyIsStaticBf16Wgmma) {
   EXPECT_EQ(quantizedError([](KernelEntry &) {}), "");
   EXPECT_ERROR_HAS(quantizedError([](KernelEntry &k) { k.key.dtype = "f16"; }),

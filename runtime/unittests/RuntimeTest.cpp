@@ -2112,6 +2112,23 @@ TEST_F(FakeLaunch, QuantizedKernelsAreSelectedOnlyWhenAsked) {
                 ATTN_ERROR_NO_MATCHING_KERNEL, "quantize=fp8");
 }
 
+/// A persistent quantized kernel: only its attention launch (the last) is
+/// capped at the SM count; the quantize launch keeps its grid.
+TEST_F(FakeLaunch, QuantizedPersistentKernelCapsOnlyTheAttention) {
+  KernelEntry k = quantizedKernel("qf");
+  k.then.back().grid[0] = GridDim{132, {}};
+  k.grid[0] = GridDim{200, {}};
+  k.persistentCtas = 132;
+  load({k});
+  attn_fwd_args args = smallArgs(/*lse=*/true);
+  args.quantize = ATTN_QUANTIZE_FP8;
+  state.multiprocessors = 114;
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  ASSERT_EQ(state.launches.size(), 2u);
+  EXPECT_EQ(state.launches[0].grid[0], 200u);
+  EXPECT_EQ(state.launches[1].grid[0], 114u);
+}
+
 TEST_F(FakeLaunch, QuantizeArgumentIsChecked) {
   load({quantizedKernel("qf")});
   attn_fwd_args args = smallArgs(/*lse=*/true);
