@@ -431,6 +431,10 @@ const Shape kLongShape{1, 2, 2, 300, 40, 64, false, 8, 8};
 /// blocks take the chunk loop of static trip count, the tails (Nq = 80,
 /// Nk = 72) the dynamic one.
 const Shape kWholeShape{1, 4, 2, 80, 72, 64, true, 8, 8};
+/// V^T is copied by CTAs of 128 keys: Nk = 300 gives two whole CTAs (their
+/// rows loaded straight-line, every load first) and one of 44 keys (the
+/// guarded loop, zero past Nk).
+const Shape kKeyBlocksShape{1, 2, 2, 24, 300, 64, false, 8, 8};
 
 /// Descales are amax / 448 of exactly their group (the planted 16 gives
 /// its group 16 / 448), Q8 is Q / descale rounded to e4m3 (or, rotated,
@@ -541,7 +545,11 @@ INSTANTIATE_TEST_SUITE_P(
                       Quant{"block_hadamard_batches", "block", "head", true,
                             256, 32, &kLongShape},
                       Quant{"block_whole", "block", "head", false, 32, 32,
-                            &kWholeShape}),
+                            &kWholeShape},
+                      Quant{"vt_whole_head", "block", "head", false, 8, 32,
+                            &kKeyBlocksShape},
+                      Quant{"vt_whole_channel", "head", "channel", false, 4,
+                            8, &kKeyBlocksShape}),
     [](const auto &info) { return std::string(info.param.name); });
 
 /// `x` rounded to bf16 (nearest even).

@@ -77,6 +77,12 @@ Value RowValue::build(ImplicitLocOpBuilder &b, ValueRange bhn,
 SmallVector<Value> RowValue::buildChunk(ImplicitLocOpBuilder &b,
                                         ValueRange bhn, Value j,
                                         int64_t w) const {
+  return extendChunk(b, loadChunk(b, bhn, j, w));
+}
+
+SmallVector<Value> RowValue::loadChunk(ImplicitLocOpBuilder &b,
+                                       ValueRange bhn, Value j,
+                                       int64_t w) const {
   SmallVector<Value> out;
   if (rotate) {
     for (int64_t k = 0; k < w; ++k)
@@ -85,11 +91,20 @@ SmallVector<Value> RowValue::buildChunk(ImplicitLocOpBuilder &b,
     return out;
   }
   Type elt = cast<MemRefType>(src.getType()).getElementType();
-  Value x = vector::LoadOp::create(b, VectorType::get({w}, elt), src,
-                                   ValueRange{bhn[0], bhn[1], bhn[2], j});
+  out.push_back(vector::LoadOp::create(b, VectorType::get({w}, elt), src,
+                                       ValueRange{bhn[0], bhn[1], bhn[2], j}));
+  return out;
+}
+
+SmallVector<Value> RowValue::extendChunk(ImplicitLocOpBuilder &b,
+                                         ValueRange loaded) const {
+  if (rotate)
+    return SmallVector<Value>(loaded);
+  auto type = cast<VectorType>(loaded[0].getType());
   Value f = arith::ExtFOp::create(
-      b, VectorType::get({w}, b.getF32Type()), x);
-  for (int64_t k = 0; k < w; ++k)
+      b, VectorType::get(type.getShape(), b.getF32Type()), loaded[0]);
+  SmallVector<Value> out;
+  for (int64_t k = 0; k < type.getNumElements(); ++k)
     out.push_back(vector::ExtractOp::create(b, f, k));
   return out;
 }
@@ -354,23 +369,21 @@ void withSharedDivisor(
   body(b, SharedDivisor{Value(), Value(), d});
 }
 
-/// Chunks a thread takes straight-line in a whole block (forEachChunk).
-constexpr int64_t kMaxUnrolledChunks = 16;
-
 void forEachChunk(ImplicitLocOpBuilder &b, Value t, Value n0, Value n1,
-                  int64_t cols, int64_t w, ValueRange iterArgs,
-                  function_ref<SmallVector<Value>(ImplicitLocOpBuilder &,
-                                                  Value, Value, ValueRange)>
-                      body,
-                  SmallVector<Value> *results,
+                  int64_t cols, int64_t w, ValueRange iterArgs, ChunkLoad load,
+                  ChunkBody body, SmallVector<Value> *results,
                   std::optional<int64_t> wholeRows) {
-  // body at chunk c: row n0 + c / cols, columns from (c % cols) * w.
+  // Chunk c: row n0 + c / cols, columns from (c % cols) * w.
+  auto at = [&](ImplicitLocOpBuilder &lb, Value c) -> std::pair<Value, Value> {
+    return {arith::AddIOp::create(
+                lb, n0, arith::DivUIOp::create(lb, c, index(lb, cols))),
+            arith::MulIOp::create(
+                lb, arith::RemUIOp::create(lb, c, index(lb, cols)),
+                index(lb, w))};
+  };
   auto chunk = [&](ImplicitLocOpBuilder &lb, Value c, ValueRange state) {
-    Value row = arith::AddIOp::create(
-        lb, n0, arith::DivUIOp::create(lb, c, index(lb, cols)));
-    Value j = arith::MulIOp::create(
-        lb, arith::RemUIOp::create(lb, c, index(lb, cols)), index(lb, w));
-    return body(lb, row, j, state);
+    auto [row, j] = at(lb, c);
+    return body(lb, row, j, load(lb, row, j), state);
   };
   auto loop = [&](ImplicitLocOpBuilder &lb) -> SmallVector<Value> {
     Value chunks = arith::MulIOp::create(
@@ -386,13 +399,17 @@ void forEachChunk(ImplicitLocOpBuilder &b, Value t, Value n0, Value n1,
     return SmallVector<Value>(forOp.getResults());
   };
   auto straightLine = [&](ImplicitLocOpBuilder &lb, int64_t trips) {
+    SmallVector<std::pair<Value, Value>> where;
+    SmallVector<SmallVector<Value>> loaded;
+    for (int64_t i = 0; i < trips; ++i) {
+      where.push_back(at(
+          lb, i ? arith::AddIOp::create(lb, t, index(lb, i * kBlockThreads))
+                : t));
+      loaded.push_back(load(lb, where.back().first, where.back().second));
+    }
     SmallVector<Value> state(iterArgs);
     for (int64_t i = 0; i < trips; ++i)
-      state = chunk(lb,
-                    i ? arith::AddIOp::create(lb, t,
-                                              index(lb, i * kBlockThreads))
-                      : t,
-                    state);
+      state = body(lb, where[i].first, where[i].second, loaded[i], state);
     return state;
   };
   int64_t total = wholeRows ? *wholeRows * cols : 0;

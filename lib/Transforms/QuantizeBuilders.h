@@ -28,6 +28,8 @@ namespace mlir::attn::quantize {
 /// loads at once (16 bytes; D is a multiple of 8, the op verifier's rule).
 constexpr int64_t kBlockThreads = 256;
 constexpr int64_t kChunk = 8;
+/// Chunks (or items) a thread takes straight-line in a whole block.
+constexpr int64_t kMaxUnrolledChunks = 16;
 
 /// One quantized operand: its FP8 copy and its descales.
 struct Quantized {
@@ -55,6 +57,14 @@ public:
   /// when the row is not rotated (unit stride on D).
   SmallVector<Value> buildChunk(ImplicitLocOpBuilder &b, ValueRange bhn,
                                 Value j, int64_t w) const;
+
+  /// buildChunk in two steps, so that a thread's loads can be emitted
+  /// before any use: loadChunk gives the loaded vector (unrotated) or the
+  /// f32 elements (rotated), extendChunk the f32 elements of that.
+  SmallVector<Value> loadChunk(ImplicitLocOpBuilder &b, ValueRange bhn,
+                               Value j, int64_t w) const;
+  SmallVector<Value> extendChunk(ImplicitLocOpBuilder &b,
+                                 ValueRange loaded) const;
 
   /// Whether s_i = -1: bit i % 64 of the i / 64-th 64-bit word of the
   /// signs (integer constants and selects: no vector constant indexed at
@@ -184,18 +194,25 @@ void withSharedDivisor(
     ImplicitLocOpBuilder &b, Value d,
     function_ref<void(ImplicitLocOpBuilder &, const SharedDivisor &)> body);
 
-/// Calls `body(row, j)` for chunks t, t + kBlockThreads, .. of the `w`-wide
-/// column chunks of rows [n0, n1) (row-major: consecutive threads take
-/// consecutive chunks of a row). With `wholeRows` (R), a block of exactly R
-/// rows whose R * cols chunks give every thread the same number, at most
-/// kMaxUnrolledChunks, takes them straight-line, so that the thread's loads
-/// issue together; other blocks (the tail) take a loop up to n1.
+/// What a chunk loop loads at (row, j), and what it does with it (the
+/// loaded values, then the loop's state; returns the next state).
+using ChunkLoad =
+    function_ref<SmallVector<Value>(ImplicitLocOpBuilder &, Value, Value)>;
+using ChunkBody = function_ref<SmallVector<Value>(
+    ImplicitLocOpBuilder &, Value, Value, ValueRange, ValueRange)>;
+
+/// Calls `body(row, j, load(row, j), state)` for chunks t, t +
+/// kBlockThreads, .. of the `w`-wide column chunks of rows [n0, n1)
+/// (row-major: consecutive threads take consecutive chunks of a row). With
+/// `wholeRows` (R), a block of exactly R rows whose R * cols chunks give
+/// every thread the same number, at most kMaxUnrolledChunks, takes them
+/// straight-line with every load before the first body, so that the
+/// thread's loads are in flight together (a body's global stores would
+/// keep later loads from passing them); other blocks (the tail) take a
+/// loop up to n1.
 void forEachChunk(ImplicitLocOpBuilder &b, Value t, Value n0, Value n1,
-                  int64_t cols, int64_t w, ValueRange iterArgs,
-                  function_ref<SmallVector<Value>(ImplicitLocOpBuilder &,
-                                                  Value, Value, ValueRange)>
-                      body,
-                  SmallVector<Value> *results = nullptr,
+                  int64_t cols, int64_t w, ValueRange iterArgs, ChunkLoad load,
+                  ChunkBody body, SmallVector<Value> *results = nullptr,
                   std::optional<int64_t> wholeRows = std::nullopt);
 
 /// part[0] = max of part[0 .. kBlockThreads): part[16 t] = max of

@@ -106,12 +106,15 @@ AmaxProgram blockProgram(Value fp8, Value descale, int64_t block,
   p.partial = [=](ImplicitLocOpBuilder &b, Value cta, Value t) {
     RowBlock rb = rowsOf(b, cta);
     SmallVector<Value> amax;
+    auto load = [&](ImplicitLocOpBuilder &lb, Value row, Value j) {
+      return value.loadChunk(lb, {rb.bb, rb.h, row}, j, w);
+    };
     forEachChunk(
-        b, t, rb.n0, rb.n1, cols, w, ValueRange{f32(b, 0.0)},
-        [&](ImplicitLocOpBuilder &lb, Value row, Value j,
+        b, t, rb.n0, rb.n1, cols, w, ValueRange{f32(b, 0.0)}, load,
+        [&](ImplicitLocOpBuilder &lb, Value row, Value j, ValueRange loaded,
             ValueRange acc) -> SmallVector<Value> {
           Value m = acc[0];
-          for (Value x : value.buildChunk(lb, {rb.bb, rb.h, row}, j, w))
+          for (Value x : value.extendChunk(lb, loaded))
             m = arith::MaximumFOp::create(lb, m, math::AbsFOp::create(lb, x));
           return {m};
         },
@@ -127,10 +130,13 @@ AmaxProgram blockProgram(Value fp8, Value descale, int64_t block,
                                     const SharedDivisor &div) {
       forEachChunk(
           db, t, rb.n0, rb.n1, cols, w, ValueRange{},
-          [&](ImplicitLocOpBuilder &lb, Value row, Value j,
+          [&](ImplicitLocOpBuilder &lb, Value row, Value j) {
+            return value.loadChunk(lb, {rb.bb, rb.h, row}, j, w);
+          },
+          [&](ImplicitLocOpBuilder &lb, Value row, Value j, ValueRange loaded,
               ValueRange) -> SmallVector<Value> {
             SmallVector<Value> q;
-            for (Value x : value.buildChunk(lb, {rb.bb, rb.h, row}, j, w))
+            for (Value x : value.extendChunk(lb, loaded))
               q.push_back(arith::TruncFOp::create(lb, f8, div.divide(lb, x)));
             // w bytes at a multiple of w: aligned.
             vector::StoreOp::create(
@@ -272,20 +278,53 @@ struct KeyBlock {
 
 } // namespace
 
-/// Phase 1 of a V^T quantize CTA, item c: keys n0 + c % 128, columns
-/// j = 8 (c / 128) .. j + 7: tile[j + k][key] = truncf(v / descale), 0
-/// for keys past N. `shared`: the CTA's one descale; else column j's is
+/// Item c of a V^T quantize CTA's phase 1: key c % 128 of the CTA, the
+/// 8 columns from j = 8 (c / 128).
+static std::pair<Value, Value> tileItem(ImplicitLocOpBuilder &b, Value c) {
+  return {arith::RemUIOp::create(b, c, index(b, kTransposeKeys)),
+          arith::MulIOp::create(
+              b, arith::DivUIOp::create(b, c, index(b, kTransposeKeys)),
+              index(b, kChunk))};
+}
+
+/// truncf(x / descale) of columns j .. j + 7 of a row (`xs`, f32), as one
+/// e4m3 vector. `shared`: the CTA's one descale; else column j's is
 /// scales[j] (per channel).
+static Value quantizeColumns(ImplicitLocOpBuilder &b, ValueRange xs, Value j,
+                             Value scales, const SharedDivisor *shared) {
+  auto f8 = b.getType<Float8E4M3FNType>();
+  SmallVector<Value> q;
+  for (auto [k, x] : llvm::enumerate(xs)) {
+    Value y =
+        shared ? shared->divide(b, x)
+               : arith::DivFOp::create(
+                     b, x,
+                     memref::LoadOp::create(
+                         b, scales,
+                         ValueRange{arith::AddIOp::create(b, j, index(b, k))}));
+    q.push_back(arith::TruncFOp::create(b, f8, y));
+  }
+  return vector::FromElementsOp::create(
+      b, VectorType::get({kChunk}, f8), q);
+}
+
+/// tile[j + k][key] = q[k]: one key's 8 columns, down a column of the tile.
+static void storeTileColumn(ImplicitLocOpBuilder &b, Value tile, Value key,
+                            Value j, Value q) {
+  for (int64_t k = 0; k < kChunk; ++k)
+    memref::StoreOp::create(
+        b, vector::ExtractOp::create(b, q, k), tile,
+        ValueRange{arith::AddIOp::create(b, j, index(b, k)), key});
+}
+
+/// Phase 1 of a V^T quantize CTA, item c (tileItem): tile[j + k][key] =
+/// truncf(v / descale), 0 for keys past N.
 static void quantizeIntoTile(ImplicitLocOpBuilder &b, const KeyBlock &kb,
                              Value c, Value tile, Value scales,
                              const RowValue &value,
                              const SharedDivisor *shared) {
-  auto f8 = b.getType<Float8E4M3FNType>();
-  auto chunkType = VectorType::get({kChunk}, f8);
-  Value key = arith::RemUIOp::create(b, c, index(b, kTransposeKeys));
-  Value j = arith::MulIOp::create(
-      b, arith::DivUIOp::create(b, c, index(b, kTransposeKeys)),
-      index(b, kChunk));
+  auto chunkType = VectorType::get({kChunk}, b.getType<Float8E4M3FNType>());
+  auto [key, j] = tileItem(b, c);
   Value row = arith::AddIOp::create(b, kb.n0, key);
   Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row,
                                        index(b, kb.n));
@@ -294,30 +333,59 @@ static void quantizeIntoTile(ImplicitLocOpBuilder &b, const KeyBlock &kb,
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    SmallVector<Value> q;
-    for (auto [k, x] : llvm::enumerate(
-             value.buildChunk(b, {kb.b, kb.h, row}, j, kChunk))) {
-      Value y =
-          shared ? shared->divide(b, x)
-                 : arith::DivFOp::create(
-                       b, x,
-                       memref::LoadOp::create(
-                           b, scales,
-                           ValueRange{arith::AddIOp::create(b, j,
-                                                            index(b, k))}));
-      q.push_back(arith::TruncFOp::create(b, f8, y));
-    }
-    scf::YieldOp::create(b, ValueRange{vector::FromElementsOp::create(
-                                b, chunkType, q)});
+    scf::YieldOp::create(
+        b, quantizeColumns(b, value.buildChunk(b, {kb.b, kb.h, row}, j, kChunk),
+                           j, scales, shared));
     b.setInsertionPointToStart(ifOp.elseBlock());
     scf::YieldOp::create(
         b, ValueRange{arith::ConstantOp::create(
-               b, DenseElementsAttr::get(chunkType, b.getFloatAttr(f8, 0.0)))});
+               b, DenseElementsAttr::get(
+                      chunkType, b.getFloatAttr(chunkType.getElementType(),
+                                                0.0)))});
   }
-  for (int64_t k = 0; k < kChunk; ++k)
-    memref::StoreOp::create(
-        b, vector::ExtractOp::create(b, ifOp.getResult(0), k), tile,
-        ValueRange{arith::AddIOp::create(b, j, index(b, k)), key});
+  storeTileColumn(b, tile, key, j, ifOp.getResult(0));
+}
+
+/// Phase 1 of a V^T quantize CTA over its `items` (thread t's are t, t +
+/// kBlockThreads, ..): a CTA of 128 keys below N takes its items
+/// straight-line, every row load first, so that they are in flight
+/// together (the tile's stores would otherwise wait for each load in
+/// turn); the last CTA, past N, takes the guarded loop.
+static void quantizeTile(ImplicitLocOpBuilder &b, const KeyBlock &kb, Value t,
+                         int64_t items, Value tile, Value scales,
+                         const RowValue &value, const SharedDivisor *shared) {
+  auto guarded = [&](ImplicitLocOpBuilder &lb) {
+    forEachItem(lb, t, items, [&](ImplicitLocOpBuilder &eb, Value c) {
+      quantizeIntoTile(eb, kb, c, tile, scales, value, shared);
+    });
+  };
+  int64_t trips = items / kBlockThreads;
+  if (items % kBlockThreads != 0 || trips > kMaxUnrolledChunks)
+    return guarded(b);
+  Value whole = arith::CmpIOp::create(
+      b, arith::CmpIPredicate::ule,
+      arith::AddIOp::create(b, kb.n0, index(b, kTransposeKeys)),
+      index(b, kb.n));
+  auto ifOp = scf::IfOp::create(b, whole, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  SmallVector<std::pair<Value, Value>> where;
+  SmallVector<SmallVector<Value>> loaded;
+  for (int64_t i = 0; i < trips; ++i) {
+    where.push_back(tileItem(
+        b, i ? arith::AddIOp::create(b, t, index(b, i * kBlockThreads)) : t));
+    auto [key, j] = where.back();
+    loaded.push_back(value.loadChunk(
+        b, {kb.b, kb.h, arith::AddIOp::create(b, kb.n0, key)}, j, kChunk));
+  }
+  for (int64_t i = 0; i < trips; ++i) {
+    auto [key, j] = where[i];
+    storeTileColumn(b, tile, key, j,
+                    quantizeColumns(b, value.extendChunk(b, loaded[i]), j,
+                                    scales, shared));
+  }
+  b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+  guarded(b);
 }
 
 /// Phase 2 of a V^T quantize CTA, item c: 16 bytes of tile row
@@ -383,11 +451,8 @@ void buildTransposedQuantizeGrid(ImplicitLocOpBuilder &b, Value storage,
                                                Value t) {
           auto items = [&](ImplicitLocOpBuilder &ib,
                            const SharedDivisor *shared) {
-            forEachItem(ib, t, kTransposeKeys * (d / kChunk),
-                        [&](ImplicitLocOpBuilder &eb, Value c) {
-                          quantizeIntoTile(eb, kb, c, tile, scales, value,
-                                           shared);
-                        });
+            quantizeTile(ib, kb, t, kTransposeKeys * (d / kChunk), tile,
+                         scales, value, shared);
           };
           if (!oneScale)
             return items(tb, nullptr);
