@@ -72,6 +72,13 @@ mlir::attn::defaultBlockSizes(KernelPath path, int64_t headDim,
   return tensorCoreTile(headDim, fp8, seqLenQ, blockM, blockN);
 }
 
+int64_t mlir::attn::requestedBlockM(int64_t given, int64_t splits,
+                                    KernelPath path) {
+  if (given)
+    return given;
+  return splits != 1 && path == KernelPath::wgmma ? kSplitKVBlockM : 0;
+}
+
 void mlir::attn::buildCubinPipeline(OpPassManager &pm,
                                     const CubinPipelineOptions &options) {
   KernelPath path = resolvePath(options.path, options.chip);
@@ -86,11 +93,8 @@ void mlir::attn::buildCubinPipeline(OpPassManager &pm,
     pm.nest<func::FuncOp>().addPass(createAttnDistributeRows());
     addDecomposition(pm);
   } else {
-    // Block sizes 0 let attn-tile pick them per D (tensorCoreTile);
-    // split-KV is for few query rows: one consumer warpgroup.
-    addTiling(pm,
-              options.blockM || options.splits == 1 ? int64_t(options.blockM)
-                                                    : kSplitKVBlockM,
+    // Block sizes 0 let attn-tile pick them per D (tensorCoreTile).
+    addTiling(pm, requestedBlockM(options.blockM, options.splits, path),
               options.blockN, options.packGqa, kGpuCombineBlockM);
     OpPassManager &fn = pm.nest<func::FuncOp>();
     fn.addPass(createAttnGradAsyncPipeline());

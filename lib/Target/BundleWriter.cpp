@@ -218,14 +218,6 @@ FailureOr<int64_t> blockSize(func::FuncOp func, StringRef name, int64_t dflt,
   return value.getInt();
 }
 
-/// The BLOCK_M passed to defaultBlockSizes: the given one, else a split-KV
-/// wgmma kernel's one consumer warpgroup, else 0 (the path's default).
-int64_t requestedBlockM(int64_t given, int64_t splits, KernelPath path) {
-  if (given)
-    return given;
-  return splits > 1 && path == KernelPath::wgmma ? kSplitKVBlockM : 0;
-}
-
 LogicalResult assignRoles(Operation *op,
                           ArrayRef<std::pair<Value, Operand>> operands,
                           KernelSource &src);

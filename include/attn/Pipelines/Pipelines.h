@@ -189,6 +189,12 @@ std::pair<int64_t, int64_t> defaultBlockSizes(KernelPath path, int64_t headDim,
                                               int64_t blockN = 0,
                                               bool fp8 = false);
 
+/// The BLOCK_M a pipeline asks attn-tile (and defaultBlockSizes) for:
+/// `given` where non-zero, else kSplitKVBlockM for a split-KV wgmma kernel
+/// (`splits` != 1; 0 is split-KV with the count chosen), else 0 (the path's
+/// default).
+int64_t requestedBlockM(int64_t given, int64_t splits, KernelPath path);
+
 void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
 void buildCubinPipeline(OpPassManager &pm, const CubinPipelineOptions &options);
 
