@@ -1365,6 +1365,13 @@ LogicalResult mlir::attn::writeBundle(ModuleOp module,
   llvm::sys::path::append(path, "manifest.json");
   std::string text =
       llvm::formatv("{0:2}\n", llvm::json::Value(bundle::toJSON(manifest)));
+  // The runtime's own checks, so that a bundle it would refuse is never
+  // written (a writer bug, not a user error).
+  if (llvm::Expected<bundle::Manifest> parsed = bundle::parseManifest(text);
+      !parsed)
+    return module.emitError("internal error: the manifest fails the "
+                            "runtime's checks: ")
+           << llvm::toString(parsed.takeError());
   if (failed(writeFile(module.getLoc(), path, text)) ||
       failed(staging.commit(module.getLoc())))
     return failure();
