@@ -436,6 +436,9 @@ const Shape kWholeShape{1, 4, 2, 80, 72, 64, true, 8, 8};
 /// guarded loop, zero past Nk).
 const Shape kKeyBlocksShape{1, 2, 2, 24, 300, 64, false, 8, 8};
 
+/// A scale block far longer than any N here (2^40 rows or keys).
+constexpr int64_t kPastN = int64_t{1} << 40;
+
 /// Descales are amax / 448 of exactly their group (the planted 16 gives
 /// its group 16 / 448), Q8 is Q / descale rounded to e4m3 (or, rotated,
 /// rotates back to Q), and the attention of the quantized inputs is that
@@ -549,7 +552,12 @@ INSTANTIATE_TEST_SUITE_P(
                       Quant{"vt_whole_head", "block", "head", false, 8, 32,
                             &kKeyBlocksShape},
                       Quant{"vt_whole_channel", "head", "channel", false, 4,
-                            8, &kKeyBlocksShape}),
+                            8, &kKeyBlocksShape},
+                      // Scale blocks longer than N: one block per head.
+                      Quant{"blocks_past_n_hadamard", "block", "head", true,
+                            kPastN, kPastN},
+                      Quant{"blocks_past_n", "block", "head", false, kPastN,
+                            kPastN, &kWholeShape}),
     [](const auto &info) { return std::string(info.param.name); });
 
 /// `x` rounded to bf16 (nearest even).
@@ -668,10 +676,44 @@ TEST(CpuFp8QuantizeVt, SameAttentionAsRowMajorV) {
   }
 }
 
+/// Operations in `quant`'s rewrite of the attention of shape `s`.
+int64_t quantizedOps(MLIRContext &ctx, const Shape &s, const Quant &quant) {
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(buildModule(s, quant), &ctx);
+  PassManager pm(&ctx);
+  if (!module || failed(parsePassPipeline(quant.pipeline(), pm)) ||
+      failed(pm.run(*module)))
+    return -1;
+  int64_t ops = 0;
+  module->walk([&](Operation *) { ++ops; });
+  return ops;
+}
+
+/// The quantize step's code is unrolled per block (the rotation's batches,
+/// a whole block's straight-line chunks): a scale block longer than N is
+/// one block of N rows and must cost no more IR than a block of exactly N
+/// (a block-m of 10^6 with the rotation once built 84 MB of IR for N = 8).
+TEST(CpuFp8QuantizeIr, BlocksLongerThanNCostTheIrOfN) {
+  attn::registerAttnPassesAndPipelines();
+  DialectRegistry registry;
+  attn::registerAttnDialects(registry);
+  MLIRContext ctx(registry);
+  for (const Shape *s : {&kShape, &kLongShape, &kWholeShape})
+    for (bool hadamard : {false, true}) {
+      Quant exact{"n", "block", "head", hadamard, s->nq, s->nk};
+      Quant past{"past_n", "block", "head", hadamard, kPastN, kPastN};
+      int64_t want = quantizedOps(ctx, *s, exact);
+      ASSERT_GT(want, 0) << exact.pipeline();
+      EXPECT_EQ(quantizedOps(ctx, *s, past), want)
+          << past.pipeline() << " on Nq " << s->nq << ", Nk " << s->nk;
+    }
+}
+
 /// Outliers (0.1% of Q and K entries): every configuration stays finite.
 /// With FlashAttention-3's outliers (an extra N(0, 10^2) term) block scales
 /// with the rotation beat per-tensor scales without it, 1.2-1.6x in RMSE
-/// here (so the test asks for 1.1x). With the outliers (entries
+/// here in most draws, 0.97x in one (the test pools four draws and asks
+/// for 1.1x). With the outliers (entries
 /// multiplied by 10-100) they give 0.7-1.2x at this size (1.3x at N =
 /// 2048): e4m3 rounds relatively, and the rotation spreads an outlier's
 /// rounding error over every column rather than removing it. Figures at
@@ -686,24 +728,34 @@ TEST(CpuFp8QuantizeOutliers, BlockHadamardAgainstPerTensor) {
   ASSERT_TRUE(bool(tensorEngine)) << llvm::toString(tensorEngine.takeError());
   auto blockEngine = compile(s, blockHadamard);
   ASSERT_TRUE(bool(blockEngine)) << llvm::toString(blockEngine.takeError());
+  // About 130 outliers per draw: one draw's ratio ranged 0.97-1.6x (a
+  // 0.97 failed CI once), so the FA3 check pools the squared errors of
+  // kDraws draws.
+  constexpr int kDraws = 4;
   for (bool multiply : {false, true}) {
-    unsigned seed = std::random_device{}();
-    SCOPED_TRACE(
-        llvm::formatv("seed {0}, outliers x10-100: {1}", seed, multiply).str());
-    std::mt19937 rng(seed);
-    Inputs in(s);
-    fillOutliers(s, in, rng, multiply);
-    Reference ref = reference(s, values(in.q, false), values(in.k, false),
-                              values(in.v, false));
-    auto tensor = run(**tensorEngine, s, perTensor, in);
-    auto block = run(**blockEngine, s, blockHadamard, in);
-    double tensorRmse = errors(tensor->o, ref).first;
-    double blockRmse = errors(block->o, ref).first;
+    double tensorSq = 0, blockSq = 0;
+    for (int draw = 0; draw < (multiply ? 1 : kDraws); ++draw) {
+      unsigned seed = std::random_device{}();
+      SCOPED_TRACE(llvm::formatv("seed {0}, outliers x10-100: {1}", seed,
+                                 multiply)
+                       .str());
+      std::mt19937 rng(seed);
+      Inputs in(s);
+      fillOutliers(s, in, rng, multiply);
+      Reference ref = reference(s, values(in.q, false), values(in.k, false),
+                                values(in.v, false));
+      auto tensor = run(**tensorEngine, s, perTensor, in);
+      auto block = run(**blockEngine, s, blockHadamard, in);
+      tensorSq += std::pow(errors(tensor->o, ref).first, 2);
+      blockSq += std::pow(errors(block->o, ref).first, 2);
+    }
+    double tensorRmse = std::sqrt(tensorSq), blockRmse = std::sqrt(blockSq);
     RecordProperty(multiply ? "rmse_ratio_multiply" : "rmse_ratio_fa3",
                    std::to_string(tensorRmse / blockRmse));
     if (!multiply) {
       EXPECT_LT(1.1 * blockRmse, tensorRmse)
-          << "per-tensor " << tensorRmse << ", block + Hadamard " << blockRmse;
+          << "per-tensor " << tensorRmse << ", block + Hadamard " << blockRmse
+          << " (root of the summed squared RMSE of " << kDraws << " draws)";
     }
   }
 }

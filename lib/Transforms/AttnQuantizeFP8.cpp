@@ -145,8 +145,13 @@ LogicalResult quantizeAttention(AttentionOp op, QuantizeOptions opts) {
   if (op.isPaged())
     return op.emitOpError("attn-quantize-fp8 does not take paged K/V (FP8 "
                           "attention has no paged form)");
-  if (!qType.hasStaticShape() || !kType.hasStaticShape())
-    return op.emitOpError("attn-quantize-fp8 needs static shapes");
+  // Every operand's shape sizes the quantize grids and the copies.
+  for (auto [name, v] : {std::pair<StringRef, Value>{"Q", op.getQ()},
+                         {"K", op.getK()}, {"V", op.getV()}, {"O", op.getO()},
+                         {"LSE", op.getLse()}})
+    if (v && !cast<MemRefType>(v.getType()).hasStaticShape())
+      return op.emitOpError() << "attn-quantize-fp8 needs static shapes, but "
+                              << name << " is " << v.getType();
   int64_t d = qType.getDimSize(3);
   if (opts.hadamard && !llvm::isPowerOf2_64(d))
     return op.emitOpError() << "attn-quantize-fp8 hadamard=true needs a "

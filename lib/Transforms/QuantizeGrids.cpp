@@ -93,6 +93,8 @@ AmaxProgram blockProgram(Value fp8, Value descale, int64_t block,
                          RowValue value) {
   ArrayRef<int64_t> shape = cast<MemRefType>(fp8.getType()).getShape();
   int64_t n = shape[2], w = kChunk, cols = shape[3] / w;
+  // A block longer than N is one block of N rows (whole when it has them).
+  int64_t wholeRows = std::min(block, n);
   // Row blocks fastest: consecutive CTAs read consecutive rows.
   SmallVector<int64_t> grid = {
       static_cast<int64_t>(llvm::divideCeil(n, block)), shape[1], shape[0]};
@@ -118,7 +120,7 @@ AmaxProgram blockProgram(Value fp8, Value descale, int64_t block,
             m = arith::MaximumFOp::create(lb, m, math::AbsFOp::create(lb, x));
           return {m};
         },
-        &amax, block);
+        &amax, wholeRows);
     return amax[0];
   };
   p.finish = [=](ImplicitLocOpBuilder &b, Value cta, Value t, Value amax) {
@@ -147,7 +149,7 @@ AmaxProgram blockProgram(Value fp8, Value descale, int64_t block,
                 ->setAttr("alignment", lb.getI64IntegerAttr(w));
             return {};
           },
-          /*results=*/nullptr, block);
+          /*results=*/nullptr, wholeRows);
     });
   };
   return p;
@@ -673,8 +675,10 @@ void buildRotatedBlockGrid(ImplicitLocOpBuilder &b, Value fp8, Value descale,
                            int64_t block, const RowValue &value) {
   ArrayRef<int64_t> shape = cast<MemRefType>(fp8.getType()).getShape();
   int64_t n = shape[2], d = shape[3];
-  int64_t rows = std::clamp<int64_t>(kRotateTileFloats / d, 1, block);
-  int64_t batches = llvm::divideCeil(block, rows);
+  // A block longer than N is one block of N rows: unroll for those only.
+  int64_t longest = std::min(block, n);
+  int64_t rows = std::clamp<int64_t>(kRotateTileFloats / d, 1, longest);
+  int64_t batches = llvm::divideCeil(longest, rows);
   buildCtaGrid(b,
                {static_cast<int64_t>(llvm::divideCeil(n, block)), shape[1],
                 shape[0]},

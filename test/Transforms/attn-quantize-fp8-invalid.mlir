@@ -13,9 +13,29 @@ func.func @f16(%q: memref<1x2x8x16xf16>, %o: memref<1x2x8x16xf16>) {
 // -----
 
 func.func @dynamic(%q: memref<1x2x?x16xbf16>, %o: memref<1x2x?x16xbf16>) {
-  // expected-error @+1 {{'attn.attention' op attn-quantize-fp8 needs static shapes}}
+  // expected-error @+1 {{'attn.attention' op attn-quantize-fp8 needs static shapes, but Q is 'memref<1x2x?x16xbf16>'}}
   attn.attention ins(%q, %q, %q : memref<1x2x?x16xbf16>, memref<1x2x?x16xbf16>,
                      memref<1x2x?x16xbf16>) outs(%o : memref<1x2x?x16xbf16>)
+  return
+}
+
+// -----
+
+// Every operand counts, not only Q and K: a dynamic V or O is refused by name.
+func.func @dynamic_v(%q: memref<1x2x8x16xbf16>, %v: memref<1x2x?x16xbf16>,
+                     %o: memref<1x2x8x16xbf16>) {
+  // expected-error @+1 {{'attn.attention' op attn-quantize-fp8 needs static shapes, but V is 'memref<1x2x?x16xbf16>'}}
+  attn.attention ins(%q, %q, %v : memref<1x2x8x16xbf16>, memref<1x2x8x16xbf16>,
+                     memref<1x2x?x16xbf16>) outs(%o : memref<1x2x8x16xbf16>)
+  return
+}
+
+// -----
+
+func.func @dynamic_o(%q: memref<1x2x8x16xbf16>, %o: memref<1x2x?x16xbf16>) {
+  // expected-error @+1 {{'attn.attention' op attn-quantize-fp8 needs static shapes, but O is 'memref<1x2x?x16xbf16>'}}
+  attn.attention ins(%q, %q, %q : memref<1x2x8x16xbf16>, memref<1x2x8x16xbf16>,
+                     memref<1x2x8x16xbf16>) outs(%o : memref<1x2x?x16xbf16>)
   return
 }
 

@@ -210,8 +210,9 @@ def AttnQuantizeFP8 : Pass<"attn-quantize-fp8", "func::FuncOp"> {
     not implemented. The tensor-core path takes per-block descales in
     blocks of its tiles (the default block sizes); per-channel V descales
     lower to the host only.
-    Errors: f16 inputs; dynamic shapes; hadamard=true with D not a power of
-    two; block-m or block-n negative.
+    A block-m or block-n longer than N is one block of N rows.
+    Errors: f16 inputs; paged K/V; a dynamic shape of any operand (named);
+    hadamard=true with D not a power of two; block-m or block-n negative.
   }];
   let options = [
     Option<"hadamard", "hadamard", "bool", "false",
@@ -238,7 +239,7 @@ def AttnQuantizeFP8 : Pass<"attn-quantize-fp8", "func::FuncOp"> {
            "BLOCK_M for D and Nq)">,
     Option<"blockN", "block-n", "int64_t", "0",
            "Keys per scale with qk-granularity=block (0: the tensor-core FP8 "
-           "BLOCK_N, 128)">
+           "BLOCK_N for D and Nq)">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
