@@ -295,6 +295,66 @@ LogicalResult varlenKey(VarlenAttentionOp op, bool strided,
   return success();
 }
 
+/// Keys that match the same calls (the runtime then treats their kernels
+/// as variants): equal but for the schedule (tiles, path, splits) and the
+/// quantize options.
+bool sameCalls(const bundle::FwdKey &a, const bundle::FwdKey &b) {
+  auto calls = [](const bundle::FwdKey &k) {
+    return std::tie(k.dtype, k.headDim, k.causal, k.hasLse, k.scale, k.batch,
+                    k.numHeadsQ, k.numHeadsKV, k.seqLenQ, k.seqLenK,
+                    k.strided, k.pageSize, k.varlen);
+  };
+  return calls(a) == calls(b) && a.quantizeFp8.has_value() ==
+                                     b.quantizeFp8.has_value();
+}
+
+/// Variants differ only in schedule (runtime.h): two quantized kernels
+/// that take the same calls must quantize alike, or the runtime (or its
+/// tuner, by speed) would pick a quantization recipe.
+LogicalResult checkQuantizeRecipes(ModuleOp module,
+                                   ArrayRef<KernelSource> kernels) {
+  for (size_t i = 0; i < kernels.size(); ++i)
+    for (size_t j = i + 1; j < kernels.size(); ++j) {
+      const bundle::FwdKey &a = kernels[i].key, &b = kernels[j].key;
+      if (!a.quantizeFp8 || !sameCalls(a, b))
+        continue;
+      std::string ra = quantizeRecipe(*a.quantizeFp8),
+                  rb = quantizeRecipe(*b.quantizeFp8);
+      if (ra != rb)
+        return func::FuncOp(kernels[j].func).emitError("kernels ")
+               << func::FuncOp(kernels[i].func).getSymName() << " and "
+               << func::FuncOp(kernels[j].func).getSymName()
+               << " take the same calls but quantize differently (\"" << ra
+               << "\" and \"" << rb
+               << "\"): the runtime would pick one as a variant of the "
+                  "other's schedule; give them different shapes, or one "
+                  "set of quantize options";
+    }
+  return success();
+}
+
+/// An FP8 kernel from an .mlir file takes the runtime's descales: f32 [B,
+/// Hkv], one per (batch, KV head). Per-block or per-channel descales exist
+/// only inside an attn-compile --quantize-fp8 kernel, whose workspaces the
+/// manifest describes; the runtime has no call form for them.
+LogicalResult checkPerHeadDescales(AttentionOp op) {
+  if (op.getQDescaleBlock() || op.getKDescaleBlock())
+    return op.emitOpError(
+        "an FP8 bundle kernel takes per-head descales [B, Hkv], not "
+        "per-block ones (q_descale_block, k_descale_block): those come only "
+        "from attn-compile --quantize-fp8 on a bf16 kernel");
+  for (auto [name, value] :
+       {std::pair<StringRef, Value>{"q_descale", op.getQDescale()},
+        {"k_descale", op.getKDescale()},
+        {"v_descale", op.getVDescale()}})
+    if (cast<MemRefType>(value.getType()).getRank() != 2)
+      return op.emitOpError()
+             << "operand '" << name << "' has type " << value.getType()
+             << ", but an FP8 bundle kernel takes per-head descales [B, Hkv] "
+                "(rank 2)";
+  return success();
+}
+
 FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
   FailureOr<Operation *> maybeOp = kernelOp(func);
   if (failed(maybeOp))
@@ -323,7 +383,7 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
   if (failed(assignRoles(op, operands, src)))
     return failure();
   FailureOr<bool> strided = layoutKey(op, op.isFP8(), operands);
-  if (failed(strided))
+  if (failed(strided) || (op.isFP8() && failed(checkPerHeadDescales(op))))
     return failure();
 
   bundle::FwdKey &key = src.key;
@@ -1318,6 +1378,8 @@ LogicalResult mlir::attn::writeBundle(ModuleOp module,
     return module.emitError("no function holds an attn.attention, "
                             "attn.varlen_attention or attn.attention_grad "
                             "op");
+  if (failed(checkQuantizeRecipes(module, sources)))
+    return failure();
   FailureOr<std::string> ptxas = findPtxas(opts, module.getLoc());
   if (failed(ptxas))
     return failure();

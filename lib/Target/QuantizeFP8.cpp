@@ -85,6 +85,14 @@ LogicalResult mlir::attn::quantizeFunction(ModuleOp module, func::FuncOp func,
   return success();
 }
 
+/// "attn-quantize-fp8{block-m=128 ...}": the options inside the braces.
+static std::string printedOptions(Pass &pass) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  pass.printAsTextualPipeline(os);
+  return StringRef(text).split('{').second.rsplit('}').first.str();
+}
+
 LogicalResult mlir::attn::addQuantizeFP8Pass(OpPassManager &pm,
                                              StringRef options, int64_t blockM,
                                              int64_t blockN,
@@ -106,13 +114,23 @@ LogicalResult mlir::attn::addQuantizeFP8Pass(OpPassManager &pm,
   if (failed(pass->initializeOptions(blocks, onError)) ||
       failed(pass->initializeOptions(options, onError)))
     return failure();
-  if (normalized) {
-    // "attn-quantize-fp8{block-m=128 ...}": the options inside the braces.
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    pass->printAsTextualPipeline(os);
-    *normalized = StringRef(text).split('{').second.rsplit('}').first.str();
-  }
+  if (normalized)
+    *normalized = printedOptions(*pass);
   pm.nest<func::FuncOp>().addPass(std::move(pass));
   return success();
+}
+
+std::string mlir::attn::quantizeRecipe(StringRef options) {
+  std::unique_ptr<Pass> pass = createAttnQuantizeFP8();
+  auto ignore = [](const Twine &) { return failure(); };
+  // The scale blocks follow the tile (a schedule choice): leave them out.
+  if (failed(pass->initializeOptions(options, ignore)) ||
+      failed(pass->initializeOptions("block-m=0 block-n=0", ignore)))
+    return options.str();
+  std::string printed = printedOptions(*pass);
+  SmallVector<StringRef> kept;
+  for (StringRef option : llvm::split(printed, ' '))
+    if (!option.starts_with("block-m=") && !option.starts_with("block-n="))
+      kept.push_back(option);
+  return llvm::join(kept, " ");
 }

@@ -38,6 +38,11 @@ std::optional<::attn::bundle::Operand> quantizedCopyOf(StringRef name);
 LogicalResult quantizeFunction(ModuleOp module, func::FuncOp func,
                                ::attn::bundle::FwdKey &key);
 
+/// The quantization recipe of attn-quantize-fp8 `options` (a key's
+/// normalized quantize_fp8): every option but the scale blocks' sizes,
+/// which follow the tile. Kernels of one recipe agree up to rounding.
+std::string quantizeRecipe(StringRef options);
+
 } // namespace mlir::attn
 
 #endif // ATTN_LIB_TARGET_QUANTIZEFP8_H
