@@ -4,6 +4,7 @@
 
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Format.h"
@@ -1238,6 +1239,43 @@ static llvm::Error checkWgmma(const KernelEntry &kernel,
   return llvm::Error::success();
 }
 
+/// Extents of a static workspace buffer (checked static before).
+static std::vector<int64_t> staticShape(const Workspace &buffer) {
+  std::vector<int64_t> shape;
+  for (const GridDim &dim : buffer.shape)
+    shape.push_back(dim.constant);
+  return shape;
+}
+
+/// "[a, b, ..]".
+static std::string shapeString(llvm::ArrayRef<int64_t> shape) {
+  return "[" + llvm::join(llvm::map_range(shape, [](int64_t n) {
+                            return std::to_string(n);
+                          }),
+                          ", ") +
+         "]";
+}
+
+/// A tensor map of a quantized kernel's e4m3 copy views all of it in the
+/// layout the attention reads: dims [D, N, H, B] of Q or K, [Nk, D, Hkv, B]
+/// of V^T (its padding past Nk unread), strides of the copy's row-major
+/// extents.
+static llvm::Error checkCopyView(const KernelEntry &kernel, const Param &p,
+                                 const llvm::Twine &at) {
+  const Workspace &copy = kernel.workspace[p.workspace];
+  std::vector<int64_t> s = staticShape(copy);
+  int64_t inner = *copy.copyOf == Operand::V ? *kernel.key.seqLenK : s[3];
+  std::array<int64_t, 4> dims = {inner, s[2], s[1], s[0]};
+  std::array<int64_t, 3> strides = {s[3], s[2] * s[3], s[1] * s[2] * s[3]};
+  if (p.dims != dims || p.strides != strides)
+    return corrupt(at, llvm::formatv(
+                           "the tensor map of the e4m3 copy of {0} views it "
+                           "whole: dims {1}, strides {2}",
+                           operandName(*copy.copyOf), shapeString(dims),
+                           shapeString(strides)));
+  return llvm::Error::success();
+}
+
 /// The last launch of a quantized kernel, the FP8 attention: a wgmma
 /// kernel's threads and shared memory (checkWgmma) reading q, k and v
 /// through exactly one tensor map each of their e4m3 copies: boxes of 128
@@ -1275,6 +1313,8 @@ static llvm::Error checkQuantizedAttention(const KernelEntry &kernel,
                    : op == Operand::K ? key.blockN
                                       : key.headDim;
     ++maps[static_cast<size_t>(op)];
+    if (llvm::Error err = checkCopyView(kernel, p, where + ".params"))
+      return err;
     if (p.box != std::array<int64_t, 4>{128, rows, 1, 1})
       return corrupt(where + ".params",
                      llvm::formatv("the tensor map of the e4m3 copy of {0} "
@@ -1325,29 +1365,103 @@ static llvm::Error checkWorkspaceKind(const KernelEntry &kernel,
   return llvm::Error::success();
 }
 
-/// A quantized kernel: quantize launches then the attention (at least two),
-/// and exactly one e4m3 copy each of q, k and v with static extents.
-static llvm::Error checkQuantizedCopies(const KernelEntry &kernel,
+/// What the key gives a quantized kernel's e4m3 copy of `op`: Q [B, Hq, Nq,
+/// D], K [B, Hkv, Nk, D], V stored V^T [B, Hkv, D, Nk padded to 16 bytes].
+static std::vector<int64_t> copyShape(const FwdKey &key, Operand op) {
+  int64_t b = *key.batch, d = key.headDim;
+  if (op == Operand::Q)
+    return {b, *key.numHeadsQ, *key.seqLenQ, d};
+  if (op == Operand::K)
+    return {b, *key.numHeadsKV, *key.seqLenK, d};
+  return {b, *key.numHeadsKV, d,
+          static_cast<int64_t>(llvm::alignTo(*key.seqLenK, 16))};
+}
+
+static int64_t ceilDiv(int64_t n, int64_t d) { return (n + d - 1) / d; }
+
+/// The descale shapes a quantized kernel may have, per granularity: [B,
+/// Hkv] (per tensor or head) or per block of the tile (q: [B, Hq,
+/// ceil(Nq / block_m)], k: [B, Hkv, ceil(Nk / block_n)]); v: [B, Hkv], or
+/// [B, Hkv, D] per channel. Empty for other buffers.
+static std::vector<std::vector<int64_t>> descaleShapes(const FwdKey &key,
+                                                       StringRef name) {
+  int64_t b = *key.batch, hq = *key.numHeadsQ, hkv = *key.numHeadsKV;
+  std::vector<int64_t> perHead = {b, hkv};
+  if (name == "q_descale")
+    return {perHead, {b, hq, ceilDiv(*key.seqLenQ, key.blockM)}};
+  if (name == "k_descale")
+    return {perHead, {b, hkv, ceilDiv(*key.seqLenK, key.blockN)}};
+  if (name == "v_descale")
+    return {perHead, {b, hkv, key.headDim}};
+  return {};
+}
+
+/// One buffer of a quantized kernel (static extents): an e4m3 copy of the
+/// key's shape (copyShape), a descale of a shape its granularity gives
+/// (descaleShapes), or f32 scratch (the quantize step's partial maxima,
+/// whose extents are the compiler's choice).
+static llvm::Error checkQuantizedBuffer(const FwdKey &key,
+                                        const Workspace &buffer,
                                         const std::string &at) {
+  std::vector<int64_t> shape = staticShape(buffer);
+  if (buffer.copyOf) {
+    std::vector<int64_t> want = copyShape(key, *buffer.copyOf);
+    if (shape != want)
+      return corrupt(at + ".shape",
+                     llvm::formatv("the e4m3 copy of {0} has the key's shape "
+                                   "{1}, got {2}",
+                                   operandName(*buffer.copyOf),
+                                   shapeString(want), shapeString(shape)));
+    return llvm::Error::success();
+  }
+  if (buffer.dtype != "f32")
+    return corrupt(at + ".dtype", "a quantized (quantize_fp8) kernel's "
+                                  "descales and scratch are \"f32\"");
+  std::vector<std::vector<int64_t>> legal = descaleShapes(key, buffer.name);
+  if (!legal.empty() && !llvm::is_contained(legal, shape))
+    return corrupt(at + ".shape",
+                   llvm::formatv("{0} of this key is {1} or {2}, got {3}",
+                                 buffer.name, shapeString(legal[0]),
+                                 shapeString(legal[1]), shapeString(shape)));
+  return llvm::Error::success();
+}
+
+/// A quantized kernel: quantize launches then the attention (at least two),
+/// exactly one e4m3 copy each of q, k and v and one each of q_descale,
+/// k_descale and v_descale, every buffer static (checkQuantizedBuffer).
+static llvm::Error checkQuantizedWorkspace(const KernelEntry &kernel,
+                                           const std::string &at) {
   if (!kernel.isQuantized())
     return llvm::Error::success();
   if (kernel.then.empty())
     return corrupt(at + ".then", "a quantized (quantize_fp8) kernel has "
                                  "quantize launches, then the attention");
   std::array<int, 3> copies = {};
-  for (const Workspace &buffer : kernel.workspace) {
+  llvm::StringMap<int> descales;
+  for (const auto &[i, buffer] : llvm::enumerate(kernel.workspace)) {
     for (const GridDim &dim : buffer.shape)
       if (!dim.terms.empty())
         return corrupt(at + ".workspace", "the buffers of a quantized "
                                           "(quantize_fp8) kernel have static "
                                           "extents");
+    if (llvm::Error err = checkQuantizedBuffer(
+            kernel.key, buffer,
+            llvm::formatv("{0}.workspace[{1}]", at, i).str()))
+      return err;
     if (buffer.copyOf)
       ++copies[static_cast<size_t>(*buffer.copyOf)];
+    else
+      ++descales[buffer.name];
   }
   if (copies != std::array<int, 3>{1, 1, 1})
     return corrupt(at + ".workspace", "a quantized (quantize_fp8) kernel "
                                       "keeps exactly one e4m3 copy each of "
                                       "q, k and v (copy_of)");
+  for (StringRef name : {"q_descale", "k_descale", "v_descale"})
+    if (descales.lookup(name) != 1)
+      return corrupt(at + ".workspace",
+                     "a quantized (quantize_fp8) kernel keeps exactly one "
+                     "buffer each named q_descale, k_descale and v_descale");
   return llvm::Error::success();
 }
 
@@ -1402,7 +1516,7 @@ static llvm::Error checkLaunches(const KernelEntry &kernel,
           return err;
     }
   }
-  if (llvm::Error err = checkQuantizedCopies(kernel, at))
+  if (llvm::Error err = checkQuantizedWorkspace(kernel, at))
     return err;
   for (const auto &[i, launch] : llvm::enumerate(kernel.then)) {
     std::string where = llvm::formatv("{0}.then[{1}]", at, i).str();

@@ -1395,7 +1395,7 @@ TEST(ManifestQuantized, RoundTripsAsVersion4) {
   EXPECT_EQ(k.workspace[0].copyOf, Operand::Q);
   EXPECT_EQ(k.workspace[1].dtype, "f32");
   EXPECT_EQ(k.workspace[1].copyOf, std::nullopt);
-  EXPECT_EQ(k.workspace[6].dtype, "i32");
+  EXPECT_EQ(k.workspace[6].dtype, "f32");
   const Param &v = k.then[0].params[0];
   EXPECT_EQ(v.workspace, 4);
   EXPECT_EQ(v.field, Param::Field::TensorMap);
@@ -1471,9 +1471,11 @@ TEST(ManifestQuantized, WorkspaceBuffers) {
   EXPECT_ERROR_HAS(
       quantizedError([](KernelEntry &k) { k.workspace[1].dtype = "f64"; }),
       "kernels[0].workspace[1].dtype: expected \"f32\", \"i32\" or \"e4m3\"");
+  // An e4m3 buffer that is no copy.
   EXPECT_ERROR_HAS(
       quantizedError([](KernelEntry &k) { k.workspace[4].copyOf.reset(); }),
-      "exactly one e4m3 copy each of q, k and v");
+      "kernels[0].workspace[4].dtype: a quantized (quantize_fp8) kernel's "
+      "descales and scratch are \"f32\"");
   EXPECT_ERROR_HAS(quantizedError([](KernelEntry &k) {
                      k.workspace[4].copyOf = Operand::K;
                    }),
@@ -1497,6 +1499,60 @@ TEST(ManifestQuantized, WorkspaceBuffers) {
   ASSERT_FALSE(bool(parsed));
   EXPECT_ERROR_HAS(llvm::toString(parsed.takeError()),
                    "only a quantized (quantize_fp8) kernel keeps copies");
+}
+
+/// The buffers are what the key's static shape gives the kernels, which
+/// index them with constants: a copy, descale or map of another extent
+/// would send the quantize launches or the attention past a buffer (or
+/// read another view), so each is refused. A hand-edited manifest of
+/// attn-compile's once loaded with any of these.
+TEST(ManifestQuantized, BuffersFollowTheKey) {
+  // Copies: the key's [B, Hq, Nq, D], [B, Hkv, Nk, D], V^T [B, Hkv, D, Nk].
+  EXPECT_ERROR_HAS(
+      quantizedError([](KernelEntry &k) { k.key.seqLenQ = 200; }),
+      "kernels[0].workspace[0].shape: the e4m3 copy of q has the key's shape "
+      "[1, 4, 200, 128], got [1, 4, 100, 128]");
+  EXPECT_ERROR_HAS(
+      quantizedError([](KernelEntry &k) { k.key.numHeadsQ = 8; }),
+      "the e4m3 copy of q has the key's shape [1, 8, 100, 128]");
+  EXPECT_ERROR_HAS(
+      quantizedError([](KernelEntry &k) {
+        k.workspace[4].shape[3] = GridDim{100, {}};
+      }),
+      "kernels[0].workspace[4].shape: the e4m3 copy of v has the key's shape "
+      "[1, 2, 128, 128], got [1, 2, 128, 100]");
+  // Descales: f32, of a shape their granularity gives.
+  EXPECT_ERROR_HAS(
+      quantizedError([](KernelEntry &k) {
+        k.workspace[1].shape[1] = GridDim{1, {}};
+      }),
+      "kernels[0].workspace[1].shape: q_descale of this key is [1, 2] or "
+      "[1, 4, 1], got [1, 1, 1]");
+  EXPECT_ERROR_HAS(
+      quantizedError([](KernelEntry &k) {
+        k.workspace[5].shape.push_back(GridDim{64, {}});
+      }),
+      "v_descale of this key is [1, 2] or [1, 2, 128], got [1, 2, 64]");
+  EXPECT_ERROR_HAS(
+      quantizedError([](KernelEntry &k) { k.workspace[1].dtype = "e4m3"; }),
+      "kernels[0].workspace[1].dtype: a quantized (quantize_fp8) kernel's "
+      "descales and scratch are \"f32\"");
+  EXPECT_ERROR_HAS(
+      quantizedError([](KernelEntry &k) { k.workspace[6].dtype = "i32"; }),
+      "kernels[0].workspace[6].dtype");
+  EXPECT_ERROR_HAS(
+      quantizedError([](KernelEntry &k) { k.workspace[3].name = "scratch3"; }),
+      "exactly one buffer each named q_descale, k_descale and v_descale");
+  // Maps: each views its whole copy (V^T's dims [Nk, D, Hkv, B]).
+  EXPECT_ERROR_HAS(
+      quantizedError([](KernelEntry &k) { copyMap(k, 2).dims = {1, 1, 1, 1}; }),
+      "the tensor map of the e4m3 copy of q views it whole: dims [128, 100, "
+      "4, 1], strides [128, 12800, 51200]");
+  EXPECT_ERROR_HAS(quantizedError([](KernelEntry &k) {
+                     copyMap(k, 0).dims = {128, 128, 2, 1};
+                     copyMap(k, 0).strides = {128, 16384, 16384};
+                   }),
+                   "the tensor map of the e4m3 copy of v views it whole");
 }
 
 TEST(ManifestQuantized, WorkspaceMapsStayInsideTheirBuffer) {

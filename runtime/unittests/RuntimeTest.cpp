@@ -2161,7 +2161,7 @@ TEST_F(FakeLaunch, QuantizeArgumentIsChecked) {
 }
 
 /// The workspace is allocated per call (by dtype: e4m3 copies 1 byte per
-/// element, descales f32, amax i32), the attention's maps are encoded over
+/// element, descales and scratch f32), the attention's maps are encoded over
 /// the copies with the manifest's view, and everything is freed after both
 /// launches.
 TEST_F(FakeLaunch, QuantizedKernelEncodesMapsOverItsWorkspace) {

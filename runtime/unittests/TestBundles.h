@@ -440,7 +440,7 @@ inline KernelEntry quantizedKernel(const std::string &name) {
                  {"k_descale", {c(1), c(2), c(1)}},
                  {"v_fp8", {c(1), c(2), c(128), c(128)}, "e4m3", Operand::V},
                  {"v_descale", {c(1), c(2)}},
-                 {"scratch6", {c(1), c(2)}, "i32"}};
+                 {"scratch6", {c(1), c(2)}}};
   k.grid = {c(8), c(1), c(1)};
   k.threads = {256, 1, 1};
   k.params.clear();
