@@ -4,15 +4,15 @@
 // run, in process, for a bounded time:
 //   --target=ir    .mlir: parse + verify, then attn-to-cpu, attn-to-cubin
 //                  (format=none) or a random order of the attn passes (with
-//                  split-KV and GQA-packing options) with
+//                  split-KV, GQA-packing and attn-quantize-fp8 options) with
 //                  --canonicalize between them, with random block sizes;
 //   --target=spec  spec JSON: parseKernelSpecs, buildKernelFunction, then
 //                  attn-to-cubin (format=none) with the spec's block sizes;
 //   --target=manifest  manifest.json: the runtime's parseManifest.
 // Errors are expected (most mutants are invalid); what fails the run is a
 // crash, a sanitizer report, an input that takes longer than
-// --timeout-per-input, or a lowering that succeeds with attn ops left in the
-// IR. The input that failed is printed to stderr and written to
+// --timeout-per-input, a transform pass that succeeds with IR that does not
+// verify, or a lowering that succeeds with attn ops left in the IR. The input that failed is printed to stderr and written to
 // --crash-file. Mutations are deterministic per --seed (Mutator.h).
 //
 //===----------------------------------------------------------------------===//
@@ -32,6 +32,8 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/CommandLine.h"
@@ -132,18 +134,35 @@ std::string pickSplits(Mutator &m) {
       .str();
 }
 
-/// A pipeline on the module (`attn-opt --pass-pipeline=builtin.module(...)`),
-/// and whether it lowers fully.
-std::pair<std::string, bool> pickPipeline(Mutator &m) {
+/// attn-quantize-fp8 options: any granularities and rotation, `blocks`.
+std::string pickQuantize(Mutator &m, StringRef blocks) {
+  static const char *const qk[] = {"tensor", "head", "block"};
+  return llvm::formatv("qk-granularity={0} v-granularity={1} hadamard={2} {3}",
+                       qk[m.below(std::size(qk))],
+                       m.below(2) ? "head" : "channel",
+                       m.below(2) ? "true" : "false", blocks)
+      .str();
+}
+
+/// Passes to run on the module (`attn-opt --pass-pipeline=builtin.module(
+/// ...)`): attn transforms (each one's output verified), then a lowering
+/// (or none), and whether the lowering is complete.
+struct Pipeline {
+  std::string transforms, lowering;
+  bool lowers = false;
+};
+
+Pipeline pickPipeline(Mutator &m) {
   std::string blocks =
       llvm::formatv("block-m={0} block-n={1}", pickBlock(m), pickBlock(m))
           .str();
   std::string pack = m.below(2) ? " pack-gqa=true" : "";
   switch (m.below(4)) {
   case 0:
-    return {"attn-to-cpu{" + blocks + pack + " " + pickSplits(m) + "}", true};
+    return {"", "attn-to-cpu{" + blocks + pack + " " + pickSplits(m) + "}",
+            true};
   case 1:
-    return {"attn-to-cubin{" + blocks + " format=none}", true};
+    return {"", "attn-to-cubin{" + blocks + " format=none}", true};
   default:
     break;
   }
@@ -152,7 +171,7 @@ std::pair<std::string, bool> pickPipeline(Mutator &m) {
       "attn-tile",           "attn-causal-split",      "attn-distribute-rows",
       "attn-online-softmax", "canonicalize",           "cse",
       "attn-tile-grad",      "attn-causal-split-grad", "attn-decompose-grad",
-      "attn-split-kv"};
+      "attn-split-kv",       "attn-quantize-fp8"};
   std::string pipeline;
   for (size_t n = 1 + m.below(6); n > 0; --n) {
     std::string pass = fnPasses[m.below(std::size(fnPasses))];
@@ -162,13 +181,15 @@ std::pair<std::string, bool> pickPipeline(Mutator &m) {
       pass += "{" + blocks + "}";
     else if (pass == "attn-split-kv")
       pass += "{" + pickSplits(m) + "}";
+    else if (pass == "attn-quantize-fp8")
+      pass += "{" + pickQuantize(m, blocks) + "}";
     pipeline += "func.func(" + pass + "),";
   }
-  bool lowers = m.below(2);
-  if (lowers)
-    pipeline += m.below(2) ? "attn-lower-to-cpu," : "attn-lower-to-nvvm,";
   pipeline.pop_back();
-  return {pipeline, lowers};
+  if (!m.below(2))
+    return {pipeline, "", false};
+  return {pipeline, m.below(2) ? "attn-lower-to-cpu" : "attn-lower-to-nvvm",
+          true};
 }
 
 /// A successful lowering leaves no attn op behind.
@@ -180,21 +201,48 @@ void checkLowered(ModuleOp module, StringRef pipeline) {
   });
 }
 
-void runPipeline(ModuleOp module, StringRef pipeline, bool lowers,
-                 Stats &stats) {
+/// Verifies the IR after every pass (the pass manager's verifier would turn
+/// a pass's invalid output into a plain failure): a transform may refuse
+/// its input, never leave IR that does not verify.
+struct VerifyEachPass : PassInstrumentation {
+  void runAfterPass(Pass *pass, Operation *op) override {
+    if (failed(verify(op)))
+      fail("pass '" + pass->getArgument() +
+           "' succeeded but left IR that does not verify");
+  }
+};
+
+/// Runs `pipeline` on `module`; false when a pass refuses it. Transforms
+/// are verified after each pass; lowerings by the pass manager's verifier
+/// (an attn op left inside an LLVM function is refused by its verifier).
+bool runPasses(ModuleOp module, StringRef pipeline, bool transforms) {
+  if (pipeline.empty())
+    return true;
   currentAction = pipeline.str();
   auto pm = PassManager::on<ModuleOp>(module.getContext());
+  if (transforms) {
+    pm.enableVerifier(false);
+    pm.addInstrumentation(std::make_unique<VerifyEachPass>());
+  }
   std::string error;
   llvm::raw_string_ostream os(error);
-  if (failed(parsePassPipeline(pipeline, pm, os)))
-    return; // an invalid option value: rejected, as it should be
-  if (failed(pm.run(module)))
+  // An invalid option value is rejected, as it should be.
+  return succeeded(parsePassPipeline(pipeline, pm, os)) &&
+         succeeded(pm.run(module));
+}
+
+void runPipeline(ModuleOp module, const Pipeline &pipeline, Stats &stats) {
+  if (!runPasses(module, pipeline.transforms, /*transforms=*/true) ||
+      !runPasses(module, pipeline.lowering, /*transforms=*/false))
     return;
   ++stats.succeeded;
+  std::string all = pipeline.transforms;
+  if (!pipeline.lowering.empty())
+    all += (all.empty() ? "" : ",") + pipeline.lowering;
   if (failed(verify(module)))
-    fail("'" + pipeline + "' succeeded but the IR does not verify");
-  if (lowers)
-    checkLowered(module, pipeline);
+    fail("'" + all + "' succeeded but the IR does not verify");
+  if (pipeline.lowers)
+    checkLowered(module, all);
 }
 
 void runIR(MLIRContext &context, StringRef text, Mutator &m, Stats &stats) {
@@ -209,8 +257,7 @@ void runIR(MLIRContext &context, StringRef text, Mutator &m, Stats &stats) {
   if (!module)
     return;
   ++stats.parsed;
-  auto [pipeline, lowers] = pickPipeline(m);
-  runPipeline(*module, pipeline, lowers, stats);
+  runPipeline(*module, pickPipeline(m), stats);
 }
 
 void runSpec(MLIRContext &context, StringRef text, Mutator &m, Stats &stats) {
@@ -246,7 +293,7 @@ void runSpec(MLIRContext &context, StringRef text, Mutator &m, Stats &stats) {
         failed(pm.run(*one)))
       return;
   }
-  runPipeline(*one, pipeline, /*lowers=*/true, stats);
+  runPipeline(*one, Pipeline{"", pipeline, /*lowers=*/true}, stats);
 }
 
 /// The runtime's manifest reader (what attn_bundle_load parses).
