@@ -1257,6 +1257,7 @@ static Status encodeTensorMap(const DriverApi &driver, const Param &param,
 /// A kernel's workspace for one call: each buffer's device address and
 /// extents (contiguous, of the manifest's dtype).
 struct WorkspaceBuffers {
+  CUdeviceptr base = 0; // the one allocation (0: none)
   std::vector<CUdeviceptr> ptrs;
   std::vector<std::vector<int64_t>> shapes;
 };
@@ -1467,10 +1468,16 @@ Status Bundle::prepare(const attn_fwd_args &args, FwdCall &call, int64_t &index,
   return Status::success();
 }
 
-/// Allocates the kernel's workspace for `args` on `stream`
-/// (cuMemAllocAsync: stream-ordered, from the device's memory pool, so the
-/// memory stays in the pool between calls and no call synchronizes).
-static Status allocWorkspace(const DriverApi &driver, const KernelEntry &entry,
+/// Alignment of each workspace buffer inside the call's one allocation
+/// (cuMemAlloc's; tensor maps need 16 bytes).
+constexpr uint64_t kWorkspaceAlign = 256;
+
+/// Allocates the kernel's workspace for `args` on `stream` from the
+/// bundle's pool for `device` (stream-ordered: no call synchronizes, and
+/// the memory stays in the pool between calls): one allocation, each
+/// buffer at an aligned offset.
+static Status allocWorkspace(const DriverApi &driver, WorkspacePools &pools,
+                             CUdevice device, const KernelEntry &entry,
                              const CallOperands &args, CUstream stream,
                              WorkspaceBuffers &ws) {
   if (entry.workspace.empty())
@@ -1481,6 +1488,9 @@ static Status allocWorkspace(const DriverApi &driver, const KernelEntry &entry,
                              "cuMemAllocAsync and cuMemFreeAsync, which the "
                              "CUDA driver lacks",
                              entry.name));
+  std::vector<uint64_t> offsets;
+  uint64_t total = 0;
+  std::string names;
   for (const bundle::Workspace &buffer : entry.workspace) {
     std::vector<int64_t> shape;
     uint64_t bytes = bundle::workspaceElementBytes(buffer.dtype);
@@ -1492,28 +1502,37 @@ static Status allocWorkspace(const DriverApi &driver, const KernelEntry &entry,
                                "overflows 64 bits",
                                entry.name, buffer.name));
     }
-    CUdeviceptr ptr = 0;
-    if (CUresult r = driver.memAllocAsync(&ptr, bytes, stream);
-        r != CUDA_SUCCESS)
-      return makeError(ATTN_ERROR_CUDA,
-                       formatv("kernel {0}: workspace {1} ({2} bytes): {3}",
-                               entry.name, buffer.name, bytes,
-                               formatCudaError(driver, r, "cuMemAllocAsync")));
-    ws.ptrs.push_back(ptr);
+    offsets.push_back(total);
+    if (__builtin_add_overflow(total, bytes, &total) ||
+        total > UINT64_MAX - kWorkspaceAlign)
+      return invalid(formatv("kernel {0}: workspace {1} for this call "
+                             "overflows 64 bits",
+                             entry.name, buffer.name));
+    total = llvm::alignTo(total, kWorkspaceAlign);
+    names += (names.empty() ? "" : ", ") + buffer.name;
     ws.shapes.push_back(std::move(shape));
   }
+  const char *what = "";
+  total = std::max(total, kWorkspaceAlign); // never a 0-byte allocation
+  if (CUresult r = pools.allocate(driver, device, total, stream, ws.base, what);
+      r != CUDA_SUCCESS)
+    return makeError(ATTN_ERROR_CUDA,
+                     formatv("kernel {0}: workspace ({1}; {2} bytes): {3}",
+                             entry.name, names, total,
+                             formatCudaError(driver, r, what)));
+  for (uint64_t offset : offsets)
+    ws.ptrs.push_back(ws.base + offset);
   return Status::success();
 }
 
 /// Frees the workspace on `stream`, after the launches queued there.
 static Status freeWorkspace(const DriverApi &driver, const WorkspaceBuffers &ws,
                             CUstream stream) {
-  Status status;
-  for (CUdeviceptr ptr : ws.ptrs)
-    if (CUresult r = driver.memFreeAsync(ptr, stream);
-        r != CUDA_SUCCESS && status.ok())
-      status = cudaError(driver, r, "cuMemFreeAsync");
-  return status;
+  if (!ws.base)
+    return Status::success();
+  if (CUresult r = driver.memFreeAsync(ws.base, stream); r != CUDA_SUCCESS)
+    return cudaError(driver, r, "cuMemFreeAsync");
+  return Status::success();
 }
 
 Status Bundle::launchOne(const DriverApi &driver, CUdevice device, size_t index,
@@ -1541,7 +1560,8 @@ Status Bundle::launchIndex(const DriverApi &driver, CUdevice device,
                            size_t index, const CallOperands &args,
                            CUstream stream) {
   WorkspaceBuffers ws;
-  Status status = allocWorkspace(driver, kernel(index), args, stream, ws);
+  Status status = allocWorkspace(driver, workspacePools, device, kernel(index),
+                                 args, stream, ws);
   for (size_t i = 0; status.ok() && i < kernel(index).numLaunches(); ++i)
     status = launchOne(driver, device, index, i, args, ws, stream);
   // Freed even after a failed launch: stream order keeps it after the

@@ -14,6 +14,7 @@
 #include "Driver.h"
 #include "Manifest.h"
 #include "Tuning.h"
+#include "WorkspacePools.h"
 #include "attn/runtime.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -229,6 +230,8 @@ private:
   /// Driver state of each launch of each kernel, created on first launch.
   std::vector<std::vector<std::unique_ptr<Loaded>>> loaded;
   TuningTable tuning;
+  /// Where launches take their workspace.
+  WorkspacePools workspacePools;
   /// Some kernel is split-KV: calls may choose their split count
   /// (chooseSplits).
   bool splitKV = false;

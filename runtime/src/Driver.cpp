@@ -66,6 +66,10 @@ static void loadRealDriver(RealDriver &driver) {
   lookup(lib, "cuStreamSynchronize", api.streamSynchronize, optional);
   lookup(lib, "cuMemAllocAsync", api.memAllocAsync, optional);
   lookup(lib, "cuMemFreeAsync", api.memFreeAsync, optional);
+  lookup(lib, "cuMemPoolCreate", api.memPoolCreate, optional);
+  lookup(lib, "cuMemPoolDestroy", api.memPoolDestroy, optional);
+  lookup(lib, "cuMemPoolSetAttribute", api.memPoolSetAttribute, optional);
+  lookup(lib, "cuMemAllocFromPoolAsync", api.memAllocFromPoolAsync, optional);
   if (!missing.empty()) {
     driver.error = "CUDA driver unavailable: libcuda.so.1 lacks " + missing +
                    " (the runtime needs a CUDA 12 or newer driver)";

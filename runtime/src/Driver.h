@@ -64,10 +64,18 @@ struct DriverApi {
   CUresult (*memcpyDtoHAsync)(void *dst, CUdeviceptr src, size_t bytes,
                               CUstream stream);
   CUresult (*streamSynchronize)(CUstream stream);
-  /// Split-KV kernels' workspace, allocated and freed on the call's stream
-  /// (the stream-ordered allocator keeps freed memory in its pool).
+  /// Kernels' workspace, allocated and freed on the call's stream (the
+  /// default pool's allocation is the fallback of WorkspacePools).
   CUresult (*memAllocAsync)(CUdeviceptr *ptr, size_t bytes, CUstream stream);
   CUresult (*memFreeAsync)(CUdeviceptr ptr, CUstream stream);
+  /// The runtime's own workspace pool per device (WorkspacePools); without
+  /// them the workspace comes from the device's default pool.
+  CUresult (*memPoolCreate)(CUmemoryPool *pool, const CUmemPoolProps *props);
+  CUresult (*memPoolDestroy)(CUmemoryPool pool);
+  CUresult (*memPoolSetAttribute)(CUmemoryPool pool, CUmemPool_attribute attr,
+                                  void *value);
+  CUresult (*memAllocFromPoolAsync)(CUdeviceptr *ptr, size_t bytes,
+                                    CUmemoryPool pool, CUstream stream);
 };
 
 /// The driver: the testing override if one is set, otherwise libcuda.so.1,

@@ -323,11 +323,15 @@ TEST_F(BwdLaunch, FourLaunchesShareTheWorkspace) {
   }
   EXPECT_EQ(state.launches[2].block, (std::array<unsigned, 3>{384, 1, 1}));
   EXPECT_EQ(state.launches[2].sharedBytes, 163840u);
-  ASSERT_EQ(state.allocs.size(), 3u);
-  EXPECT_EQ(std::get<1>(state.allocs[0]), 2u * 200 * 4);
-  EXPECT_EQ(std::get<1>(state.allocs[2]), 2u * 200 * 128 * 4);
-  ASSERT_EQ(state.frees.size(), 3u);
-  EXPECT_EQ(std::get<2>(state.frees[0]), size_t(4)); // after the launches
+  // The three buffers in one allocation, freed after the launches.
+  std::vector<uint64_t> at =
+      workspaceLayout({2 * 200 * 4, 2 * 200 * 4, 2 * 200 * 128 * 4});
+  ASSERT_EQ(state.allocs.size(), 1u);
+  auto [base, total, allocStream] = state.allocs[0];
+  EXPECT_EQ(total, at[3]);
+  EXPECT_EQ(allocStream, stream);
+  ASSERT_EQ(state.frees.size(), 1u);
+  EXPECT_EQ(state.frees[0], std::make_tuple(base, stream, size_t(4)));
   ASSERT_EQ(state.encodes.size(), 4u);
   const int address[] = {5, 0, 2, 1};
   const cuuint32_t rows[] = {64, 64, 128, 128};
@@ -339,7 +343,7 @@ TEST_F(BwdLaunch, FourLaunchesShareTheWorkspace) {
   EXPECT_EQ(state.encodes[2].dims, (std::array<cuuint64_t, 4>{128, 300, 1, 1}));
   // The dQ launch: dQ_acc's descriptor, then dq's.
   const std::vector<int64_t> &dq = state.launches[3].params;
-  EXPECT_EQ(dq[0], int64_t(std::get<0>(state.allocs[2])));
+  EXPECT_EQ(dq[0], int64_t(base + at[2]));
   EXPECT_EQ(dq[11 + 1], addressOf(6));
   // The preprocess reads o first.
   EXPECT_EQ(state.launches[0].params[1], addressOf(3));
@@ -365,8 +369,11 @@ TEST_F(BwdLaunch, WorkspaceOfAnyRank) {
   state.paramsByLaunch = {k.params.size(), k.then[0].params.size(),
                           k.then[1].params.size(), k.then[2].params.size()};
   EXPECT_STATUS(attn_bwd(bundle, &args, stream), ATTN_SUCCESS, "");
-  ASSERT_EQ(state.allocs.size(), 3u);
-  EXPECT_EQ(std::get<1>(state.allocs[2]), 2u * 4 * 2 * 64 * 64 * 4);
+  ASSERT_EQ(state.allocs.size(), 1u);
+  EXPECT_EQ(std::get<1>(state.allocs[0]),
+            workspaceLayout({2 * 200 * 4, 2 * 200 * 4,
+                             2 * 4 * 2 * 64 * 64 * 4})
+                .back());
   ASSERT_EQ(state.launches.size(), 4u);
   // dQ_acc's descriptor in the zeroing launch: sizes, then row-major
   // strides.
@@ -392,7 +399,8 @@ TEST_F(BwdLaunch, PointersAreDeviceMemoryAndEmptyCallsLaunchNothing) {
   args.dv.data = fakeAddress(8);
   state.allocResult = CUDA_ERROR_OUT_OF_MEMORY;
   EXPECT_STATUS(attn_bwd(bundle, &args, stream), ATTN_ERROR_CUDA,
-                "kernel g: workspace scratch0");
+                "kernel g: workspace (scratch0, scratch1, scratch2; 208384 "
+                "bytes)");
   EXPECT_TRUE(state.launches.empty());
 }
 

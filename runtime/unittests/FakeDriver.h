@@ -202,6 +202,19 @@ struct FakeState {
   CUresult allocResult = CUDA_SUCCESS;
   std::vector<std::tuple<CUdeviceptr, size_t, CUstream>> allocs;
   std::vector<std::tuple<CUdeviceptr, CUstream, size_t>> frees;
+  /// Memory pools: the result of cuMemPoolCreate, the pools created (by
+  /// the device of their location; destroyed ones marked), the release
+  /// thresholds set, and the pool of each allocation (null: the default
+  /// pool, cuMemAllocAsync).
+  CUresult poolCreateResult = CUDA_SUCCESS;
+  struct Pool {
+    int device;
+    CUmemAllocationType allocType;
+    uint64_t releaseThreshold = 0;
+    bool destroyed = false;
+  };
+  std::vector<Pool> pools;
+  std::vector<CUmemoryPool> allocPools;
   int loads = 0, kernelLookups = 0;
   std::vector<CUlibrary> loaded;
   std::multiset<CUlibrary> unloaded;
@@ -479,6 +492,53 @@ inline CUresult fakeMemAllocAsync(CUdeviceptr *ptr, size_t bytes,
     return fake->allocResult;
   *ptr = 0xa0000000 + (fake->allocs.size() << 20);
   fake->allocs.emplace_back(*ptr, bytes, stream);
+  fake->allocPools.push_back(nullptr);
+  return CUDA_SUCCESS;
+}
+
+/// Fake pools are 1-based indices into FakeState::pools.
+inline FakeState::Pool &fakePool(CUmemoryPool pool) {
+  return fake->pools.at(reinterpret_cast<uintptr_t>(pool) - 1);
+}
+
+inline CUresult fakeMemPoolCreate(CUmemoryPool *pool,
+                                  const CUmemPoolProps *props) {
+  std::lock_guard<std::mutex> lock(fake->mutex);
+  if (fake->poolCreateResult != CUDA_SUCCESS)
+    return fake->poolCreateResult;
+  if (props->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+    return CUDA_ERROR_INVALID_VALUE;
+  fake->pools.push_back({props->location.id, props->allocType});
+  *pool = reinterpret_cast<CUmemoryPool>(uintptr_t(fake->pools.size()));
+  return CUDA_SUCCESS;
+}
+
+inline CUresult fakeMemPoolDestroy(CUmemoryPool pool) {
+  std::lock_guard<std::mutex> lock(fake->mutex);
+  fakePool(pool).destroyed = true;
+  return CUDA_SUCCESS;
+}
+
+inline CUresult fakeMemPoolSetAttribute(CUmemoryPool pool,
+                                        CUmemPool_attribute attr,
+                                        void *value) {
+  std::lock_guard<std::mutex> lock(fake->mutex);
+  if (attr != CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)
+    return CUDA_ERROR_INVALID_VALUE;
+  fakePool(pool).releaseThreshold = *static_cast<cuuint64_t *>(value);
+  return CUDA_SUCCESS;
+}
+
+inline CUresult fakeMemAllocFromPoolAsync(CUdeviceptr *ptr, size_t bytes,
+                                          CUmemoryPool pool, CUstream stream) {
+  std::lock_guard<std::mutex> lock(fake->mutex);
+  if (fake->allocResult != CUDA_SUCCESS)
+    return fake->allocResult;
+  if (fakePool(pool).destroyed)
+    return CUDA_ERROR_INVALID_VALUE;
+  *ptr = 0xa0000000 + (fake->allocs.size() << 20);
+  fake->allocs.emplace_back(*ptr, bytes, stream);
+  fake->allocPools.push_back(pool);
   return CUDA_SUCCESS;
 }
 
@@ -496,7 +556,17 @@ inline const DriverApi fakeApi = {
     fakeEventCreate,        fakeEventRecord,         fakeEventSynchronize,
     fakeEventElapsedTime,   fakeEventDestroy,        fakeDeviceGetName,
     fakeDeviceGetAttribute, fakeMemcpyDtoHAsync,     fakeStreamSynchronize,
-    fakeMemAllocAsync,      fakeMemFreeAsync};
+    fakeMemAllocAsync,      fakeMemFreeAsync,        fakeMemPoolCreate,
+    fakeMemPoolDestroy,     fakeMemPoolSetAttribute, fakeMemAllocFromPoolAsync};
+
+/// A call's workspace is one allocation: the offsets of buffers of `bytes`
+/// in it (in order, each 256-byte aligned), then the allocation's size.
+inline std::vector<uint64_t> workspaceLayout(std::vector<uint64_t> bytes) {
+  std::vector<uint64_t> at = {0};
+  for (uint64_t n : bytes)
+    at.push_back((at.back() + n + 255) / 256 * 256);
+  return at;
+}
 
 class FakeLaunch : public ::testing::Test {
 protected:

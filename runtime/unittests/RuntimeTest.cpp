@@ -740,13 +740,15 @@ TEST_F(FakeLaunch, SplitKVLaunchesInOrderWithItsWorkspace) {
   state.paramsByLaunch = {3 * 11 + 13 + 11, 13 + 11 + 11 + 9};
   attn_fwd_args args = smallArgs(/*lse=*/true); // B1 Hq4 Hkv2 Nq100 D128
   EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
-  ASSERT_EQ(state.allocs.size(), 2u);
-  auto [op, opBytes, opStream] = state.allocs[0];
-  auto [lp, lpBytes, lpStream] = state.allocs[1];
-  EXPECT_EQ(opBytes, 4u * 1 * 4 * 100 * 128 * 4); // [S, B, Hq, Nq, D] fp32
-  EXPECT_EQ(lpBytes, 4u * 1 * 4 * 100 * 4);       // [S, B, Hq, Nq]
-  EXPECT_EQ(opStream, stream);
-  EXPECT_EQ(lpStream, stream);
+  // One allocation: o_partial [S, B, Hq, Nq, D] fp32, then lse_partial
+  // [S, B, Hq, Nq].
+  std::vector<uint64_t> at =
+      workspaceLayout({4u * 1 * 4 * 100 * 128 * 4, 4u * 1 * 4 * 100 * 4});
+  ASSERT_EQ(state.allocs.size(), 1u);
+  auto [base, bytes, allocStream] = state.allocs[0];
+  EXPECT_EQ(bytes, at[2]);
+  EXPECT_EQ(allocStream, stream);
+  CUdeviceptr op = base + at[0], lp = base + at[1];
   ASSERT_EQ(state.launches.size(), 2u);
   const Launch &partial = state.launches[0], &combine = state.launches[1];
   EXPECT_EQ(partial.grid, (std::array<unsigned, 3>{8, 4, 1})); // 4 * 2 blocks
@@ -783,9 +785,8 @@ TEST_F(FakeLaunch, SplitKVLaunchesInOrderWithItsWorkspace) {
   EXPECT_EQ(combine.params[24 + 1],
             int64_t(reinterpret_cast<uintptr_t>(fakeAddress(3)))); // o
   // Freed on the stream after both launches.
-  ASSERT_EQ(state.frees.size(), 2u);
-  EXPECT_EQ(state.frees[0], std::make_tuple(op, stream, size_t(2)));
-  EXPECT_EQ(state.frees[1], std::make_tuple(lp, stream, size_t(2)));
+  ASSERT_EQ(state.frees.size(), 1u);
+  EXPECT_EQ(state.frees[0], std::make_tuple(base, stream, size_t(2)));
 }
 
 TEST_F(FakeLaunch, SplitKVWorkspaceFailures) {
@@ -795,7 +796,7 @@ TEST_F(FakeLaunch, SplitKVWorkspaceFailures) {
   // The allocation fails: no launch, a CUDA status naming the buffer.
   state.allocResult = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
   EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_CUDA,
-                "workspace o_partial (819200 bytes): "
+                "workspace (o_partial, lse_partial; 825600 bytes): "
                 "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES");
   EXPECT_TRUE(state.launches.empty());
   // A launch fails: the workspace is still freed.
@@ -803,8 +804,8 @@ TEST_F(FakeLaunch, SplitKVWorkspaceFailures) {
   state.launchResult = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
   EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_CUDA,
                 "launching k: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES");
-  EXPECT_EQ(state.allocs.size(), 2u);
-  EXPECT_EQ(state.frees.size(), 2u);
+  EXPECT_EQ(state.allocs.size(), 1u);
+  EXPECT_EQ(state.frees.size(), 1u);
   // A driver without the stream-ordered allocator.
   state.launchResult = CUDA_SUCCESS;
   DriverApi old = fakeApi;
@@ -812,6 +813,69 @@ TEST_F(FakeLaunch, SplitKVWorkspaceFailures) {
   attn::runtime::setDriverForTesting(&old);
   EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_CUDA,
                 "needs a workspace, allocated with cuMemAllocAsync");
+  attn::runtime::setDriverForTesting(&fakeApi);
+}
+
+// The device's default pool returns its free memory to the system at each
+// synchronization, and the next call maps it again: the workspace comes
+// from the bundle's own pool per device, which keeps what it holds.
+TEST_F(FakeLaunch, WorkspaceComesFromTheBundlesPoolPerDevice) {
+  load({splitKernel("k", 4)});
+  state.paramsByLaunch = {3 * 11 + 13 + 11, 13 + 11 + 11 + 9};
+  attn_fwd_args args = smallArgs(/*lse=*/true);
+  for (int call = 0; call < 3; ++call)
+    EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  ASSERT_EQ(state.pools.size(), 1u); // created once, on first use
+  EXPECT_EQ(state.pools[0].device, 0);
+  EXPECT_EQ(state.pools[0].allocType, CU_MEM_ALLOCATION_TYPE_PINNED);
+  EXPECT_EQ(state.pools[0].releaseThreshold, UINT64_MAX);
+  ASSERT_EQ(state.allocPools.size(), 3u); // one allocation per call
+  for (CUmemoryPool pool : state.allocPools)
+    EXPECT_EQ(pool, reinterpret_cast<CUmemoryPool>(uintptr_t(1)));
+  // Another device gets its own pool (its operands live there too).
+  state.device = 1;
+  for (Allocation &a : state.allocations)
+    a.device = 1;
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  ASSERT_EQ(state.pools.size(), 2u);
+  EXPECT_EQ(state.pools[1].device, 1);
+  EXPECT_EQ(state.allocPools.back(),
+            reinterpret_cast<CUmemoryPool>(uintptr_t(2)));
+  // The pools live as long as the bundle.
+  EXPECT_FALSE(state.pools[0].destroyed || state.pools[1].destroyed);
+  attn_bundle_destroy(bundle);
+  bundle = nullptr;
+  EXPECT_TRUE(state.pools[0].destroyed && state.pools[1].destroyed);
+}
+
+TEST_F(FakeLaunch, WorkspacePoolFailures) {
+  load({splitKernel("k", 4)});
+  state.paramsByLaunch = {3 * 11 + 13 + 11, 13 + 11 + 11 + 9};
+  attn_fwd_args args = smallArgs(/*lse=*/true);
+  // No pool: a CUDA status naming the call, nothing launched.
+  state.poolCreateResult = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_CUDA,
+                "workspace (o_partial, lse_partial; 825600 bytes): "
+                "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: fake driver error "
+                "(in cuMemPoolCreate)");
+  EXPECT_TRUE(state.launches.empty());
+  EXPECT_TRUE(state.allocs.empty());
+  // The next call tries again.
+  state.poolCreateResult = CUDA_SUCCESS;
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  EXPECT_EQ(state.pools.size(), 1u);
+  EXPECT_EQ(state.launches.size(), 2u);
+  // A driver without the pool API: the default pool.
+  DriverApi old = fakeApi;
+  old.memPoolCreate = nullptr;
+  attn::runtime::setDriverForTesting(&old);
+  attn_bundle_destroy(bundle);
+  bundle = nullptr;
+  load({splitKernel("k", 4)});
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  EXPECT_EQ(state.pools.size(), 1u);
+  ASSERT_EQ(state.allocPools.size(), 2u);
+  EXPECT_EQ(state.allocPools[1], nullptr);
   attn::runtime::setDriverForTesting(&fakeApi);
 }
 
@@ -2170,19 +2234,19 @@ TEST_F(FakeLaunch, QuantizedKernelEncodesMapsOverItsWorkspace) {
   attn_fwd_args args = smallArgs(/*lse=*/true);
   args.quantize = ATTN_QUANTIZE_FP8;
   EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
-  ASSERT_EQ(state.allocs.size(), 7u);
-  std::vector<size_t> bytes;
-  for (auto [ptr, n, s] : state.allocs) {
-    bytes.push_back(n);
-    EXPECT_EQ(s, stream);
-  }
-  EXPECT_EQ(bytes, (std::vector<size_t>{4 * 100 * 128, 4 * 4, 2 * 128 * 128,
-                                        2 * 4, 2 * 128 * 128, 2 * 4, 2 * 4}));
+  // The seven buffers in one allocation.
+  std::vector<uint64_t> at = workspaceLayout({4 * 100 * 128, 4 * 4,
+                                              2 * 128 * 128, 2 * 4,
+                                              2 * 128 * 128, 2 * 4, 2 * 4});
+  ASSERT_EQ(state.allocs.size(), 1u);
+  auto [base, bytes, allocStream] = state.allocs[0];
+  EXPECT_EQ(bytes, at[7]);
+  EXPECT_EQ(allocStream, stream);
   ASSERT_EQ(state.launches.size(), 2u);
   EXPECT_EQ(state.launches[0].block, (std::array<unsigned, 3>{256, 1, 1}));
   EXPECT_EQ(state.launches[1].block, (std::array<unsigned, 3>{384, 1, 1}));
   ASSERT_EQ(state.encodes.size(), 3u);
-  auto ptr = [&](size_t w) { return std::get<0>(state.allocs[w]); };
+  auto ptr = [&](size_t w) { return base + at[w]; };
   const FakeState::Encode &v = state.encodes[0], &q = state.encodes[2];
   EXPECT_EQ(reinterpret_cast<CUdeviceptr>(v.address), ptr(4));
   EXPECT_EQ(reinterpret_cast<CUdeviceptr>(q.address), ptr(0));
@@ -2195,9 +2259,8 @@ TEST_F(FakeLaunch, QuantizedKernelEncodesMapsOverItsWorkspace) {
   // hold the address).
   EXPECT_EQ(state.launches[1].params[0], int64_t(ptr(4)));
   EXPECT_EQ(state.launches[1].params[2], int64_t(ptr(0)));
-  ASSERT_EQ(state.frees.size(), 7u);
-  for (auto [p, s, launches] : state.frees)
-    EXPECT_EQ(launches, 2u);
+  ASSERT_EQ(state.frees.size(), 1u);
+  EXPECT_EQ(state.frees[0], std::make_tuple(base, stream, size_t(2)));
 }
 
 TEST_F(FakeLaunch, QuantizedWorkspaceMapFailureIsAStatus) {
@@ -2210,5 +2273,5 @@ TEST_F(FakeLaunch, QuantizedWorkspaceMapFailureIsAStatus) {
                 "workspace v_fp8: CUDA error 1: fake driver error (in "
                 "cuTensorMapEncodeTiled)");
   EXPECT_EQ(state.launches.size(), 1u); // the quantize launch only
-  EXPECT_EQ(state.frees.size(), 7u);    // the workspace is still freed
+  EXPECT_EQ(state.frees.size(), 1u);    // the workspace is still freed
 }

@@ -192,7 +192,8 @@ typedef struct attn_fwd_args {
    * quantize_fp8(<options>)): a batched bf16 call (q, k, v, o, lse as
    * above, no descales, no block_table, no cu_seqlens) whose kernel first
    * quantizes Q, K and V to e4m3 copies with fp32 descales in workspace
-   * buffers it allocates and frees on the call's stream (cuMemAllocAsync),
+   * buffers it allocates and frees on the call's stream (the bundle's
+   * workspace pool, see attn_fwd),
    * then runs the FP8 attention and writes a bf16 O (and LSE). Quantization
    * costs accuracy: expect |O - exact| / |exact| of a few 1e-2 on
    * Gaussian inputs (docs/validation.md). Other values are
@@ -210,8 +211,9 @@ typedef struct attn_bundle attn_bundle;
  *         ATTN_ERROR_BUNDLE_NOT_FOUND, ATTN_ERROR_BUNDLE_CORRUPT. */
 ATTN_API attn_status attn_bundle_load(const char *dir, attn_bundle **out);
 
-/* Unloads the bundle's modules and frees it. Null is a no-op. Launches
- * already queued on streams must have finished. */
+/* Unloads the bundle's modules, destroys its workspace pools (their memory
+ * goes back to the device once queued frees complete) and frees it. Null
+ * is a no-op. Launches already queued on streams must have finished. */
 ATTN_API void attn_bundle_destroy(attn_bundle *bundle);
 
 /* Number of kernels in the bundle (0 for null). */
@@ -261,8 +263,12 @@ ATTN_API attn_status attn_fwd_select(const attn_bundle *bundle,
  * it), then enqueues the forward kernel on `stream` (0: the legacy default
  * stream). Returns once the launch is queued. A split-KV kernel
  * (docs/bundle.md; batched, paged or varlen) is two launches in order on
- * `stream` with an fp32 workspace that attn_fwd allocates and frees there
- * (cuMemAllocAsync / cuMemFreeAsync). A valid call with Nq == 0 or B*Hq ==
+ * `stream` with an fp32 workspace that attn_fwd allocates and frees there.
+ * Workspace comes from a stream-ordered memory pool that the bundle owns
+ * per device (cuMemAllocFromPoolAsync / cuMemFreeAsync; the default pool
+ * where the driver lacks pools): it keeps its memory across
+ * synchronizations, so the largest workspace in flight stays reserved on
+ * the device until attn_bundle_destroy. A valid call with Nq == 0 or B*Hq ==
  * 0 (varlen: max_seqlen_q == 0 or B == 0) has nothing
  * to compute: it succeeds without a matching kernel, a GPU or a launch.
  * Errors: every error of attn_fwd_select, and ATTN_ERROR_CUDA. */
@@ -307,8 +313,8 @@ ATTN_API attn_status attn_bwd_select(const attn_bundle *bundle,
  * every pointer device memory of its device), then enqueues the backward
  * kernel's launches on `stream` (preprocess, dQ_acc = 0, dK/dV, dQ) with
  * the fp32 workspaces the manifest names, allocated and freed on `stream`
- * (cuMemAllocAsync / cuMemFreeAsync). Returns once the launches are
- * queued. A call whose dq, dk and dv have no element succeeds without a
+ * (the bundle's workspace pool, as attn_fwd's). Returns once the launches
+ * are queued. A call whose dq, dk and dv have no element succeeds without a
  * kernel, a GPU or a launch.
  * Errors: every error of attn_bwd_select, and ATTN_ERROR_CUDA. */
 ATTN_API attn_status attn_bwd(attn_bundle *bundle, const attn_bwd_args *args,
