@@ -588,6 +588,12 @@ protected:
     bundle = loadBundle(dir, manifestOf(std::move(kernels)));
     ASSERT_NE(bundle, nullptr);
   }
+  /// Loads a split-KV kernel of 4 splits; its call (smallArgs with LSE).
+  attn_fwd_args loadSplitKV() {
+    load({splitKernel("k", 4)});
+    state.paramsByLaunch = {3 * 11 + 13 + 11, 13 + 11 + 11 + 9};
+    return smallArgs(/*lse=*/true);
+  }
   /// A call that fits the 1 MiB allocations: 128 x 64 bf16 per head.
   attn_fwd_args smallArgs(bool lse = false) {
     attn_fwd_args args = makeArgs(1, 4, 2, 100, 128, 128, lse);

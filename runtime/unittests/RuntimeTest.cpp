@@ -736,9 +736,7 @@ TEST_F(FakeLaunch, RecordsGridBlockStreamAndParams) {
 /// workspace's descriptors (contiguous fp32), and the workspace is freed
 /// after both.
 TEST_F(FakeLaunch, SplitKVLaunchesInOrderWithItsWorkspace) {
-  load({splitKernel("k", 4)});
-  state.paramsByLaunch = {3 * 11 + 13 + 11, 13 + 11 + 11 + 9};
-  attn_fwd_args args = smallArgs(/*lse=*/true); // B1 Hq4 Hkv2 Nq100 D128
+  attn_fwd_args args = loadSplitKV(); // B1 Hq4 Hkv2 Nq100 D128
   EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
   // One allocation: o_partial [S, B, Hq, Nq, D] fp32, then lse_partial
   // [S, B, Hq, Nq].
@@ -790,9 +788,7 @@ TEST_F(FakeLaunch, SplitKVLaunchesInOrderWithItsWorkspace) {
 }
 
 TEST_F(FakeLaunch, SplitKVWorkspaceFailures) {
-  load({splitKernel("k", 4)});
-  state.paramsByLaunch = {3 * 11 + 13 + 11, 13 + 11 + 11 + 9};
-  attn_fwd_args args = smallArgs(/*lse=*/true);
+  attn_fwd_args args = loadSplitKV();
   // The allocation fails: no launch, a CUDA status naming the buffer.
   state.allocResult = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
   EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_CUDA,
@@ -820,9 +816,7 @@ TEST_F(FakeLaunch, SplitKVWorkspaceFailures) {
 // synchronization, and the next call maps it again: the workspace comes
 // from the bundle's own pool per device, which keeps what it holds.
 TEST_F(FakeLaunch, WorkspaceComesFromTheBundlesPoolPerDevice) {
-  load({splitKernel("k", 4)});
-  state.paramsByLaunch = {3 * 11 + 13 + 11, 13 + 11 + 11 + 9};
-  attn_fwd_args args = smallArgs(/*lse=*/true);
+  attn_fwd_args args = loadSplitKV();
   for (int call = 0; call < 3; ++call)
     EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
   ASSERT_EQ(state.pools.size(), 1u); // created once, on first use
@@ -849,9 +843,7 @@ TEST_F(FakeLaunch, WorkspaceComesFromTheBundlesPoolPerDevice) {
 }
 
 TEST_F(FakeLaunch, WorkspacePoolFailures) {
-  load({splitKernel("k", 4)});
-  state.paramsByLaunch = {3 * 11 + 13 + 11, 13 + 11 + 11 + 9};
-  attn_fwd_args args = smallArgs(/*lse=*/true);
+  attn_fwd_args args = loadSplitKV();
   // No pool: a CUDA status naming the call, nothing launched.
   state.poolCreateResult = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
   EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_ERROR_CUDA,
