@@ -1494,17 +1494,17 @@ static Status allocWorkspace(const DriverApi &driver, WorkspacePools &pools,
   for (const bundle::Workspace &buffer : entry.workspace) {
     std::vector<int64_t> shape;
     uint64_t bytes = bundle::workspaceElementBytes(buffer.dtype);
+    bool overflow = false;
     for (const GridDim &dim : buffer.shape) {
       shape.push_back(gridDim(dim, args));
-      if (__builtin_mul_overflow(bytes, uint64_t(shape.back()), &bytes) ||
-          shape.back() == INT64_MAX)
-        return invalid(formatv("kernel {0}: workspace {1} for this call "
-                               "overflows 64 bits",
-                               entry.name, buffer.name));
+      overflow |= __builtin_mul_overflow(bytes, uint64_t(shape.back()),
+                                         &bytes) ||
+                  shape.back() == INT64_MAX;
     }
     offsets.push_back(total);
-    if (__builtin_add_overflow(total, bytes, &total) ||
-        total > UINT64_MAX - kWorkspaceAlign)
+    overflow |= __builtin_add_overflow(total, bytes, &total) ||
+                total > UINT64_MAX - kWorkspaceAlign;
+    if (overflow)
       return invalid(formatv("kernel {0}: workspace {1} for this call "
                              "overflows 64 bits",
                              entry.name, buffer.name));

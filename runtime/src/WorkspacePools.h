@@ -24,8 +24,9 @@ namespace attn::runtime {
 ///
 /// The device's default pool (cuMemAllocAsync) has a release threshold of
 /// zero: each synchronization returns its free memory to the system, and
-/// the next call maps it again (30-40 us of a quantized Llama-3-8B prefill
-/// call on an H100, docs/perf-notes.md). These pools keep what they hold
+/// the next call maps it again (20-30 us of a quantized Llama-3-8B prefill
+/// call, 30-40 us of a non-causal N16384 one on an H100,
+/// docs/perf-notes.md). These pools keep what they hold
 /// (release threshold UINT64_MAX): the most workspace in flight at once
 /// stays reserved until the bundle is destroyed.
 class WorkspacePools {

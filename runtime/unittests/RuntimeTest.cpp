@@ -871,6 +871,28 @@ TEST_F(FakeLaunch, WorkspacePoolFailures) {
   attn::runtime::setDriverForTesting(&fakeApi);
 }
 
+// Workspace sizes past 64 bits: one buffer's extents, or the sum of the
+// buffers in the one allocation. Invalid, nothing allocated or launched.
+TEST_F(FakeLaunch, WorkspaceSizeOverflowIsInvalid) {
+  for (auto [rows, buffer] : {std::pair<int64_t, const char *>{
+                                  int64_t(1) << 50, "o_partial"},
+                              {22500000000000, "lse_partial"}}) {
+    KernelEntry k = splitKernel("k", 4);
+    for (Workspace &w : k.workspace)
+      w.shape[2] = GridDim{rows, {{Operand::Q, 1, 1}}};
+    attn_bundle_destroy(bundle);
+    TempDir fresh;
+    bundle = loadBundle(fresh, manifestOf({k}));
+    ASSERT_NE(bundle, nullptr);
+    attn_fwd_args args = smallArgs(/*lse=*/true);
+    EXPECT_STATUS(attn_fwd(bundle, &args, stream), kInvalid,
+                  std::string("workspace ") + buffer +
+                      " for this call overflows 64 bits");
+    EXPECT_TRUE(state.allocs.empty());
+    EXPECT_TRUE(state.launches.empty());
+  }
+}
+
 TEST_F(FakeLaunch, TensorMapsAreEncodedPerCallAndPassedByValue) {
   load({wgmmaKernel("k")});
   state.paramsPerLaunch = 3 + 11;
