@@ -9,7 +9,10 @@
 // cu_seqlens_q[B] (padding) must be left alone. Variants read K/V from
 // paged caches (pages shuffled, NaN in every row no sequence uses, -1 in
 // the table past a sequence's pages) and split the keys (split-KV through
-// a workspace, combined by LSE).
+// a workspace, combined by LSE). Sequence isolation: each sequence is run
+// again with every Q, K and V row it does not own (its neighbours', the
+// padding, cache rows of other sequences or of none) set to NaN, and its
+// rows of O and LSE must still match.
 //
 //===----------------------------------------------------------------------===//
 
@@ -177,6 +180,8 @@ struct Inputs {
 struct PagedKV {
   std::optional<Buffer<4>> k, v;
   attn::test::RowMajorBuffer<int32_t, 2> table{{0, 0}, 0};
+  /// The sequence whose key each cache row holds (-1: none).
+  std::vector<int64_t> owner;
 
   PagedKV(const VarlenConfig &c, const Batch &batch, const Inputs &in,
           std::mt19937 &rng) {
@@ -195,6 +200,7 @@ struct PagedKV {
                                                           c.d})})
       cache->fill(NAN);
     std::vector<int32_t> cuK = prefixSums(batch, true);
+    owner.assign(numPages * ps, -1);
     size_t next = 0;
     for (int64_t b = 0; b < numSeqs; ++b)
       for (int64_t j = 0; j < batch.lengths[b].second; ++j) {
@@ -202,6 +208,7 @@ struct PagedKV {
         if (j % ps == 0)
           entry = pool[next++];
         int64_t row = int64_t(entry) * ps + j % ps;
+        owner[row] = b;
         for (int64_t x = 0; x < c.hkv * c.d; ++x) {
           k->set(row * c.hkv * c.d + x, in.k.values[(cuK[b] + j) * c.hkv * c.d + x]);
           v->set(row * c.hkv * c.d + x, in.v.values[(cuK[b] + j) * c.hkv * c.d + x]);
@@ -271,39 +278,51 @@ double boundFor(Elt elt) {
   return elt == Elt::bf16 ? 8e-3 : elt == Elt::f16 ? 1e-3 : 1e-5;
 }
 
-/// Compares O per (sequence, head) by ||O - ref|| / ||ref|| and LSE per
-/// row; padding (NaN in `want`) must still be NaN.
+/// Compares sequence `b`'s O per head by ||O - ref|| / ||ref|| and its
+/// LSE per row.
+void expectSequenceClose(const VarlenConfig &c, const Batch &batch,
+                         int64_t totalQ, const Result &got, const Result &want,
+                         size_t b) {
+  std::vector<int32_t> cuQ = prefixSums(batch, false);
+  for (int64_t h = 0; h < c.hq; ++h) {
+    double num = 0, den = 0;
+    for (int64_t row = cuQ[b]; row < cuQ[b + 1]; ++row)
+      for (int64_t x = 0; x < c.d; ++x) {
+        int64_t i = (row * c.hq + h) * c.d + x;
+        ASSERT_FALSE(std::isnan(got.o[i]))
+            << "O of row " << row << " head " << h << " unwritten or NaN";
+        num += (got.o[i] - want.o[i]) * (got.o[i] - want.o[i]);
+        den += want.o[i] * want.o[i];
+      }
+    double rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+    EXPECT_LE(rel, boundFor(c.elt)) << "sequence " << b << " head " << h
+                                    << ": ||O - ref|| / ||ref|| = " << rel;
+    for (int64_t row = cuQ[b]; row < cuQ[b + 1]; ++row) {
+      double g = got.lse[h * totalQ + row], w = want.lse[h * totalQ + row];
+      if (std::isinf(w))
+        EXPECT_TRUE(std::isinf(g) && g < 0) << "LSE of row " << row << " head "
+                                            << h << " = " << g << ", want -inf";
+      else
+        EXPECT_NEAR(g, w, 1e-4 * std::max(1.0, std::fabs(w)))
+            << "LSE of row " << row << " head " << h;
+    }
+  }
+}
+
+/// Every sequence against the reference; padding rows (past
+/// cu_seqlens_q[B]) of O and LSE must still be NaN.
 void expectClose(const VarlenConfig &c, const Batch &batch, int64_t totalQ,
                  const Result &got, const Result &want) {
-  std::vector<int32_t> cuQ = prefixSums(batch, false);
   for (size_t b = 0; b < batch.lengths.size(); ++b)
-    for (int64_t h = 0; h < c.hq; ++h) {
-      double num = 0, den = 0;
-      for (int64_t row = cuQ[b]; row < cuQ[b + 1]; ++row)
-        for (int64_t x = 0; x < c.d; ++x) {
-          int64_t i = (row * c.hq + h) * c.d + x;
-          ASSERT_FALSE(std::isnan(got.o[i]))
-              << "O of row " << row << " head " << h << " unwritten or NaN";
-          num += (got.o[i] - want.o[i]) * (got.o[i] - want.o[i]);
-          den += want.o[i] * want.o[i];
-        }
-      double rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-      EXPECT_LE(rel, boundFor(c.elt)) << "sequence " << b << " head " << h
-                                      << ": ||O - ref|| / ||ref|| = " << rel;
-    }
-  for (int64_t row = cuQ.back(); row < totalQ; ++row)
+    ASSERT_NO_FATAL_FAILURE(
+        expectSequenceClose(c, batch, totalQ, got, want, b));
+  int64_t usedQ = prefixSums(batch, false).back();
+  for (int64_t row = usedQ; row < totalQ; ++row) {
     for (int64_t i = row * c.hq * c.d; i < (row + 1) * c.hq * c.d; ++i)
       ASSERT_TRUE(std::isnan(got.o[i])) << "padding row " << row << " written";
-  for (size_t i = 0; i < want.lse.size(); ++i) {
-    if (std::isnan(want.lse[i]))
-      EXPECT_TRUE(std::isnan(got.lse[i])) << "padding LSE[" << i << "] written";
-    else if (std::isinf(want.lse[i]))
-      EXPECT_TRUE(std::isinf(got.lse[i]) && got.lse[i] < 0)
-          << "LSE[" << i << "] = " << got.lse[i] << ", want -inf";
-    else
-      EXPECT_NEAR(got.lse[i], want.lse[i],
-                  1e-4 * std::max(1.0, std::fabs(want.lse[i])))
-          << "LSE[" << i << "]";
+    for (int64_t h = 0; h < c.hq; ++h)
+      EXPECT_TRUE(std::isnan(got.lse[h * totalQ + row]))
+          << "padding LSE of row " << row << " head " << h << " written";
   }
 }
 
@@ -320,6 +339,57 @@ void expectSameAsUnsplit(const Result &split, const Result &unsplit) {
         << "O[" << i << "] split vs unsplit";
   }
 }
+
+/// Sets every Q, K and V row that sequence `seq` does not own to NaN for
+/// its lifetime (its neighbours', the padding, and for paged K/V every
+/// cache row of another sequence or of none), then restores the inputs.
+class Poisoned {
+public:
+  Poisoned(const VarlenConfig &c, const Batch &batch, Inputs &in,
+           std::optional<PagedKV> &paged, size_t seq) {
+    std::vector<int32_t> cuQ = prefixSums(batch, false),
+                         cuK = prefixSums(batch, true);
+    auto outside = [&](const std::vector<int32_t> &cu) {
+      return [lo = cu[seq], hi = cu[seq + 1]](int64_t row) {
+        return row < lo || row >= hi;
+      };
+    };
+    int64_t qRow = c.hq * c.d, kvRow = c.hkv * c.d;
+    if (in.qkv) { // rows of [total, 3, H, D]: Q, K and V slices
+      poisonRows(*in.qkv, [&](int64_t i) {
+        int64_t row = i / (3 * qRow), slot = i / qRow % 3;
+        return outside(slot ? cuK : cuQ)(row);
+      });
+    } else {
+      poisonRows(in.buffers[0],
+                 [&](int64_t i) { return outside(cuQ)(i / qRow); });
+    }
+    if (paged) {
+      for (Buffer<4> *cache : {&*paged->k, &*paged->v})
+        poisonRows(*cache, [&](int64_t i) {
+          return paged->owner[i / kvRow] != int64_t(seq);
+        });
+    } else if (!in.qkv) {
+      for (Buffer<3> *kv : {&in.buffers[1], &in.buffers[2]})
+        poisonRows(*kv, [&](int64_t i) { return outside(cuK)(i / kvRow); });
+    }
+  }
+  ~Poisoned() {
+    // Copied back in place: the descriptors point at these bytes.
+    for (auto &[bytes, saved] : saved_)
+      std::copy(saved.begin(), saved.end(), bytes->begin());
+  }
+
+private:
+  /// NaN in every element `i` (row-major index) with `poison(i)`.
+  template <int N, typename Pred> void poisonRows(Buffer<N> &buf, Pred poison) {
+    saved_.emplace_back(&buf.bytes, buf.bytes);
+    for (int64_t i = 0; i < buf.numElements; ++i)
+      if (poison(i))
+        buf.set(i, NAN);
+  }
+  std::vector<std::pair<std::vector<uint8_t> *, std::vector<uint8_t>>> saved_;
+};
 
 /// Runs each of `engines` on one batch of fresh inputs (outputs poisoned
 /// each time) and checks it against float64; with several, each against
@@ -358,8 +428,7 @@ void runBatch(ArrayRef<ExecutionEngine *> engines, const VarlenConfig &c,
   auto *qp = &in.q.desc;
   auto *cqp = &cuQBuf.desc, *ckp = &cuKBuf.desc;
   Result want = reference(c, batch, totalQ, in.q, in.k, in.v);
-  std::vector<Result> results;
-  for (ExecutionEngine *engine : engines) {
+  auto run = [&](ExecutionEngine *engine, Result &got) {
     Buffer<3> o(c.elt, {totalQ, c.hq, c.d});
     Buffer<2> lse(Elt::f32, {c.hq, totalQ});
     o.fill(NAN);
@@ -369,14 +438,29 @@ void runBatch(ArrayRef<ExecutionEngine *> engines, const VarlenConfig &c,
     llvm::Error err = engine->invoke("varlen", qp, kp, vp, cqp, ckp, maxQ,
                                      maxK, op, lp, tp);
     ASSERT_FALSE(bool(err)) << llvm::toString(std::move(err));
-    Result &got = results.emplace_back();
     for (int64_t i = 0; i < o.numElements; ++i)
       got.o.push_back(o.get(i));
     for (int64_t i = 0; i < lse.numElements; ++i)
       got.lse.push_back(lse.get(i));
+  };
+  std::vector<Result> results;
+  for (ExecutionEngine *engine : engines) {
+    Result &got = results.emplace_back();
+    ASSERT_NO_FATAL_FAILURE(run(engine, got));
     ASSERT_NO_FATAL_FAILURE(expectClose(c, batch, totalQ, got, want));
     if (results.size() > 1) {
       ASSERT_NO_FATAL_FAILURE(expectSameAsUnsplit(got, results.front()));
+    }
+  }
+  // Sequence isolation, one sequence at a time: NaN everywhere else.
+  for (size_t seq = 0; seq < batch.lengths.size(); ++seq) {
+    SCOPED_TRACE(llvm::formatv("isolated sequence {0}", seq).str());
+    Poisoned poisoned(c, batch, in, paged, seq);
+    for (ExecutionEngine *engine : engines) {
+      Result got;
+      ASSERT_NO_FATAL_FAILURE(run(engine, got));
+      ASSERT_NO_FATAL_FAILURE(
+          expectSequenceClose(c, batch, totalQ, got, want, seq));
     }
   }
 }
