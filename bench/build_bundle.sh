@@ -25,6 +25,8 @@
 #          with splits 1, 4, 16 and 32 as variants.
 #   varlen, varlen_pack: varlen kernels (bench/specs_varlen.json), the second
 #          with GQA packing, for bench/varlen_check.py.
+#   varlen_extra: a GQA group of 7 (not packable) and f16 varlen kernels
+#          (bench/specs_varlen_extra.json), for varlen_check.py and attn-run;
 #   varlen_s3: the varlen kernels with 3 K/V splits (for attn-run);
 #   varlen_paged_s<S>: varlen paged K/V kernels (bench/specs_varlen_paged.json)
 #          with S = 1, 2 splits, for varlen_check.py's split check and attn-run.
@@ -82,6 +84,8 @@ done
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_varlen.json -o "$OUT/varlen" "$@"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_varlen.json --pack-gqa \
   -o "$OUT/varlen_pack" "$@"
+"$BUILD/bin/attn-compile" --spec-file=bench/specs_varlen_extra.json \
+  -o "$OUT/varlen_extra" "$@"
 "$BUILD/bin/attn-compile" --spec-file=bench/specs_varlen.json --splits=3 \
   -o "$OUT/varlen_s3" "$@"
 for s in 1 2; do

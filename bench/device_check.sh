@@ -32,11 +32,22 @@ step "attn-run" timeout 300 ../build/bin/attn-run $B/bench --seqlen-q=1000 --seq
   --batch=2 --heads-q=8 --heads-kv=2 > "$LOG/attn-run.log" 2>&1
 tail -4 "$LOG/attn-run.log"
 # Varlen kernels, split, paged and both: B8 with empty sequences and
-# padding rows, max lengths 1000 and 1500.
-for v in varlen varlen_pack varlen_s3 varlen_paged_s1 varlen_paged_s2; do
+# padding rows, max lengths 1000 and 1500; each sequence again with NaN in
+# every row it does not own (attn-run's isolation check).
+for v in varlen varlen_pack varlen_extra varlen_s3 varlen_paged_s1 varlen_paged_s2 \
+         varlen_paged_decode; do
   [ -d $B/$v ] || continue
   step "attn-run $v" timeout 300 ../build/bin/attn-run $B/$v --batch=8 \
     --seqlen-q=1000 --seqlen-k=1500 > "$LOG/attn-run-$v.log" 2>&1
+  grep -E "^ +[0-9]+ |kernels passed" "$LOG/attn-run-$v.log"
+done
+# Paged K/V kernels (cache_seqlens): B8, capacity 1500 (a page-16 and a
+# page-256 size), the same isolation check; the static decode kernels at
+# their own shapes.
+for v in paged_s1 paged_s16 paged_auto; do
+  [ -d $B/$v ] || continue
+  step "attn-run $v" timeout 300 ../build/bin/attn-run $B/$v --batch=8 \
+    --seqlen-q=300 --seqlen-k=1536 > "$LOG/attn-run-$v.log" 2>&1
   grep -E "^ +[0-9]+ |kernels passed" "$LOG/attn-run-$v.log"
 done
 # FP8 kernels with BLOCK_N other than 128 (V^T rows partly used, tails).

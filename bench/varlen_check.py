@@ -7,14 +7,18 @@ int32 prefix sums cu_seqlens_q / cu_seqlens_k [B + 1], max_seqlen_q/k, lse
 bench/specs_varlen.json: varlen (Hq32 Hkv8 D128 and Hq4 Hkv4 D64, causal
 and not) and varlen_pack (the same with GQA packing).
 
-Checks (both bundles): O and LSE poisoned with NaN, K/V rows past
-cu_seqlens_k[B] (padding the kernel may read and mask) hold large finite
-garbage (1e4), rows of Q/O past cu_seqlens_q[B] must stay NaN; O and LSE
+Checks (every bundle): O and LSE poisoned with NaN, K/V rows past
+cu_seqlens_k[B] (padding the kernel may read and mask) hold NaN, as
+torch.empty's memory may (no row outside a sequence may reach P V: P = 0
+times NaN is NaN; attn-run checks every sequence with NaN in all rows it
+does not own), rows of Q/O past cu_seqlens_q[B] must stay NaN; O and LSE
 against a float64 reference per sequence (rel 2e-2, LSE 1e-3, O = 0 and
-LSE = -inf for rows that see no key). Cases: the issue's lengths (1, 17,
-512, 3000, 8192; Hq32 Hkv8 D128 causal), empty sequences first, in the
+LSE = -inf for rows that see no key). Cases: the lengths of the speed bar
+(1, 17, 512, 3000, 8192; Hq32 Hkv8 D128 causal), empty sequences first, in the
 middle and last, Nq != Nk per sequence (causal bottom-right), B = 1, and
-max_seqlen_q above every length.
+max_seqlen_q above every length; on the varlen_extra bundle
+(bench/specs_varlen_extra.json) a GQA group of 7 (Hq28 Hkv4 D128 causal,
+lengths 0, 1, 17, 300, 0, 1025, 64, 2, 4097) and f16 D64 non-causal.
 
 Speed: the issue's bar, lengths 1, 17, 512, 3000, 8192, Hq32 Hkv8 D128
 bf16 causal: attn's varlen call beside FlashAttention-2 (torch SDPA FLASH
@@ -54,10 +58,10 @@ import attn_runtime as rt
 from harness import timed_back_to_back
 from tma_cases import wait_or_die
 
-GARBAGE = 1e4
+GARBAGE = float("nan")
 
 
-def packed_inputs(Hq, Hkv, D, seqs, pad_q=5, pad_k=7):
+def packed_inputs(Hq, Hkv, D, seqs, pad_q=5, pad_k=7, dtype=torch.bfloat16):
     """q, k, v packed with `pad_q` / `pad_k` rows of padding after the
     sequences (k, v padding: GARBAGE), and the prefix sums."""
     cu_q, cu_k = [0], [0]
@@ -65,9 +69,9 @@ def packed_inputs(Hq, Hkv, D, seqs, pad_q=5, pad_k=7):
         cu_q.append(cu_q[-1] + nq)
         cu_k.append(cu_k[-1] + nk)
     tq, tk = cu_q[-1] + pad_q, cu_k[-1] + pad_k
-    q = torch.randn(tq, Hq, D, device="cuda").to(torch.bfloat16)
-    k = torch.randn(tk, Hkv, D, device="cuda").to(torch.bfloat16)
-    v = torch.randn(tk, Hkv, D, device="cuda").to(torch.bfloat16)
+    q = torch.randn(tq, Hq, D, device="cuda").to(dtype)
+    k = torch.randn(tk, Hkv, D, device="cuda").to(dtype)
+    v = torch.randn(tk, Hkv, D, device="cuda").to(dtype)
     k[cu_k[-1]:] = GARBAGE
     v[cu_k[-1]:] = GARBAGE
     cq = torch.tensor(cu_q, dtype=torch.int32, device="cuda")
@@ -142,7 +146,8 @@ def compare(o, lse, ro, rl, used_q):
 
 CASES = [
     # name, Hq, Hkv, D, [(Nq, Nk) per sequence], causal, extra max_seqlen_q
-    ("issue lengths causal", 32, 8, 128,
+    # [, dtype]
+    ("bar lengths causal", 32, 8, 128,
      [(n, n) for n in (1, 17, 512, 3000, 8192)], True, 0),
     ("empty first/middle/last", 32, 8, 128,
      [(0, 0), (100, 100), (0, 7), (257, 257), (5, 0), (0, 0)], True, 0),
@@ -159,11 +164,23 @@ CASES = [
 ]
 
 
+# The varlen_extra bundle's (bench/specs_varlen_extra.json): a GQA group of
+# 7, which GQA packing does not take, and f16.
+EXTRA_CASES = [
+    ("GQA group 7 causal", 28, 4, 128,
+     [(n, n) for n in (0, 1, 17, 300, 0, 1025, 64, 2, 4097)], True, 0),
+    ("f16 D64 non-causal", 4, 4, 64,
+     [(5, 300), (129, 1), (64, 65)], False, 0, torch.float16),
+]
+
+
 def checks(bundles):
     ok = True
     for label, bundle in bundles.items():
-        for name, Hq, Hkv, D, seqs, causal, extra in CASES:
-            q, k, v, cq, ck, cu_q, cu_k = packed_inputs(Hq, Hkv, D, seqs)
+        cases = EXTRA_CASES if label == "varlen_extra" else CASES
+        for name, Hq, Hkv, D, seqs, causal, extra, *dtype in cases:
+            q, k, v, cq, ck, cu_q, cu_k = packed_inputs(Hq, Hkv, D, seqs,
+                                                        dtype=(dtype or [torch.bfloat16])[0])
             max_q = max([nq for nq, _ in seqs] + [0]) + extra
             max_k = max([nk for _, nk in seqs] + [0])
             ro, rl = reference(q, k, v, cu_q, cu_k, causal)
@@ -335,9 +352,14 @@ def main():
         assert b.status == 0, b.message
         return b
     bundles = {"varlen": load("varlen"), "varlen_pack": load("varlen_pack")}
+    if os.path.isdir(os.path.join(a.bundles, "varlen_extra")):
+        bundles["varlen_extra"] = load("varlen_extra")
+    else:
+        print("FAIL varlen_extra: bundle missing (bench/specs_varlen_extra.json, "
+              "bench/build_bundle.sh)")
     for line in bundles["varlen"].kernels():
         print("  " + line)
-    ok = checks(bundles)
+    ok = checks(bundles) and "varlen_extra" in bundles
     paged = [os.path.join(a.bundles, "varlen_paged_s%d" % s) for s in (1, 2)]
     if all(os.path.isdir(p) for p in paged):
         ok &= varlen_paged_split_check(lib, *paged)

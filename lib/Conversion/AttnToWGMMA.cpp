@@ -533,10 +533,33 @@ void rescale(ImplicitLocOpBuilder &b, MutableArrayRef<Value> o,
     x = arith::MulFOp::create(b, x, alpha[halfOf(j)]);
 }
 
+/// `unfilled_tail`: a block reaching past Nk zeroes V's rows there before
+/// any P V reads them (their P is 0, but 0 * NaN is NaN). Only the tail
+/// block takes the branch, which is uniform over the warpgroup.
+void zeroValueTail(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
+                   const ThreadLayout &tl) {
+  if (!op.getUnfilledTail())
+    return;
+  Value inBlock = arith::SubIOp::create(b, op.getNumKeys(), op.getKPos());
+  Value pastNk = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, inBlock,
+                                       cIndex(b, op.getBlockN()));
+  auto ifOp = scf::IfOp::create(b, pastNk, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  zeroRowsFrom(b, op.getV(), arith::MaxSIOp::create(b, inBlock, cIndex(b, 0)),
+               tl);
+  Value barrierId = arith::IndexCastOp::create(
+      b, b.getI32Type(),
+      arith::AddIOp::create(b, tl.warpgroup, cIndex(b, kEpilogueBarrier)));
+  NVVM::BarrierOp::create(b, Type(), barrierId, cI32(b, 128),
+                          NVVM::BarrierReductionAttr(), Value());
+}
+
 /// Serial schedule: S, softmax, O *= alpha, O += P V, each waited for.
 void lowerStep(OnlineAttentionMmaOp op, const Schedule &sched) {
   ImplicitLocOpBuilder b(op.getLoc(), op);
   ThreadLayout tl = threadLayout(b);
+  zeroValueTail(b, op, tl);
   SmallVector<Value> p, m = unpack(b, op.getM()), l = unpack(b, op.getL());
   std::array<Value, 2> alpha = scoresAndSoftmax(b, op, tl, sched, p, m, l);
   SmallVector<Value> o = unpack(b, op.getAcc());
@@ -603,6 +626,7 @@ Pending firstBlock(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
                    const Schedule &sched, SmallVector<Value> &m,
                    SmallVector<Value> &l, MutableArrayRef<Value> o) {
   ThreadLayout tl = threadLayout(b);
+  zeroValueTail(b, op, tl);
   SmallVector<Value> p;
   double headroom = lazyMax(op, sched) ? sched.fp8LazyHeadroom : 0;
   rescale(b, o, scoresAndSoftmax(b, op, tl, sched, p, m, l, headroom));
@@ -671,6 +695,7 @@ Pending nextBlock(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
                   MutableArrayRef<Value> o) {
   const Turns *turns = sched.turns;
   ThreadLayout tl = threadLayout(b);
+  zeroValueTail(b, op, tl);
   ScoreDescriptors d = scoreDescriptors(b, op, tl);
   ValuesGemm pv(b, op, prev.vAddr, prev.p, sched.maxN);
   if (turns)

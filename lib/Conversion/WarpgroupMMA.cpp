@@ -106,6 +106,36 @@ Value sharedAddress(ImplicitLocOpBuilder &b, Value tile) {
                                     arith::AddIOp::create(b, base, offset));
 }
 
+void zeroRowsFrom(ImplicitLocOpBuilder &b, Value tile, Value from,
+                  const ThreadLayout &tl) {
+  auto type = cast<MemRefType>(tile.getType());
+  int64_t rowUnits = kChunkBytes / 16; // 16-byte stores per row
+  auto unitType = VectorType::get({type.getDimSize(2) / rowUnits},
+                                  type.getElementType());
+  Value zero = arith::ConstantOp::create(b, unitType, b.getZeroAttr(unitType));
+  // Thread t of 128 stores unit t % 8 of rows from + t / 8, + 16, ... of
+  // each chunk.
+  Value col = arith::MulIOp::create(
+      b, arith::RemUIOp::create(b, tl.thread, cIndex(b, rowUnits)),
+      cIndex(b, unitType.getNumElements()));
+  Value first = arith::AddIOp::create(
+      b, from, arith::DivUIOp::create(b, tl.thread, cIndex(b, rowUnits)));
+  auto loop = scf::ForOp::create(b, first, cIndex(b, type.getDimSize(1)),
+                                 cIndex(b, 128 / rowUnits));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    for (int64_t c = 0; c < type.getDimSize(0); ++c)
+      vector::StoreOp::create(
+          b, zero, tile, ValueRange{cIndex(b, c), loop.getInductionVar(), col},
+          /*nontemporal=*/false, llvm::MaybeAlign(16));
+  }
+  NVVM::FenceProxyOp::create(
+      b, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+}
+
 Value descriptor(ImplicitLocOpBuilder &b, Value addr, int64_t offset,
                  int64_t leadingBytes, int64_t strideBytes) {
   Value a = arith::AddIOp::create(b, addr, cI64(b, offset));

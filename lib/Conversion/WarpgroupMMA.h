@@ -104,6 +104,14 @@ inline int64_t colOf(int64_t i) { return 8 * (i / 4) + (i & 1); }
 // Shared-memory operands and the register-A wgmma
 //===----------------------------------------------------------------------===//
 
+/// Zeroes rows [`from`, R) of every chunk of `tile`, a 128B-swizzled
+/// [C, R, 128 bytes] tile in workgroup memory, with the 128 threads of
+/// warpgroup `tl`, and fences the writes for the async proxy (the tensor
+/// cores). A row is one 128-byte line whatever the swizzle, so zeroing
+/// whole rows needs no swizzle arithmetic. The caller syncs the warpgroup.
+void zeroRowsFrom(ImplicitLocOpBuilder &b, Value tile, Value from,
+                  const ThreadLayout &tl);
+
 /// Byte address of the first element of `tile`: in the shared window for
 /// workgroup memory, the generic address for global memory.
 Value sharedAddress(ImplicitLocOpBuilder &b, Value tile);

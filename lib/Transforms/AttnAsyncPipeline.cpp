@@ -530,6 +530,11 @@ void rewriteConsumerLoop(scf::ForOp loop, const PipelineShape &s,
       step.getAcc(),
       step.getScaleAttr(), b.getI64IntegerAttr(s.headDim), step.getMaskAttr());
   mma.setGqaPack(step.getGqaPack());
+  // TMA bounds the packed buffer or the cache, not the sequence; blocks
+  // without a mask end at or before Nk.
+  if ((step.getKeyOffset() || step.getBlockTable()) &&
+      step.getMask() != MaskKind::none)
+    mma.setUnfilledTail(true);
   step.replaceAllUsesWith(mma.getResults());
   step.erase();
   b.setInsertionPointAfter(mma);

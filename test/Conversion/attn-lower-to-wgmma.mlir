@@ -2,6 +2,8 @@
 // RUN: not attn-opt %s --attn-lower-to-wgmma=max-mma-n=96 2>&1 | FileCheck %s --check-prefix=BADN
 // RUN: sed -e 's/registers(24, 240) producer/registers(24, 240) ping_pong producer/' %s | attn-opt --attn-lower-to-wgmma | FileCheck %s --check-prefix=PP
 // RUN: sed -e 's/registers(24, 240) producer/registers(24, 240) overlap producer/' %s | attn-opt --attn-lower-to-wgmma | FileCheck %s --check-prefix=OV
+// RUN: sed -e 's/scale = 0.125 : f32}/scale = 0.125 : f32, unfilled_tail}/' %s | attn-opt --attn-lower-to-wgmma | FileCheck %s --check-prefix=TAIL
+// RUN: sed -e 's/scale = 0.125 : f32}/scale = 0.125 : f32, unfilled_tail}/' -e 's/registers(24, 240) producer/registers(24, 240) overlap producer/' %s | attn-opt --attn-lower-to-wgmma | FileCheck %s --check-prefix=TAILOV
 
 // One causal step and the epilogue of a CTA after attn-async-pipeline:
 // D = 64, BLOCK_M = 128 (two consumer warpgroups), BLOCK_N = 64.
@@ -164,3 +166,40 @@ func.func @step(%qt: !q, %kt: !kv, %vt: !kv, %o: memref<1x4x256x64xbf16>,
 //      OV:         scf.yield %{{.*}}#0, %{{.*}}#1, %{{.*}} : vector<2xf32>, vector<2xf32>, vector<32xf32>
 //  OV-NEXT:      } else {
 //  OV-NEXT:        scf.yield
+
+// unfilled_tail (varlen and paged K/V: rows past Nk hold other keys or
+// garbage): a block that reaches past Nk (Nk - k_pos < BLOCK_N) zeroes V's
+// rows from Nk - k_pos on (thread t: 16 bytes of rows t / 8 + 16 i), fences them for
+// the tensor cores and syncs the warpgroup (named barrier 1 + w), all
+// before its S GEMM; P V of a block never reads an unzeroed row.
+//  TAIL-LABEL: func.func @step(
+//        TAIL:   %[[KPOS:.*]] = arith.muli %{{.*}}, %c64 : index
+//        TAIL:   %[[IN:.*]] = arith.subi %arg5, %[[KPOS]] : index
+//        TAIL:   %[[PAST:.*]] = arith.cmpi slt, %[[IN]], %c64{{[_0-9]*}} : index
+//        TAIL:   scf.if %[[PAST]] {
+//        TAIL:     %[[FROM:.*]] = arith.maxsi %[[IN]], %c0{{[_0-9]*}} : index
+//        TAIL:     %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<8xbf16>
+//        TAIL:     %[[UNIT:.*]] = arith.remui %{{.*}}, %c8
+//        TAIL:     %[[COL:.*]] = arith.muli %[[UNIT]], %c8
+//        TAIL:     %[[FIRST:.*]] = arith.addi %[[FROM]], %{{.*}} : index
+//        TAIL:     scf.for %[[ROW:.*]] = %[[FIRST]] to %c64{{[_0-9]*}} step %c16
+//        TAIL:       vector.store %[[ZERO]], %arg2[%c0{{[_0-9]*}}, %[[ROW]], %[[COL]]] {alignment = 16 : i64} : memref<1x64x64xbf16, {{.*}}>, vector<8xbf16>
+//        TAIL:     nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+//        TAIL:     nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
+//        TAIL:   }
+//        TAIL:   nvvm.wgmma.fence.aligned
+//   TAIL-NEXT:   nvvm.wgmma.mma_async
+
+// With overlap the first block (peeled) and every steady block zero their
+// own V before their S; the pending P V is issued after that.
+// TAILOV-LABEL: func.func @step(
+//       TAILOV:   scf.if
+//       TAILOV:     nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>
+//       TAILOV:     nvvm.barrier id
+//       TAILOV:   nvvm.wgmma.mma_async
+//       TAILOV:   scf.for
+//       TAILOV:     nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>
+//       TAILOV:     nvvm.barrier id
+//       TAILOV:     nvvm.wgmma.fence.aligned
+//  TAILOV-NEXT:     nvvm.wgmma.mma_async
+//       TAILOV:     llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16

@@ -4,6 +4,7 @@
 // RUN: not attn-opt %s --attn-to-cubin="path=fma format=none" 2>&1 | FileCheck %s --check-prefix=ROWS
 // RUN: not attn-opt %s --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline=tma-store=true 2>&1 | FileCheck %s --check-prefix=TMASTORE
 // RUN: not attn-opt %s --attn-lower-to-nvvm 2>&1 | FileCheck %s --check-prefix=NVVM
+// RUN: attn-opt %s --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline | FileCheck %s --check-prefix=TAIL
 
 // Varlen on the GPU: the tensor-core path lowers attn-tile's varlen CTA
 // (TMA descriptors of the packed views, K/V copied from the sequence's
@@ -13,6 +14,13 @@
 // refuses it with an error naming the
 // pass, located on the op; so does tma-store (O's rows are cut per
 // sequence inside the CTA), and attn-lower-to-nvvm refuses the untiled op.
+// TMA bounds the packed buffer, not the sequence: the causal blocks (the
+// diagonal, and the key tail) may read the next sequence's rows or the
+// padding and are marked unfilled_tail; the blocks below the diagonal end
+// before Nk and are not.
+// TAIL-LABEL: func.func @varlen
+//       TAIL:   attn.online_attention_mma {{.*}} {head_dim = 64 : i64, mask = #attn.mask<none>, scale = 1.250000e-01 : f32}
+//       TAIL:   attn.online_attention_mma {{.*}} {head_dim = 64 : i64, mask = #attn.mask<causal>, scale = 1.250000e-01 : f32, unfilled_tail}
 // PIPE-LABEL: func.func @varlen
 //       PIPE:   nvgpu.tma.create.descriptor
 //       PIPE:   gpu.launch_func

@@ -44,7 +44,11 @@
 //       CHECK:         nvgpu.tma.async.load %[[VMAP]][%{{.*}}, %[[ROW0]], %[[KVH]], %[[PAGE0]]]
 //   CHECK-COUNT-3:     nvgpu.tma.async.load %[[VMAP]]
 //       CHECK:     } consumer {
-//       CHECK:       attn.online_attention_mma {{.*}} keys(%{{.*}}, %[[NK]])
+// Blocks without a mask end at or before Nk; the last page's rows past Nk
+// hold anything (TMA bounds the cache, not the sequence), so the masked
+// tail block says so (unfilled_tail: its V rows there are zeroed).
+//       CHECK:       attn.online_attention_mma {{.*}} keys(%{{.*}}, %[[NK]]) {{.*}} {head_dim = 64 : i64, mask = #attn.mask<none>, scale = 1.250000e-01 : f32}
+//       CHECK:       attn.online_attention_mma {{.*}} keys(%{{.*}}, %[[NK]]) {{.*}} {head_dim = 64 : i64, mask = #attn.mask<bounds>, scale = 1.250000e-01 : f32, unfilled_tail}
 
 // The consumer masks with the sequence's Nk.
 // WGMMA-LABEL: func.func @page16

@@ -13,7 +13,10 @@
 // packed batch of random lengths with empty sequences and padding rows
 // (Varlen.h), a reference launched per sequence on views of the packed
 // tensors, and a check that no padding row of O or LSE was written; varlen
-// paged kernels the same with K/V in scattered pages. Backward kernels
+// paged kernels the same with K/V in scattered pages. Varlen and paged
+// kernels then run once per sequence with NaN in every row the sequence does
+// not own, and its rows of O and LSE must keep their bits (Isolation.h).
+// Backward kernels
 // (kind "bwd") go through attn_bwd and are checked against the fp32
 // reference backward (Backward.cpp).
 //
@@ -23,6 +26,7 @@
 #include "Backward.h"
 #include "Fp8.h"
 #include "Manifest.h"
+#include "Isolation.h"
 #include "Paged.h"
 #include "Varlen.h"
 #include "attn/runtime.h"
@@ -392,6 +396,9 @@ struct Result {
   double maxErr = NAN, maxRef = NAN; // max |O - ref|, max |ref| (finite O)
   int64_t nonFinite = -1, infMismatch = -1;
   int64_t paddingWritten = 0; // varlen: padding elements of O, LSE written
+  /// Varlen and paged: elements of O and LSE that changed when the rows a
+  /// sequence does not own were NaN (checkIsolation).
+  int64_t isolationChanged = 0;
   bool pass = false;
   std::string note; // why the kernel failed, if it did
 };
@@ -590,18 +597,18 @@ static Error uploadFp8Inputs(const Shape &s, const Buffers &b, uint64_t seed) {
   return err;
 }
 
-/// Garbage in the rows of K and V, `numPages` pages of `pageSize` rows,
+/// `garbage` in the rows of K and V, `numPages` pages of `pageSize` rows,
 /// that b.validRows marks unused: in paged caches every row past a
 /// sequence's length and the pages no sequence reads; in a varlen call's
 /// packed K/V (one page of total_k rows) the padding.
 static Error poisonUnusedRows(const Reference &ref, const Shape &s,
                              const Buffers &b, int64_t numPages,
-                             int64_t pageSize, CUstream stream) {
+                             int64_t pageSize, float garbage,
+                             CUstream stream) {
   int64_t rowElems = s.headsKV * s.headDim;
   if (numPages * pageSize * rowElems == 0)
     return Error::success();
   CUdeviceptr valid = b.validRows.get();
-  float garbage = attn::run::kPagedGarbage;
   for (const DeviceBuffer *cache : {&b.k, &b.v}) {
     CUdeviceptr x = cache->get();
     void *params[] = {&x, &valid, &numPages, &pageSize, &rowElems, &garbage};
@@ -627,7 +634,8 @@ static Error preparePaged(const Reference &ref, const Shape &s,
   // does not wait for the legacy stream: wait here.
   if (Error err = check(cuStreamSynchronize(nullptr), "cuMemcpyHtoD"))
     return err;
-  return poisonUnusedRows(ref, s, b, s.numPages(), s.pageSize, stream);
+  return poisonUnusedRows(ref, s, b, s.numPages(), s.pageSize,
+                          attn::run::kPagedGarbage, stream);
 }
 
 /// Varlen: cu_seqlens uploaded, then garbage in the unused K/V rows (paged:
@@ -644,7 +652,8 @@ static Error prepareVarlen(const Reference &ref, const Shape &s,
     return err;
   if (Error err = check(cuStreamSynchronize(nullptr), "cuMemcpyHtoD"))
     return err;
-  return poisonUnusedRows(ref, s, b, 1, s.seqs.totalK, stream);
+  return poisonUnusedRows(ref, s, b, 1, s.seqs.totalK,
+                          attn::run::kPagedGarbage, stream);
 }
 
 /// Fresh inputs (seeds seed, seed+1, seed+2 for Q, K, V) and NaN outputs.
@@ -929,6 +938,116 @@ static bool passesTolerance(const Shape &s, const Result &r) {
   return r.maxErr <= 0.05 * r.maxRef + 1e-2 && (!s.hasLse || r.lseErr < 1e-2);
 }
 
+/// Sets the rows `ranges` of the [rows, rowElems] 16-bit tensor `x` to NaN.
+static Error poisonRows(const DeviceBuffer &x, const attn::run::RowRanges &ranges,
+                        int64_t rowElems, CUstream stream) {
+  for (auto [first, last] : ranges)
+    if (Error err = check(cuMemsetD16Async(x.get() + first * rowElems * 2,
+                                           attn::run::kPoison16,
+                                           (last - first) * rowElems, stream),
+                          "cuMemsetD16Async(isolation)"))
+      return err;
+  return Error::success();
+}
+
+/// NaN in every Q, K and V row that sequence `seq` does not own
+/// (Isolation.h): packed varlen rows outside its own, cache rows that hold
+/// none of its keys (the page poison with the sequence's own rows as the
+/// valid ones).
+static Error poisonForeignRows(const Reference &ref, const Shape &s,
+                               const Buffers &b, int64_t seq,
+                               CUstream stream) {
+  using namespace attn::run;
+  const VarlenInputs &in = s.seqs;
+  if (s.varlen)
+    if (Error err = poisonRows(b.q, rowsOutside(in.totalQ, in.cuQ[seq], in.cuQ[seq + 1]),
+                               s.headsQ * s.headDim, stream))
+      return err;
+  if (!s.paged()) {
+    RowRanges kv = rowsOutside(in.totalK, in.cuK[seq], in.cuK[seq + 1]);
+    if (Error err = poisonRows(b.k, kv, s.headsKV * s.headDim, stream))
+      return err;
+    return poisonRows(b.v, kv, s.headsKV * s.headDim, stream);
+  }
+  if (Error err = upload(b.validRows, ownRowsPerPage(s.pages, seq, s.maxPages,
+                                                     s.pageSize)))
+    return err;
+  if (Error err = check(cuStreamSynchronize(nullptr), "cuMemcpyHtoD"))
+    return err;
+  return poisonUnusedRows(ref, s, b, s.numPages(), s.pageSize, NAN, stream);
+}
+
+/// Sequence `seq`'s elements of O ([total_q, Hq, D] or [B, Hq, Nq, D]) and
+/// LSE ([Hq, total_q] or [B, Hq, Nq]) whose bits differ between two runs.
+static int64_t changedElements(const Shape &s, int64_t seq,
+                               const std::vector<uint16_t> &o0,
+                               const std::vector<uint16_t> &o1,
+                               const std::vector<uint32_t> &lse0,
+                               const std::vector<uint32_t> &lse1) {
+  int64_t hd = s.headsQ * s.headDim, changed = 0;
+  auto count = [&](const auto &x, const auto &y, int64_t first, int64_t last) {
+    for (int64_t i = first; i < last; ++i)
+      changed += x[i] != y[i];
+  };
+  if (!s.varlen) {
+    count(o0, o1, seq * hd * s.seqQ, (seq + 1) * hd * s.seqQ);
+    if (!lse0.empty())
+      count(lse0, lse1, seq * s.headsQ * s.seqQ, (seq + 1) * s.headsQ * s.seqQ);
+    return changed;
+  }
+  const attn::run::VarlenInputs &in = s.seqs;
+  count(o0, o1, in.cuQ[seq] * hd, in.cuQ[seq + 1] * hd);
+  for (int64_t h = 0; !lse0.empty() && h < s.headsQ; ++h)
+    count(lse0, lse1, h * in.totalQ + in.cuQ[seq], h * in.totalQ + in.cuQ[seq + 1]);
+  return changed;
+}
+
+/// The bits of O and LSE after the last launch.
+static Error downloadBits(const Shape &s, const Buffers &b,
+                          std::vector<uint16_t> &o,
+                          std::vector<uint32_t> &lse) {
+  if (Error err = download(o, b.o, s.numQ()))
+    return err;
+  if (!s.hasLse)
+    return Error::success();
+  return download(lse, b.lse, s.numRows());
+}
+
+/// Sequence isolation (Isolation.h): a varlen or paged kernel again once
+/// per sequence, on the same inputs with every row the sequence does not
+/// own NaN; its rows of O and LSE must keep their bits. Leaves the clean
+/// inputs in place.
+static Error checkIsolation(attn_bundle *bundle, const Reference &ref,
+                            const Shape &s, uint64_t seed, CUstream stream,
+                            const Buffers &b, const attn_fwd_args &args,
+                            Result &r) {
+  std::vector<uint16_t> cleanO, o;
+  std::vector<uint32_t> cleanLse, lse;
+  if (Error err = downloadBits(s, b, cleanO, cleanLse))
+    return err;
+  for (int64_t seq = 0; seq < s.batch; ++seq) {
+    if (Error err = prepareInputs(ref, s, b, seed, stream))
+      return err;
+    if (Error err = poisonForeignRows(ref, s, b, seq, stream))
+      return err;
+    if (attn_status st = attn_fwd(bundle, &args, stream)) {
+      r.note = failure(s, "attn_fwd (isolation)", st);
+      break;
+    }
+    if (Error err = check(cuStreamSynchronize(stream), "attn_fwd kernel"))
+      return err;
+    if (Error err = downloadBits(s, b, o, lse))
+      return err;
+    int64_t changed = changedElements(s, seq, cleanO, o, cleanLse, lse);
+    if (changed && r.note.empty())
+      r.note = llvm::formatv("sequence {0}: {1} elements of O and LSE changed "
+                             "when the rows it does not own were NaN",
+                             seq, changed);
+    r.isolationChanged += changed;
+  }
+  return prepareInputs(ref, s, b, seed, stream);
+}
+
 /// Launches the kernel once, checks it and times it. Kernel failures land in
 /// `r`; the returned error is a driver failure that ends the run.
 static Error runChecked(attn_bundle *bundle, const Reference &ref,
@@ -956,8 +1075,11 @@ static Error runChecked(attn_bundle *bundle, const Reference &ref,
     return err;
   if (Error err = checkOutputs(ref, s, b, stream, r))
     return err;
+  if (s.varlen || s.paged())
+    if (Error err = checkIsolation(bundle, ref, s, seed, stream, b, args, r))
+      return err;
   r.pass = r.nonFinite == 0 && r.infMismatch == 0 && r.paddingWritten == 0 &&
-           passesTolerance(s, r);
+           r.isolationChanged == 0 && r.note.empty() && passesTolerance(s, r);
   if (itersOpt == 0)
     return Error::success();
   // The checked launch read the descales back; timed launches must not

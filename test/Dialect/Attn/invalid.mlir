@@ -1120,6 +1120,34 @@ func.func @mma_bf16_descale(%q: !qs, %k: !kvs, %i: index, %d: f32, %m: !m, %acc:
 
 // -----
 
+// unfilled_tail: rows past Nk hold anything, so they must be masked.
+!qs = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+!kvs = memref<2x64x64xbf16, #gpu.address_space<workgroup>>
+!m = vector<128xf32>
+!acc = vector<128x128xf32>
+func.func @mma_unfilled_tail_unmasked(%q: !qs, %k: !kvs, %i: index, %m: !m, %acc: !acc) {
+  // expected-error @+1 {{attribute 'unfilled_tail' needs f16 or bf16 tiles and a mask (rows past Nk are masked and V's zeroed)}}
+  %a, %b, %c = attn.online_attention_mma q(%q : !qs) kv(%k, %k : !kvs, !kvs) keys(%i, %i) rows(%i)
+      state(%m, %m, %acc : !m, !m, !acc) {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 1.0 : f32, unfilled_tail}
+  return
+}
+
+// -----
+
+// unfilled_tail: FP8's V^T holds keys as columns.
+!qs = memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+!ks = memref<1x128x128xf8E4M3FN, #gpu.address_space<workgroup>>
+!m = vector<128xf32>
+!acc = vector<128x128xf32>
+func.func @mma_unfilled_tail_fp8(%q: !qs, %k: !ks, %i: index, %d: f32, %m: !m, %acc: !acc) {
+  // expected-error @+1 {{attribute 'unfilled_tail' needs f16 or bf16 tiles and a mask}}
+  %a, %b, %c = attn.online_attention_mma q(%q : !qs) kv(%k, %k : !ks, !ks) keys(%i, %i) rows(%i) descale(%d)
+      state(%m, %m, %acc : !m, !m, !acc) {head_dim = 128 : i64, mask = #attn.mask<bounds>, scale = 1.0 : f32, unfilled_tail}
+  return
+}
+
+// -----
+
 !qs = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
 !kvs = memref<2x64x64xbf16, #gpu.address_space<workgroup>>
 !vs = memref<2x64x64xf16, #gpu.address_space<workgroup>>

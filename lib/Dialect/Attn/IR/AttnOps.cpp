@@ -1375,6 +1375,10 @@ LogicalResult OnlineAttentionMmaOp::verify() {
   if ((getMask() == MaskKind::causal) != static_cast<bool>(getCausalOffset()))
     return emitOpError() << "operand 'causal_offset' must be present exactly "
                             "when mask is causal";
+  if (getUnfilledTail() && (fp8 || getMask() == MaskKind::none))
+    return emitOpError() << "attribute 'unfilled_tail' needs f16 or bf16 "
+                            "tiles and a mask (rows past Nk are masked and "
+                            "V's zeroed)";
   if (failed(checkGqaPack(getOperation(), getGqaPack())))
     return failure();
   return checkState(getOperation(), getM().getType(), getL().getType(),

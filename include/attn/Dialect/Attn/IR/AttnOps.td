@@ -877,7 +877,11 @@ def Attn_OnlineAttentionMmaOp : Attn_Op<"online_attention_mma", [
     `mask` works as in `attn.online_attention` (`bounds`: keys >= Nk are
     -inf; `causal`: also key j > row i + `causal_offset`, rows counted from
     `q_pos`). Zero-filled key rows past Nk give S = 0, so `bounds` must be
-    set on any block that may reach past Nk.
+    set on any block that may reach past Nk. `unfilled_tail`: K and V rows
+    past Nk were not zero-filled and may hold anything, NaN included (TMA
+    bounds the packed buffer of a varlen batch or a paged cache, not the
+    sequence): their scores are masked, and V's rows past Nk are zeroed in
+    shared memory before P V, since P = 0 times NaN is NaN. f16/bf16 only.
 
     GQA packing (`gqa_pack` = G > 1, as on `attn.online_attention`): the
     tile's rows are packed (query, head-in-group) rows, query-major, so
@@ -898,7 +902,8 @@ def Attn_OnlineAttentionMmaOp : Attn_Op<"online_attention_mma", [
                        AnyVectorOfNonZeroRank:$acc,
                        F32Attr:$scale, I64Attr:$head_dim,
                        Attn_MaskKindAttr:$mask,
-                       DefaultValuedAttr<I64Attr, "1">:$gqa_pack);
+                       DefaultValuedAttr<I64Attr, "1">:$gqa_pack,
+                       UnitAttr:$unfilled_tail);
   let results = (outs AnyVectorOfNonZeroRank:$new_m,
                       AnyVectorOfNonZeroRank:$new_l,
                       AnyVectorOfNonZeroRank:$new_acc);
