@@ -1,6 +1,7 @@
 //===- Bundle.cpp - bundle loading, call checks, dispatch and launch -----===//
 
 #include "Bundle.h"
+#include "BundleFiles.h"
 #include "CallChecks.h"
 
 #include "llvm/ADT/ScopeExit.h"
@@ -985,35 +986,47 @@ static Status notFound(const llvm::Twine &message) {
   return makeError(ATTN_ERROR_BUNDLE_NOT_FOUND, message);
 }
 
-/// Largest manifest.json and cubin the runtime reads.
-constexpr uint64_t kMaxFileBytes = 256ull << 20;
-
-static Status readFile(StringRef path, StringRef what,
+/// Reads `path` as a file of `kind` (BundleFiles.h): a missing or
+/// unreadable file is BUNDLE_NOT_FOUND, one that cannot be a file of the
+/// bundle (not regular, too large) BUNDLE_CORRUPT.
+static Status readFile(StringRef path, bundle::BundleFile kind,
                        std::unique_ptr<llvm::MemoryBuffer> &out) {
-  llvm::sys::fs::file_status status;
-  if (std::error_code ec = llvm::sys::fs::status(path, status)) {
-    if (ec == llvm::errc::no_such_file_or_directory)
-      return notFound(what + " " + path + " not found");
-    return notFound("cannot read " + what + " " + path + ": " + ec.message());
+  if (auto error = bundle::readBundleFile(path, kind, out))
+    return makeError(error->kind == bundle::FileError::NotAFile
+                         ? ATTN_ERROR_BUNDLE_CORRUPT
+                         : ATTN_ERROR_BUNDLE_NOT_FOUND,
+                     error->message);
+  return Status::success();
+}
+
+/// Reads the cubin of `launch` unless an earlier launch named it (kernels
+/// may share one): an ELF file whose SHA-256 is the manifest's. A cubin
+/// that is not the one the manifest was written with (a rebuilt or mixed
+/// bundle) could launch the wrong kernel.
+static Status
+readCubin(StringRef dir, const bundle::KernelLaunch &launch,
+          llvm::StringMap<std::unique_ptr<llvm::MemoryBuffer>> &cubins,
+          llvm::StringMap<std::string> &hashes) {
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, launch.cubin);
+  if (!cubins.count(launch.cubin)) {
+    std::unique_ptr<llvm::MemoryBuffer> cubin;
+    if (Status s = readFile(path, bundle::BundleFile::Cubin, cubin); !s.ok())
+      return s;
+    // An ELF64 header alone is 64 bytes.
+    if (cubin->getBufferSize() < 64 || !cubin->getBuffer().starts_with("\x7f"
+                                                                       "ELF"))
+      return makeError(ATTN_ERROR_BUNDLE_CORRUPT,
+                       formatv("cubin {0} of kernel {1} is not an ELF file",
+                               path, launch.name));
+    hashes[launch.cubin] = bundle::sha256Hex(cubin->getBuffer());
+    cubins[launch.cubin] = std::move(cubin);
   }
-  // A FIFO would block the read; a directory is not a file of the bundle.
-  if (status.type() != llvm::sys::fs::file_type::regular_file)
+  if (hashes[launch.cubin] != launch.cubinSha256)
     return makeError(ATTN_ERROR_BUNDLE_CORRUPT,
-                     what + " " + path + " is not a regular file");
-  if (status.getSize() > kMaxFileBytes)
-    return makeError(
-        ATTN_ERROR_BUNDLE_CORRUPT,
-        formatv("{0} {1} is larger than {2} bytes", what, path, kMaxFileBytes));
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false,
-                                            /*IsVolatile=*/true);
-  if (!buffer) {
-    if (buffer.getError() == llvm::errc::no_such_file_or_directory)
-      return notFound(what + " " + path + " not found");
-    return notFound("cannot read " + what + " " + path + ": " +
-                    buffer.getError().message());
-  }
-  out = std::move(*buffer);
+                     formatv("cubin {0} of kernel {1} does not match the "
+                             "SHA-256 in {2}/manifest.json",
+                             launch.cubin, launch.name, dir));
   return Status::success();
 }
 
@@ -1025,7 +1038,7 @@ Status Bundle::load(StringRef dir, std::unique_ptr<Bundle> &out) {
   llvm::SmallString<256> path(dir);
   llvm::sys::path::append(path, "manifest.json");
   std::unique_ptr<llvm::MemoryBuffer> text;
-  if (Status s = readFile(path, "manifest", text); !s.ok())
+  if (Status s = readFile(path, bundle::BundleFile::Manifest, text); !s.ok())
     return s;
   llvm::Expected<bundle::Manifest> manifest =
       bundle::parseManifest(text->getBuffer());
@@ -1036,39 +1049,17 @@ Status Bundle::load(StringRef dir, std::unique_ptr<Bundle> &out) {
   std::unique_ptr<Bundle> bundle(new Bundle());
   bundle->dir = dir.str();
   bundle->manifest = std::move(*manifest);
+  llvm::StringMap<std::string> hashes; // of each cubin, hashed once
   for (const KernelEntry &entry : bundle->manifest.kernels) {
     bundle->infos.push_back(bundle::describe(entry));
     bundle->loaded.emplace_back();
     for (size_t i = 0; i < entry.numLaunches(); ++i) {
-    const bundle::KernelLaunch &kernel = entry.launch(i);
-    bundle->loaded.back().push_back(std::make_unique<Loaded>());
-    if (bundle->cubins.count(kernel.cubin))
-      continue;
-    path = dir;
-    llvm::sys::path::append(path, kernel.cubin);
-    std::unique_ptr<llvm::MemoryBuffer> cubin;
-    if (Status s = readFile(path, "cubin", cubin); !s.ok())
-      return s;
-    // An ELF64 header alone is 64 bytes.
-    if (cubin->getBufferSize() < 64 || !cubin->getBuffer().starts_with("\x7f"
-                                                                       "ELF"))
-      return makeError(ATTN_ERROR_BUNDLE_CORRUPT,
-                       formatv("cubin {0} of kernel {1} is not an ELF file",
-                               path, kernel.name));
-    bundle->cubins[kernel.cubin] = std::move(cubin);
+      bundle->loaded.back().push_back(std::make_unique<Loaded>());
+      if (Status s = readCubin(dir, entry.launch(i), bundle->cubins, hashes);
+          !s.ok())
+        return s;
     }
   }
-  // A cubin that is not the one the manifest was written with (a rebuilt or
-  // mixed bundle) could launch the wrong kernel.
-  for (const KernelEntry &entry : bundle->manifest.kernels)
-    for (size_t i = 0; i < entry.numLaunches(); ++i)
-    if (const bundle::KernelLaunch &kernel = entry.launch(i);
-        bundle::sha256Hex(bundle->cubins[kernel.cubin]->getBuffer()) !=
-        kernel.cubinSha256)
-      return makeError(ATTN_ERROR_BUNDLE_CORRUPT,
-                       formatv("cubin {0} of kernel {1} does not match the "
-                               "SHA-256 in {2}/manifest.json",
-                               kernel.cubin, kernel.name, dir));
   llvm::StringSet<> names;
   for (const KernelEntry &kernel : bundle->manifest.kernels) {
     names.insert(kernel.name);

@@ -98,11 +98,12 @@ TEST(BundleLoad, CubinThatIsNotARegularFile) {
   ASSERT_EQ(::mkfifo(dir.file("a.cubin").c_str(), 0600), 0);
   attn_bundle *bundle = nullptr;
   EXPECT_STATUS(attn_bundle_load(dir.path().c_str(), &bundle),
-                ATTN_ERROR_BUNDLE_CORRUPT, "is not a regular file");
+                ATTN_ERROR_BUNDLE_CORRUPT, "is a FIFO, not a regular file");
   ASSERT_EQ(::unlink(dir.file("a.cubin").c_str()), 0);
   ASSERT_EQ(::mkdir(dir.file("a.cubin").c_str(), 0700), 0);
   EXPECT_STATUS(attn_bundle_load(dir.path().c_str(), &bundle),
-                ATTN_ERROR_BUNDLE_CORRUPT, "is not a regular file");
+                ATTN_ERROR_BUNDLE_CORRUPT,
+                "is a directory, not a regular file");
   ::rmdir(dir.file("a.cubin").c_str());
 }
 

@@ -204,9 +204,13 @@ typedef struct attn_fwd_args {
 
 typedef struct attn_bundle attn_bundle;
 
-/* Reads <dir>/manifest.json and the cubins it names. Does not touch the GPU:
- * kernels are loaded into the driver on their first launch. On failure
- * *out is set to null.
+/* Reads <dir>/manifest.json, the cubins it names and <dir>/tuning.json if
+ * it exists. Does not touch the GPU: kernels are loaded into the driver on
+ * their first launch. On failure *out is set to null. Each file must be a
+ * regular file (or a symlink to one) of at most its kind's size
+ * (manifest.json 16 MiB, a cubin 256 MiB, tuning.json 4 MiB): anything else
+ * (a FIFO, a device, a directory) is ATTN_ERROR_BUNDLE_CORRUPT naming the
+ * file, without blocking on it or reading it.
  * Errors: ATTN_ERROR_INVALID_ARGUMENT (null dir or out),
  *         ATTN_ERROR_BUNDLE_NOT_FOUND, ATTN_ERROR_BUNDLE_CORRUPT. */
 ATTN_API attn_status attn_bundle_load(const char *dir, attn_bundle **out);
