@@ -86,19 +86,15 @@ Status checkTensors(const attn_bwd_args &args) {
                   "[B, Hq, Nq]");
 }
 
-/// dQ, dK and dV must not share a byte with any other operand (nor each
-/// other): the kernels read the inputs while other CTAs write the outputs.
+/// dQ, dK and dV: an address per element, and no byte of any other
+/// operand (nor of each other): the kernels read the inputs while other
+/// CTAs write the outputs.
 Status checkOutputsDoNotAlias(const CallOperands &ops, const BwdCall &call) {
-  auto range = [&](Operand op) {
-    uint64_t start = reinterpret_cast<uintptr_t>(ops.tensor(op).data);
-    return std::make_pair(start,
-                          start + call.extentBytes[static_cast<size_t>(op)]);
-  };
   const Operand all[] = {Operand::Q,  Operand::K,  Operand::V,
                          Operand::O,  Operand::DO, Operand::LSE,
                          Operand::DQ, Operand::DK, Operand::DV};
-  return checkOutputsDisjoint({Operand::DQ, Operand::DK, Operand::DV}, all,
-                              range);
+  return checkOutputs(ops, {Operand::DQ, Operand::DK, Operand::DV}, all,
+                      call.extentBytes);
 }
 
 /// The operands of a backward call, for the device checks.

@@ -616,37 +616,13 @@ static Status checkOperands(const attn_fwd_args &args) {
   return checkDescales(args, fp8);
 }
 
-Status checkOutputsDisjoint(
-    llvm::ArrayRef<Operand> outputs, llvm::ArrayRef<Operand> operands,
-    llvm::function_ref<std::pair<uint64_t, uint64_t>(Operand)> bytes) {
-  for (Operand out : outputs)
-    for (Operand in : operands) {
-      auto [a0, a1] = bytes(out);
-      auto [b0, b1] = bytes(in);
-      if (in == out || a0 == a1 || b0 == b1 || a1 <= b0 || b1 <= a0)
-        continue;
-      return invalid(formatv("{0} overlaps {1} (bytes [{2}, {3}) and [{4}, "
-                             "{5})): outputs need memory of their own",
-                             bundle::operandName(out), bundle::operandName(in),
-                             pointerText(reinterpret_cast<void *>(a0)),
-                             pointerText(reinterpret_cast<void *>(a1)),
-                             pointerText(reinterpret_cast<void *>(b0)),
-                             pointerText(reinterpret_cast<void *>(b1))));
-    }
-  return Status::success();
-}
-
-/// O and LSE must not share a byte with any other operand: other CTAs read
-/// the K/V blocks and Q tiles that an aliased output would overwrite.
+/// O and LSE: an address per element, and no byte of another operand
+/// (other CTAs read the K/V blocks and Q tiles an aliased output would
+/// overwrite).
 static Status checkOutputsDoNotAlias(const attn_fwd_args &args,
                                      const FwdCall &call) {
-  auto range = [&](Operand op) {
-    uint64_t start = reinterpret_cast<uintptr_t>(operandTensor(args, op).data);
-    return std::make_pair(start,
-                          start + call.extentBytes[static_cast<size_t>(op)]);
-  };
-  return checkOutputsDisjoint({Operand::O, Operand::LSE}, kAllOperands,
-                              range);
+  return checkOutputs(args, {Operand::O, Operand::LSE}, kAllOperands,
+                      call.extentBytes);
 }
 
 /// The call's dispatch lengths. A paged call (batched or varlen) has the

@@ -101,6 +101,13 @@ typedef struct attn_tensor {
  * softmax_scale == 0 selects the default 1/sqrt(D); otherwise it must be
  * positive and finite.
  *
+ * Outputs (o, lse) give each element an address of its own: sorted by
+ * stride, every dimension of size > 1 strides past all the elements that
+ * the dimensions of smaller stride reach (so O's stride over Nq cannot be
+ * 0, nor 8 with D = 128; a dimension of size 1 may have any stride). They
+ * share no byte with another operand. Inputs may repeat elements (a K
+ * broadcast over heads with stride 0).
+ *
  * The descales are for FP8 calls only: a non-FP8 call leaves all three
  * zero-initialized (rank 0 and data NULL; anything else is
  * ATTN_ERROR_INVALID_ARGUMENT), so callers written before FP8 that
@@ -292,9 +299,10 @@ ATTN_API attn_status attn_fwd(attn_bundle *bundle, const attn_fwd_args *args,
  * The tensor rules of attn_fwd_args hold for all nine: unit stride on D,
  * other strides multiples of 16 bytes, 16-byte aligned data (lse: any
  * strides, 4-byte aligned), D a multiple of 8 in [8, 256]. dq, dk and dv
- * must not share a byte with any other operand. causal and softmax_scale
- * as in attn_fwd_args: the forward's. dQ is accumulated with fp32 atomics,
- * so it may differ in the last bits from run to run. */
+ * must not share a byte with any other operand, and each gives its
+ * elements distinct addresses (as attn_fwd_args' outputs). causal and
+ * softmax_scale as in attn_fwd_args: the forward's. dQ is accumulated with
+ * fp32 atomics, so it may differ in the last bits from run to run. */
 typedef struct attn_bwd_args {
   attn_tensor q, k, v, o, dout, lse;
   attn_tensor dq, dk, dv;
