@@ -10,6 +10,7 @@
 
 #include "Bundle.h"
 #include "CallChecks.h"
+#include "KernelMatch.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -103,13 +104,7 @@ constexpr Operand kBwdOperands[] = {Operand::Q,  Operand::K,  Operand::V,
                                     Operand::DQ, Operand::DK, Operand::DV};
 
 bool matches(const KernelEntry &kernel, const BwdCall &call) {
-  const bundle::FwdKey &k = kernel.key;
-  return kernel.isBackward() && k.dtype == call.dtype &&
-         k.headDim == call.headDim && k.causal == call.causal &&
-         sameScale(k.scale, call.scale) && k.batch == call.batch &&
-         k.numHeadsQ == call.numHeadsQ && k.numHeadsKV == call.numHeadsKV &&
-         k.seqLenQ == call.seqLenQ && k.seqLenK == call.seqLenK &&
-         (k.strided || call.contiguous);
+  return mismatches(kernel, call) == 0;
 }
 
 } // namespace
@@ -188,6 +183,7 @@ Status Bundle::pickBwdKernel(const BwdCall &call, const attn_bwd_args &args,
                  "attn.attention_grad of this shape into it";
     else if (shown > 4)
       message += formatv("; and {0} more", shown - 4).str();
+    message += closestKernel(manifest.kernels, call);
     return makeError(ATTN_ERROR_NO_MATCHING_KERNEL, message);
   }
   CallOperands ops(args);

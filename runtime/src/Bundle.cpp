@@ -3,6 +3,7 @@
 #include "Bundle.h"
 #include "BundleFiles.h"
 #include "CallChecks.h"
+#include "KernelMatch.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallString.h"
@@ -210,7 +211,11 @@ bool isEmpty(const attn_tensor &t) {
 /// Rank, non-negative sizes and strides, and a data pointer unless the view
 /// has no element.
 Status checkShape(const attn_tensor &t, StringRef name, int32_t rank,
-                         StringRef dims) {
+                  StringRef dims) {
+  if (!isGiven(t))
+    return invalid(formatv("{0} is required: {1}, got a zero-initialized "
+                           "tensor (rank 0, data NULL)",
+                           name, dims));
   if (t.rank != rank)
     return invalid(formatv("{0}: rank must be {1} ({2}), got {3}", name, rank,
                            dims, t.rank));
@@ -292,11 +297,15 @@ bool sameSizes(const attn_tensor &a, const attn_tensor &b) {
 
 /// f32 of sizes `expected` (`dims` names them: [B, Hq, Nq], or [Hq,
 /// total_q] in a varlen call), any strides, 4-byte aligned.
-Status checkLse(const attn_tensor &lse,
-                       llvm::ArrayRef<int64_t> expected, StringRef dims) {
+Status checkLse(const attn_tensor &lse, llvm::ArrayRef<int64_t> expected,
+                StringRef dims) {
+  auto rank = static_cast<int32_t>(expected.size());
+  if (!isGiven(lse)) // the backward's input
+    return invalid(formatv("lse is required: f32 {0} = {1}, got a "
+                           "zero-initialized tensor (rank 0, data NULL)",
+                           dims, listText(expected.data(), rank)));
   if (dtypeOf(lse) != ATTN_DTYPE_F32)
     return invalid("lse: dtype must be f32, got " + dtypeText(dtypeOf(lse)));
-  auto rank = static_cast<int32_t>(expected.size());
   if (Status s = checkShape(lse, "lse", rank, dims); !s.ok())
     return s;
   if (!std::equal(expected.begin(), expected.end(), lse.sizes))
@@ -308,8 +317,7 @@ Status checkLse(const attn_tensor &lse,
   return Status::success();
 }
 
-/// A descale slot in use: anything but the zero-initialized tensor.
-static bool isGiven(const attn_tensor &t) { return t.rank != 0 || t.data; }
+bool isGiven(const attn_tensor &t) { return t.rank != 0 || t.data; }
 
 /// FP8 calls: f32 [B, Hkv] descales, any strides; other calls: none.
 static Status checkDescales(const attn_fwd_args &args, bool fp8) {
@@ -444,7 +452,11 @@ struct OperandForm {
   StringRef dims;
 };
 
-static constexpr StringRef kPagedCacheDims = "[num_pages, page_size, Hkv, D]";
+/// K and V of a paged call; the reason matters where the caller meant a
+/// contiguous (or varlen packed) K/V and passed a block table too.
+static constexpr StringRef kPagedCacheDims =
+    "[num_pages, page_size, Hkv, D]: paged K/V caches, since block_table is "
+    "given";
 
 /// q, k, v and o with their names.
 static std::array<std::pair<StringRef, const attn_tensor *>, 4>
@@ -550,7 +562,7 @@ static Status checkVarlenOperands(const attn_fwd_args &args) {
   bool paged = isGiven(args.block_table);
   if (Status s = checkVarlenTensors(args, paged); !s.ok())
     return s;
-  if (args.lse.data)
+  if (isGiven(args.lse))
     if (Status s = checkLse(args.lse, {args.q.sizes[1], args.q.sizes[0]},
                             "[Hq, total_q]");
         !s.ok())
@@ -608,7 +620,7 @@ static Status checkOperands(const attn_fwd_args &args) {
   for (const auto &[name, t] : qkvo(args))
     if (Status s = checkLayout(*t, name, fp8 && t == &args.v); !s.ok())
       return s;
-  if (args.lse.data)
+  if (isGiven(args.lse))
     if (Status s = checkLse(args.lse, {q.sizes[0], q.sizes[1], q.sizes[2]},
                             "[B, Hq, Nq]");
         !s.ok())
@@ -699,7 +711,7 @@ Status validateFwd(const attn_fwd_args &args, FwdCall &call) {
     return s;
   if (Status s = checkScale(args.softmax_scale); !s.ok())
     return s;
-  call.hasLse = args.lse.data != nullptr;
+  call.hasLse = isGiven(args.lse);
   call.fp8 = dtypeOf(args.q) == ATTN_DTYPE_E4M3;
   call.paged = isGiven(args.block_table);
   call.varlen = isGiven(args.cu_seqlens_q);
@@ -737,18 +749,7 @@ bool sameScale(double a, double b) {
 }
 
 static bool matches(const KernelEntry &kernel, const FwdCall &call) {
-  const bundle::FwdKey &k = kernel.key;
-  auto fits = [](const std::optional<int64_t> &len, int64_t value) {
-    return !len || *len == value;
-  };
-  return kernel.kind == "fwd" && k.dtype == call.dtype &&
-         k.headDim == call.headDim && k.causal == call.causal &&
-         k.hasLse == call.hasLse && sameScale(k.scale, call.scale) &&
-         fits(k.batch, call.batch) && fits(k.numHeadsQ, call.numHeadsQ) &&
-         fits(k.numHeadsKV, call.numHeadsKV) && fits(k.seqLenQ, call.seqLenQ) &&
-         fits(k.seqLenK, call.seqLenK) && (k.strided || call.contiguous) &&
-         k.pageSize == call.pageSize && k.varlen == call.varlen &&
-         k.quantizeFp8.has_value() == call.quantizeFp8;
+  return mismatches(kernel, call) == 0;
 }
 
 /// More static lengths first, then contiguous over strided, then the
@@ -895,6 +896,7 @@ Status Bundle::pickKernel(const FwdCall &call, const attn_fwd_args &args,
       message += (i ? "; " : "") + bundle::describeKey(kernel(i));
     if (numKernels() > 4)
       message += formatv("; and {0} more", numKernels() - 4).str();
+    message += closestKernel(manifest.kernels, call);
     return makeError(ATTN_ERROR_NO_MATCHING_KERNEL, message);
   }
   // Most bundles have no choices: no shape string, no variant scan per call.

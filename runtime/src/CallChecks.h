@@ -29,14 +29,20 @@ std::string pointerText(const void *ptr);
 
 /// Some dimension has size 0.
 bool isEmpty(const attn_tensor &t);
-/// Rank, non-negative sizes and strides, and a data pointer unless the view
-/// has no element.
+/// The one rule for optional tensors (lse, descales, block_table,
+/// cache_seqlens, cu_seqlens): absent exactly when zero-initialized (rank 0
+/// and data NULL). Anything else is given and checked like any tensor.
+bool isGiven(const attn_tensor &t);
+/// Given (a zero-initialized tensor is "`name` is required"), rank,
+/// non-negative sizes and strides, and a data pointer unless the view has
+/// no element.
 Status checkShape(const attn_tensor &t, llvm::StringRef name, int32_t rank,
                   llvm::StringRef dims);
 /// Unit stride on D (for `vt`, on Nk: FP8 V^T storage), the other strides
 /// multiples of 16 bytes, 16-byte aligned data.
 Status checkLayout(const attn_tensor &t, llvm::StringRef name, bool vt = false);
-/// f32 of sizes `expected` (`dims` names them), any strides, 4-byte aligned.
+/// Given, f32 of sizes `expected` (`dims` names them), any strides, 4-byte
+/// aligned.
 Status checkLse(const attn_tensor &lse, llvm::ArrayRef<int64_t> expected,
                 llvm::StringRef dims);
 /// Bytes from the first element of a view to the end of its last one (0 for

@@ -323,8 +323,8 @@ TEST_F(VarlenArgs, EveryOperandIsChecked) {
   a = args;
   // A block table makes the call varlen paged: k and v are then caches.
   a.block_table = attn::makeTensor(fakeAddress(10), ATTN_DTYPE_I32, {2, 4});
-  expectInvalid(a, "k: rank must be 4 ([num_pages, page_size, Hkv, D]), got "
-                   "3");
+  expectInvalid(a, "k: rank must be 4 ([num_pages, page_size, Hkv, D]: paged "
+                   "K/V caches, since block_table is given), got 3");
   a = args;
   a.q.dtype = ATTN_DTYPE_E4M3;
   expectInvalid(a, "q: dtype must be f16 or bf16 in a varlen call, got e4m3");
@@ -1718,7 +1718,8 @@ TEST_F(PagedValidation, CachesArePagesOfHeads) {
   attn_fwd_args a = args;
   a.k.rank = 3;
   EXPECT_STATUS(select(a), kInvalid,
-                "k: rank must be 4 ([num_pages, page_size, Hkv, D]), got 3");
+                "k: rank must be 4 ([num_pages, page_size, Hkv, D]: paged "
+                "K/V caches, since block_table is given), got 3");
   a = args;
   a.v.sizes[0] = 9;
   EXPECT_STATUS(select(a), kInvalid,

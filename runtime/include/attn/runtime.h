@@ -92,7 +92,7 @@ typedef struct attn_tensor {
  *   q   [B, Hq,  Nq, D]  f16 or bf16
  *   k,v [B, Hkv, Nk, D]  same dtype as q, Hq % Hkv == 0
  *   o   [B, Hq,  Nq, D]  same dtype as q (written)
- *   lse [B, Hq,  Nq]     f32 (written); lse.data == NULL: not requested
+ *   lse [B, Hq,  Nq]     f32 (written); zero-initialized: not requested
  * Q, K, V and O need unit stride on D, 16-byte aligned data pointers and
  * strides that are multiples of 8 elements (16 bytes; the stride of a
  * dimension of size 1 is never used and may be anything). LSE may have any
@@ -100,6 +100,13 @@ typedef struct attn_tensor {
  * multiple of 8 in [8, 256]. causal != 0 selects the causal mask.
  * softmax_scale == 0 selects the default 1/sqrt(D); otherwise it must be
  * positive and finite.
+ *
+ * Optional tensors (lse, the descales, block_table, cache_seqlens,
+ * cu_seqlens_q/k) are absent exactly when zero-initialized: rank 0 and data
+ * NULL. Any other value is a tensor given and is checked as such: a rank-3
+ * lse with NULL data over elements is ATTN_ERROR_INVALID_ARGUMENT ("lse:
+ * data pointer is null"), never "no LSE". A required tensor left
+ * zero-initialized is refused as "<name> is required".
  *
  * Outputs (o, lse) give each element an address of its own: sorted by
  * stride, every dimension of size > 1 strides past all the elements that
@@ -257,7 +264,10 @@ ATTN_API const char *attn_bundle_kernel_info(const attn_bundle *bundle,
  * the first in the manifest. Without a current CUDA context there is no SM
  * count: the split heuristic is skipped, so the index can differ from
  * attn_fwd's on a GPU.
- * Errors: ATTN_ERROR_INVALID_ARGUMENT, ATTN_ERROR_NO_MATCHING_KERNEL. */
+ * Errors: ATTN_ERROR_INVALID_ARGUMENT, ATTN_ERROR_NO_MATCHING_KERNEL (its
+ * message gives the call's key, the bundle's kernels and the closest one
+ * with the fields it differs in: "closest: kernel 'k' differs in: head_dim
+ * (call 96, kernel 128), causal (call true, kernel false)"). */
 ATTN_API attn_status attn_fwd_select(const attn_bundle *bundle,
                                      const attn_fwd_args *args,
                                      int64_t *kernel_index);
@@ -300,9 +310,10 @@ ATTN_API attn_status attn_fwd(attn_bundle *bundle, const attn_fwd_args *args,
  * other strides multiples of 16 bytes, 16-byte aligned data (lse: any
  * strides, 4-byte aligned), D a multiple of 8 in [8, 256]. dq, dk and dv
  * must not share a byte with any other operand, and each gives its
- * elements distinct addresses (as attn_fwd_args' outputs). causal and
- * softmax_scale as in attn_fwd_args: the forward's. dQ is accumulated with
- * fp32 atomics, so it may differ in the last bits from run to run. */
+ * elements distinct addresses (as attn_fwd_args' outputs); every tensor is
+ * required (lse too: a zero-initialized one is "lse is required"). causal
+ * and softmax_scale as in attn_fwd_args: the forward's. dQ is accumulated
+ * with fp32 atomics, so it may differ in the last bits from run to run. */
 typedef struct attn_bwd_args {
   attn_tensor q, k, v, o, dout, lse;
   attn_tensor dq, dk, dv;
@@ -316,7 +327,10 @@ typedef struct attn_bwd_args {
  * call's and whose layout is "strided" or the call's tensors all
  * contiguous ("contiguous" preferred, then manifest order). Backward
  * kernels have static shapes only.
- * Errors: ATTN_ERROR_INVALID_ARGUMENT, ATTN_ERROR_NO_MATCHING_KERNEL. */
+ * Errors: ATTN_ERROR_INVALID_ARGUMENT, ATTN_ERROR_NO_MATCHING_KERNEL (its
+ * message gives the call's key, the bundle's kernels and the closest one
+ * with the fields it differs in: "closest: kernel 'k' differs in: head_dim
+ * (call 96, kernel 128), causal (call true, kernel false)"). */
 ATTN_API attn_status attn_bwd_select(const attn_bundle *bundle,
                                      const attn_bwd_args *args,
                                      int64_t *kernel_index);
