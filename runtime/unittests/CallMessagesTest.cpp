@@ -4,7 +4,8 @@
 // is "required"; an optional tensor is absent only when zero-initialized,
 // so a given one with NULL data is an error naming it, never "absent";
 // NO_MATCHING_KERNEL names the fields in which the closest kernel differs;
-// a block table says that it made the call paged.
+// a block table says that it made the call paged. And handles: a bundle
+// used after attn_bundle_destroy is refused, destroyed twice ignored.
 //
 //===----------------------------------------------------------------------===//
 
@@ -245,6 +246,38 @@ TEST(NoMatch, BlockTableMakesAVarlenCallPaged) {
   EXPECT_STATUS(selectFwd(owner.bundle, packed), kInvalid,
                 "k: rank must be 4 ([num_pages, page_size, Hkv, D]: paged "
                 "K/V caches, since block_table is given), got 3");
+}
+
+//===----------------------------------------------------------------------===//
+// Handles
+//===----------------------------------------------------------------------===//
+
+/// A bundle pointer after attn_bundle_destroy is refused by every function
+/// (none reads the freed bundle), and a second destroy is ignored.
+TEST(Handles, DestroyedBundleIsRefusedAndDestroyIsIdempotent) {
+  TempDir dir;
+  attn_bundle *bundle = loadBundle(dir, manifestOf({fwdKernel("k")}));
+  ASSERT_NE(bundle, nullptr);
+  attn_bundle_destroy(bundle);
+  attn_bundle_destroy(bundle);
+  attn_fwd_args args = makeArgs(1, 8, 8, 128, 128);
+  attn_bwd_args bwd = makeBwdArgs();
+  int64_t index = -1;
+  const char *refused = "is not a loaded bundle";
+  EXPECT_STATUS(attn_fwd_select(bundle, &args, &index), kInvalid, refused);
+  EXPECT_STATUS(attn_fwd(bundle, &args, nullptr), kInvalid, refused);
+  EXPECT_STATUS(attn_tune(bundle, &args, nullptr, &index), kInvalid, refused);
+  EXPECT_STATUS(attn_bwd_select(bundle, &bwd, &index), kInvalid, refused);
+  EXPECT_STATUS(attn_bwd(bundle, &bwd, nullptr), kInvalid, refused);
+  EXPECT_STATUS(attn_bundle_set_auto_tune(bundle, 1), kInvalid, refused);
+  EXPECT_STATUS(attn_bundle_set_check_values(bundle, 0), kInvalid, refused);
+  EXPECT_EQ(attn_bundle_num_kernels(bundle), 0);
+  EXPECT_EQ(attn_bundle_kernel_info(bundle, 0), nullptr);
+  // A pointer attn_bundle_load never returned.
+  int stray = 0;
+  auto *bogus = reinterpret_cast<attn_bundle *>(&stray);
+  EXPECT_STATUS(attn_fwd_select(bogus, &args, &index), kInvalid, refused);
+  attn_bundle_destroy(bogus);
 }
 
 } // namespace

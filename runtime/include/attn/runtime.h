@@ -230,11 +230,15 @@ typedef struct attn_bundle attn_bundle;
 ATTN_API attn_status attn_bundle_load(const char *dir, attn_bundle **out);
 
 /* Unloads the bundle's modules, destroys its workspace pools (their memory
- * goes back to the device once queued frees complete) and frees it. Null
- * is a no-op. Launches already queued on streams must have finished. */
+ * goes back to the device once queued frees complete) and frees it. Null,
+ * or a bundle already destroyed, is a no-op. Launches already queued on
+ * streams must have finished. Every other function refuses a pointer that
+ * is not a bundle attn_bundle_load returned and this has not destroyed
+ * (ATTN_ERROR_INVALID_ARGUMENT; 0 and null for the two queries below), so a
+ * stale handle is reported rather than read after it was freed. */
 ATTN_API void attn_bundle_destroy(attn_bundle *bundle);
 
-/* Number of kernels in the bundle (0 for null). */
+/* Number of kernels in the bundle (0 for null or a destroyed bundle). */
 ATTN_API int64_t attn_bundle_num_kernels(const attn_bundle *bundle);
 
 /* A one-line description of kernel `index` (symbol, specialization key,
