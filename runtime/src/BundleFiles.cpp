@@ -1,6 +1,7 @@
 //===- BundleFiles.cpp - reading the files of a bundle --------------------===//
 
 #include "BundleFiles.h"
+#include "Manifest.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/Errc.h"
@@ -16,7 +17,7 @@ namespace attn::bundle {
 uint64_t maxFileBytes(BundleFile kind) {
   switch (kind) {
   case BundleFile::Manifest:
-    return uint64_t(16) << 20;
+    return kMaxManifestBytes; // parseManifest's cap too
   case BundleFile::Cubin:
     return uint64_t(256) << 20;
   case BundleFile::Tuning:
