@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# g++ brings libasan8 and libubsan1 (via gcc-12's libgcc-12-dev): the
+# runtime's sanitizer test (ctest runtime-asan) needs nothing more.
 PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
           libgtest-dev cmake ninja-build ccache g++ python3)
 missing=()

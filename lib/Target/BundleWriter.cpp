@@ -1223,6 +1223,43 @@ void nameQuantizeBuffer(memref::AllocOp alloc, size_t index,
     buffer.copyOf = quantizedCopyOf(tag.getValue());
 }
 
+/// The manifest name of an operand's element type ("" for none it has).
+StringRef operandDtype(Type t) {
+  if (t.isF16())
+    return "f16";
+  if (t.isBF16())
+    return "bf16";
+  if (t.isF32())
+    return "f32";
+  if (t.isInteger(32))
+    return "i32";
+  return isa<Float8E4M3FNType>(t) ? "e4m3" : "";
+}
+
+/// Each tensor operand's element type and static sizes, off the kernel
+/// function's argument types: what the runtime's reader holds the key to.
+std::vector<bundle::OperandType> operandTypes(const KernelSource &src) {
+  std::vector<bundle::OperandType> types;
+  func::FuncOp func = src.func;
+  for (auto [arg, role] : src.roles) {
+    auto type = dyn_cast<MemRefType>(func.getArgument(arg).getType());
+    if (!type) // a scalar (max_seqlen_q/k)
+      continue;
+    bundle::OperandType t;
+    t.operand = role;
+    t.dtype = operandDtype(type.getElementType()).str();
+    for (int64_t d : type.getShape())
+      t.shape.push_back(ShapedType::isDynamic(d) ? std::nullopt
+                                                 : std::optional<int64_t>(d));
+    types.push_back(std::move(t));
+  }
+  llvm::sort(types,
+             [](const bundle::OperandType &a, const bundle::OperandType &b) {
+               return a.operand < b.operand;
+             });
+  return types;
+}
+
 /// Compiles `src` (as kernel `name` when given) with the variant's options.
 FailureOr<bundle::KernelEntry>
 compileKernel(KernelSource src, const BundleOptions &opts, StringRef ptxas,
@@ -1264,6 +1301,7 @@ compileKernel(KernelSource src, const BundleOptions &opts, StringRef ptxas,
   bundle::KernelEntry entry;
   entry.kind = backward ? "bwd" : "fwd";
   entry.key = src.key;
+  entry.operands = operandTypes(src);
   entry.variant = variant.str();
   if (src.key.path == "wgmma" && !backward) // the backward's grids are fixed
     entry.persistentCtas = pipeline.persistentCtas;

@@ -10,6 +10,7 @@
 
 #include "Bundle.h"
 #include "CallChecks.h"
+#include "KernelMatch.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -86,19 +87,15 @@ Status checkTensors(const attn_bwd_args &args) {
                   "[B, Hq, Nq]");
 }
 
-/// dQ, dK and dV must not share a byte with any other operand (nor each
-/// other): the kernels read the inputs while other CTAs write the outputs.
+/// dQ, dK and dV: an address per element, and no byte of any other
+/// operand (nor of each other): the kernels read the inputs while other
+/// CTAs write the outputs.
 Status checkOutputsDoNotAlias(const CallOperands &ops, const BwdCall &call) {
-  auto range = [&](Operand op) {
-    uint64_t start = reinterpret_cast<uintptr_t>(ops.tensor(op).data);
-    return std::make_pair(start,
-                          start + call.extentBytes[static_cast<size_t>(op)]);
-  };
   const Operand all[] = {Operand::Q,  Operand::K,  Operand::V,
                          Operand::O,  Operand::DO, Operand::LSE,
                          Operand::DQ, Operand::DK, Operand::DV};
-  return checkOutputsDisjoint({Operand::DQ, Operand::DK, Operand::DV}, all,
-                              range);
+  return checkOutputs(ops, {Operand::DQ, Operand::DK, Operand::DV}, all,
+                      call.extentBytes);
 }
 
 /// The operands of a backward call, for the device checks.
@@ -107,13 +104,7 @@ constexpr Operand kBwdOperands[] = {Operand::Q,  Operand::K,  Operand::V,
                                     Operand::DQ, Operand::DK, Operand::DV};
 
 bool matches(const KernelEntry &kernel, const BwdCall &call) {
-  const bundle::FwdKey &k = kernel.key;
-  return kernel.isBackward() && k.dtype == call.dtype &&
-         k.headDim == call.headDim && k.causal == call.causal &&
-         sameScale(k.scale, call.scale) && k.batch == call.batch &&
-         k.numHeadsQ == call.numHeadsQ && k.numHeadsKV == call.numHeadsKV &&
-         k.seqLenQ == call.seqLenQ && k.seqLenK == call.seqLenK &&
-         (k.strided || call.contiguous);
+  return mismatches(kernel, call) == 0;
 }
 
 } // namespace
@@ -192,6 +183,7 @@ Status Bundle::pickBwdKernel(const BwdCall &call, const attn_bwd_args &args,
                  "attn.attention_grad of this shape into it";
     else if (shown > 4)
       message += formatv("; and {0} more", shown - 4).str();
+    message += closestKernel(manifest.kernels, call);
     return makeError(ATTN_ERROR_NO_MATCHING_KERNEL, message);
   }
   CallOperands ops(args);

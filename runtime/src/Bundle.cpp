@@ -1,7 +1,9 @@
 //===- Bundle.cpp - bundle loading, call checks, dispatch and launch -----===//
 
 #include "Bundle.h"
+#include "BundleFiles.h"
 #include "CallChecks.h"
+#include "KernelMatch.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallString.h"
@@ -209,7 +211,11 @@ bool isEmpty(const attn_tensor &t) {
 /// Rank, non-negative sizes and strides, and a data pointer unless the view
 /// has no element.
 Status checkShape(const attn_tensor &t, StringRef name, int32_t rank,
-                         StringRef dims) {
+                  StringRef dims) {
+  if (!isGiven(t))
+    return invalid(formatv("{0} is required: {1}, got a zero-initialized "
+                           "tensor (rank 0, data NULL)",
+                           name, dims));
   if (t.rank != rank)
     return invalid(formatv("{0}: rank must be {1} ({2}), got {3}", name, rank,
                            dims, t.rank));
@@ -291,11 +297,15 @@ bool sameSizes(const attn_tensor &a, const attn_tensor &b) {
 
 /// f32 of sizes `expected` (`dims` names them: [B, Hq, Nq], or [Hq,
 /// total_q] in a varlen call), any strides, 4-byte aligned.
-Status checkLse(const attn_tensor &lse,
-                       llvm::ArrayRef<int64_t> expected, StringRef dims) {
+Status checkLse(const attn_tensor &lse, llvm::ArrayRef<int64_t> expected,
+                StringRef dims) {
+  auto rank = static_cast<int32_t>(expected.size());
+  if (!isGiven(lse)) // the backward's input
+    return invalid(formatv("lse is required: f32 {0} = {1}, got a "
+                           "zero-initialized tensor (rank 0, data NULL)",
+                           dims, listText(expected.data(), rank)));
   if (dtypeOf(lse) != ATTN_DTYPE_F32)
     return invalid("lse: dtype must be f32, got " + dtypeText(dtypeOf(lse)));
-  auto rank = static_cast<int32_t>(expected.size());
   if (Status s = checkShape(lse, "lse", rank, dims); !s.ok())
     return s;
   if (!std::equal(expected.begin(), expected.end(), lse.sizes))
@@ -307,8 +317,7 @@ Status checkLse(const attn_tensor &lse,
   return Status::success();
 }
 
-/// A descale slot in use: anything but the zero-initialized tensor.
-static bool isGiven(const attn_tensor &t) { return t.rank != 0 || t.data; }
+bool isGiven(const attn_tensor &t) { return t.rank != 0 || t.data; }
 
 /// FP8 calls: f32 [B, Hkv] descales, any strides; other calls: none.
 static Status checkDescales(const attn_fwd_args &args, bool fp8) {
@@ -443,7 +452,11 @@ struct OperandForm {
   StringRef dims;
 };
 
-static constexpr StringRef kPagedCacheDims = "[num_pages, page_size, Hkv, D]";
+/// K and V of a paged call; the reason matters where the caller meant a
+/// contiguous (or varlen packed) K/V and passed a block table too.
+static constexpr StringRef kPagedCacheDims =
+    "[num_pages, page_size, Hkv, D]: paged K/V caches, since block_table is "
+    "given";
 
 /// q, k, v and o with their names.
 static std::array<std::pair<StringRef, const attn_tensor *>, 4>
@@ -549,7 +562,7 @@ static Status checkVarlenOperands(const attn_fwd_args &args) {
   bool paged = isGiven(args.block_table);
   if (Status s = checkVarlenTensors(args, paged); !s.ok())
     return s;
-  if (args.lse.data)
+  if (isGiven(args.lse))
     if (Status s = checkLse(args.lse, {args.q.sizes[1], args.q.sizes[0]},
                             "[Hq, total_q]");
         !s.ok())
@@ -607,7 +620,7 @@ static Status checkOperands(const attn_fwd_args &args) {
   for (const auto &[name, t] : qkvo(args))
     if (Status s = checkLayout(*t, name, fp8 && t == &args.v); !s.ok())
       return s;
-  if (args.lse.data)
+  if (isGiven(args.lse))
     if (Status s = checkLse(args.lse, {q.sizes[0], q.sizes[1], q.sizes[2]},
                             "[B, Hq, Nq]");
         !s.ok())
@@ -615,37 +628,13 @@ static Status checkOperands(const attn_fwd_args &args) {
   return checkDescales(args, fp8);
 }
 
-Status checkOutputsDisjoint(
-    llvm::ArrayRef<Operand> outputs, llvm::ArrayRef<Operand> operands,
-    llvm::function_ref<std::pair<uint64_t, uint64_t>(Operand)> bytes) {
-  for (Operand out : outputs)
-    for (Operand in : operands) {
-      auto [a0, a1] = bytes(out);
-      auto [b0, b1] = bytes(in);
-      if (in == out || a0 == a1 || b0 == b1 || a1 <= b0 || b1 <= a0)
-        continue;
-      return invalid(formatv("{0} overlaps {1} (bytes [{2}, {3}) and [{4}, "
-                             "{5})): outputs need memory of their own",
-                             bundle::operandName(out), bundle::operandName(in),
-                             pointerText(reinterpret_cast<void *>(a0)),
-                             pointerText(reinterpret_cast<void *>(a1)),
-                             pointerText(reinterpret_cast<void *>(b0)),
-                             pointerText(reinterpret_cast<void *>(b1))));
-    }
-  return Status::success();
-}
-
-/// O and LSE must not share a byte with any other operand: other CTAs read
-/// the K/V blocks and Q tiles that an aliased output would overwrite.
+/// O and LSE: an address per element, and no byte of another operand
+/// (other CTAs read the K/V blocks and Q tiles an aliased output would
+/// overwrite).
 static Status checkOutputsDoNotAlias(const attn_fwd_args &args,
                                      const FwdCall &call) {
-  auto range = [&](Operand op) {
-    uint64_t start = reinterpret_cast<uintptr_t>(operandTensor(args, op).data);
-    return std::make_pair(start,
-                          start + call.extentBytes[static_cast<size_t>(op)]);
-  };
-  return checkOutputsDisjoint({Operand::O, Operand::LSE}, kAllOperands,
-                              range);
+  return checkOutputs(args, {Operand::O, Operand::LSE}, kAllOperands,
+                      call.extentBytes);
 }
 
 /// The call's dispatch lengths. A paged call (batched or varlen) has the
@@ -722,7 +711,7 @@ Status validateFwd(const attn_fwd_args &args, FwdCall &call) {
     return s;
   if (Status s = checkScale(args.softmax_scale); !s.ok())
     return s;
-  call.hasLse = args.lse.data != nullptr;
+  call.hasLse = isGiven(args.lse);
   call.fp8 = dtypeOf(args.q) == ATTN_DTYPE_E4M3;
   call.paged = isGiven(args.block_table);
   call.varlen = isGiven(args.cu_seqlens_q);
@@ -760,18 +749,7 @@ bool sameScale(double a, double b) {
 }
 
 static bool matches(const KernelEntry &kernel, const FwdCall &call) {
-  const bundle::FwdKey &k = kernel.key;
-  auto fits = [](const std::optional<int64_t> &len, int64_t value) {
-    return !len || *len == value;
-  };
-  return kernel.kind == "fwd" && k.dtype == call.dtype &&
-         k.headDim == call.headDim && k.causal == call.causal &&
-         k.hasLse == call.hasLse && sameScale(k.scale, call.scale) &&
-         fits(k.batch, call.batch) && fits(k.numHeadsQ, call.numHeadsQ) &&
-         fits(k.numHeadsKV, call.numHeadsKV) && fits(k.seqLenQ, call.seqLenQ) &&
-         fits(k.seqLenK, call.seqLenK) && (k.strided || call.contiguous) &&
-         k.pageSize == call.pageSize && k.varlen == call.varlen &&
-         k.quantizeFp8.has_value() == call.quantizeFp8;
+  return mismatches(kernel, call) == 0;
 }
 
 /// More static lengths first, then contiguous over strided, then the
@@ -918,6 +896,7 @@ Status Bundle::pickKernel(const FwdCall &call, const attn_fwd_args &args,
       message += (i ? "; " : "") + bundle::describeKey(kernel(i));
     if (numKernels() > 4)
       message += formatv("; and {0} more", numKernels() - 4).str();
+    message += closestKernel(manifest.kernels, call);
     return makeError(ATTN_ERROR_NO_MATCHING_KERNEL, message);
   }
   // Most bundles have no choices: no shape string, no variant scan per call.
@@ -985,35 +964,47 @@ static Status notFound(const llvm::Twine &message) {
   return makeError(ATTN_ERROR_BUNDLE_NOT_FOUND, message);
 }
 
-/// Largest manifest.json and cubin the runtime reads.
-constexpr uint64_t kMaxFileBytes = 256ull << 20;
-
-static Status readFile(StringRef path, StringRef what,
+/// Reads `path` as a file of `kind` (BundleFiles.h): a missing or
+/// unreadable file is BUNDLE_NOT_FOUND, one that cannot be a file of the
+/// bundle (not regular, too large) BUNDLE_CORRUPT.
+static Status readFile(StringRef path, bundle::BundleFile kind,
                        std::unique_ptr<llvm::MemoryBuffer> &out) {
-  llvm::sys::fs::file_status status;
-  if (std::error_code ec = llvm::sys::fs::status(path, status)) {
-    if (ec == llvm::errc::no_such_file_or_directory)
-      return notFound(what + " " + path + " not found");
-    return notFound("cannot read " + what + " " + path + ": " + ec.message());
+  if (auto error = bundle::readBundleFile(path, kind, out))
+    return makeError(error->kind == bundle::FileError::NotAFile
+                         ? ATTN_ERROR_BUNDLE_CORRUPT
+                         : ATTN_ERROR_BUNDLE_NOT_FOUND,
+                     error->message);
+  return Status::success();
+}
+
+/// Reads the cubin of `launch` unless an earlier launch named it (kernels
+/// may share one): an ELF file whose SHA-256 is the manifest's. A cubin
+/// that is not the one the manifest was written with (a rebuilt or mixed
+/// bundle) could launch the wrong kernel.
+static Status
+readCubin(StringRef dir, const bundle::KernelLaunch &launch,
+          llvm::StringMap<std::unique_ptr<llvm::MemoryBuffer>> &cubins,
+          llvm::StringMap<std::string> &hashes) {
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, launch.cubin);
+  if (!cubins.count(launch.cubin)) {
+    std::unique_ptr<llvm::MemoryBuffer> cubin;
+    if (Status s = readFile(path, bundle::BundleFile::Cubin, cubin); !s.ok())
+      return s;
+    // An ELF64 header alone is 64 bytes.
+    if (cubin->getBufferSize() < 64 || !cubin->getBuffer().starts_with("\x7f"
+                                                                       "ELF"))
+      return makeError(ATTN_ERROR_BUNDLE_CORRUPT,
+                       formatv("cubin {0} of kernel {1} is not an ELF file",
+                               path, launch.name));
+    hashes[launch.cubin] = bundle::sha256Hex(cubin->getBuffer());
+    cubins[launch.cubin] = std::move(cubin);
   }
-  // A FIFO would block the read; a directory is not a file of the bundle.
-  if (status.type() != llvm::sys::fs::file_type::regular_file)
+  if (hashes[launch.cubin] != launch.cubinSha256)
     return makeError(ATTN_ERROR_BUNDLE_CORRUPT,
-                     what + " " + path + " is not a regular file");
-  if (status.getSize() > kMaxFileBytes)
-    return makeError(
-        ATTN_ERROR_BUNDLE_CORRUPT,
-        formatv("{0} {1} is larger than {2} bytes", what, path, kMaxFileBytes));
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false,
-                                            /*IsVolatile=*/true);
-  if (!buffer) {
-    if (buffer.getError() == llvm::errc::no_such_file_or_directory)
-      return notFound(what + " " + path + " not found");
-    return notFound("cannot read " + what + " " + path + ": " +
-                    buffer.getError().message());
-  }
-  out = std::move(*buffer);
+                     formatv("cubin {0} of kernel {1} does not match the "
+                             "SHA-256 in {2}/manifest.json",
+                             launch.cubin, launch.name, dir));
   return Status::success();
 }
 
@@ -1025,7 +1016,7 @@ Status Bundle::load(StringRef dir, std::unique_ptr<Bundle> &out) {
   llvm::SmallString<256> path(dir);
   llvm::sys::path::append(path, "manifest.json");
   std::unique_ptr<llvm::MemoryBuffer> text;
-  if (Status s = readFile(path, "manifest", text); !s.ok())
+  if (Status s = readFile(path, bundle::BundleFile::Manifest, text); !s.ok())
     return s;
   llvm::Expected<bundle::Manifest> manifest =
       bundle::parseManifest(text->getBuffer());
@@ -1036,39 +1027,17 @@ Status Bundle::load(StringRef dir, std::unique_ptr<Bundle> &out) {
   std::unique_ptr<Bundle> bundle(new Bundle());
   bundle->dir = dir.str();
   bundle->manifest = std::move(*manifest);
+  llvm::StringMap<std::string> hashes; // of each cubin, hashed once
   for (const KernelEntry &entry : bundle->manifest.kernels) {
     bundle->infos.push_back(bundle::describe(entry));
     bundle->loaded.emplace_back();
     for (size_t i = 0; i < entry.numLaunches(); ++i) {
-    const bundle::KernelLaunch &kernel = entry.launch(i);
-    bundle->loaded.back().push_back(std::make_unique<Loaded>());
-    if (bundle->cubins.count(kernel.cubin))
-      continue;
-    path = dir;
-    llvm::sys::path::append(path, kernel.cubin);
-    std::unique_ptr<llvm::MemoryBuffer> cubin;
-    if (Status s = readFile(path, "cubin", cubin); !s.ok())
-      return s;
-    // An ELF64 header alone is 64 bytes.
-    if (cubin->getBufferSize() < 64 || !cubin->getBuffer().starts_with("\x7f"
-                                                                       "ELF"))
-      return makeError(ATTN_ERROR_BUNDLE_CORRUPT,
-                       formatv("cubin {0} of kernel {1} is not an ELF file",
-                               path, kernel.name));
-    bundle->cubins[kernel.cubin] = std::move(cubin);
+      bundle->loaded.back().push_back(std::make_unique<Loaded>());
+      if (Status s = readCubin(dir, entry.launch(i), bundle->cubins, hashes);
+          !s.ok())
+        return s;
     }
   }
-  // A cubin that is not the one the manifest was written with (a rebuilt or
-  // mixed bundle) could launch the wrong kernel.
-  for (const KernelEntry &entry : bundle->manifest.kernels)
-    for (size_t i = 0; i < entry.numLaunches(); ++i)
-    if (const bundle::KernelLaunch &kernel = entry.launch(i);
-        bundle::sha256Hex(bundle->cubins[kernel.cubin]->getBuffer()) !=
-        kernel.cubinSha256)
-      return makeError(ATTN_ERROR_BUNDLE_CORRUPT,
-                       formatv("cubin {0} of kernel {1} does not match the "
-                               "SHA-256 in {2}/manifest.json",
-                               kernel.cubin, kernel.name, dir));
   llvm::StringSet<> names;
   for (const KernelEntry &kernel : bundle->manifest.kernels) {
     names.insert(kernel.name);

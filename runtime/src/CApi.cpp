@@ -7,11 +7,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "Bundle.h"
+#include "CallChecks.h"
 #include "attn/runtime.h"
 
 #include <cstring>
+#include <mutex>
 #include <new>
+#include <shared_mutex>
 #include <type_traits>
+#include <unordered_set>
 
 using attn::runtime::Bundle;
 using attn::runtime::Status;
@@ -56,6 +60,58 @@ static Status nullArgument(const char *what) {
   return {ATTN_ERROR_INVALID_ARGUMENT, std::string(what) + " is null"};
 }
 
+namespace {
+
+/// The bundles attn_bundle_load handed out that attn_bundle_destroy has not
+/// freed. Every function looks a handle up here before using it, so that a
+/// destroyed or stray pointer is refused (and a second destroy ignored)
+/// instead of read after it was freed.
+class LiveBundles {
+public:
+  void add(const attn_bundle *bundle) {
+    std::unique_lock<std::shared_mutex> lock(mutex);
+    bundles.insert(bundle);
+  }
+  /// False when `bundle` was not live.
+  bool remove(const attn_bundle *bundle) {
+    std::unique_lock<std::shared_mutex> lock(mutex);
+    return bundles.erase(bundle) != 0;
+  }
+  bool contains(const attn_bundle *bundle) const {
+    std::shared_lock<std::shared_mutex> lock(mutex);
+    return bundles.count(bundle) != 0;
+  }
+
+private:
+  mutable std::shared_mutex mutex;
+  std::unordered_set<const attn_bundle *> bundles;
+};
+
+/// Never destroyed: bundles may be destroyed by other static destructors.
+LiveBundles &liveBundles() {
+  static LiveBundles *live = new LiveBundles;
+  return *live;
+}
+
+bool isLive(const attn_bundle *bundle) {
+  return bundle && liveBundles().contains(bundle);
+}
+
+/// Null, or not a bundle attn_bundle_load returned (or one destroyed since).
+Status checkBundle(const attn_bundle *bundle) {
+  if (!bundle)
+    return nullArgument("bundle");
+  if (!liveBundles().contains(bundle))
+    return {ATTN_ERROR_INVALID_ARGUMENT,
+            "bundle " +
+                attn::runtime::pointerText(static_cast<const void *>(bundle)) +
+                " is not a loaded bundle (attn_bundle_destroy freed it, or "
+                "attn_bundle_load never returned it)"};
+  return Status::success();
+}
+
+} // namespace
+
 extern "C" {
 
 attn_status attn_bundle_load(const char *dir, attn_bundle **out) {
@@ -68,19 +124,23 @@ attn_status attn_bundle_load(const char *dir, attn_bundle **out) {
     auto bundle = std::make_unique<attn_bundle>();
     if (Status s = Bundle::load(dir, bundle->impl); !s.ok())
       return s;
+    liveBundles().add(bundle.get());
     *out = bundle.release();
     return Status::success();
   });
 }
 
-void attn_bundle_destroy(attn_bundle *bundle) { delete bundle; }
+void attn_bundle_destroy(attn_bundle *bundle) {
+  if (bundle && liveBundles().remove(bundle))
+    delete bundle;
+}
 
 int64_t attn_bundle_num_kernels(const attn_bundle *bundle) {
-  return bundle ? static_cast<int64_t>(bundle->impl->numKernels()) : 0;
+  return isLive(bundle) ? static_cast<int64_t>(bundle->impl->numKernels()) : 0;
 }
 
 const char *attn_bundle_kernel_info(const attn_bundle *bundle, int64_t index) {
-  if (!bundle || index < 0 ||
+  if (!isLive(bundle) || index < 0 ||
       static_cast<uint64_t>(index) >= bundle->impl->numKernels())
     return nullptr;
   return bundle->impl->kernelInfo(index).c_str();
@@ -89,8 +149,8 @@ const char *attn_bundle_kernel_info(const attn_bundle *bundle, int64_t index) {
 attn_status attn_fwd_select(const attn_bundle *bundle,
                             const attn_fwd_args *args, int64_t *kernel_index) {
   return guarded(ATTN_ERROR_INVALID_ARGUMENT, [&]() -> Status {
-    if (!bundle)
-      return nullArgument("bundle");
+    if (Status s = checkBundle(bundle); !s.ok())
+      return s;
     if (!args)
       return nullArgument("args");
     if (!kernel_index)
@@ -102,8 +162,8 @@ attn_status attn_fwd_select(const attn_bundle *bundle,
 attn_status attn_fwd(attn_bundle *bundle, const attn_fwd_args *args,
                      CUstream stream) {
   return guarded(ATTN_ERROR_CUDA, [&]() -> Status {
-    if (!bundle)
-      return nullArgument("bundle");
+    if (Status s = checkBundle(bundle); !s.ok())
+      return s;
     if (!args)
       return nullArgument("args");
     return bundle->impl->launch(*args, stream);
@@ -113,8 +173,8 @@ attn_status attn_fwd(attn_bundle *bundle, const attn_fwd_args *args,
 attn_status attn_bwd_select(const attn_bundle *bundle,
                             const attn_bwd_args *args, int64_t *kernel_index) {
   return guarded(ATTN_ERROR_INVALID_ARGUMENT, [&]() -> Status {
-    if (!bundle)
-      return nullArgument("bundle");
+    if (Status s = checkBundle(bundle); !s.ok())
+      return s;
     if (!args)
       return nullArgument("args");
     if (!kernel_index)
@@ -126,8 +186,8 @@ attn_status attn_bwd_select(const attn_bundle *bundle,
 attn_status attn_bwd(attn_bundle *bundle, const attn_bwd_args *args,
                      CUstream stream) {
   return guarded(ATTN_ERROR_CUDA, [&]() -> Status {
-    if (!bundle)
-      return nullArgument("bundle");
+    if (Status s = checkBundle(bundle); !s.ok())
+      return s;
     if (!args)
       return nullArgument("args");
     return bundle->impl->launchBwd(*args, stream);
@@ -137,8 +197,8 @@ attn_status attn_bwd(attn_bundle *bundle, const attn_bwd_args *args,
 attn_status attn_tune(attn_bundle *bundle, const attn_fwd_args *args,
                       CUstream stream, int64_t *kernel_index) {
   return guarded(ATTN_ERROR_CUDA, [&]() -> Status {
-    if (!bundle)
-      return nullArgument("bundle");
+    if (Status s = checkBundle(bundle); !s.ok())
+      return s;
     if (!args)
       return nullArgument("args");
     int64_t chosen = -1;
@@ -150,15 +210,15 @@ attn_status attn_tune(attn_bundle *bundle, const attn_fwd_args *args,
 }
 
 attn_status attn_bundle_set_auto_tune(attn_bundle *bundle, int enabled) {
-  if (!bundle)
-    return finish(nullArgument("bundle"));
+  if (Status s = checkBundle(bundle); !s.ok())
+    return finish(s);
   bundle->impl->setAutoTune(enabled != 0);
   return finish(Status::success());
 }
 
 attn_status attn_bundle_set_check_values(attn_bundle *bundle, int enabled) {
-  if (!bundle)
-    return finish(nullArgument("bundle"));
+  if (Status s = checkBundle(bundle); !s.ok())
+    return finish(s);
   bundle->impl->setCheckValues(enabled != 0);
   return finish(Status::success());
 }

@@ -1,8 +1,9 @@
 //===- CallChecks.h - host checks of a call's tensors ------------*- C++ -*-===//
 //
 // The checks and texts attn_fwd and attn_bwd share (Bundle.cpp defines
-// them): a tensor's rank, sizes, strides and alignment, the bytes its view
-// spans, and a launch's grid for the call's sizes.
+// them, OutputChecks.cpp those of the outputs): a tensor's rank, sizes,
+// strides and alignment, the bytes its view spans, the outputs' addresses,
+// and a launch's grid for the call's sizes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,14 +29,20 @@ std::string pointerText(const void *ptr);
 
 /// Some dimension has size 0.
 bool isEmpty(const attn_tensor &t);
-/// Rank, non-negative sizes and strides, and a data pointer unless the view
-/// has no element.
+/// The one rule for optional tensors (lse, descales, block_table,
+/// cache_seqlens, cu_seqlens): absent exactly when zero-initialized (rank 0
+/// and data NULL). Anything else is given and checked like any tensor.
+bool isGiven(const attn_tensor &t);
+/// Given (a zero-initialized tensor is "`name` is required"), rank,
+/// non-negative sizes and strides, and a data pointer unless the view has
+/// no element.
 Status checkShape(const attn_tensor &t, llvm::StringRef name, int32_t rank,
                   llvm::StringRef dims);
 /// Unit stride on D (for `vt`, on Nk: FP8 V^T storage), the other strides
 /// multiples of 16 bytes, 16-byte aligned data.
 Status checkLayout(const attn_tensor &t, llvm::StringRef name, bool vt = false);
-/// f32 of sizes `expected` (`dims` names them), any strides, 4-byte aligned.
+/// Given, f32 of sizes `expected` (`dims` names them), any strides, 4-byte
+/// aligned.
 Status checkLse(const attn_tensor &lse, llvm::ArrayRef<int64_t> expected,
                 llvm::StringRef dims);
 /// Bytes from the first element of a view to the end of its last one (0 for
@@ -52,13 +59,23 @@ Status checkScale(float scale);
 /// Softmax scales equal within 1e-6 relative.
 bool sameScale(double a, double b);
 
-/// Each of `outputs` shares no byte with any of `operands` (other than
-/// itself): the kernels read the inputs while other CTAs write the outputs.
-/// `bytes(op)` is operand op's [first, end) byte range (empty: unused).
-Status checkOutputsDisjoint(
-    llvm::ArrayRef<bundle::Operand> outputs,
-    llvm::ArrayRef<bundle::Operand> operands,
-    llvm::function_ref<std::pair<uint64_t, uint64_t>(bundle::Operand)> bytes);
+/// `t` gives each element an address of its own: sorted by stride, every
+/// dimension of size > 1 strides past the span of those with smaller
+/// strides (dimensions of size 1 are never stepped, so their stride does
+/// not matter). Sufficient, and for the nested layouts callers use also
+/// necessary; ATTN_ERROR_INVALID_ARGUMENT naming `name` and the dimension
+/// otherwise.
+Status checkDistinctElements(const attn_tensor &t, llvm::StringRef name);
+
+/// What every call form checks of the tensors it writes (OutputChecks.cpp):
+/// each of `outputs` present in `ops` (extentBytes, by bundle::Operand,
+/// above 0) gives each element its own address (checkDistinctElements) and
+/// shares no byte with any of `operands` other than itself: the kernels
+/// read the inputs while other CTAs write the outputs.
+Status checkOutputs(const CallOperands &ops,
+                    llvm::ArrayRef<bundle::Operand> outputs,
+                    llvm::ArrayRef<bundle::Operand> operands,
+                    llvm::ArrayRef<uint64_t> extentBytes);
 
 /// `t` is device memory of `device` and its `bytes` lie inside its
 /// allocation.

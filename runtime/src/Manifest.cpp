@@ -1,6 +1,7 @@
 //===- Manifest.cpp - manifest.json encoding and checks ------------------===//
 
 #include "Manifest.h"
+#include "ManifestChecks.h"
 
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -300,6 +301,8 @@ static json::Value toJSON(const KernelEntry &kernel) {
       buffers.push_back(toJSON(buffer));
     out["workspace"] = std::move(buffers);
   }
+  if (!kernel.operands.empty())
+    out["operands"] = operandsToJSON(kernel.operands);
   return out;
 }
 
@@ -371,15 +374,24 @@ static bool fromJSON(const json::Value &value, Operand &out, json::Path path) {
 static bool fromJSON(const json::Value &value, FwdKey &key, json::Path path) {
   json::ObjectMapper o(value, path);
   std::string layout;
+  std::optional<int64_t> pageSize;
   if (!o || !o.map("dtype", key.dtype) || !o.map("head_dim", key.headDim) ||
       !o.map("causal", key.causal) || !o.map("lse", key.hasLse) ||
       !o.map("scale", key.scale) || !o.map("layout", layout) ||
       !o.map("block_m", key.blockM) || !o.map("block_n", key.blockN) ||
       !o.map("path", key.path) || !o.mapOptional("splits", key.splits) ||
-      !o.mapOptional("page_size", key.pageSize) ||
+      !o.mapOptional("page_size", pageSize) ||
       !o.mapOptional("varlen", key.varlen) ||
       !o.mapOptional("quantize_fp8", key.quantizeFp8))
     return false;
+  // Absent is contiguous K/V; 0 written would read as that too.
+  if (pageSize && *pageSize == 0) {
+    path.field("page_size")
+        .report("must be in [1, 1048576]: a kernel on "
+                "contiguous K/V has no page_size");
+    return false;
+  }
+  key.pageSize = pageSize.value_or(0);
   if (key.path != "fma" && key.path != "wgmma") {
     path.field("path").report("expected \"fma\" or \"wgmma\"");
     return false;
@@ -414,19 +426,11 @@ static bool fromJSON(const json::Value &value, GridTerm &term,
   return o.map("dim", term.dim);
 }
 
+/// Only the two keys (checkKnownKeys): a stray "operand" (the version-1
+/// form) would leave which extent the writer meant unknown.
 static bool fromJSON(const json::Value &value, GridDim &dim, json::Path path) {
   json::ObjectMapper o(value, path);
-  if (!o)
-    return false;
-  // Only the two keys: a stray "operand" (the version-1 form) would be
-  // ignored, and which extent the writer meant would be unknown.
-  for (const auto &[key, unused] : *value.getAsObject())
-    if (key != "constant" && key != "terms") {
-      path.field(key).report("unknown key in a grid dimension (expected "
-                             "constant and terms)");
-      return false;
-    }
-  return o.map("constant", dim.constant) && o.map("terms", dim.terms);
+  return o && o.map("constant", dim.constant) && o.map("terms", dim.terms);
 }
 
 /// dims (4), strides (3) and swizzle of a workspace buffer's tensor map.
@@ -491,7 +495,17 @@ static bool fromJSON(const json::Value &value, Param &param, json::Path path) {
       return false;
     }
   // json::Path::report takes a literal: one message per key.
+  bool indexed =
+      *parsed == Param::Field::Size || *parsed == Param::Field::Stride;
+  if (!indexed && value.getAsObject()->get("index")) {
+    path.field("index").report("only a size or stride parameter has an index");
+    return false;
+  }
   if (*parsed != Param::Field::TensorMap) {
+    if (value.getAsObject()->get("box")) {
+      path.field("box").report("only a tensor_map has a box");
+      return false;
+    }
     if (value.getAsObject()->get("transposed")) {
       path.field("transposed").report("only a tensor_map may be transposed");
       return false;
@@ -522,8 +536,6 @@ static bool fromJSON(const json::Value &value, Param &param, json::Path path) {
     std::copy(box.begin(), box.end(), param.box.begin());
     return !workspaceMap || mapWorkspaceView(o, value, param, path);
   }
-  bool indexed =
-      *parsed == Param::Field::Size || *parsed == Param::Field::Stride;
   return !indexed || o.map("index", param.index);
 }
 
@@ -578,12 +590,16 @@ static bool fromJSON(const json::Value &value, Workspace &buffer,
 static bool fromJSON(const json::Value &value, KernelEntry &kernel,
                      json::Path path) {
   json::ObjectMapper o(value, path);
-  return fromJSON(value, static_cast<KernelLaunch &>(kernel), path) &&
-         o.map("kind", kernel.kind) && o.map("key", kernel.key) &&
-         o.mapOptional("variant", kernel.variant) &&
-         o.mapOptional("persistent_ctas", kernel.persistentCtas) &&
-         o.mapOptional("then", kernel.then) &&
-         o.mapOptional("workspace", kernel.workspace);
+  if (!fromJSON(value, static_cast<KernelLaunch &>(kernel), path) ||
+      !o.map("kind", kernel.kind) || !o.map("key", kernel.key) ||
+      !o.mapOptional("variant", kernel.variant) ||
+      !o.mapOptional("persistent_ctas", kernel.persistentCtas) ||
+      !o.mapOptional("then", kernel.then) ||
+      !o.mapOptional("workspace", kernel.workspace))
+    return false;
+  const json::Value *operands = value.getAsObject()->get("operands");
+  return !operands ||
+         operandsFromJSON(*operands, kernel.operands, path.field("operands"));
 }
 
 bool fromJSON(const json::Value &value, Manifest &manifest, json::Path path) {
@@ -597,7 +613,7 @@ bool fromJSON(const json::Value &value, Manifest &manifest, json::Path path) {
 // Invariants
 //===----------------------------------------------------------------------===//
 
-static llvm::Error corrupt(const llvm::Twine &where, const llvm::Twine &what) {
+llvm::Error corrupt(const llvm::Twine &where, const llvm::Twine &what) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  where + ": " + what);
 }
@@ -666,7 +682,7 @@ static llvm::Error checkQuantizeKey(const FwdKey &key, const llvm::Twine &at) {
   if (key.pageSize != 0 || key.varlen || key.splits != 1)
     return corrupt(at + ".key", "quantized (quantize_fp8) kernels have no "
                                 "page_size, varlen or splits");
-  return llvm::Error::success();
+  return checkQuantizeOptions(*key.quantizeFp8, at + ".key.quantize_fp8");
 }
 
 static llvm::Error checkKey(const FwdKey &key, const llvm::Twine &at) {
@@ -711,8 +727,7 @@ static llvm::Error checkKey(const FwdKey &key, const llvm::Twine &at) {
 /// are not varlen (a varlen paged kernel counts each sequence's keys from
 /// cu_seqlens_k), cu_seqlens and max_seqlen in varlen kernels, do, dq, dk
 /// and dv exactly in backward kernels.
-static std::optional<std::string> whyAbsent(const KernelEntry &kernel,
-                                            Operand op) {
+std::optional<std::string> whyAbsent(const KernelEntry &kernel, Operand op) {
   const FwdKey &key = kernel.key;
   if (isGradOperand(op) && !kernel.isBackward())
     return "in a kernel that is not backward (bwd)";
@@ -1552,6 +1567,8 @@ static llvm::Error checkKernel(const KernelEntry &kernel, size_t index) {
     return err;
   if (llvm::Error err = checkParams(kernel, at))
     return err;
+  if (llvm::Error err = checkOperandTypes(kernel, at))
+    return err;
   if (kernel.isQuantized())
     return checkQuantizedAttention(kernel, at);
   if (kernel.key.path == "wgmma" && !kernel.isBackward())
@@ -1562,29 +1579,6 @@ static llvm::Error checkKernel(const KernelEntry &kernel, size_t index) {
 std::string sha256Hex(StringRef bytes) {
   return llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(bytes)),
                      /*LowerCase=*/true);
-}
-
-/// llvm::json::parse recurses once per nesting level: bound the depth
-/// first so that a hostile file cannot overflow the stack.
-static bool nestsDeeperThan(StringRef text, int limit) {
-  int depth = 0;
-  bool inString = false, escaped = false;
-  for (char c : text) {
-    if (inString) {
-      inString = escaped || c != '"';
-      escaped = !escaped && c == '\\';
-      continue;
-    }
-    if (c == '"')
-      inString = true;
-    else if (c == '[' || c == '{')
-      ++depth;
-    else if (c == ']' || c == '}')
-      --depth;
-    if (depth > limit)
-      return true;
-  }
-  return false;
 }
 
 /// The first key that appears twice in one object of `text` (valid JSON),
@@ -1626,8 +1620,10 @@ findDuplicateKey(StringRef text) {
 }
 
 llvm::Expected<json::Value> parseJSON(StringRef text) {
-  constexpr int kMaxDepth = 64;
-  if (nestsDeeperThan(text, kMaxDepth))
+  // llvm::json::parse recurses once per nesting level: bound the depth
+  // first so that a hostile file cannot overflow the stack.
+  constexpr size_t kMaxDepth = 64;
+  if (scanJSON(text).depth > kMaxDepth)
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         llvm::formatv("nested deeper than {0} levels", kMaxDepth));
@@ -1644,6 +1640,8 @@ llvm::Expected<json::Value> parseJSON(StringRef text) {
 }
 
 llvm::Expected<Manifest> parseManifest(StringRef text) {
+  if (llvm::Error err = checkManifestText(text))
+    return err;
   llvm::Expected<json::Value> value = parseJSON(text);
   if (!value)
     return corrupt("manifest.json",
@@ -1658,11 +1656,15 @@ llvm::Expected<Manifest> parseManifest(StringRef text) {
                    llvm::formatv("is {0}, this runtime reads {1} to {2}",
                                  *version, kMinManifestVersion,
                                  kManifestVersion));
+  if (llvm::Error err = checkKnownKeys(*value))
+    return err;
   Manifest manifest;
   json::Path::Root root("manifest");
   if (!fromJSON(*value, manifest, root))
     return corrupt("manifest.json", "does not follow the schema: " +
                                         llvm::toString(root.getError()));
+  if (llvm::Error err = checkManifestValues(manifest))
+    return err;
   for (size_t i = 0; i < manifest.kernels.size(); ++i)
     if (llvm::Error err = checkKernel(manifest.kernels[i], i))
       return err;

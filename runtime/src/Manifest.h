@@ -234,6 +234,17 @@ struct Workspace {
 /// Bytes per element of a workspace dtype (0: unknown).
 int64_t workspaceElementBytes(llvm::StringRef dtype);
 
+/// The element type and shape of one operand as the kernel was compiled
+/// for it (a dimension nullopt: dynamic), off the kernel function's
+/// argument types. attn-compile records them so that the reader can hold
+/// the key to the code: a key edited by hand (head_dim 128 -> 64) no
+/// longer matches the shapes the kernel was built for.
+struct OperandType {
+  Operand operand = Operand::Q;
+  std::string dtype; // "f16", "bf16", "e4m3", "f32" or "i32"
+  std::vector<std::optional<int64_t>> shape;
+};
+
 /// A forward kernel: its first launch (the fields of KernelLaunch), then `then`
 /// in order on the same stream, with the `workspace` buffers the launches
 /// share.
@@ -256,6 +267,9 @@ struct KernelEntry : KernelLaunch {
   int64_t persistentCtas = 0;
   std::vector<KernelLaunch> then;
   std::vector<Workspace> workspace;
+  /// Each tensor operand's type as compiled (attn-compile writes them;
+  /// manifests written before them have none, and then nothing is checked).
+  std::vector<OperandType> operands;
 
   bool isBackward() const { return kind == "bwd"; }
   bool isQuantized() const { return key.quantizeFp8.has_value(); }
@@ -285,6 +299,13 @@ int64_t requiredVersion(const Manifest &manifest);
 bool fromJSON(const llvm::json::Value &value, Manifest &manifest,
               llvm::json::Path path);
 
+/// The most a manifest may hold: bytes, kernels, and JSON objects (each
+/// costs llvm::json some 4 KiB while the manifest is parsed, so this bounds
+/// the reader's memory; a kernel takes 50 to 300).
+constexpr uint64_t kMaxManifestBytes = uint64_t(16) << 20;
+constexpr size_t kMaxManifestKernels = 1024;
+constexpr size_t kMaxManifestObjects = size_t(1) << 18;
+
 /// The largest page_size of a paged K/V kernel.
 constexpr int64_t kMaxPageSize = int64_t(1) << 20;
 
@@ -300,8 +321,10 @@ std::string sha256Hex(llvm::StringRef bytes);
 llvm::Expected<llvm::json::Value> parseJSON(llvm::StringRef text);
 
 /// Parses manifest.json text and checks the schema and its invariants
-/// (version, known kind/dtype/operands, ranks, positive launch shape,
-/// parameters in range). The error message names the offending field.
+/// (size, version, known keys, kind, dtype, chip and operands, unique
+/// kernel names, ranks, positive launch shape, parameters in range, the
+/// recorded operand types against the key). The error message names the
+/// offending field.
 llvm::Expected<Manifest> parseManifest(llvm::StringRef text);
 
 /// The kernel's symbol and dispatch key, in the order the runtime states a

@@ -3,6 +3,7 @@
 #include "Tuning.h"
 
 #include "Bundle.h"
+#include "BundleFiles.h"
 #include "Manifest.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -30,16 +31,19 @@ Status TuningTable::load(llvm::StringRef dir,
   llvm::SmallString<256> file(dir);
   llvm::sys::path::append(file, "tuning.json");
   path = file.str().str();
-  if (!llvm::sys::fs::exists(path))
-    return Status::success();
   auto corrupt = [&](const llvm::Twine &what) {
     return makeError(ATTN_ERROR_BUNDLE_CORRUPT,
                      path + ": " + what + " (delete it to re-tune)");
   };
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-  if (!buffer)
-    return corrupt("cannot read: " + buffer.getError().message());
-  llvm::Expected<json::Value> value = bundle::parseJSON((*buffer)->getBuffer());
+  std::unique_ptr<llvm::MemoryBuffer> buffer;
+  if (auto error =
+          bundle::readBundleFile(path, bundle::BundleFile::Tuning, buffer)) {
+    if (error->kind == bundle::FileError::Missing)
+      return Status::success(); // not tuned yet
+    return makeError(ATTN_ERROR_BUNDLE_CORRUPT,
+                     error->message + " (delete it to re-tune)");
+  }
+  llvm::Expected<json::Value> value = bundle::parseJSON(buffer->getBuffer());
   if (!value)
     return corrupt("not valid JSON: " + llvm::toString(value.takeError()));
   json::Path::Root root("tuning.json");

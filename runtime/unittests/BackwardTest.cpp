@@ -35,27 +35,6 @@ Param &paramOf(KernelLaunch &launch, Operand op, Param::Field field) {
   return launch.params.front();
 }
 
-/// bwdKernel's call: contiguous bf16 q, o, dout, dq [1, 2, 200, 128] and
-/// k, v, dk, dv [1, 1, 300, 128], lse f32 [1, 2, 200], causal, at fake
-/// addresses 0 (q), 1 (k), 2 (v), 3 (o), 4 (lse), 5 (dout), 6 (dq),
-/// 7 (dk), 8 (dv).
-attn_bwd_args bwdArgs(int64_t b = 1, int64_t hq = 2, int64_t hkv = 1,
-                      int64_t nq = 200, int64_t nk = 300, int64_t d = 128) {
-  attn_bwd_args a = {};
-  attn_dtype t = ATTN_DTYPE_BF16;
-  a.q = attn::makeTensor(fakeAddress(0), t, {b, hq, nq, d});
-  a.k = attn::makeTensor(fakeAddress(1), t, {b, hkv, nk, d});
-  a.v = attn::makeTensor(fakeAddress(2), t, {b, hkv, nk, d});
-  a.o = attn::makeTensor(fakeAddress(3), t, {b, hq, nq, d});
-  a.lse = attn::makeTensor(fakeAddress(4), ATTN_DTYPE_F32, {b, hq, nq});
-  a.dout = attn::makeTensor(fakeAddress(5), t, {b, hq, nq, d});
-  a.dq = attn::makeTensor(fakeAddress(6), t, {b, hq, nq, d});
-  a.dk = attn::makeTensor(fakeAddress(7), t, {b, hkv, nk, d});
-  a.dv = attn::makeTensor(fakeAddress(8), t, {b, hkv, nk, d});
-  a.causal = 1;
-  return a;
-}
-
 //===----------------------------------------------------------------------===//
 // Manifest
 //===----------------------------------------------------------------------===//
@@ -162,7 +141,7 @@ protected:
   }
   TempDir dir;
   BundleOwner owner{nullptr};
-  attn_bwd_args args = bwdArgs();
+  attn_bwd_args args = makeBwdArgs();
   int64_t index = -1;
 };
 
@@ -208,9 +187,9 @@ TEST_F(BwdArgs, ShapesAgree) {
   a.dout.rank = 3;
   EXPECT_STATUS(select(a), kInvalid,
                 "dout: rank must be 4 ([B, Hq, Nq, D]), got 3");
-  a = bwdArgs(1, 3, 2);
+  a = makeBwdArgs(1, 3, 2);
   EXPECT_STATUS(select(a), kInvalid, "Hq = 3 is not a multiple of Hkv = 2");
-  a = bwdArgs(1, 2, 1, 200, 300, 12);
+  a = makeBwdArgs(1, 2, 1, 200, 300, 12);
   EXPECT_STATUS(select(a), kInvalid,
                 "q: head dim D = 12 must be a multiple of 8 in [8, 256]");
   a = args;
@@ -248,7 +227,7 @@ TEST_F(BwdArgs, OutputsDoNotAlias) {
 }
 
 TEST_F(BwdArgs, KeyMustMatchExactly) {
-  attn_bwd_args a = bwdArgs(1, 2, 1, 201, 300);
+  attn_bwd_args a = makeBwdArgs(1, 2, 1, 201, 300);
   EXPECT_STATUS(select(a), ATTN_ERROR_NO_MATCHING_KERNEL,
                 "no backward kernel in bundle");
   EXPECT_STATUS(select(a), ATTN_ERROR_NO_MATCHING_KERNEL,
@@ -275,7 +254,7 @@ TEST(BwdDispatch, ContiguousOverStridedAndNoBackwardKernel) {
   strided.key.strided = true;
   BundleOwner owner{loadBundle(dir, manifestOf({strided, bwdKernel("c")}))};
   ASSERT_NE(owner.bundle, nullptr);
-  attn_bwd_args a = bwdArgs();
+  attn_bwd_args a = makeBwdArgs();
   int64_t index = -1;
   EXPECT_STATUS(attn_bwd_select(owner.bundle, &a, &index), ATTN_SUCCESS, "");
   EXPECT_EQ(index, 1);
@@ -285,7 +264,7 @@ TEST(BwdDispatch, ContiguousOverStridedAndNoBackwardKernel) {
 
   TempDir fwdOnly;
   BundleOwner f{loadBundle(fwdOnly, manifestOf({fwdKernel("f")}))};
-  a = bwdArgs();
+  a = makeBwdArgs();
   EXPECT_STATUS(attn_bwd_select(f.bundle, &a, &index),
                 ATTN_ERROR_NO_MATCHING_KERNEL,
                 "it has no backward (bwd) kernel");
@@ -303,7 +282,7 @@ protected:
     state.allocations.push_back({reinterpret_cast<uintptr_t>(fakeAddress(8)),
                                  1 << 20, 0, CU_MEMORYTYPE_DEVICE});
   }
-  attn_bwd_args args = bwdArgs();
+  attn_bwd_args args = makeBwdArgs();
 };
 
 // The four launches in order on the stream, their constant grids, the
@@ -391,7 +370,7 @@ TEST_F(BwdLaunch, PointersAreDeviceMemoryAndEmptyCallsLaunchNothing) {
                 "dv: 0x814000000000 is not CUDA device memory");
   EXPECT_TRUE(state.launches.empty());
   EXPECT_TRUE(state.allocs.empty());
-  attn_bwd_args empty = bwdArgs(0);
+  attn_bwd_args empty = makeBwdArgs(0);
   state.hasContext = false;
   EXPECT_STATUS(attn_bwd(bundle, &empty, stream), ATTN_SUCCESS, "");
   EXPECT_TRUE(state.launches.empty());

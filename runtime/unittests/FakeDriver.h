@@ -132,6 +132,28 @@ inline attn_fwd_args makeVarlenPagedArgs(int64_t b, int64_t hq, int64_t hkv,
   return args;
 }
 
+/// bwdKernel's call: contiguous bf16 q, o, dout, dq [1, 2, 200, 128] and
+/// k, v, dk, dv [1, 1, 300, 128], lse f32 [1, 2, 200], causal, at fake
+/// addresses 0 (q), 1 (k), 2 (v), 3 (o), 4 (lse), 5 (dout), 6 (dq),
+/// 7 (dk), 8 (dv).
+inline attn_bwd_args makeBwdArgs(int64_t b = 1, int64_t hq = 2, int64_t hkv = 1,
+                                 int64_t nq = 200, int64_t nk = 300,
+                                 int64_t d = 128) {
+  attn_bwd_args a = {};
+  attn_dtype t = ATTN_DTYPE_BF16;
+  a.q = attn::makeTensor(fakeAddress(0), t, {b, hq, nq, d});
+  a.k = attn::makeTensor(fakeAddress(1), t, {b, hkv, nk, d});
+  a.v = attn::makeTensor(fakeAddress(2), t, {b, hkv, nk, d});
+  a.o = attn::makeTensor(fakeAddress(3), t, {b, hq, nq, d});
+  a.lse = attn::makeTensor(fakeAddress(4), ATTN_DTYPE_F32, {b, hq, nq});
+  a.dout = attn::makeTensor(fakeAddress(5), t, {b, hq, nq, d});
+  a.dq = attn::makeTensor(fakeAddress(6), t, {b, hq, nq, d});
+  a.dk = attn::makeTensor(fakeAddress(7), t, {b, hkv, nk, d});
+  a.dv = attn::makeTensor(fakeAddress(8), t, {b, hkv, nk, d});
+  a.causal = 1;
+  return a;
+}
+
 /// The FlashAttention layout: a contiguous [B, N, H, D] buffer seen as
 /// [B, H, N, D].
 inline attn_tensor bnhdView(void *data, int64_t b, int64_t h, int64_t n,

@@ -340,14 +340,14 @@ TEST(ManifestCorrupt, GridDimHasOnlyConstantAndTerms) {
         (*launch->getArray("grid"))[0] = json::Object{
             {"constant", 4}, {"terms", json::Array{}}, {"operand", "q"}};
       }),
-      "unknown key in a grid dimension (expected constant and terms) at "
-      "manifest.kernels[0].launch.grid[0].operand");
+      "kernels[0].launch.grid[0]: unknown key \"operand\" in a grid "
+      "dimension (it has constant, terms)");
   EXPECT_ERROR_HAS(errorAfter([](json::Object &top) {
                      json::Object *launch = kernel0(top).getObject("launch");
                      (*launch->getArray("grid"))[1] =
                          json::Object{{"constant", 4}, {"divisor", 64}};
                    }),
-                   "launch.grid[1].divisor");
+                   "launch.grid[1]: unknown key \"divisor\"");
 }
 
 TEST(ManifestCorrupt, StaticLengthsArePositive) {

@@ -98,11 +98,12 @@ TEST(BundleLoad, CubinThatIsNotARegularFile) {
   ASSERT_EQ(::mkfifo(dir.file("a.cubin").c_str(), 0600), 0);
   attn_bundle *bundle = nullptr;
   EXPECT_STATUS(attn_bundle_load(dir.path().c_str(), &bundle),
-                ATTN_ERROR_BUNDLE_CORRUPT, "is not a regular file");
+                ATTN_ERROR_BUNDLE_CORRUPT, "is a FIFO, not a regular file");
   ASSERT_EQ(::unlink(dir.file("a.cubin").c_str()), 0);
   ASSERT_EQ(::mkdir(dir.file("a.cubin").c_str(), 0700), 0);
   EXPECT_STATUS(attn_bundle_load(dir.path().c_str(), &bundle),
-                ATTN_ERROR_BUNDLE_CORRUPT, "is not a regular file");
+                ATTN_ERROR_BUNDLE_CORRUPT,
+                "is a directory, not a regular file");
   ::rmdir(dir.file("a.cubin").c_str());
 }
 
@@ -322,8 +323,8 @@ TEST_F(VarlenArgs, EveryOperandIsChecked) {
   a = args;
   // A block table makes the call varlen paged: k and v are then caches.
   a.block_table = attn::makeTensor(fakeAddress(10), ATTN_DTYPE_I32, {2, 4});
-  expectInvalid(a, "k: rank must be 4 ([num_pages, page_size, Hkv, D]), got "
-                   "3");
+  expectInvalid(a, "k: rank must be 4 ([num_pages, page_size, Hkv, D]: paged "
+                   "K/V caches, since block_table is given), got 3");
   a = args;
   a.q.dtype = ATTN_DTYPE_E4M3;
   expectInvalid(a, "q: dtype must be f16 or bf16 in a varlen call, got e4m3");
@@ -1717,7 +1718,8 @@ TEST_F(PagedValidation, CachesArePagesOfHeads) {
   attn_fwd_args a = args;
   a.k.rank = 3;
   EXPECT_STATUS(select(a), kInvalid,
-                "k: rank must be 4 ([num_pages, page_size, Hkv, D]), got 3");
+                "k: rank must be 4 ([num_pages, page_size, Hkv, D]: paged "
+                "K/V caches, since block_table is given), got 3");
   a = args;
   a.v.sizes[0] = 9;
   EXPECT_STATUS(select(a), kInvalid,

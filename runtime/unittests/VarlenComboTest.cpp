@@ -238,7 +238,8 @@ TEST_F(VarlenPagedArgs, CachesArePagesOfHeads) {
   attn_fwd_args a = args;
   a.k.rank = 3;
   EXPECT_STATUS(select(a), kInvalid,
-                "k: rank must be 4 ([num_pages, page_size, Hkv, D]), got 3");
+                "k: rank must be 4 ([num_pages, page_size, Hkv, D]: paged "
+                "K/V caches, since block_table is given), got 3");
   a = args;
   a.k.sizes[3] = a.v.sizes[3] = 64;
   EXPECT_STATUS(select(a), kInvalid,

@@ -92,7 +92,7 @@ typedef struct attn_tensor {
  *   q   [B, Hq,  Nq, D]  f16 or bf16
  *   k,v [B, Hkv, Nk, D]  same dtype as q, Hq % Hkv == 0
  *   o   [B, Hq,  Nq, D]  same dtype as q (written)
- *   lse [B, Hq,  Nq]     f32 (written); lse.data == NULL: not requested
+ *   lse [B, Hq,  Nq]     f32 (written); zero-initialized: not requested
  * Q, K, V and O need unit stride on D, 16-byte aligned data pointers and
  * strides that are multiples of 8 elements (16 bytes; the stride of a
  * dimension of size 1 is never used and may be anything). LSE may have any
@@ -100,6 +100,20 @@ typedef struct attn_tensor {
  * multiple of 8 in [8, 256]. causal != 0 selects the causal mask.
  * softmax_scale == 0 selects the default 1/sqrt(D); otherwise it must be
  * positive and finite.
+ *
+ * Optional tensors (lse, the descales, block_table, cache_seqlens,
+ * cu_seqlens_q/k) are absent exactly when zero-initialized: rank 0 and data
+ * NULL. Any other value is a tensor given and is checked as such: a rank-3
+ * lse with NULL data over elements is ATTN_ERROR_INVALID_ARGUMENT ("lse:
+ * data pointer is null"), never "no LSE". A required tensor left
+ * zero-initialized is refused as "<name> is required".
+ *
+ * Outputs (o, lse) give each element an address of its own: sorted by
+ * stride, every dimension of size > 1 strides past all the elements that
+ * the dimensions of smaller stride reach (so O's stride over Nq cannot be
+ * 0, nor 8 with D = 128; a dimension of size 1 may have any stride). They
+ * share no byte with another operand. Inputs may repeat elements (a K
+ * broadcast over heads with stride 0).
  *
  * The descales are for FP8 calls only: a non-FP8 call leaves all three
  * zero-initialized (rank 0 and data NULL; anything else is
@@ -204,19 +218,27 @@ typedef struct attn_fwd_args {
 
 typedef struct attn_bundle attn_bundle;
 
-/* Reads <dir>/manifest.json and the cubins it names. Does not touch the GPU:
- * kernels are loaded into the driver on their first launch. On failure
- * *out is set to null.
+/* Reads <dir>/manifest.json, the cubins it names and <dir>/tuning.json if
+ * it exists. Does not touch the GPU: kernels are loaded into the driver on
+ * their first launch. On failure *out is set to null. Each file must be a
+ * regular file (or a symlink to one) of at most its kind's size
+ * (manifest.json 16 MiB, a cubin 256 MiB, tuning.json 4 MiB): anything else
+ * (a FIFO, a device, a directory) is ATTN_ERROR_BUNDLE_CORRUPT naming the
+ * file, without blocking on it or reading it.
  * Errors: ATTN_ERROR_INVALID_ARGUMENT (null dir or out),
  *         ATTN_ERROR_BUNDLE_NOT_FOUND, ATTN_ERROR_BUNDLE_CORRUPT. */
 ATTN_API attn_status attn_bundle_load(const char *dir, attn_bundle **out);
 
 /* Unloads the bundle's modules, destroys its workspace pools (their memory
- * goes back to the device once queued frees complete) and frees it. Null
- * is a no-op. Launches already queued on streams must have finished. */
+ * goes back to the device once queued frees complete) and frees it. Null,
+ * or a bundle already destroyed, is a no-op. Launches already queued on
+ * streams must have finished. Every other function refuses a pointer that
+ * is not a bundle attn_bundle_load returned and this has not destroyed
+ * (ATTN_ERROR_INVALID_ARGUMENT; 0 and null for the two queries below), so a
+ * stale handle is reported rather than read after it was freed. */
 ATTN_API void attn_bundle_destroy(attn_bundle *bundle);
 
-/* Number of kernels in the bundle (0 for null). */
+/* Number of kernels in the bundle (0 for null or a destroyed bundle). */
 ATTN_API int64_t attn_bundle_num_kernels(const attn_bundle *bundle);
 
 /* A one-line description of kernel `index` (symbol, specialization key,
@@ -246,7 +268,10 @@ ATTN_API const char *attn_bundle_kernel_info(const attn_bundle *bundle,
  * the first in the manifest. Without a current CUDA context there is no SM
  * count: the split heuristic is skipped, so the index can differ from
  * attn_fwd's on a GPU.
- * Errors: ATTN_ERROR_INVALID_ARGUMENT, ATTN_ERROR_NO_MATCHING_KERNEL. */
+ * Errors: ATTN_ERROR_INVALID_ARGUMENT, ATTN_ERROR_NO_MATCHING_KERNEL (its
+ * message gives the call's key, the bundle's kernels and the closest one
+ * with the fields it differs in: "closest: kernel 'k' differs in: head_dim
+ * (call 96, kernel 128), causal (call true, kernel false)"). */
 ATTN_API attn_status attn_fwd_select(const attn_bundle *bundle,
                                      const attn_fwd_args *args,
                                      int64_t *kernel_index);
@@ -288,9 +313,11 @@ ATTN_API attn_status attn_fwd(attn_bundle *bundle, const attn_fwd_args *args,
  * The tensor rules of attn_fwd_args hold for all nine: unit stride on D,
  * other strides multiples of 16 bytes, 16-byte aligned data (lse: any
  * strides, 4-byte aligned), D a multiple of 8 in [8, 256]. dq, dk and dv
- * must not share a byte with any other operand. causal and softmax_scale
- * as in attn_fwd_args: the forward's. dQ is accumulated with fp32 atomics,
- * so it may differ in the last bits from run to run. */
+ * must not share a byte with any other operand, and each gives its
+ * elements distinct addresses (as attn_fwd_args' outputs); every tensor is
+ * required (lse too: a zero-initialized one is "lse is required"). causal
+ * and softmax_scale as in attn_fwd_args: the forward's. dQ is accumulated
+ * with fp32 atomics, so it may differ in the last bits from run to run. */
 typedef struct attn_bwd_args {
   attn_tensor q, k, v, o, dout, lse;
   attn_tensor dq, dk, dv;
@@ -304,7 +331,10 @@ typedef struct attn_bwd_args {
  * call's and whose layout is "strided" or the call's tensors all
  * contiguous ("contiguous" preferred, then manifest order). Backward
  * kernels have static shapes only.
- * Errors: ATTN_ERROR_INVALID_ARGUMENT, ATTN_ERROR_NO_MATCHING_KERNEL. */
+ * Errors: ATTN_ERROR_INVALID_ARGUMENT, ATTN_ERROR_NO_MATCHING_KERNEL (its
+ * message gives the call's key, the bundle's kernels and the closest one
+ * with the fields it differs in: "closest: kernel 'k' differs in: head_dim
+ * (call 96, kernel 128), causal (call true, kernel false)"). */
 ATTN_API attn_status attn_bwd_select(const attn_bundle *bundle,
                                      const attn_bwd_args *args,
                                      int64_t *kernel_index);

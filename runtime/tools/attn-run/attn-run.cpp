@@ -24,6 +24,7 @@
 
 #include "AttnRun.h"
 #include "Backward.h"
+#include "BundleFiles.h"
 #include "Fp8.h"
 #include "Manifest.h"
 #include "Isolation.h"
@@ -1214,10 +1215,10 @@ static Expected<BundlePtr> loadBundle(StringRef dir, Manifest &manifest) {
   BundlePtr bundle(raw, attn_bundle_destroy);
   llvm::SmallString<256> path(dir);
   llvm::sys::path::append(path, "manifest.json");
-  auto text = llvm::MemoryBuffer::getFile(path);
-  if (!text)
-    return makeError("cannot read " + path + ": " + text.getError().message());
-  Expected<Manifest> parsed = parseManifest((*text)->getBuffer());
+  std::unique_ptr<llvm::MemoryBuffer> text;
+  if (auto error = readBundleFile(path, BundleFile::Manifest, text))
+    return makeError(error->message);
+  Expected<Manifest> parsed = parseManifest(text->getBuffer());
   if (!parsed)
     return parsed.takeError();
   manifest = std::move(*parsed);
