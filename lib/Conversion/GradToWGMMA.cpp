@@ -160,19 +160,6 @@ void stageDS(ImplicitLocOpBuilder &b, const ThreadLayout &tl, Value dsAddr,
   }
 }
 
-/// A value the optimizer cannot see through, so that what is computed from
-/// it stays in the loop (loop-invariant descriptors hoisted out of the
-/// Q-block loop would hold ~50 registers for its whole length).
-Value opaque(ImplicitLocOpBuilder &b, Value x) {
-  auto asmOp = LLVM::InlineAsmOp::create(
-      b, x.getType(), ValueRange{x}, "mov.b64 $0, $1;", "=l,l",
-      /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::tailcallkind::TailCallKind::None,
-      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-      ArrayAttr());
-  return asmOp.getResult(0);
-}
-
 /// An inline-PTX statement with side effects and no results.
 void ptx(ImplicitLocOpBuilder &b, StringRef text, StringRef constraints,
          ValueRange operands) {
@@ -261,6 +248,9 @@ void lowerStep(GradDKDVMmaOp op) {
   int64_t d = op.getHeadDim(), kSteps = d / 16, blockN = op.getBlockN();
   Value qAddr = sharedAddress(b, op.getQ());
   Value doAddr = sharedAddress(b, op.getDO());
+  // Opaque, so that the descriptors computed from them stay in the loop:
+  // hoisted out of the Q-block loop they held ~50 registers for its whole
+  // length (and spilled).
   Value kAddr = opaque(b, sharedAddress(b, op.getK()));
   Value vAddr = opaque(b, sharedAddress(b, op.getV()));
   Value dsAddr = sharedAddress(b, op.getDs());
