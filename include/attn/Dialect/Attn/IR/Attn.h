@@ -53,7 +53,8 @@ constexpr int64_t kWarpgroupRows = 64;
 constexpr int64_t kMaxConsumerWarpgroups = 3;
 
 /// setmaxnreg budgets per thread when none are given: the producer keeps
-/// 24; the consumers share the rest of the 64K register file (240 for one
+/// 24 (32 in FP8 kernels with three consumer warpgroups, below); the
+/// consumers share the rest of the 64K register file (240 for one
 /// or two consumer warpgroups, 160 for three). ptxas still compiles the
 /// kernel for 65536 / threads registers (168 at 384 threads, 128 at 512),
 /// so with three consumer warpgroups a thread's S and O accumulators,
@@ -63,6 +64,18 @@ constexpr int64_t kMaxConsumerWarpgroups = 3;
 constexpr int64_t kProducerRegisters = 24;
 inline int64_t defaultConsumerRegisters(int64_t consumerWarpgroups) {
   return consumerWarpgroups <= 2 ? 240 : 160;
+}
+/// FP8 producers with three consumer warpgroups at 160 keep 32: their warps
+/// 1-3 permute V^T's keys, and at 24 ptxas 13.0 spilled 4 B there (every
+/// D <= 128 FP8 kernel). 32 x 128 + 160 x 384 is the whole register file,
+/// what the launch gives 512 threads (128 each). With two consumer
+/// warpgroups at 240 the launch's 168 per thread leave the producer 24.
+constexpr int64_t kFP8ProducerRegisters = 32;
+inline int64_t defaultProducerRegisters(int64_t consumerWarpgroups,
+                                        int64_t consumerRegisters, bool fp8) {
+  return fp8 && consumerWarpgroups == 3 && consumerRegisters <= 160
+             ? kFP8ProducerRegisters
+             : kProducerRegisters;
 }
 inline int64_t accumulatorsPerThread(int64_t blockN, int64_t headDim) {
   return blockN / 2 + (headDim + 7) / 8 * 8 / 2;
