@@ -892,7 +892,8 @@ struct AttnAsyncPipelinePass
     int64_t producerRegs =
         producerRegisters
             ? int64_t(producerRegisters)
-            : defaultProducerRegisters(groups, consumerRegs, s.fp8());
+            : defaultProducerRegisters(groups, consumerRegs,
+                                       s.fp8() || step.getBlockTable());
     auto ws = WarpSpecializeOp::create(
         b, loc, b.getI64IntegerAttr(groups), b.getI64IntegerAttr(producerRegs),
         b.getI64IntegerAttr(consumerRegs),
