@@ -1024,13 +1024,23 @@ void storeOut(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
   NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr());
 }
 
+/// Nq (dim 2 of `out`) for the fp32 epilogue's row guards, a run-time value
+/// even where it is static: a static Nq <= 8 lets LLVM fold away every
+/// thread's second row (g + 8) and merge the rest under one branch, and
+/// ptxas 13.0 then serializes the kernel's wgmmas (C7511) and spills 96 B
+/// (decode: Nq = 1 with split-KV). A run-time Nq assembles clean.
+Value rowBound(ImplicitLocOpBuilder &b, Value out) {
+  Value n = memref::DimOp::create(b, out, 2);
+  return cast<MemRefType>(out.getType()).isDynamicDim(2) ? n : opaque(b, n);
+}
+
 /// Split-KV's fp32 O (a split of the workspace): each thread stores its
 /// normalized accumulator pairs straight from the registers, two floats per
 /// store, for rows below Nq and columns below D (no staging: fp32 rows are
 /// twice as wide as the bf16 tile they would be staged in).
 void storeF32(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
               ArrayRef<Value> o, int64_t d) {
-  Value numRows = memref::DimOp::create(b, op.getO(), 2);
+  Value numRows = rowBound(b, op.getO());
   auto pairType = VectorType::get({2}, b.getF32Type());
   for (int64_t j = 0; j < int64_t(o.size()); j += 2) {
     int64_t h = halfOf(j), col = colOf(j); // j even: the pair (j, j + 1)
@@ -1058,11 +1068,11 @@ void storeF32(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
 }
 
 /// LSE = (m + log2 l - pOffset) * ln 2 (-inf where l == 0), by the quad
-/// leaders; pOffset is log2 of FP8's P scale (0 otherwise).
+/// leaders, for rows below `numRows`; pOffset is log2 of FP8's P scale (0
+/// otherwise).
 void storeLse(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
               ArrayRef<Value> m, ArrayRef<Value> l, ArrayRef<Value> noKey,
-              double pOffset) {
-  Value numRows = memref::DimOp::create(b, op.getLse(), 2);
+              double pOffset, Value numRows) {
   for (int h = 0; h < 2; ++h) {
     Value log2Sum = arith::AddFOp::create(b, m[h], log2(b, l[h]));
     if (pOffset)
@@ -1111,7 +1121,7 @@ LogicalResult lowerEpilogue(EpilogueOp op, double fp8PScaleLog2) {
   if (elt.isF32()) {
     storeF32(b, op, tl, o, d);
     if (op.getLse())
-      storeLse(b, op, tl, m, l, noKey, pOffset);
+      storeLse(b, op, tl, m, l, noKey, pOffset, rowBound(b, op.getLse()));
     op.erase();
     return success();
   }
@@ -1132,7 +1142,8 @@ LogicalResult lowerEpilogue(EpilogueOp op, double fp8PScaleLog2) {
   else
     copyOut(b, op, tl, d, elt);
   if (op.getLse())
-    storeLse(b, op, tl, m, l, noKey, pOffset);
+    storeLse(b, op, tl, m, l, noKey, pOffset,
+             memref::DimOp::create(b, op.getLse(), 2));
   op.erase();
   return success();
 }

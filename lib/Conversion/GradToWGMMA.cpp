@@ -68,52 +68,63 @@ SmallVector<Value> mnMajor(ImplicitLocOpBuilder &b, Value addr,
   return d;
 }
 
-/// LSE_log2 and Delta of query q_pos + `col` (+inf and 0 at or past Nq).
-std::pair<Value, Value> queryRow(ImplicitLocOpBuilder &b, GradDKDVMmaOp op,
-                                 Value col) {
-  int64_t nq = cast<MemRefType>(op.getLseLog2().getType()).getDimSize(2);
-  Value query = arith::AddIOp::create(b, op.getQPos(), col);
-  Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, query,
-                                       cIndex(b, nq));
-  Value row = arith::MinUIOp::create(b, query, cIndex(b, nq - 1));
-  SmallVector<Value> at = {op.getBatch(), op.getHead(), row};
-  return {arith::SelectOp::create(
-              b, inside, memref::LoadOp::create(b, op.getLseLog2(), at),
-              cF32(b, INFINITY)),
-          arith::SelectOp::create(
-              b, inside, memref::LoadOp::create(b, op.getDelta(), at),
-              cF32(b, 0))};
+/// LSE_log2 and Delta of query columns q_pos + 2 q + 8 j and + 1: one
+/// 8-byte load each. The buffers hold whole Q blocks (+inf and 0 past Nq),
+/// so the loads need no guard, and LLVM gives all of them one address per
+/// step and buffer plus an immediate. (A guarded load per column, clamped
+/// below Nq, had a 64-bit address of its own: ptxas issued the loads early
+/// with ~30 of those live and spilled.)
+std::pair<Value, Value> columnPair(ImplicitLocOpBuilder &b, GradDKDVMmaOp op,
+                                   const ThreadLayout &tl, int64_t j) {
+  Value col = arith::AddIOp::create(
+      b, arith::AddIOp::create(b, op.getQPos(), tl.twoQ), cIndex(b, 8 * j));
+  SmallVector<Value> at = {op.getBatch(), op.getHead(), col};
+  auto pairType = VectorType::get({2}, b.getF32Type());
+  auto load = [&](Value rows) -> Value {
+    return vector::LoadOp::create(b, pairType, rows, at, /*nontemporal=*/false,
+                                  llvm::MaybeAlign(8));
+  };
+  return {load(op.getLseLog2()), load(op.getDelta())};
 }
 
 /// P^T = exp2(S^T c - LSE_log2) (0 where masked) and dS^T = P^T (dP^T -
 /// Delta) scale, in place on the S^T and dP^T registers. Register i is
 /// key row(i) and query column 8 (i / 4) + 2 q + (i & 1); the LSE_log2
-/// and Delta of a column are loaded next to its four registers (loaded
-/// all at once they would add 32 live registers and spill).
+/// and Delta of a column pair are loaded next to its eight registers
+/// (loaded all at once they would add 32 live registers and spill).
 void gradients(ImplicitLocOpBuilder &b, GradDKDVMmaOp op,
                const ThreadLayout &tl, MutableArrayRef<Value> s,
                MutableArrayRef<Value> dp) {
   double scale = op.getScale().convertToDouble();
   Value c = cF32(b, scale * M_LOG2E);
-  SmallVector<Value> key;
-  for (int h = 0; h < 2; ++h)
-    key.push_back(arith::AddIOp::create(b, op.getKPos(), tl.row[h]));
+  // Causal: key <= q_pos + 2 q + 8 j + e + offset, i.e. margin_h = key_h -
+  // offset - q_pos - 2 q <= 8 j + e: two 32-bit values per step and an
+  // immediate per column.
   Value offset = op.getCausalOffset();
+  SmallVector<Value> margin;
+  if (offset) {
+    auto i32 = [&](Value x) {
+      return arith::IndexCastOp::create(b, b.getI32Type(), x).getResult();
+    };
+    Value base = arith::AddIOp::create(
+        b, arith::AddIOp::create(b, i32(offset), i32(op.getQPos())),
+        i32(tl.twoQ));
+    for (int h = 0; h < 2; ++h)
+      margin.push_back(arith::SubIOp::create(
+          b, i32(arith::AddIOp::create(b, op.getKPos(), tl.row[h])), base));
+  }
   for (int64_t j = 0; j < kQueries / 8; ++j) {
+    auto [lsePair, deltaPair] = columnPair(b, op, tl, j);
     for (int64_t e = 0; e < 2; ++e) {
-      Value col = arith::AddIOp::create(b, tl.twoQ, cIndex(b, 8 * j + e));
-      auto [lse, delta] = queryRow(b, op, col);
-      Value limit;
-      if (offset) // key <= query + causal_offset
-        limit = arith::AddIOp::create(
-            b, arith::AddIOp::create(b, op.getQPos(), col), offset);
+      Value lse = vector::ExtractOp::create(b, lsePair, e);
+      Value delta = vector::ExtractOp::create(b, deltaPair, e);
       for (int64_t h = 0; h < 2; ++h) {
         int64_t i = 4 * j + 2 * h + e;
         Value p = exp2(b, LLVM::FMAOp::create(
                               b, s[i], c, arith::NegFOp::create(b, lse)));
         if (offset) {
           Value visible = arith::CmpIOp::create(b, arith::CmpIPredicate::sle,
-                                                key[h], limit);
+                                                margin[h], cI32(b, 8 * j + e));
           p = arith::SelectOp::create(b, visible, p, cF32(b, 0));
         }
         Value ds = arith::MulFOp::create(
@@ -143,14 +154,16 @@ void stageDS(ImplicitLocOpBuilder &b, const ThreadLayout &tl, Value dsAddr,
       b, arith::MulIOp::create(b, warp, cIndex(b, 2)), h);
   Value swizzled = arith::XOrIOp::create(b, unit, r);
   Value chunk = offsetBy(b, dsAddr, tl.warpgroup, kQueries * kChunkBytes);
+  Value row = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, jHalf, cIndex(b, 8)), r);
+  // The matrices of step jj are 8 jj rows further. Opaque, so that only
+  // this address's thread-dependent part is hoisted out of the Q-block
+  // loop, not one 64-bit address per step.
+  Value first = opaque(
+      b, offsetBy(b, offsetBy(b, chunk, row, kChunkBytes), swizzled, 16));
   auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), 3);
   for (int64_t jj = 0; jj < kQueries / 8; jj += 2) {
-    Value row = arith::AddIOp::create(
-        b, arith::MulIOp::create(
-               b, arith::AddIOp::create(b, jHalf, cIndex(b, jj)), cIndex(b, 8)),
-        r);
-    Value addr = offsetBy(b, chunk, row, kChunkBytes);
-    addr = offsetBy(b, addr, swizzled, 16);
+    Value addr = arith::AddIOp::create(b, first, cI64(b, jj * 8 * kChunkBytes));
     Value ptr = LLVM::IntToPtrOp::create(b, ptrType, addr);
     NVVM::StMatrixOp::create(
         b, ptr, ArrayRef(packed).slice(2 * jj, 4),
@@ -158,19 +171,6 @@ void stageDS(ImplicitLocOpBuilder &b, const ThreadLayout &tl, Value dsAddr,
         NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
         NVVM::LdStMatrixEltType::B16);
   }
-}
-
-/// A value the optimizer cannot see through, so that what is computed from
-/// it stays in the loop (loop-invariant descriptors hoisted out of the
-/// Q-block loop would hold ~50 registers for its whole length).
-Value opaque(ImplicitLocOpBuilder &b, Value x) {
-  auto asmOp = LLVM::InlineAsmOp::create(
-      b, x.getType(), ValueRange{x}, "mov.b64 $0, $1;", "=l,l",
-      /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::tailcallkind::TailCallKind::None,
-      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-      ArrayAttr());
-  return asmOp.getResult(0);
 }
 
 /// An inline-PTX statement with side effects and no results.
@@ -202,21 +202,39 @@ void inLeader(ImplicitLocOpBuilder &b, const ThreadLayout &tl,
 /// (the buffer this warpgroup writes next).
 void addDQ(ImplicitLocOpBuilder &b, GradDKDVMmaOp op, const ThreadLayout &tl,
            ArrayRef<Value> dq, int64_t n) {
+  // Pair i goes to row r = 16 warp + g + 8 half(i), group (i / 4) ^ (r %
+  // groups), i.e. byte 32 ((i / 4) ^ s) + 8 q of the row (s = r % groups,
+  // the same for both halves). Rows are 32 groups bytes long and the
+  // buffer is aligned to them, so that is (the row's byte 32 s + 8 q) XOR
+  // 32 (i / 4): one address per step, made opaque, and a constant per pair.
+  // (Offsets from the buffer, per pair, would be 14 loop-invariant 64-bit
+  // values held across the whole Q-block loop.)
+  int64_t groups = n / 8, rowBytes = n * 4;
   Value warp = arith::DivUIOp::create(b, tl.thread, cIndex(b, 32));
   Value firstRow = arith::AddIOp::create(
       b, arith::MulIOp::create(b, warp, cIndex(b, 16)), tl.g);
-  int64_t groups = n / 8;
+  Value tileRow = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, tl.warpgroup, cIndex(b, kQueries)), firstRow);
+  Value own = arith::AddIOp::create(
+      b,
+      arith::MulIOp::create(
+          b, arith::RemUIOp::create(b, firstRow, cIndex(b, groups)),
+          cIndex(b, 32)),
+      arith::MulIOp::create(b, tl.twoQ, cIndex(b, 4)));
+  Value rowAddr =
+      offsetBy(b, sharedAddress(b, op.getDqStage()), tileRow, rowBytes);
+  Value base = opaque(b, offsetBy(b, rowAddr, own, 1));
   auto pairType = VectorType::get({2}, b.getF32Type());
+  auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), 3);
   for (size_t i = 0; i + 1 < dq.size(); i += 2) {
-    Value row = arith::AddIOp::create(b, firstRow, cIndex(b, 8 * halfOf(i)));
-    Value group = arith::XOrIOp::create(
-        b, cIndex(b, colOf(i) / 8),
-        arith::RemUIOp::create(b, row, cIndex(b, groups)));
-    Value col = arith::AddIOp::create(
-        b, arith::MulIOp::create(b, group, cIndex(b, 8)), tl.twoQ);
-    vector::StoreOp::create(
-        b, vector::FromElementsOp::create(b, pairType, ValueRange{dq[i], dq[i + 1]}),
-        op.getDqStage(), ValueRange{tl.warpgroup, row, col});
+    Value addr = arith::AddIOp::create(
+        b, arith::XOrIOp::create(b, base, cI64(b, 32 * (i / 4))),
+        cI64(b, 8 * rowBytes * halfOf(i)));
+    LLVM::StoreOp::create(b,
+                          vector::FromElementsOp::create(
+                              b, pairType, ValueRange{dq[i], dq[i + 1]}),
+                          LLVM::IntToPtrOp::create(b, ptrType, addr),
+                          /*alignment=*/8);
   }
   NVVM::FenceProxyOp::create(
       b, NVVM::ProxyKind::async_shared,
@@ -261,6 +279,9 @@ void lowerStep(GradDKDVMmaOp op) {
   int64_t d = op.getHeadDim(), kSteps = d / 16, blockN = op.getBlockN();
   Value qAddr = sharedAddress(b, op.getQ());
   Value doAddr = sharedAddress(b, op.getDO());
+  // Opaque, so that the descriptors computed from them stay in the loop:
+  // hoisted out of the Q-block loop they held ~50 registers for its whole
+  // length (and spilled).
   Value kAddr = opaque(b, sharedAddress(b, op.getK()));
   Value vAddr = opaque(b, sharedAddress(b, op.getV()));
   Value dsAddr = sharedAddress(b, op.getDs());

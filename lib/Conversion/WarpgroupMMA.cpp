@@ -25,6 +25,20 @@ Value cF32(ImplicitLocOpBuilder &b, double v) {
   return arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(float(v)));
 }
 
+Value opaque(ImplicitLocOpBuilder &b, Value x) {
+  bool isIndex = x.getType().isIndex();
+  if (isIndex)
+    x = arith::IndexCastOp::create(b, b.getI64Type(), x);
+  auto asmOp = LLVM::InlineAsmOp::create(
+      b, x.getType(), ValueRange{x}, "mov.b64 $0, $1;", "=l,l",
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      ArrayAttr());
+  Value y = asmOp.getResult(0);
+  return isIndex ? arith::IndexCastOp::create(b, b.getIndexType(), y) : y;
+}
+
 static Value approx(ImplicitLocOpBuilder &b, StringRef intrinsic, Value x) {
   return LLVM::CallIntrinsicOp::create(b, b.getF32Type(),
                                        b.getStringAttr(intrinsic), x)

@@ -37,6 +37,10 @@ Value cI32(ImplicitLocOpBuilder &b, int64_t v);
 Value cI64(ImplicitLocOpBuilder &b, int64_t v);
 Value cF32(ImplicitLocOpBuilder &b, double v);
 
+/// `x` (i64 or index) copied by an empty volatile asm: a value the
+/// optimizer can neither fold nor hoist, nor anything computed from it.
+Value opaque(ImplicitLocOpBuilder &b, Value x);
+
 /// ex2.approx.ftz.f32 / lg2.approx.ftz.f32, as in FlashAttention. (Max and
 /// FMA are emitted as LLVM intrinsics too: the arith/math forms would lower
 /// to libdevice calls on the GPU path.)

@@ -99,7 +99,7 @@ void mlir::attn::buildCubinPipeline(OpPassManager &pm,
     OpPassManager &fn = pm.nest<func::FuncOp>();
     fn.addPass(createAttnGradAsyncPipeline());
     fn.addPass(createAttnAsyncPipeline(AttnAsyncPipelineOptions{
-        options.stages, kProducerRegisters, /*consumerRegisters=*/0,
+        options.stages, /*producerRegisters=*/0, /*consumerRegisters=*/0,
         options.pingPong, options.overlap, options.persistentCtas,
         options.tmaStore}));
     fn.addPass(

@@ -14,6 +14,7 @@
 #include "attn/Target/Bundle.h"
 
 #include "QuantizeFP8.h"
+#include "SpillAdvice.h"
 
 #include "Manifest.h"
 
@@ -1442,16 +1443,7 @@ LogicalResult mlir::attn::writeBundle(ModuleOp module,
       if (failed(entry))
         return failure();
       log << "  " << bundle::describe(*entry) << "\n";
-      for (size_t i = 0; i < entry->numLaunches(); ++i) {
-        const bundle::KernelLaunch &l = entry->launch(i);
-        const bundle::Resources &r = l.resources;
-        if (r.spillStoreBytes > 0 || r.spillLoadBytes > 0)
-          log << "  warning: " << l.name
-              << (i ? " (" + l.cubin + ")" : std::string()) << " spills "
-              << "registers to local memory (" << r.spillStoreBytes
-              << " B stored, " << r.spillLoadBytes
-              << " B loaded): expect it to be slow\n";
-      }
+      warnSpills(log, *entry);
       manifest.kernels.push_back(std::move(*entry));
     }
   }

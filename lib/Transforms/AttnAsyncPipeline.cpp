@@ -892,12 +892,16 @@ struct AttnAsyncPipelinePass
           b, loc, arith::MulIOp::create(b, loc, ub[0], ub[1]), ub[2]);
     }
     Value numKeys = step.getKeyCount(b);
+    int64_t consumerRegs = consumerRegisters ? int64_t(consumerRegisters)
+                                             : defaultConsumerRegisters(groups);
+    int64_t producerRegs =
+        producerRegisters
+            ? int64_t(producerRegisters)
+            : defaultProducerRegisters(groups, consumerRegs,
+                                       s.fp8() || step.getBlockTable());
     auto ws = WarpSpecializeOp::create(
-        b, loc, b.getI64IntegerAttr(groups),
-        b.getI64IntegerAttr(producerRegisters),
-        b.getI64IntegerAttr(consumerRegisters
-                                ? consumerRegisters
-                                : defaultConsumerRegisters(groups)),
+        b, loc, b.getI64IntegerAttr(groups), b.getI64IntegerAttr(producerRegs),
+        b.getI64IntegerAttr(consumerRegs),
         pingPong && groups >= 2 ? b.getUnitAttr() : UnitAttr(),
         overlap && s.stages >= 3 ? b.getUnitAttr() : UnitAttr());
     if (failed(ws.verify()))

@@ -111,7 +111,9 @@ void ifRowInside(ImplicitLocOpBuilder &b, Value row, int64_t rows,
 }
 
 /// (a) One thread per query row: Delta = rowsum(dO * O) in fp32 and
-/// LSE_log2 = LSE * log2(e), +inf where LSE = -inf (then P = 0).
+/// LSE_log2 = LSE * log2(e), +inf where LSE = -inf (then P = 0). The
+/// buffers hold whole Q blocks: rows from Nq to the last block's end get
+/// +inf and 0, so attn.grad_dkdv_mma reads them unguarded.
 void buildPreprocess(ImplicitLocOpBuilder &b, AttentionGradOp op,
                      const GradShape &s, Value delta, Value lseLog2) {
   buildThreadGrid(
@@ -119,8 +121,16 @@ void buildPreprocess(ImplicitLocOpBuilder &b, AttentionGradOp op,
       kRowsPerCta, [&](ImplicitLocOpBuilder &ib, ValueRange blk, Value t) {
         Value row = arith::AddIOp::create(
             ib, arith::MulIOp::create(ib, blk[0], index(ib, kRowsPerCta)), t);
-        ifRowInside(ib, row, s.seqQ, [&] {
-          SmallVector<Value> at = {blk[2], blk[1], row};
+        SmallVector<Value> at = {blk[2], blk[1], row};
+        ifRowInside(ib, row, s.qBlocks() * kBlockM, [&] {
+          Value inside = arith::CmpIOp::create(ib, arith::CmpIPredicate::ult,
+                                               row, index(ib, s.seqQ));
+          auto ifOp = scf::IfOp::create(ib, inside, /*withElseRegion=*/true);
+          OpBuilder::InsertionGuard guard(ib);
+          ib.setInsertionPointToStart(ifOp.elseBlock());
+          memref::StoreOp::create(ib, f32(ib, 0), delta, at);
+          memref::StoreOp::create(ib, f32(ib, INFINITY), lseLog2, at);
+          ib.setInsertionPointToStart(ifOp.thenBlock());
           auto loop = scf::ForOp::create(ib, index(ib, 0), index(ib, s.d),
                                          index(ib, 1), ValueRange{f32(ib, 0)});
           {
@@ -492,7 +502,7 @@ LogicalResult lowerGrad(AttentionGradOp op, int64_t stages) {
            << " bytes of shared memory at D = " << s->d << ", but a CTA has "
            << kMaxSharedBytes << " (use fewer stages)";
   ImplicitLocOpBuilder b(op.getLoc(), op);
-  auto rowsType = MemRefType::get({s->batch, s->headsQ, s->seqQ},
+  auto rowsType = MemRefType::get({s->batch, s->headsQ, s->qBlocks() * kBlockM},
                                   b.getF32Type());
   StepOperands ops{op};
   ops.delta = memref::AllocOp::create(b, rowsType);

@@ -15,19 +15,32 @@
 // CHECK:           nvvm.wgmma.fence.aligned
 // CHECK-COUNT-16:  nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, {{.*}}], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK:           nvvm.wgmma.wait.group.sync.aligned 0
+// LSE_log2 and Delta of two query columns per 8-byte load (the buffers hold
+// whole Q blocks: no guard), the causal mask in 32 bits against an
+// immediate per column.
+// CHECK:           vector.load {{.*}} {alignment = 8 : i64} : memref<1x2x256xf32>, vector<2xf32>
+// CHECK:           vector.load {{.*}} {alignment = 8 : i64} : memref<1x2x256xf32>, vector<2xf32>
 // CHECK:           llvm.intr.fma
 // CHECK:           llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
-// CHECK:           arith.cmpi sle
+// CHECK:           arith.cmpi sle, %{{.*}}, %c0_i32 : i32
 // CHECK:           nvvm.wgmma.fence.aligned
 // CHECK-COUNT-8:   wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}} 1, 1, 1, 1;
 // CHECK:           nvvm.wgmma.commit.group.sync.aligned
+// dS staged from one opaque address per step, the four stmatrix 1024 bytes
+// apart.
+// CHECK:           llvm.inline_asm has_side_effects asm_dialect = att "mov.b64 $0, $1;"
 // CHECK-COUNT-4:   nvvm.stmatrix {{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<col>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>}
 // CHECK:           nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK:           nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
 // CHECK:           nvvm.wgmma.fence.aligned
 // CHECK-COUNT-8:   nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, {{.*}}], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
 // CHECK:           nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK-COUNT-16:  vector.store {{.*}} : memref<2x64x64xf32, strided<[4096, 64, 1], offset: ?>, #gpu.address_space<workgroup>>, vector<2xf32>
+// dQ staged from one opaque address per step: a pair's swizzled address is
+// that address XOR 32 (i / 4), + 2048 for the second row.
+// CHECK:           %[[DQBASE:.*]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.b64 $0, $1;"
+// CHECK:           arith.xori %[[DQBASE]], %c0_i64{{.*}} : i64
+// CHECK:           llvm.store {{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<3>
+// CHECK-COUNT-15:  llvm.store {{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<3>
 // CHECK:           nvvm.fence.proxy
 // CHECK:           nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
 // CHECK:           scf.if

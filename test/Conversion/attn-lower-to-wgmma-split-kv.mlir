@@ -13,8 +13,12 @@
 // 1 / l, 0 where l = 0 (the quad-summed l):
 //       CHECK:     %[[NOKEY:.*]] = arith.cmpf oeq, %{{.*}}, %{{.*}} : f32
 //       CHECK:     arith.select %[[NOKEY]], %{{.*}}, %{{.*}} : f32
-// O = acc / l, a pair per store, rows below Nq = 1:
-//       CHECK:     %[[ROWOK:.*]] = arith.cmpi ult, %{{.*}}, %c1 : index
+// O = acc / l, a pair per store, rows below Nq = 1. The static Nq goes
+// through an opaque copy: folded, it would drop every thread's second row
+// (g + 8 >= 1), and ptxas then serializes the wgmmas and spills.
+//       CHECK:     %[[NQ:.*]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.b64 $0, $1;", "=l,l" %c1_i64 : (i64) -> i64
+//       CHECK:     %[[NQI:.*]] = arith.index_cast %[[NQ]] : i64 to index
+//       CHECK:     %[[ROWOK:.*]] = arith.cmpi ult, %{{.*}}, %[[NQI]] : index
 //       CHECK:     scf.if %[[ROWOK]] {
 //       CHECK:       %[[PAIR:.*]] = vector.from_elements %{{.*}}, %{{.*}} : vector<2xf32>
 //       CHECK:       vector.store %[[PAIR]], %[[OS:.*]][%c0, %{{.*}}, %{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<1x4x1x64xf32, strided<[256, 64, 64, 1], offset: ?>>, vector<2xf32>

@@ -19,7 +19,9 @@
 //       CHECK:   scf.forall (%{{.*}}, %[[H:.*]], %[[B:.*]]) in
 //       CHECK:     %[[KVH:.*]] = arith.divui %[[H]], %c4
 //       CHECK:     %[[NK:.*]] = arith.minsi
-//       CHECK:     attn.warp_specialize
+// The producer, which reads the table, keeps 40 registers beside one
+// consumer warpgroup (at 24 ptxas spilled in paged decode kernels).
+//       CHECK:     attn.warp_specialize consumers(1) registers(40, 240)
 // The table is read before the wait for the slot (its latency hides
 // behind the wait).
 //       CHECK:       scf.for %[[KB:.*]] =

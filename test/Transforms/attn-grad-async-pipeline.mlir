@@ -17,16 +17,25 @@ func.func @grad(%q: !q, %k: !kv, %v: !kv, %o: !q, %do: !q, %lse: !l,
 }
 
 // CHECK-LABEL: func.func @grad
-// CHECK-DAG:     %[[DELTA:.*]] = memref.alloc() : memref<1x2x200xf32>
-// CHECK-DAG:     %[[LSE2:.*]] = memref.alloc() : memref<1x2x200xf32>
+// Delta and LSE_log2 hold whole Q blocks: 256 rows for Nq 200.
+// CHECK-DAG:     %[[DELTA:.*]] = memref.alloc() : memref<1x2x256xf32>
+// CHECK-DAG:     %[[LSE2:.*]] = memref.alloc() : memref<1x2x256xf32>
 // CHECK-DAG:     %[[DQACC:.*]] = memref.alloc() : memref<1x2x4x2x64x64xf32>
-// (a) preprocess: ceil(200 / 128) row blocks, one thread per row.
+// (a) preprocess: ceil(200 / 128) row blocks, one thread per row; rows
+// 200 .. 255 get Delta 0 and LSE_log2 +inf.
 // CHECK:         scf.forall ({{.*}}) in (2, 2, 1) {
 // CHECK:           scf.forall ({{.*}}) in (128) {
-// CHECK:             math.fma
-// CHECK:             memref.store {{.*}}, %[[DELTA]]
-// CHECK:             arith.select
-// CHECK:             memref.store {{.*}}, %[[LSE2]]
+// CHECK:             %[[PADDED:.*]] = arith.cmpi ult, %[[ROW:.*]], %c256
+// CHECK:             scf.if %[[PADDED]] {
+// CHECK:               %[[INSIDE:.*]] = arith.cmpi ult, %[[ROW]], %c200
+// CHECK:               scf.if %[[INSIDE]] {
+// CHECK:                 math.fma
+// CHECK:                 memref.store {{.*}}, %[[DELTA]]
+// CHECK:                 arith.select
+// CHECK:                 memref.store {{.*}}, %[[LSE2]]
+// CHECK:               } else {
+// CHECK:                 memref.store %[[ZERO:.*]], %[[DELTA]][{{.*}}, %[[ROW]]]
+// CHECK:                 memref.store %[[INF:.*]], %[[LSE2]][{{.*}}, %[[ROW]]]
 // (b) dQ_acc = 0: CTAs of 16 rows (padding rows too: 4 x 64), one thread
 // per column, stored at the tile, half and swizzled column group.
 // CHECK:         scf.forall ({{.*}}) in (16, 2, 1) {

@@ -384,8 +384,9 @@ def AttnAsyncPipeline : Pass<"attn-async-pipeline", "func::FuncOp"> {
     Option<"stages", "stages", "int64_t", "0",
            "K/V ring stages (0: up to 4 for D <= 64, else 3; fewer if "
            "shared memory is short)">,
-    Option<"producerRegisters", "producer-registers", "int64_t", "24",
-           "Registers per producer thread (setmaxnreg.dec)">,
+    Option<"producerRegisters", "producer-registers", "int64_t", "0",
+           "Registers per producer thread (setmaxnreg.dec; 0: 24, or for "
+           "FP8 and paged K/V what the consumers leave, up to 40)">,
     Option<"consumerRegisters", "consumer-registers", "int64_t", "0",
            "Registers per consumer thread (setmaxnreg.inc; 0: 240 for one "
            "or two consumer warpgroups, 160 for three)">,

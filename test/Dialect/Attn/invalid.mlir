@@ -1421,6 +1421,21 @@ func.func @gmma_dq_tiles(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>
 
 // -----
 
+func.func @gmma_rows(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %do: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %k: memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
+    %ds: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %st: memref<2x64x64xf32, #gpu.address_space<workgroup>>, %lse: memref<1x2x64xf32>, %delta: memref<1x2x100xf32>,
+    %dqa: memref<1x2x2x2x64x64xf32>, %i: index, %dk: vector<128x128xf32>) {
+  // expected-error @+1 {{operand 'delta' must hold whole Q blocks (rows a multiple of 64, +inf and 0 past Nq), but got 'memref<1x2x100xf32>'}}
+  %a, %b = attn.grad_dkdv_mma q(%q, %do : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xbf16, #gpu.address_space<workgroup>>)
+      kv(%k, %k : memref<2x128x64xbf16, #gpu.address_space<workgroup>>, memref<2x128x64xbf16, #gpu.address_space<workgroup>>)
+      rows(%lse, %delta : memref<1x2x64xf32>, memref<1x2x100xf32>) dq(%dqa : memref<1x2x2x2x64x64xf32>)
+      scratch(%ds, %st : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xf32, #gpu.address_space<workgroup>>) at[%i, %i] (%i, %i)
+      state(%dk, %dk : vector<128x128xf32>, vector<128x128xf32>)
+      {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
+  return
+}
+
+// -----
+
 func.func @gmma_stage(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %do: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %k: memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
     %ds: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %st: memref<2x64x32xf32, #gpu.address_space<workgroup>>, %lse: memref<1x2x64xf32>,
     %dqa: memref<1x2x1x2x64x64xf32>, %i: index, %dk: vector<128x128xf32>) {

@@ -1433,6 +1433,16 @@ LogicalResult GradDKDVMmaOp::verify() {
       failed(checkF32Vector(op, getDK().getType(), "dK", {blockN, d})) ||
       failed(checkF32Vector(op, getDV().getType(), "dV", {blockN, d})))
     return failure();
+  // Read unguarded, a whole Q block at a time.
+  for (auto [rows, name] :
+       {std::pair<Value, StringRef>{getLseLog2(), "lse_log2"},
+        {getDelta(), "delta"}}) {
+    auto type = cast<MemRefType>(rows.getType());
+    if (type.isDynamicDim(2) || type.getDimSize(2) % blockM != 0)
+      return emitOpError() << "operand '" << name << "' must hold whole Q "
+                           << "blocks (rows a multiple of " << blockM
+                           << ", +inf and 0 past Nq), but got " << type;
+  }
   auto stage = cast<MemRefType>(getDqStage().getType());
   auto space =
       dyn_cast_if_present<gpu::AddressSpaceAttr>(stage.getMemorySpace());

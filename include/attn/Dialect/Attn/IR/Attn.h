@@ -14,6 +14,7 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -53,7 +54,8 @@ constexpr int64_t kWarpgroupRows = 64;
 constexpr int64_t kMaxConsumerWarpgroups = 3;
 
 /// setmaxnreg budgets per thread when none are given: the producer keeps
-/// 24; the consumers share the rest of the 64K register file (240 for one
+/// 24 (32 in FP8 kernels with three consumer warpgroups, below); the
+/// consumers share the rest of the 64K register file (240 for one
 /// or two consumer warpgroups, 160 for three). ptxas still compiles the
 /// kernel for 65536 / threads registers (168 at 384 threads, 128 at 512),
 /// so with three consumer warpgroups a thread's S and O accumulators,
@@ -63,6 +65,27 @@ constexpr int64_t kMaxConsumerWarpgroups = 3;
 constexpr int64_t kProducerRegisters = 24;
 inline int64_t defaultConsumerRegisters(int64_t consumerWarpgroups) {
   return consumerWarpgroups <= 2 ? 240 : 160;
+}
+/// Producers with per-block work beyond their TMA copies (FP8: warps 1-3
+/// permute V^T's keys; paged K/V: the block table's entries) keep what the
+/// consumers leave of the launch's registers, up to 40: 32 beside three
+/// consumer warpgroups at 160 (32 x 128 + 160 x 384 is the whole file,
+/// 128 per thread of 512), 40 beside one (the launch has 240 per thread of
+/// 256), 24 beside two at 240 (the launch's 168 per thread of 384 leave no
+/// more). At 24, ptxas 13.0 spilled 4 B in every FP8 kernel with three
+/// consumer warpgroups and 68-72 B in paged split-KV decode kernels.
+constexpr int64_t kBusyProducerRegisters = 40;
+inline int64_t defaultProducerRegisters(int64_t consumerWarpgroups,
+                                        int64_t consumerRegisters, bool busy) {
+  if (!busy)
+    return kProducerRegisters;
+  int64_t launch = consumerWarpgroups == 1   ? consumerRegisters
+                   : consumerWarpgroups == 2 ? 168
+                                             : 128;
+  int64_t left = (launch * (consumerWarpgroups + 1) -
+                  consumerRegisters * consumerWarpgroups) /
+                 8 * 8;
+  return std::clamp(left, kProducerRegisters, kBusyProducerRegisters);
 }
 inline int64_t accumulatorsPerThread(int64_t blockN, int64_t headDim) {
   return blockN / 2 + (headDim + 7) / 8 * 8 / 2;

@@ -935,9 +935,11 @@ def Attn_GradDKDVMmaOp : Attn_Op<"grad_dkdv_mma", [
     ([C, BLOCK_N, 64], keys `k_pos ..`), `q`, `dO` one Q block ([C, BLOCK_M,
     64], query rows `q_pos ..` of (`batch`, `head`)), all in workgroup
     memory as C = D / 64 chunks of 128-byte rows (TMA, 128-byte swizzle;
-    rows past N are zero). `lse_log2` ([B, Hq, Nq] fp32: LSE * log2(e),
-    +inf where LSE = -inf) and `delta` ([B, Hq, Nq]: rowsum(dO * O)) are
-    read from global memory. With c = scale * log2(e):
+    rows past N are zero). `lse_log2` ([B, Hq, Nq'] fp32: LSE * log2(e),
+    +inf where LSE = -inf) and `delta` ([B, Hq, Nq']: rowsum(dO * O)) are
+    read from global memory, whole Q blocks at a time without a guard: Nq'
+    is Nq rounded up to a multiple of 64, the rows past Nq holding +inf and
+    0. With c = scale * log2(e):
 
     ```
     S^T  = K Q^T,  dP^T = V dO^T                  // per consumer warpgroup: its 64 keys
