@@ -251,7 +251,7 @@ void runIR(MLIRContext &context, StringRef text, Mutator &m, Stats &stats) {
   sourceMgr.setDiagHandler([](const llvm::SMDiagnostic &, void *) {});
   unsigned id = sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBuffer(text, "input", false), llvm::SMLoc());
-  if (!mlir::attn::checkResultNumbers(sourceMgr, id)) // as the tools do
+  if (!mlir::attn::checkInput(sourceMgr, id)) // as the tools do
     return;
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)

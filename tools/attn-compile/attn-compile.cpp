@@ -352,7 +352,7 @@ static OwningOpRef<ModuleOp> buildModule(MLIRContext &context,
       return nullptr;
     }
     unsigned id = sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-    if (!mlir::attn::checkResultNumbers(sourceMgr, id))
+    if (!mlir::attn::checkInput(sourceMgr, id))
       return nullptr;
     module = parseSourceFile<ModuleOp>(sourceMgr, &context);
     if (!module)

@@ -15,6 +15,7 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -58,7 +59,7 @@ int main(int argc, char **argv) {
   unsigned id = sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBuffer(input->getMemBufferRef()),
       llvm::SMLoc());
-  if (!attn::checkResultNumbers(sourceMgr, id))
+  if (!attn::checkInput(sourceMgr, id))
     return 1;
   if (failed(MlirOptMain(output->os(), std::move(input), registry, config)))
     return 1;
