@@ -147,6 +147,29 @@ FailureOr<MemRefType> checkRank(Operation *op, Value v, StringRef name,
   return type;
 }
 
+/// A named operand; null when an optional one is absent.
+using NamedValue = std::pair<StringRef, Value>;
+
+/// Outputs are written while the inputs are still read: an output may not
+/// be an input or another output (the same SSA value; aliasing views are
+/// the caller's to avoid). The rule of every op with ins and outs.
+LogicalResult checkNoAliasing(Operation *op, ArrayRef<NamedValue> inputs,
+                              ArrayRef<NamedValue> outputs) {
+  for (auto [i, out] : llvm::enumerate(outputs)) {
+    if (!out.second)
+      continue;
+    SmallVector<NamedValue> others(inputs);
+    llvm::append_range(others, outputs.take_front(i));
+    for (const NamedValue &other : others)
+      if (other.second == out.second)
+        return op->emitOpError()
+               << "operand '" << out.first
+               << "' must not be the same buffer as operand '" << other.first
+               << "' (outputs are written while the inputs are read)";
+  }
+  return success();
+}
+
 /// attn ops work on memrefs in func-level code. One inside an LLVM function
 /// means a lowering to LLVM ran before the attn passes rewrote it: it would
 /// be left behind, half-lowered (the legality check of both lowerings).
@@ -406,7 +429,17 @@ bool AttentionOp::hasPerHeadDescales() {
 
 LogicalResult AttentionOp::verify() {
   Operation *op = getOperation();
-  if (failed(checkNotLowered(op)))
+  if (failed(checkNotLowered(op)) ||
+      failed(checkNoAliasing(op,
+                             {{"q", getQ()},
+                              {"k", getK()},
+                              {"v", getV()},
+                              {"q_descale", getQDescale()},
+                              {"k_descale", getKDescale()},
+                              {"v_descale", getVDescale()},
+                              {"block_table", getBlockTable()},
+                              {"cache_seqlens", getCacheSeqlens()}},
+                             {{"o", getO()}, {"lse", getLse()}})))
     return failure();
   auto qk = checkQKV(op, getQ(), getK(), getV(), /*allowFP8=*/true,
                      /*paged=*/bool(getBlockTable()));
@@ -501,7 +534,15 @@ int64_t PartialAttentionOp::getNumSplits() {
 
 LogicalResult PartialAttentionOp::verify() {
   Operation *op = getOperation();
-  if (failed(checkNotLowered(op)))
+  if (failed(checkNotLowered(op)) ||
+      failed(checkNoAliasing(
+          op,
+          {{"q", getQ()},
+           {"k", getK()},
+           {"v", getV()},
+           {"block_table", getBlockTable()},
+           {"cache_seqlens", getCacheSeqlens()}},
+          {{"o_partial", getOPartial()}, {"lse_partial", getLsePartial()}})))
     return failure();
   auto qk = checkQKV(op, getQ(), getK(), getV(), /*allowFP8=*/false,
                      /*paged=*/bool(getBlockTable()));
@@ -515,7 +556,10 @@ LogicalResult PartialAttentionOp::verify() {
 
 LogicalResult DecodeCombineOp::verify() {
   Operation *op = getOperation();
-  if (failed(checkNotLowered(op)))
+  if (failed(checkNotLowered(op)) ||
+      failed(checkNoAliasing(
+          op, {{"o_partial", getOPartial()}, {"lse_partial", getLsePartial()}},
+          {{"o", getO()}, {"lse", getLse()}})))
     return failure();
   FailureOr<MemRefType> o = checkRank(op, getO(), "o", 4, "[B, Hq, Nq, D]");
   if (failed(o))
@@ -614,17 +658,17 @@ LogicalResult AttentionGradOp::verify() {
   if (failed(lse))
     return failure();
 
-  // dQ, dK and dV are written while inputs are still read (dK/dV before
-  // the dQ nest reads K and V): an output may not be an input or another
-  // output (same SSA value; aliasing views are the caller's to avoid).
-  for (size_t out = 5; out < tensors.size(); ++out)
-    for (size_t other = 0; other < out; ++other)
-      if (std::get<1>(tensors[out]) == std::get<1>(tensors[other]))
-        return emitOpError()
-               << "operand '" << std::get<0>(tensors[out])
-               << "' must not be the same buffer as operand '"
-               << std::get<0>(tensors[other])
-               << "' (outputs are written while the inputs are read)";
+  // dK/dV are written before the dQ nest reads K and V.
+  if (failed(
+          checkNoAliasing(op,
+                          {{"q", getQ()},
+                           {"k", getK()},
+                           {"v", getV()},
+                           {"o", getO()},
+                           {"dO", getDO()},
+                           {"lse", getLse()}},
+                          {{"dQ", getDQ()}, {"dK", getDK()}, {"dV", getDV()}})))
+    return failure();
 
   // Element types: one of f16, bf16, f32 for all eight; LSE is f32.
   Type qElt = types[0].getElementType();
@@ -776,7 +820,18 @@ LogicalResult checkVarlenWorkspace(Operation *op, Value oPartial,
 
 LogicalResult VarlenAttentionOp::verify() {
   Operation *op = getOperation();
-  if (failed(checkNotLowered(op)))
+  if (failed(checkNotLowered(op)) ||
+      failed(checkNoAliasing(op,
+                             {{"q", getQ()},
+                              {"k", getK()},
+                              {"v", getV()},
+                              {"cu_seqlens_q", getCuSeqlensQ()},
+                              {"cu_seqlens_k", getCuSeqlensK()},
+                              {"block_table", getBlockTable()}},
+                             {{"o", getO()},
+                              {"lse", getLse()},
+                              {"o_partial", getOPartial()},
+                              {"lse_partial", getLsePartial()}})))
     return failure();
   bool paged = bool(getBlockTable());
   FailureOr<MemRefType> q, k, v, o, cuQ, cuK;
