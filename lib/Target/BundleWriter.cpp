@@ -1363,6 +1363,14 @@ LogicalResult StagingDir::commit(Location loc) {
 LogicalResult mlir::attn::writeBundle(ModuleOp module,
                                       const BundleOptions &opts,
                                       llvm::raw_ostream &log) {
+  MLIRContext *ctx = module.getContext();
+  // Any error reported, even by a step that then succeeded (upstream
+  // serialization), means no bundle.
+  size_t errors = 0;
+  ScopedDiagnosticHandler countErrors(ctx, [&](Diagnostic &diag) {
+    errors += diag.getSeverity() == DiagnosticSeverity::Error;
+    return failure(); // printed by the handlers registered before
+  });
   std::vector<KernelSource> sources;
   for (auto func : module.getOps<func::FuncOp>()) {
     bool hasAttention = false;
@@ -1374,13 +1382,22 @@ LogicalResult mlir::attn::writeBundle(ModuleOp module,
       return failure();
     sources.push_back(*src);
   }
-  if (sources.empty())
-    return module.emitError("no function holds an attn.attention, "
-                            "attn.varlen_attention or attn.attention_grad "
-                            "op");
+  if (sources.empty()) {
+    // The module's location is the input file's line 0: name the file.
+    InFlightDiagnostic diag = emitError(UnknownLoc::get(ctx));
+    if (auto file = module.getLoc()->findInstanceOf<FileLineColLoc>())
+      diag << file.getFilename().getValue() << ": ";
+    return diag << "no function holds an attn.attention, "
+                   "attn.varlen_attention or attn.attention_grad op";
+  }
   if (failed(checkQuantizeRecipes(module, sources)))
     return failure();
-  FailureOr<std::string> ptxas = findPtxas(opts, module.getLoc());
+  CubinPipelineOptions pipeline;
+  std::string error;
+  llvm::raw_string_ostream os(error);
+  if (failed(checkCubinPipelineOptions(pipeline, os)))
+    return emitError(UnknownLoc::get(ctx)) << error;
+  FailureOr<std::string> ptxas = findPtxas(opts, UnknownLoc::get(ctx));
   if (failed(ptxas))
     return failure();
   StagingDir staging;
@@ -1421,7 +1438,7 @@ LogicalResult mlir::attn::writeBundle(ModuleOp module,
   llvm::StringSet<> names;
   for (const bundle::KernelEntry &entry : manifest.kernels)
     if (!names.insert(entry.name).second)
-      return module.emitError("two kernels are named ")
+      return emitError(UnknownLoc::get(ctx), "two kernels are named ")
              << entry.name << " (a function named like another's variant?)";
   SmallString<128> path(staging.get());
   llvm::sys::path::append(path, "manifest.json");
@@ -1431,10 +1448,11 @@ LogicalResult mlir::attn::writeBundle(ModuleOp module,
   // written (a writer bug, not a user error).
   if (llvm::Expected<bundle::Manifest> parsed = bundle::parseManifest(text);
       !parsed)
-    return module.emitError("internal error: the manifest fails the "
-                            "runtime's checks: ")
+    return emitError(UnknownLoc::get(ctx),
+                     "internal error: the manifest fails the runtime's "
+                     "checks: ")
            << llvm::toString(parsed.takeError());
-  if (failed(writeFile(module.getLoc(), path, text)) ||
+  if (errors || failed(writeFile(UnknownLoc::get(ctx), path, text)) ||
       failed(staging.commit(module.getLoc())))
     return failure();
   path = opts.outputDir;

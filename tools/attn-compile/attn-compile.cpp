@@ -13,6 +13,7 @@
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Target/Bundle.h"
+#include "attn/Tools/Diagnostics.h"
 #include "attn/Tools/InputChecks.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -468,8 +469,10 @@ int main(int argc, char **argv) {
   context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  mlir::attn::ToolDiagnosticHandler toolDiagnostics(&context, "attn-compile",
+                                                    llvm::errs());
   OwningOpRef<ModuleOp> module = buildModule(context, sourceMgr);
-  if (!module)
+  if (!module || toolDiagnostics.errors())
     return 1;
   if (emit == Emit::mlir) {
     module->print(llvm::outs());
@@ -497,5 +500,8 @@ int main(int argc, char **argv) {
   options.variants.assign(variants.begin(), variants.end());
   options.chip = chip;
   options.ptxas = ptxas;
-  return failed(mlir::attn::writeBundle(*module, options, llvm::outs())) ? 1 : 0;
+  return failed(mlir::attn::writeBundle(*module, options, llvm::outs())) ||
+                 toolDiagnostics.errors()
+             ? 1
+             : 0;
 }
