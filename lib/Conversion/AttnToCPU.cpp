@@ -1,6 +1,7 @@
 //===- AttnToCPU.cpp - decomposed loop nest -> LLVM dialect (host) --------===//
 
 #include "attn/Conversion/Passes.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "VectorLowering.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
@@ -388,7 +389,9 @@ lowerTileVectorsAndHalves(func::FuncOp fn,
 
 /// The pipelines and patterns are built once per pass instance; function
 /// pipelines run on several functions in parallel.
-struct AttnLowerToCPUPass : attn::impl::AttnLowerToCPUBase<AttnLowerToCPUPass> {
+struct AttnLowerToCPUPass
+    : StrictOptions<attn::impl::AttnLowerToCPUBase<AttnLowerToCPUPass>> {
+  using StrictOptions::StrictOptions;
   void getDependentDialects(DialectRegistry &registry) const override {
     AttnLowerToCPUBase::getDependentDialects(registry);
     OpPassManager before(ModuleOp::getOperationName()),

@@ -1,6 +1,7 @@
 //===- AttnToNVVM.cpp - distributed loop nest -> NVVM kernel --------------===//
 
 #include "attn/Conversion/Passes.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "PhasedCta.h"
 #include "VectorLowering.h"
@@ -473,8 +474,8 @@ LogicalResult checkNVVMPreconditions(ModuleOp module) {
 }
 
 struct AttnLowerToNVVMPass
-    : attn::impl::AttnLowerToNVVMBase<AttnLowerToNVVMPass> {
-  using AttnLowerToNVVMBase::AttnLowerToNVVMBase;
+    : StrictOptions<attn::impl::AttnLowerToNVVMBase<AttnLowerToNVVMPass>> {
+  using StrictOptions::StrictOptions;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();

@@ -29,6 +29,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Conversion/Passes.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "GradToWGMMA.h"
 #include "WarpgroupMMA.h"
@@ -1113,8 +1114,8 @@ LogicalResult lowerEpilogue(EpilogueOp op, double fp8PScaleLog2) {
 }
 
 struct AttnLowerToWGMMAPass
-    : attn::impl::AttnLowerToWGMMABase<AttnLowerToWGMMAPass> {
-  using AttnLowerToWGMMABase::AttnLowerToWGMMABase;
+    : StrictOptions<attn::impl::AttnLowerToWGMMABase<AttnLowerToWGMMAPass>> {
+  using StrictOptions::StrictOptions;
 
   /// The nest attn-async-pipeline builds: warp_specialize in a CTA loop,
   /// steps and epilogues in its consumer region. Anything else would be

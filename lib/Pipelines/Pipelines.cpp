@@ -5,6 +5,7 @@
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/StrictOptions.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/InitAllDialects.h"
@@ -156,8 +157,9 @@ mlir::attn::checkCubinPipelineOptions(const CubinPipelineOptions &options,
 }
 
 namespace {
-/// PassPipelineRegistration, then `check` on the option values, so that
-/// an option the pipeline cannot honour is refused before it runs.
+/// PassPipelineRegistration, strict: options parsed by
+/// parseOptionsStrictly, then `check` on their values, so that an option
+/// the pipeline cannot honour is refused before it runs.
 template <typename Options>
 void registerPipeline(StringRef name, StringRef summary,
                       void (*build)(OpPassManager &, const Options &),
@@ -171,15 +173,14 @@ void registerPipeline(StringRef name, StringRef summary,
         Options options;
         std::string error;
         llvm::raw_string_ostream os(error);
-        if (succeeded(options.parseFromString(text, os)) &&
-            succeeded(check(options, os))) {
-          build(pm, options);
-          return success();
-        }
-        // An invalid value: llvm::cl has printed why, naming the option.
-        if (StringRef(error).trim().empty())
-          return failure();
-        return errorHandler(arg + ": " + StringRef(error).trim());
+        auto parse = [&](llvm::raw_ostream &errors) {
+          return options.parseFromString(text, errors);
+        };
+        if (failed(parseOptionsStrictly(text, parse, os)) ||
+            failed(check(options, os)))
+          return errorHandler(arg + ": " + StringRef(error).trim());
+        build(pm, options);
+        return success();
       },
       [](function_ref<void(const mlir::detail::PassOptions &)> handler) {
         handler(Options());

@@ -12,6 +12,7 @@
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Target/Bundle.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "QuantizeFP8.h"
 
@@ -1129,7 +1130,10 @@ LogicalResult pipelineOptions(KernelSource &src, const BundleOptions &opts,
   pipeline.blockN = src.requestedBlockN;
   std::string error;
   llvm::raw_string_ostream os(error);
-  if (failed(pipeline.parseFromString(variant, os)) ||
+  auto parse = [&](llvm::raw_ostream &errors) {
+    return pipeline.parseFromString(variant, errors);
+  };
+  if (failed(parseOptionsStrictly(variant, parse, os)) ||
       pipeline.chip != opts.chip || pipeline.features != opts.features)
     return src.func.emitError("variant \"")
            << variant << "\": "

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "BlockDescales.h"
 #include "HostOnly.h"
@@ -790,8 +791,8 @@ FailureOr<int64_t> chooseStages(PipelineShape s, int64_t requested,
 }
 
 struct AttnAsyncPipelinePass
-    : attn::impl::AttnAsyncPipelineBase<AttnAsyncPipelinePass> {
-  using AttnAsyncPipelineBase::AttnAsyncPipelineBase;
+    : StrictOptions<attn::impl::AttnAsyncPipelineBase<AttnAsyncPipelinePass>> {
+  using StrictOptions::StrictOptions;
 
   LogicalResult pipeline(CtaNest nest) {
     OnlineAttentionOp step = nest.step;

@@ -1,6 +1,7 @@
 //===- AttnCausalSplit.cpp - split the K/V loop by mask need --------------===//
 
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "CausalBounds.h"
 
@@ -94,7 +95,8 @@ LogicalResult checkSplittable(scf::ForOp loop, OnlineAttentionOp step) {
 }
 
 struct AttnCausalSplitPass
-    : attn::impl::AttnCausalSplitBase<AttnCausalSplitPass> {
+    : StrictOptions<attn::impl::AttnCausalSplitBase<AttnCausalSplitPass>> {
+  using StrictOptions::StrictOptions;
   void runOnOperation() override {
     SmallVector<std::pair<scf::ForOp, OnlineAttentionOp>> work;
     WalkResult res = getOperation().walk([&](OnlineAttentionOp step) {

@@ -1,6 +1,7 @@
 //===- AttnCausalSplitGrad.cpp - split the backward's loops by mask need --===//
 
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "CausalBounds.h"
 
@@ -100,7 +101,9 @@ LogicalResult checkInvariants(scf::ForOp loop, Operation *step,
 }
 
 struct AttnCausalSplitGradPass
-    : attn::impl::AttnCausalSplitGradBase<AttnCausalSplitGradPass> {
+    : StrictOptions<
+          attn::impl::AttnCausalSplitGradBase<AttnCausalSplitGradPass>> {
+  using StrictOptions::StrictOptions;
   void runOnOperation() override {
     SmallVector<std::pair<scf::ForOp, Operation *>> work;
     WalkResult res = getOperation().walk([&](Operation *op) {

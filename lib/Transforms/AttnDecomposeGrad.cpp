@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "TileBuilders.h"
 
@@ -260,7 +261,8 @@ LogicalResult checkUnrollSize(Operation *root) {
 }
 
 struct AttnDecomposeGradPass
-    : attn::impl::AttnDecomposeGradBase<AttnDecomposeGradPass> {
+    : StrictOptions<attn::impl::AttnDecomposeGradBase<AttnDecomposeGradPass>> {
+  using StrictOptions::StrictOptions;
   void runOnOperation() override {
     if (failed(checkUnrollSize(getOperation())))
       return signalPassFailure();

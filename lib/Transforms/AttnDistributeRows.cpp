@@ -1,6 +1,7 @@
 //===- AttnDistributeRows.cpp - one query row per GPU thread --------------===//
 
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "HostOnly.h"
 
@@ -217,8 +218,9 @@ bool isDistributed(scf::ForallOp forall) {
 }
 
 struct AttnDistributeRowsPass
-    : attn::impl::AttnDistributeRowsBase<AttnDistributeRowsPass> {
-  using AttnDistributeRowsBase::AttnDistributeRowsBase;
+    : StrictOptions<
+          attn::impl::AttnDistributeRowsBase<AttnDistributeRowsPass>> {
+  using StrictOptions::StrictOptions;
   void runOnOperation() override {
     if (failed(checkNoHostOnlyTiles(getOperation(), "attn-distribute-rows")))
       return signalPassFailure();

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "CausalBounds.h"
 #include "PipelineBuilders.h"
@@ -519,8 +520,9 @@ LogicalResult lowerGrad(AttentionGradOp op, int64_t stages) {
 }
 
 struct AttnGradAsyncPipelinePass
-    : attn::impl::AttnGradAsyncPipelineBase<AttnGradAsyncPipelinePass> {
-  using AttnGradAsyncPipelineBase::AttnGradAsyncPipelineBase;
+    : StrictOptions<
+          attn::impl::AttnGradAsyncPipelineBase<AttnGradAsyncPipelinePass>> {
+  using StrictOptions::StrictOptions;
   void runOnOperation() override {
     if (stages < 2 || stages > 4) {
       getOperation().emitError("attn-grad-async-pipeline: stages must be in "

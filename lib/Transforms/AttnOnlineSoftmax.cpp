@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "TileBuilders.h"
 
@@ -339,7 +340,8 @@ LogicalResult checkUnrollSize(Operation *root) {
 }
 
 struct AttnOnlineSoftmaxPass
-    : attn::impl::AttnOnlineSoftmaxBase<AttnOnlineSoftmaxPass> {
+    : StrictOptions<attn::impl::AttnOnlineSoftmaxBase<AttnOnlineSoftmaxPass>> {
+  using StrictOptions::StrictOptions;
   void runOnOperation() override {
     if (failed(checkUnrollSize(getOperation())))
       return signalPassFailure();

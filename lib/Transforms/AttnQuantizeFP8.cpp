@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "QuantizeGrids.h"
 
@@ -198,8 +199,8 @@ LogicalResult quantizeAttention(AttentionOp op, QuantizeOptions opts) {
 }
 
 struct AttnQuantizeFP8Pass
-    : attn::impl::AttnQuantizeFP8Base<AttnQuantizeFP8Pass> {
-  using AttnQuantizeFP8Base::AttnQuantizeFP8Base;
+    : StrictOptions<attn::impl::AttnQuantizeFP8Base<AttnQuantizeFP8Pass>> {
+  using StrictOptions::StrictOptions;
   void runOnOperation() override {
     SmallVector<AttentionOp> ops;
     getOperation().walk([&](AttentionOp op) {

@@ -1,6 +1,7 @@
 //===- AttnSplitKV.cpp - attn.attention -> split-KV partials + combine ----===//
 
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -92,8 +93,9 @@ void splitVarlen(VarlenAttentionOp op, int64_t splits) {
   memref::DeallocOp::create(b, loc, lsePartial);
 }
 
-struct AttnSplitKVPass : attn::impl::AttnSplitKVBase<AttnSplitKVPass> {
-  using AttnSplitKVBase::AttnSplitKVBase;
+struct AttnSplitKVPass
+    : StrictOptions<attn::impl::AttnSplitKVBase<AttnSplitKVPass>> {
+  using StrictOptions::StrictOptions;
   void runOnOperation() override {
     if (splits < 0 || splits > kMaxSplits || smCount < 1) {
       getOperation().emitError()

@@ -1,6 +1,7 @@
 //===- AttnTile.cpp - attn.attention -> FlashAttention-2 loop nest --------===//
 
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "HostOnly.h"
 
@@ -673,8 +674,8 @@ void tileVarlen(VarlenAttentionOp op, TileShape t, int64_t combineBlockM) {
   op.erase();
 }
 
-struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
-  using AttnTileBase::AttnTileBase;
+struct AttnTilePass : StrictOptions<attn::impl::AttnTileBase<AttnTilePass>> {
+  using StrictOptions::StrictOptions;
   void runOnOperation() override {
     // Block sizes 0 pick the tensor-core defaults per D (below).
     if (combineBlockM != 0 && !isValidBlockM(combineBlockM)) {

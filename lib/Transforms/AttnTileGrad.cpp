@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
@@ -234,8 +235,9 @@ LogicalResult tileAttentionGrad(AttentionGradOp op, int64_t blockM,
   return success();
 }
 
-struct AttnTileGradPass : attn::impl::AttnTileGradBase<AttnTileGradPass> {
-  using AttnTileGradBase::AttnTileGradBase;
+struct AttnTileGradPass
+    : StrictOptions<attn::impl::AttnTileGradBase<AttnTileGradPass>> {
+  using StrictOptions::StrictOptions;
   void runOnOperation() override {
     SmallVector<AttentionGradOp> ops;
     getOperation().walk([&](AttentionGradOp op) { ops.push_back(op); });

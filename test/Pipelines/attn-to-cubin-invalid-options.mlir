@@ -47,4 +47,4 @@ func.func @tiny(%q: memref<1x2x6x16xf16>, %k: memref<1x2x6x16xf16>,
 
 // An unknown output format is a parse error with a non-zero exit.
 // RUN: not attn-opt %s --attn-to-cubin="format=bogus" 2>&1 | FileCheck %s --check-prefix=FORMAT
-// FORMAT: for the --format option: Cannot find option named 'bogus'!
+// FORMAT: attn-opt: error: attn-to-cubin: format: Cannot find option named 'bogus'

@@ -15,6 +15,7 @@
 #include "attn/Target/Bundle.h"
 #include "attn/Tools/Diagnostics.h"
 #include "attn/Tools/InputChecks.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -450,15 +451,22 @@ int main(int argc, char **argv) {
 
   llvm::StringSet<> seenVariants;
   for (const std::string &variant : variants) {
-    // The same options twice would compile one kernel twice under two names.
+    // The same options twice (or none) would compile one kernel twice
+    // under two names.
+    if (StringRef(variant).trim().empty())
+      return fail("--variant=\"" + variant +
+                  "\" gives no attn-to-cubin option (each kernel would be "
+                  "compiled again, unchanged)");
     if (!seenVariants.insert(StringRef(variant).trim()).second)
       return fail("--variant=\"" + variant + "\" is given twice");
     mlir::attn::CubinPipelineOptions parsed;
     std::string error;
     llvm::raw_string_ostream os(error);
-    if (failed(parsed.parseFromString(variant, os)))
-      return fail("--variant=\"" + variant +
-                  "\": " + StringRef(error).trim() +
+    auto parse = [&](llvm::raw_ostream &errors) {
+      return parsed.parseFromString(variant, errors);
+    };
+    if (failed(mlir::attn::parseOptionsStrictly(variant, parse, os)))
+      return fail("--variant=\"" + variant + "\": " + error +
                   " (attn-to-cubin options, e.g. \"block-n=192 ping-pong=0\")");
   }
 
