@@ -15,6 +15,7 @@
 #include "attn/Transforms/StrictOptions.h"
 
 #include "QuantizeFP8.h"
+#include "StagingDir.h"
 
 #include "Manifest.h"
 
@@ -29,6 +30,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
@@ -36,6 +38,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/Regex.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <tuple>
@@ -1010,11 +1013,15 @@ LogicalResult readLaunch(gpu::LaunchFuncOp launch, const KernelSource &src,
 
 LogicalResult writeFile(Location loc, StringRef path, StringRef contents) {
   std::string err;
-  std::unique_ptr<llvm::ToolOutputFile> out = openOutputFile(path, &err);
-  if (!out)
-    return emitError(loc) << err;
-  out->os() << contents;
-  out->keep();
+  {
+    std::unique_ptr<llvm::ToolOutputFile> out = openOutputFile(path, &err);
+    if (!out)
+      return emitError(loc) << err;
+    out->os() << contents;
+    out->keep();
+  }
+  // After ToolOutputFile, which unregisters the path once kept.
+  stageFile(path);
   return success();
 }
 
@@ -1036,13 +1043,16 @@ LogicalResult assemble(Location loc, StringRef ptxas, StringRef chip,
   if (llvm::sys::fs::createTemporaryFile("attn-ptxas", "log", logPath))
     return emitError(loc, "cannot create a temporary file");
   llvm::FileRemover remover(logPath);
+  llvm::sys::RemoveFileOnSignal(logPath);
+  llvm::scope_exit unregister(
+      [&] { llvm::sys::DontRemoveFileOnSignal(logPath); });
   std::string arch = ("-arch=" + chip).str();
   SmallVector<StringRef> args = {ptxas, arch, "-v", "-o", cubinPath, ptxPath};
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath),
                                           StringRef(logPath)};
   std::string err;
-  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0, 0,
-                                     &err);
+  stageFile(cubinPath);
+  int rc = runStagingChild(ptxas, args, redirects, &err);
   auto log = llvm::MemoryBuffer::getFile(logPath);
   StringRef text = log ? (*log)->getBuffer() : StringRef();
   if (rc != 0)
@@ -1288,80 +1298,6 @@ compileKernel(KernelSource src, const BundleOptions &opts, StringRef ptxas,
     return failure();
   return entry;
 }
-/// A bundle is written into a fresh directory beside the target and swapped
-/// in whole at the end, so a failed run leaves the old bundle (or nothing),
-/// never a mix of old and new files. Removed unless committed.
-class StagingDir {
-public:
-  ~StagingDir() {
-    if (!path.empty())
-      llvm::sys::fs::remove_directories(path);
-  }
-  LogicalResult create(Location loc, StringRef target);
-  StringRef get() const { return path; }
-  LogicalResult commit(Location loc);
-
-private:
-  SmallString<128> target, path;
-};
-
-/// Only a directory that holds nothing but bundle files may be replaced:
-/// `-o .` must not swap away a source tree.
-bool isReplaceable(StringRef dir) {
-  std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
-       it.increment(ec)) {
-    StringRef name = llvm::sys::path::filename(it->path());
-    if (it->type() != llvm::sys::fs::file_type::regular_file ||
-        !(name == "manifest.json" || name == "tuning.json" ||
-          name.ends_with(".cubin") || name.ends_with(".ptx")))
-      return false;
-  }
-  return !ec;
-}
-
-LogicalResult StagingDir::create(Location loc, StringRef dir) {
-  target = dir;
-  if (std::error_code ec = llvm::sys::fs::make_absolute(target))
-    return emitError(loc) << "cannot resolve " << dir << ": " << ec.message();
-  llvm::sys::path::remove_dots(target, /*remove_dot_dot=*/true);
-  if (llvm::sys::fs::exists(target) &&
-      (!llvm::sys::fs::is_directory(target) || !isReplaceable(target)))
-    return emitError(loc) << dir
-                          << " exists and is not a bundle directory (only "
-                             "manifest.json, *.cubin and *.ptx); refusing to "
-                             "replace it";
-  StringRef parent = llvm::sys::path::parent_path(target);
-  SmallString<128> staged;
-  std::error_code ec = llvm::sys::fs::create_directories(parent);
-  if (!ec)
-    ec = llvm::sys::fs::createUniqueDirectory(target + ".partial", staged);
-  if (ec)
-    return emitError(loc) << "cannot create a directory beside " << dir << ": "
-                          << ec.message();
-  path = staged;
-  return success();
-}
-
-LogicalResult StagingDir::commit(Location loc) {
-  SmallString<128> old;
-  std::error_code ec;
-  if (llvm::sys::fs::exists(target)) {
-    llvm::sys::fs::createUniquePath(target + ".old-%%%%%%", old,
-                                    /*MakeAbsolute=*/false);
-    ec = llvm::sys::fs::rename(target, old);
-  }
-  if (!ec && (ec = llvm::sys::fs::rename(path, target)) && !old.empty())
-    llvm::sys::fs::rename(old, target); // put the old bundle back
-  if (ec)
-    return emitError(loc) << "cannot move the new bundle to " << target << ": "
-                          << ec.message();
-  path.clear();
-  if (!old.empty())
-    llvm::sys::fs::remove_directories(old);
-  return success();
-}
-
 } // namespace
 
 LogicalResult mlir::attn::writeBundle(ModuleOp module,
@@ -1405,7 +1341,7 @@ LogicalResult mlir::attn::writeBundle(ModuleOp module,
   if (failed(ptxas))
     return failure();
   StagingDir staging;
-  if (failed(staging.create(module.getLoc(), opts.outputDir)))
+  if (failed(staging.create(ctx, opts.outputDir)))
     return failure();
   BundleOptions staged = opts;
   staged.outputDir = staging.get().str();
@@ -1457,7 +1393,7 @@ LogicalResult mlir::attn::writeBundle(ModuleOp module,
                      "checks: ")
            << llvm::toString(parsed.takeError());
   if (errors || failed(writeFile(UnknownLoc::get(ctx), path, text)) ||
-      failed(staging.commit(module.getLoc())))
+      failed(staging.commit(ctx)))
     return failure();
   path = opts.outputDir;
   llvm::sys::path::append(path, "manifest.json");
