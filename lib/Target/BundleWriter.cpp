@@ -41,6 +41,7 @@
 #include "llvm/Support/Signals.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <algorithm>
 #include <tuple>
 
 using namespace mlir;
@@ -67,7 +68,19 @@ struct KernelSource {
   int64_t requestedBlockM = 0, requestedBlockN = 0;
   bool packGqa = false; // GQA packing (attribute or option)
   bool backward = false; // attn.attention_grad: kind "bwd"
+  int64_t askedSplits = 1; // key.splits before fitSplits
 };
+
+/// The split count compiled for `splits` asked: at most the K/V blocks of
+/// a static seqlen_k. More would be splits without keys, which
+/// FlashAttention-2 runs (to no effect, for CTAs and workspace); here the
+/// count is cut and the listing says so.
+int64_t fitSplits(int64_t splits, std::optional<int64_t> seqLenK,
+                  int64_t blockN) {
+  if (splits <= 1 || !seqLenK || blockN <= 0)
+    return splits;
+  return std::clamp<int64_t>(llvm::divideCeil(*seqLenK, blockN), 1, splits);
+}
 
 /// The dimension with unit stride of a q, k, v or o operand (or a
 /// backward's do, dq, dk, dv) of `rank`: D,
@@ -661,9 +674,14 @@ LogicalResult finishInspect(func::FuncOp func, const BundleOptions &opts,
                           "num_heads_kv");
   src.requestedBlockM = *blockM;
   src.requestedBlockN = *blockN;
-  std::tie(key.blockM, key.blockN) = defaultBlockSizes(
-      path, key.headDim, key.seqLenQ,
-      requestedBlockM(*blockM, key.splits, path), *blockN, isFp8Attention(key));
+  auto tile = [&] {
+    return defaultBlockSizes(path, key.headDim, key.seqLenQ,
+                             requestedBlockM(*blockM, key.splits, path),
+                             *blockN, isFp8Attention(key));
+  };
+  src.askedSplits = key.splits;
+  key.splits = fitSplits(key.splits, key.seqLenK, tile().second);
+  std::tie(key.blockM, key.blockN) = tile();
   return success();
 }
 
@@ -1166,12 +1184,17 @@ LogicalResult pipelineOptions(KernelSource &src, const BundleOptions &opts,
                                      "no split-KV"
                                    : "FP8 (e4m3) kernels have no split-KV "
                                      "yet");
-  src.key.splits = pipeline.splits;
   src.key.path = path == KernelPath::wgmma ? "wgmma" : "fma";
-  std::tie(src.key.blockM, src.key.blockN) = defaultBlockSizes(
-      path, src.key.headDim, src.key.seqLenQ,
-      requestedBlockM(pipeline.blockM, src.key.splits, path), pipeline.blockN,
-      isFp8Attention(src.key));
+  auto tile = [&] {
+    return defaultBlockSizes(
+        path, src.key.headDim, src.key.seqLenQ,
+        requestedBlockM(pipeline.blockM, src.key.splits, path), pipeline.blockN,
+        isFp8Attention(src.key));
+  };
+  src.key.splits = src.askedSplits = pipeline.splits;
+  src.key.splits = pipeline.splits =
+      fitSplits(pipeline.splits, src.key.seqLenK, tile().second);
+  std::tie(src.key.blockM, src.key.blockN) = tile();
   pipeline.blockM = src.key.blockM;
   pipeline.blockN = src.key.blockN;
   return success();
@@ -1237,14 +1260,17 @@ void nameQuantizeBuffer(memref::AllocOp alloc, size_t index,
     buffer.copyOf = quantizedCopyOf(tag.getValue());
 }
 
-/// Compiles `src` (as kernel `name` when given) with the variant's options.
+/// Compiles `src` (as kernel `name` when given) with the variant's options;
+/// `askedSplits` gets the split count asked for (the key's may be less).
 FailureOr<bundle::KernelEntry>
 compileKernel(KernelSource src, const BundleOptions &opts, StringRef ptxas,
-              StringRef variant = "", StringRef name = "") {
+              int64_t &askedSplits, StringRef variant = "",
+              StringRef name = "") {
   MLIRContext *ctx = src.func.getContext();
   CubinPipelineOptions pipeline;
   if (failed(pipelineOptions(src, opts, variant, pipeline)))
     return failure();
+  askedSplits = src.askedSplits;
   OwningOpRef<ModuleOp> module = ModuleOp::create(src.func.getLoc());
   auto func = cast<func::FuncOp>(src.func->clone());
   if (!name.empty())
@@ -1356,11 +1382,20 @@ LogicalResult mlir::attn::writeBundle(ModuleOp module,
     for (size_t v = 0; v <= variants; ++v) {
       std::string name =
           v ? llvm::formatv("{0}_v{1}", src.func.getSymName(), v).str() : "";
-      FailureOr<bundle::KernelEntry> entry = compileKernel(
-          src, staged, *ptxas, v ? StringRef(opts.variants[v - 1]) : "", name);
+      int64_t askedSplits;
+      FailureOr<bundle::KernelEntry> entry =
+          compileKernel(src, staged, *ptxas, askedSplits,
+                        v ? StringRef(opts.variants[v - 1]) : "", name);
       if (failed(entry))
         return failure();
       log << "  " << bundle::describe(*entry) << "\n";
+      if (askedSplits > entry->key.splits)
+        log << llvm::formatv("  note: {0}: {1} splits asked, but seqlen_k {2} "
+                             "has {3} K/V block{5} of {4}: compiled with {3} "
+                             "(a split without keys would do nothing)\n",
+                             entry->name, askedSplits, *entry->key.seqLenK,
+                             entry->key.splits, entry->key.blockN,
+                             entry->key.splits == 1 ? "" : "s");
       for (size_t i = 0; i < entry->numLaunches(); ++i) {
         const bundle::KernelLaunch &l = entry->launch(i);
         const bundle::Resources &r = l.resources;
