@@ -7,6 +7,8 @@
 
 #include "attn/Dialect/Attn/IR/Attn.h"
 
+#include "ClauseOrder.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
