@@ -324,6 +324,7 @@ static FailureOr<mlir::attn::KernelSpec> specFromFlags() {
   spec.strided = layout == "strided";
   spec.splits = splits; // in the name too
   spec.packGqa = packGqa;
+  spec.fromFlags = true;
   return spec;
 }
 
@@ -339,6 +340,8 @@ static FailureOr<std::vector<mlir::attn::KernelSpec>> readSpecFile() {
     fail(specFile + ": " + llvm::toString(specs.takeError()));
     return failure();
   }
+  for (auto [i, spec] : llvm::enumerate(*specs))
+    spec.origin = llvm::formatv("{0}: specs[{1}]", specFile, i).str();
   return std::move(*specs);
 }
 
