@@ -379,9 +379,10 @@ lowerTileVectorsAndHalves(func::FuncOp fn,
   WalkResult left = fn.walk([](Operation *op) {
     if (!needsHalfSupport(op))
       return WalkResult::advance();
-    op->emitOpError("on a type narrower than f32 has no self-contained "
-                    "host lowering (it would need a CPU feature or a "
-                    "runtime-library call)");
+    emitError(op->getLoc())
+        << "attn-lower-to-cpu: " << op->getName()
+        << " on a type narrower than f32 has no self-contained host lowering "
+           "(it would need a CPU feature or a runtime-library call)";
     return WalkResult::interrupt();
   });
   return failure(left.wasInterrupted());
@@ -457,11 +458,13 @@ struct AttnLowerToCPUPass
           });
       if (!tensorCore)
         return WalkResult::advance();
-      return WalkResult(op->emitOpError(
-          "is GPU code: attn-lower-to-cpu takes the nest of attn-tile, "
-          "attn-causal-split and attn-online-softmax, not the sm_90a "
-          "tensor-core path (attn-async-pipeline, attn-lower-to-wgmma) nor "
-          "attn-distribute-rows; lower it with attn-lower-to-nvvm"));
+      return WalkResult(
+          emitError(op->getLoc())
+          << "attn-lower-to-cpu: " << op->getName()
+          << " is GPU code: attn-lower-to-cpu takes the nest of attn-tile, "
+             "attn-causal-split and attn-online-softmax, not the sm_90a "
+             "tensor-core path (attn-async-pipeline, attn-lower-to-wgmma) nor "
+             "attn-distribute-rows; lower it with attn-lower-to-nvvm");
     });
     return failure(res.wasInterrupted());
   }
@@ -473,10 +476,12 @@ struct AttnLowerToCPUPass
     WalkResult res = module.walk([](Operation *op) {
       if (isa<ModuleOp>(op) || isa<LLVM::LLVMDialect>(op->getDialect()))
         return WalkResult::advance();
-      return WalkResult(op->emitOpError(
-          "is left after attn-lower-to-cpu: it has no lowering to the LLVM "
-          "dialect; the host lowering takes the nest of attn-tile, "
-          "attn-causal-split and attn-online-softmax on memrefs"));
+      return WalkResult(
+          emitError(op->getLoc())
+          << "attn-lower-to-cpu: " << op->getName()
+          << " is left, with no lowering to the LLVM dialect; the host "
+             "lowering takes the nest of attn-tile, attn-causal-split and "
+             "attn-online-softmax on memrefs");
     });
     return failure(res.wasInterrupted());
   }

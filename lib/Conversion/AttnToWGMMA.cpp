@@ -1061,8 +1061,9 @@ void storeLse(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
 LogicalResult lowerEpilogue(EpilogueOp op, double fp8PScaleLog2) {
   auto oType = cast<MemRefType>(op.getO().getType());
   if (!op.getStaging() && !oType.getElementType().isF32())
-    return op.emitOpError("attn-lower-to-wgmma needs the staging tile that "
-                          "attn-async-pipeline attaches");
+    return emitError(op.getLoc(),
+                     "attn-lower-to-wgmma needs the staging tile that "
+                     "attn-async-pipeline attaches");
   ImplicitLocOpBuilder b(op.getLoc(), op);
   ThreadLayout tl = threadLayout(b);
   SmallVector<Value> m = unpack(b, op.getM()), l = unpack(b, op.getL());
@@ -1124,9 +1125,10 @@ struct AttnLowerToWGMMAPass
     WalkResult res = root->walk([](Operation *op) {
       if (auto ws = dyn_cast<WarpSpecializeOp>(op)) {
         if (!ws->getParentOfType<scf::ForallOp>())
-          return WalkResult(ws.emitOpError(
-              "attn-lower-to-wgmma needs it inside the CTA loop (scf.forall) "
-              "that attn-async-pipeline builds"));
+          return WalkResult(emitError(
+              ws.getLoc(), "attn-lower-to-wgmma needs the warp-specialized "
+                           "CTA inside the CTA loop (scf.forall) that "
+                           "attn-async-pipeline builds"));
         return WalkResult::advance();
       }
       if (!isa<OnlineAttentionMmaOp, EpilogueOp>(op))
@@ -1135,9 +1137,11 @@ struct AttnLowerToWGMMAPass
       if (isa<EpilogueOp>(op) && !ws)
         return WalkResult::advance(); // the FMA path's epilogue
       if (!ws || !ws.getConsumer().isAncestor(op->getParentRegion()))
-        return WalkResult(op->emitOpError(
-            "attn-lower-to-wgmma needs it in the consumer region of an "
-            "attn.warp_specialize (built by attn-async-pipeline)"));
+        return WalkResult(
+            emitError(op->getLoc(),
+                      "attn-lower-to-wgmma needs the tile steps and "
+                      "epilogues in the consumer region of an "
+                      "attn.warp_specialize (built by attn-async-pipeline)"));
       return WalkResult::advance();
     });
     return failure(res.wasInterrupted());
@@ -1152,12 +1156,13 @@ struct AttnLowerToWGMMAPass
     consumer.walk([&](OnlineAttentionMmaOp op) { steps.push_back(op); });
     consumer.walk([&](EpilogueOp op) { epilogues.push_back(op); });
     if (epilogues.size() != 1)
-      return ws.emitOpError("attn-lower-to-wgmma: expected one attn.epilogue "
-                            "in the consumer region");
+      return emitError(ws.getLoc(),
+                       "attn-lower-to-wgmma: expected one attn.epilogue "
+                       "in the consumer region");
     int64_t blockM =
         cast<VectorType>(epilogues.front().getAcc().getType()).getDimSize(0);
     if (blockM != 64 * static_cast<int64_t>(ws.getConsumerWarpgroups()))
-      return ws.emitOpError("attn-lower-to-wgmma: BLOCK_M (")
+      return emitError(ws.getLoc(), "attn-lower-to-wgmma: BLOCK_M (")
              << blockM << ") must be 64 rows per consumer warpgroup";
     if (failed(retypeState(consumer, blockM)))
       return failure();
@@ -1196,12 +1201,14 @@ struct AttnLowerToWGMMAPass
 
   /// Whether option `name` lies in [lo, hi] (hi: none, no upper bound);
   /// else an error naming the range and `why`.
-  LogicalResult checkRange(StringRef name, int64_t value, int64_t lo,
-                           std::optional<int64_t> hi, StringRef why) {
+  static LogicalResult checkRange(MLIRContext *ctx, StringRef name,
+                                  int64_t value, int64_t lo,
+                                  std::optional<int64_t> hi, StringRef why) {
     if (value >= lo && (!hi || value <= *hi))
       return success();
-    InFlightDiagnostic diag = getOperation().emitError("attn-lower-to-wgmma: ")
-                              << name << " must be ";
+    InFlightDiagnostic diag =
+        emitError(UnknownLoc::get(ctx), "attn-lower-to-wgmma: ")
+        << name << " must be ";
     if (hi)
       diag << "in [" << lo << ", " << *hi << "]";
     else
@@ -1209,30 +1216,36 @@ struct AttnLowerToWGMMAPass
     return diag << " (" << why << "), but got " << value;
   }
 
-  void runOnOperation() override {
-    if (maxMmaN < 64 || maxMmaN > 256 || maxMmaN % 64 != 0) {
-      getOperation().emitError("attn-lower-to-wgmma: max-mma-n must be 64, "
-                               "128, 192 or 256");
-      return signalPassFailure();
-    }
-    if (failed(checkRange("fp8-p-scale-log2", fp8PScaleLog2, 0,
+  /// Options are checked once, before any function (no location: they
+  /// are not in the input).
+  LogicalResult initialize(MLIRContext *ctx) override {
+    if (maxMmaN < 64 || maxMmaN > 256 || maxMmaN % 64 != 0)
+      return emitError(UnknownLoc::get(ctx),
+                       "attn-lower-to-wgmma: max-mma-n must be 64, 128, 192 "
+                       "or 256, but got ")
+             << static_cast<int64_t>(maxMmaN);
+    if (failed(checkRange(ctx, "fp8-p-scale-log2", fp8PScaleLog2, 0,
                           kMaxFP8PScaleLog2,
                           "P * 2^8 <= 256 stays below e4m3's 448")) ||
-        failed(checkRange("fp8-poly-exp2", fp8PolyExp2, 0, std::nullopt,
-                          "0: every exponential on MUFU")) ||
-        failed(checkRange("fp8-lazy-headroom", fp8LazyHeadroom, 0,
-                          kMaxFP8PScaleLog2, "log2 units, at most P's scale")))
-      return signalPassFailure();
+        failed(checkRange(ctx, "fp8-poly-exp2", fp8PolyExp2, 0, std::nullopt,
+                          "0: every exponential on MUFU")))
+      return failure();
+    return checkRange(ctx, "fp8-lazy-headroom", fp8LazyHeadroom, 0,
+                      kMaxFP8PScaleLog2, "log2 units, at most P's scale");
+  }
+
+  void runOnOperation() override {
     if (failed(checkNesting(getOperation())))
       return signalPassFailure();
     // Per-channel V descales lower to the host only (as HostOnly.h's).
     WalkResult fine = getOperation().walk([](EpilogueOp op) {
       if (!op.getChannelDescale())
         return WalkResult::advance();
-      op.emitOpError("attn-lower-to-wgmma: per-channel V descales "
-                     "(channel_descale) have no GPU lowering (the "
-                     "tensor-core path takes fp32 [B, Hkv] descales); they "
-                     "lower to the host only: --attn-to-cpu");
+      emitError(op.getLoc(),
+                "attn-lower-to-wgmma: per-channel V descales "
+                "(channel_descale) have no GPU lowering (the "
+                "tensor-core path takes fp32 [B, Hkv] descales); they "
+                "lower to the host only: --attn-to-cpu");
       return WalkResult::interrupt();
     });
     if (fine.wasInterrupted())

@@ -249,7 +249,8 @@ LogicalResult retypeState(Region &consumer, int64_t blockM) {
       auto cst = v.getDefiningOp<arith::ConstantOp>();
       auto splat = cst ? dyn_cast<SplatElementsAttr>(cst.getValue()) : nullptr;
       if (!splat)
-        return WalkResult(op->emitOpError(
+        return WalkResult(emitError(
+            op->getLoc(),
             "attn-lower-to-wgmma: the online-softmax state must start from "
             "splat constants"));
       Value &copy = inner[v];

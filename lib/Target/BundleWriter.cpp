@@ -700,7 +700,9 @@ LogicalResult addGridFactors(Value v, const KernelSource &src,
   if (auto div = v.getDefiningOp<arith::CeilDivUIOp>()) {
     std::optional<int64_t> c = getConstantIntValue(div.getRhs());
     if (!c)
-      return launch.emitOpError("grid divisor is not a constant");
+      return emitError(
+          launch.getLoc(),
+          "the lowered kernel's launch: grid divisor is not a constant");
     term.divisor = *c;
     v = div.getLhs();
   }
@@ -716,8 +718,9 @@ LogicalResult addGridFactors(Value v, const KernelSource &src,
   if (auto sub = v.getDefiningOp<arith::SubIOp>()) {
     std::optional<int64_t> c = getConstantIntValue(sub.getRhs());
     if (c != 1)
-      return launch.emitOpError("grid size subtracts something other than "
-                                "1 from an operand size");
+      return emitError(launch.getLoc(), "the lowered kernel's launch: grid "
+                                        "size subtracts something other than "
+                                        "1 from an operand size");
     term.offset = -1;
     v = sub.getLhs();
   }
@@ -725,10 +728,12 @@ LogicalResult addGridFactors(Value v, const KernelSource &src,
   auto arg = size ? dyn_cast<BlockArgument>(size.getSource()) : nullptr;
   std::optional<int64_t> index = size ? size.getConstantIndex() : std::nullopt;
   if (!arg || !index || !src.roles.count(arg.getArgNumber()))
-    return launch.emitOpError("grid size is not a product of constants, "
-                              "ceil(operand size / constant) and (varlen) "
-                              "ceil(max_seqlen_q / constant) and operand "
-                              "size - 1");
+    return emitError(
+        launch.getLoc(),
+        "the lowered kernel's launch: grid size is not a product of constants, "
+        "ceil(operand size / constant) and (varlen) "
+        "ceil(max_seqlen_q / constant) and operand "
+        "size - 1");
   term.operand = src.roles.lookup(arg.getArgNumber());
   term.dim = *index;
   dim.terms.push_back(term);
@@ -785,8 +790,10 @@ FailureOr<bundle::Param> tensorMapParam(Value arg, const KernelSource &src,
     source = expand.getSrc();
   auto operand = dyn_cast_or_null<BlockArgument>(source);
   if (!operand || !src.roles.count(operand.getArgNumber()))
-    return launch.emitOpError("kernel argument is neither an operand of "
-                              "attn.attention nor its TMA descriptor");
+    return emitError(
+        launch.getLoc(),
+        "the lowered kernel's launch: kernel argument is neither an operand of "
+        "attn.attention nor its TMA descriptor");
   bundle::Param param;
   param.operand = src.roles.lookup(operand.getArgNumber());
   param.field = bundle::Param::Field::TensorMap;
@@ -795,51 +802,71 @@ FailureOr<bundle::Param> tensorMapParam(Value arg, const KernelSource &src,
     if (!src.key.varlen || expand.getSrcType().getRank() != 3 ||
         expand.getResultType().getShape()[0] != 1 ||
         (transpose && !isTranspose(transpose, {0, 2, 1, 3})))
-      return launch.emitOpError("the TMA descriptor of operand '")
-             << name << "' is built from a memref.expand_shape; only a "
-                        "varlen kernel's [total, H, D] operands expanded to "
-                        "[1, total, H, D] (then transposed to [1, H, total, "
-                        "D], or not: GQA packing) have a manifest form";
+      return emitError(
+                 launch.getLoc(),
+                 "the lowered kernel's launch: the TMA descriptor of operand '")
+             << name
+             << "' is built from a memref.expand_shape; only a "
+                "varlen kernel's [total, H, D] operands expanded to "
+                "[1, total, H, D] (then transposed to [1, H, total, "
+                "D], or not: GQA packing) have a manifest form";
     param.packed = true;
     param.headsInner = !transpose;
     if (param.headsInner && param.operand != Operand::Q &&
         param.operand != Operand::O)
-      return launch.emitOpError("the TMA descriptor of operand '")
-             << name << "' is built from a heads-inner view; only q and o "
-                        "(GQA packing) may be";
+      return emitError(
+                 launch.getLoc(),
+                 "the lowered kernel's launch: the TMA descriptor of operand '")
+             << name
+             << "' is built from a heads-inner view; only q and o "
+                "(GQA packing) may be";
     ArrayRef<int64_t> box =
         desc.getTensorMap().getType().getTensor().getShape();
     if (box.size() != 4)
-      return launch.emitOpError("TMA boxes are rank 4");
+      return emitError(launch.getLoc(),
+                       "the lowered kernel's launch: TMA boxes are rank 4");
     std::copy(box.rbegin(), box.rend(), param.box.begin());
     return param;
   }
   bool pagedKV = src.key.pageSize > 0 &&
                  (param.operand == Operand::K || param.operand == Operand::V);
   if (src.key.varlen && !pagedKV)
-    return launch.emitOpError("the TMA descriptor of operand '")
-           << name << "' in a varlen kernel is not built from the packed "
-                      "operand's [1, H, total, D] view";
+    return emitError(
+               launch.getLoc(),
+               "the lowered kernel's launch: the TMA descriptor of operand '")
+           << name
+           << "' in a varlen kernel is not built from the packed "
+              "operand's [1, H, total, D] view";
   param.transposed = transpose && isTranspose(transpose, {0, 1, 3, 2});
   param.headsInner = transpose && isTranspose(transpose, {0, 2, 1, 3});
   if (transpose && !param.transposed && !param.headsInner)
-    return launch.emitOpError("the TMA descriptor of operand '")
+    return emitError(
+               launch.getLoc(),
+               "the lowered kernel's launch: the TMA descriptor of operand '")
            << name << "' is built from memref.transpose "
            << AffineMapAttr::get(transpose.getPermutation())
            << "; only (d0, d1, d3, d2) (V^T storage) and (d0, d2, d1, d3) "
               "(GQA packing) have a manifest form";
   if (param.transposed && param.operand != Operand::V)
-    return launch.emitOpError("the TMA descriptor of operand '")
-           << name << "' is built from a transposed view; only v (V^T "
-                      "storage) may be";
+    return emitError(
+               launch.getLoc(),
+               "the lowered kernel's launch: the TMA descriptor of operand '")
+           << name
+           << "' is built from a transposed view; only v (V^T "
+              "storage) may be";
   if (param.headsInner && param.operand != Operand::Q &&
       param.operand != Operand::O && !pagedKV)
-    return launch.emitOpError("the TMA descriptor of operand '")
-           << name << "' is built from a heads-inner view; only q and o (GQA "
-                      "packing) and paged k and v may be";
+    return emitError(
+               launch.getLoc(),
+               "the lowered kernel's launch: the TMA descriptor of operand '")
+           << name
+           << "' is built from a heads-inner view; only q and o (GQA "
+              "packing) and paged k and v may be";
   ArrayRef<int64_t> box = desc.getTensorMap().getType().getTensor().getShape();
   if (box.size() != 4)
-    return launch.emitOpError("TMA boxes are rank 4 [B, H, N, D]");
+    return emitError(
+        launch.getLoc(),
+        "the lowered kernel's launch: TMA boxes are rank 4 [B, H, N, D]");
   std::copy(box.rbegin(), box.rend(), param.box.begin());
   return param;
 }
@@ -869,8 +896,9 @@ FailureOr<WorkspaceMap> readWorkspace(func::FuncOp func,
     MemRefType type = alloc.getType();
     StringRef dtype = workspaceDtype(type.getElementType(), src.key);
     if (dtype.empty() || !type.getLayout().isIdentity())
-      return WalkResult(alloc.emitOpError(
-          src.key.quantizeFp8 ? "a quantized kernel's workspace must be "
+      return WalkResult(emitError(
+          alloc.getLoc(), src.key.quantizeFp8
+                              ? "a quantized kernel's workspace must be "
                                 "contiguous f32, i32 or f8E4M3FN"
                               : "a kernel workspace must be contiguous f32"));
     bundle::Workspace buffer;
@@ -916,17 +944,21 @@ FailureOr<bundle::Param> workspaceMapParam(nvgpu::TmaCreateDescriptorOp desc,
   if (type.getRank() != 4 || box.size() != 4 || !type.hasStaticShape() ||
       failed(type.getStridesAndOffset(strides, offset)) || offset != 0 ||
       strides[3] != 1 || llvm::any_of(strides, ShapedType::isDynamic))
-    return launch.emitOpError("the TMA descriptor of a workspace buffer "
-                              "needs a rank-4 view of static sizes and "
-                              "strides, offset 0 and unit innermost stride, "
-                              "but got ")
+    return emitError(launch.getLoc(),
+                     "the lowered kernel's launch: the TMA descriptor of a "
+                     "workspace buffer "
+                     "needs a rank-4 view of static sizes and "
+                     "strides, offset 0 and unit innermost stride, "
+                     "but got ")
            << type;
   if (map.getOob() != nvgpu::TensorMapOOBKind::OOB_ZERO ||
       map.getInterleave() != nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE)
-    return launch.emitOpError("the TMA descriptor of a workspace buffer "
-                              "must fill out-of-bounds elements with zero "
-                              "and not interleave (what the runtime "
-                              "encodes)");
+    return emitError(
+        launch.getLoc(),
+        "the lowered kernel's launch: the TMA descriptor of a workspace buffer "
+        "must fill out-of-bounds elements with zero "
+        "and not interleave (what the runtime "
+        "encodes)");
   bundle::Param param;
   param.field = bundle::Param::Field::TensorMap;
   param.workspace = buffer;
@@ -965,13 +997,14 @@ LogicalResult readLaunch(gpu::LaunchFuncOp launch, const KernelSource &src,
     FailureOr<bundle::GridDim> dim = gridDim(gridValues[i], src, launch);
     std::optional<int64_t> threads = getConstantIntValue(blockValues[i]);
     if (failed(dim) || !threads)
-      return launch.emitOpError("needs a static CTA size and a grid that is "
-                                "a function of the operand sizes");
+      return emitError(launch.getLoc(), "the lowered kernel's launch: needs a "
+                                        "static CTA size and a grid that is "
+                                        "a function of the operand sizes");
     // CUDA caps grid x at 2^31-1 and y, z at 65535; with size terms the
     // grid is 0 or at least its constant factor.
     int64_t limit = i == 0 ? kMaxGridX : kMaxGridYZ;
     if (dim->constant > limit)
-      return launch.emitOpError("grid ")
+      return emitError(launch.getLoc(), "the lowered kernel's launch: grid ")
              << "xyz"[i] << " is at least " << dim->constant
              << " CTAs, over CUDA's limit of " << limit
              << "; the shapes are too large for one launch";
@@ -981,11 +1014,14 @@ LogicalResult readLaunch(gpu::LaunchFuncOp launch, const KernelSource &src,
   if (Value smem = launch.getDynamicSharedMemorySize()) {
     std::optional<int64_t> bytes = getConstantIntValue(smem);
     if (!bytes)
-      return launch.emitOpError("dynamic shared memory must be a constant");
+      return emitError(launch.getLoc(), "the lowered kernel's launch: dynamic "
+                                        "shared memory must be a constant");
     entry.dynamicSharedBytes = *bytes;
   }
   if (launch.hasClusterSize())
-    return launch.emitOpError("thread-block clusters are not supported yet");
+    return emitError(launch.getLoc(),
+                     "the lowered kernel's launch: thread-block clusters are "
+                     "not supported yet");
 
   using Field = bundle::Param::Field;
   for (Value arg : launch.getKernelOperands()) {
@@ -1001,8 +1037,10 @@ LogicalResult readLaunch(gpu::LaunchFuncOp launch, const KernelSource &src,
     auto buffer = workspace.find(arg);
     if (buffer == workspace.end() &&
         (!blockArg || !src.roles.count(blockArg.getArgNumber())))
-      return launch.emitOpError("kernel argument is not an operand of "
-                                "attn.attention or a workspace buffer");
+      return emitError(
+          launch.getLoc(),
+          "the lowered kernel's launch: kernel argument is not an operand of "
+          "attn.attention or a workspace buffer");
     Operand role = buffer == workspace.end()
                        ? src.roles.lookup(blockArg.getArgNumber())
                        : Operand::Q;
@@ -1209,7 +1247,9 @@ LogicalResult emitLaunch(ModuleOp module, gpu::LaunchFuncOp launch,
   StringRef moduleName = launch.getKernelModuleName().getValue();
   auto binary = module.lookupSymbol<gpu::BinaryOp>(moduleName);
   if (!binary || binary.getObjects().size() != 1)
-    return launch.emitOpError("expected one PTX object for the kernel");
+    return emitError(
+        launch.getLoc(),
+        "the lowered kernel's launch: expected one PTX object for the kernel");
   auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
   entry.ptx = (moduleName + ".ptx").str();
   entry.cubin = (moduleName + ".cubin").str();

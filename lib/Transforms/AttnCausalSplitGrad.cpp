@@ -94,9 +94,10 @@ LogicalResult checkInvariants(scf::ForOp loop, Operation *step,
                               ValueRange invariants) {
   for (Value v : invariants)
     if (v && !loop.isDefinedOutsideOfLoop(v))
-      return step->emitOpError("attn-causal-split-grad needs the block "
-                               "position of the other operand, "
-                               "causal_offset and k defined outside the loop");
+      return emitError(step->getLoc(),
+                       "attn-causal-split-grad needs the block "
+                       "position of the other operand, "
+                       "causal_offset and k defined outside the loop");
   return success();
 }
 

@@ -250,11 +250,11 @@ LogicalResult checkUnrollSize(Operation *root) {
     }
     if (rows * keys <= kMaxUnrolledRows)
       return WalkResult::advance();
-    op->emitOpError() << "attn-decompose-grad unrolls " << keys
-                      << " keys over the step's " << rows
-                      << " rows, but at most " << kMaxUnrolledRows
-                      << " key-rows per block compile in reasonable time; "
-                         "use smaller tiles (e.g. block-m=64 block-n=64)";
+    emitError(op->getLoc())
+        << "attn-decompose-grad unrolls " << keys << " keys over the step's "
+        << rows << " rows, but at most " << kMaxUnrolledRows
+        << " key-rows per block compile in reasonable time; "
+           "use smaller tiles (e.g. block-m=64 block-n=64)";
     return WalkResult::interrupt();
   });
   return failure(res.wasInterrupted());

@@ -208,7 +208,8 @@ struct AttnQuantizeFP8Pass
         ops.push_back(op);
     });
     if (blockM < 0 || blockN < 0) {
-      getOperation().emitError()
+      // An option, not in the input: no location.
+      emitError(UnknownLoc::get(&getContext()))
           << "attn-quantize-fp8: block-m and block-n must be >= 0 (0: the "
              "tensor-core tile's), but got block-m="
           << static_cast<int64_t>(blockM)

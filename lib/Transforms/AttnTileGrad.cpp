@@ -244,7 +244,7 @@ struct AttnTileGradPass
     if (ops.empty())
       return; // e.g. the CPU pipeline on a forward-only module
     if (!isValidBlockM(blockM) || !isValidBlockN(blockN)) {
-      getOperation().emitError()
+      emitError(UnknownLoc::get(&getContext())) // an option: no location
           << "attn-tile-grad: block-m must be in [1, " << kMaxBlockM
           << "] and block-n in [1, " << kMaxBlockN
           << "], but got block-m=" << static_cast<int64_t>(blockM)

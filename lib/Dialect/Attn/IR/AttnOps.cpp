@@ -1366,9 +1366,10 @@ LogicalResult WarpSpecializeOp::verify() {
                          << groups;
   int64_t total =
       128 * (getProducerRegisters() + groups * getConsumerRegisters());
-  if (total > 65536)
+  if (total > kRegistersPerSM)
     return emitOpError() << "register budgets need " << total
-                         << " registers per CTA, but an SM has 65536";
+                         << " registers per CTA, but an SM has "
+                         << kRegistersPerSM;
   return success();
 }
 
