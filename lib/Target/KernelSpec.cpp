@@ -90,6 +90,12 @@ static bool mapQuantize(const json::Object &obj, KernelSpec &spec,
     return true;
   }
   if (std::optional<llvm::StringRef> text = value->getAsString()) {
+    // As for every key: no value stands for the default (true does).
+    if (text->trim().empty()) {
+      path.field("quantize_fp8")
+          .report("must not be empty (true: attn-quantize-fp8's defaults)");
+      return false;
+    }
     spec.quantizeFp8 = text->str();
     return true;
   }
