@@ -32,6 +32,10 @@ struct FailOnErrors : PassWrapper<FailOnErrors, OperationPass<>> {
   explicit FailOnErrors(std::shared_ptr<const size_t> errors)
       : errors(std::move(errors)) {}
   StringRef getArgument() const override { return "attn-fail-on-errors"; }
+  StringRef getName() const override { return "AttnFailOnErrors"; }
+  StringRef getDescription() const override {
+    return "Fail the run if any error was reported";
+  }
   void runOnOperation() override {
     if (*errors)
       signalPassFailure();
