@@ -2,6 +2,7 @@
 
 #include "Mutator.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace attn::fuzz;
@@ -141,12 +142,65 @@ void Mutator::splice(std::string &text) {
   text = text.substr(0, cut) + other.substr(below(other.size() + 1));
 }
 
+void Mutator::nestRegions(std::string &text) {
+  // Whole lines from one in a function to its return, n regions deep: few
+  // levels keep the IR valid (the passes see ops in nested regions), the
+  // many ones are past the tools' limit (kMaxNestingDepth).
+  static const size_t depths[] = {1, 2, 3, 8, 64, 255, 256, 2000, 20000};
+  size_t ret = text.find("return", below(text.size() + 1));
+  size_t body = text.rfind("{\n", ret == std::string::npos ? 0 : ret);
+  if (ret == std::string::npos || body == std::string::npos)
+    return;
+  std::vector<size_t> lines;
+  for (size_t at = text.find('\n', body); at != std::string::npos && at < ret;
+       at = text.find('\n', at + 1))
+    lines.push_back(at + 1);
+  size_t end = text.rfind('\n', ret) + 1;
+  size_t start = lines.empty() ? end : lines[below(lines.size())];
+  if (start > end)
+    return;
+  size_t n = depths[below(std::size(depths))];
+  std::string open, close;
+  for (size_t i = 0; i < n; ++i) {
+    open += "scf.execute_region {\n";
+    close += "scf.yield\n}\n";
+  }
+  text.insert(end, close);
+  text.insert(start, open);
+}
+
+void Mutator::aliasOperand(std::string &text) {
+  // An op's ins(%a, %b, ... : types) and, after it, the first operand of
+  // one of its output clauses, which becomes one of those inputs.
+  std::vector<size_t> ins;
+  for (size_t at = text.find("ins("); at != std::string::npos;
+       at = text.find("ins(", at + 1))
+    ins.push_back(at);
+  if (ins.empty())
+    return;
+  size_t at = ins[below(ins.size())] + 4;
+  StringRef list = StringRef(text).substr(at).split(':').first;
+  llvm::SmallVector<StringRef> names;
+  list.split(names, ',');
+  StringRef input = names[below(names.size())].trim();
+  static const char *const outputs[] = {"outs(", "lse(", "workspace("};
+  size_t clause = text.find(outputs[below(std::size(outputs))], at);
+  if (!input.starts_with("%") || clause == std::string::npos)
+    return;
+  size_t first = text.find('%', clause);
+  size_t stop = text.find_first_of(",: )", first);
+  if (first == std::string::npos || stop == std::string::npos)
+    return;
+  std::string name = input.str();
+  text.replace(first, stop - first, name);
+}
+
 std::string Mutator::mutate(size_t index) {
   std::string text = corpus[index];
   // Mostly one or two mutations that keep the input parseable (numbers and
   // tokens), so that most mutants reach the passes; sometimes raw damage.
   for (size_t n = 1 + below(2) + (below(4) == 0); n > 0; --n) {
-    switch (below(16)) {
+    switch (below(18)) {
     case 0:
     case 1:
     case 2:
@@ -171,6 +225,12 @@ std::string Mutator::mutate(size_t index) {
       break;
     case 14:
       duplicateSpan(text);
+      break;
+    case 15:
+      nestRegions(text);
+      break;
+    case 16:
+      aliasOperand(text);
       break;
     default:
       below(2) ? flipByte(text) : splice(text);

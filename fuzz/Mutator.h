@@ -3,7 +3,9 @@
 // Deterministic mutations of .mlir and JSON inputs: numbers replaced by
 // boundary values, tokens swapped or inserted from a dictionary of what the
 // attn inputs are made of (types, layouts, attributes, JSON values), spans
-// deleted or duplicated, bytes flipped, two inputs spliced. One seed gives
+// deleted or duplicated, bytes flipped, two inputs spliced, ops wrapped in
+// nested regions (up to far past the tools' depth limit), an output operand
+// replaced by one of the op's inputs. One seed gives
 // one sequence of inputs, so a CI failure reproduces with `--seed`.
 //
 //===----------------------------------------------------------------------===//
@@ -39,6 +41,8 @@ private:
   void duplicateSpan(std::string &text);
   void flipByte(std::string &text);
   void splice(std::string &text);
+  void nestRegions(std::string &text);
+  void aliasOperand(std::string &text);
 
   std::mt19937_64 rng;
   llvm::ArrayRef<std::string> corpus;

@@ -12,7 +12,10 @@
 // Errors are expected (most mutants are invalid); what fails the run is a
 // crash, a sanitizer report, an input that takes longer than
 // --timeout-per-input, a transform pass that succeeds with IR that does not
-// verify, or a lowering that succeeds with attn ops left in the IR. The input that failed is printed to stderr and written to
+// verify, a lowering that succeeds with attn ops left in the IR, a step
+// that succeeds after reporting an error (a tool would print it and exit
+// 0), or a parsed op whose output is one of its inputs (the verifiers
+// refuse that). The input that failed is printed to stderr and written to
 // --crash-file. Mutations are deterministic per --seed (Mutator.h).
 //
 //===----------------------------------------------------------------------===//
@@ -43,6 +46,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Signals.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -78,6 +82,8 @@ static cl::opt<std::string>
 /// The input being run, for the crash and timeout handlers.
 static std::string current;
 static std::string currentAction;
+/// Error diagnostics so far (the context's handler counts them).
+static uint64_t errorCount = 0;
 
 static void dumpCurrent() {
   llvm::errs() << "\nattn-fuzz: failing input (" << currentAction
@@ -157,12 +163,20 @@ Pipeline pickPipeline(Mutator &m) {
       llvm::formatv("block-m={0} block-n={1}", pickBlock(m), pickBlock(m))
           .str();
   std::string pack = m.below(2) ? " pack-gqa=true" : "";
+  // A toolkit without libdevice: upstream serialization reports it and
+  // succeeds; attn-to-cubin must refuse it first. (The CUDA-core path takes
+  // the small block sizes picked above.)
+  static const char *const toolkits[] = {"/nonexistent", "/tmp", "/usr"};
+  std::string serialize = m.below(16) == 0
+                              ? std::string(" path=fma format=isa toolkit=") +
+                                    toolkits[m.below(std::size(toolkits))]
+                              : " format=none";
   switch (m.below(4)) {
   case 0:
     return {"", "attn-to-cpu{" + blocks + pack + " " + pickSplits(m) + "}",
             true};
   case 1:
-    return {"", "attn-to-cubin{" + blocks + " format=none}", true};
+    return {"", "attn-to-cubin{" + blocks + serialize + "}", true};
   default:
     break;
   }
@@ -227,8 +241,41 @@ bool runPasses(ModuleOp module, StringRef pipeline, bool transforms) {
   std::string error;
   llvm::raw_string_ostream os(error);
   // An invalid option value is rejected, as it should be.
-  return succeeded(parsePassPipeline(pipeline, pm, os)) &&
-         succeeded(pm.run(module));
+  if (failed(parsePassPipeline(pipeline, pm, os)))
+    return false;
+  uint64_t before = errorCount;
+  if (failed(pm.run(module)))
+    return false;
+  if (errorCount != before)
+    fail("'" + pipeline + "' succeeded but reported an error");
+  return true;
+}
+
+/// The operands an attn op writes; the rest it reads.
+SmallVector<Value> outputsOf(Operation *op) {
+  using namespace mlir::attn;
+  if (auto a = dyn_cast<AttentionOp>(op))
+    return {a.getO(), a.getLse()};
+  if (auto v = dyn_cast<VarlenAttentionOp>(op))
+    return {v.getO(), v.getLse(), v.getOPartial(), v.getLsePartial()};
+  if (auto p = dyn_cast<PartialAttentionOp>(op))
+    return {p.getOPartial(), p.getLsePartial()};
+  if (auto c = dyn_cast<DecodeCombineOp>(op))
+    return {c.getO(), c.getLse()};
+  if (auto g = dyn_cast<AttentionGradOp>(op))
+    return {g.getDQ(), g.getDK(), g.getDV()};
+  return {};
+}
+
+/// The verifiers refuse an op with ins and outs whose output is another of
+/// its operands: one that parsed must have none.
+void checkNoAliasing(ModuleOp module) {
+  module.walk([&](Operation *op) {
+    for (Value out : outputsOf(op))
+      if (out && llvm::count(op->getOperands(), out) > 1)
+        fail("'" + op->getName().getStringRef() +
+             "' verified with an output that is another of its operands");
+  });
 }
 
 void runPipeline(ModuleOp module, const Pipeline &pipeline, Stats &stats) {
@@ -251,12 +298,16 @@ void runIR(MLIRContext &context, StringRef text, Mutator &m, Stats &stats) {
   sourceMgr.setDiagHandler([](const llvm::SMDiagnostic &, void *) {});
   unsigned id = sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBuffer(text, "input", false), llvm::SMLoc());
-  if (!mlir::attn::checkResultNumbers(sourceMgr, id)) // as the tools do
+  if (!mlir::attn::checkInput(sourceMgr, id)) // as the tools do
     return;
+  uint64_t before = errorCount;
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return;
+  if (errorCount != before)
+    fail("the parser reported an error and returned a module");
   ++stats.parsed;
+  checkNoAliasing(*module);
   runPipeline(*module, pickPipeline(m), stats);
 }
 
@@ -357,8 +408,9 @@ int main(int argc, char **argv) {
   context.loadAllAvailableDialects();
   // Diagnostics are the expected outcome of most inputs: count, not print.
   uint64_t diagnostics = 0;
-  ScopedDiagnosticHandler quiet(&context, [&](Diagnostic &) {
+  ScopedDiagnosticHandler quiet(&context, [&](Diagnostic &diag) {
     ++diagnostics;
+    errorCount += diag.getSeverity() == DiagnosticSeverity::Error;
     return success();
   });
 

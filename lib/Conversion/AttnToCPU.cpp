@@ -1,6 +1,7 @@
 //===- AttnToCPU.cpp - decomposed loop nest -> LLVM dialect (host) --------===//
 
 #include "attn/Conversion/Passes.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "VectorLowering.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
@@ -378,9 +379,10 @@ lowerTileVectorsAndHalves(func::FuncOp fn,
   WalkResult left = fn.walk([](Operation *op) {
     if (!needsHalfSupport(op))
       return WalkResult::advance();
-    op->emitOpError("on a type narrower than f32 has no self-contained "
-                    "host lowering (it would need a CPU feature or a "
-                    "runtime-library call)");
+    emitError(op->getLoc())
+        << "attn-lower-to-cpu: " << op->getName()
+        << " on a type narrower than f32 has no self-contained host lowering "
+           "(it would need a CPU feature or a runtime-library call)";
     return WalkResult::interrupt();
   });
   return failure(left.wasInterrupted());
@@ -388,7 +390,9 @@ lowerTileVectorsAndHalves(func::FuncOp fn,
 
 /// The pipelines and patterns are built once per pass instance; function
 /// pipelines run on several functions in parallel.
-struct AttnLowerToCPUPass : attn::impl::AttnLowerToCPUBase<AttnLowerToCPUPass> {
+struct AttnLowerToCPUPass
+    : StrictOptions<attn::impl::AttnLowerToCPUBase<AttnLowerToCPUPass>> {
+  using StrictOptions::StrictOptions;
   void getDependentDialects(DialectRegistry &registry) const override {
     AttnLowerToCPUBase::getDependentDialects(registry);
     OpPassManager before(ModuleOp::getOperationName()),
@@ -454,11 +458,13 @@ struct AttnLowerToCPUPass : attn::impl::AttnLowerToCPUBase<AttnLowerToCPUPass> {
           });
       if (!tensorCore)
         return WalkResult::advance();
-      return WalkResult(op->emitOpError(
-          "is GPU code: attn-lower-to-cpu takes the nest of attn-tile, "
-          "attn-causal-split and attn-online-softmax, not the sm_90a "
-          "tensor-core path (attn-async-pipeline, attn-lower-to-wgmma) nor "
-          "attn-distribute-rows; lower it with attn-lower-to-nvvm"));
+      return WalkResult(
+          emitError(op->getLoc())
+          << "attn-lower-to-cpu: " << op->getName()
+          << " is GPU code: attn-lower-to-cpu takes the nest of attn-tile, "
+             "attn-causal-split and attn-online-softmax, not the sm_90a "
+             "tensor-core path (attn-async-pipeline, attn-lower-to-wgmma) nor "
+             "attn-distribute-rows; lower it with attn-lower-to-nvvm");
     });
     return failure(res.wasInterrupted());
   }
@@ -470,10 +476,12 @@ struct AttnLowerToCPUPass : attn::impl::AttnLowerToCPUBase<AttnLowerToCPUPass> {
     WalkResult res = module.walk([](Operation *op) {
       if (isa<ModuleOp>(op) || isa<LLVM::LLVMDialect>(op->getDialect()))
         return WalkResult::advance();
-      return WalkResult(op->emitOpError(
-          "is left after attn-lower-to-cpu: it has no lowering to the LLVM "
-          "dialect; the host lowering takes the nest of attn-tile, "
-          "attn-causal-split and attn-online-softmax on memrefs"));
+      return WalkResult(
+          emitError(op->getLoc())
+          << "attn-lower-to-cpu: " << op->getName()
+          << " is left, with no lowering to the LLVM dialect; the host "
+             "lowering takes the nest of attn-tile, attn-causal-split and "
+             "attn-online-softmax on memrefs");
     });
     return failure(res.wasInterrupted());
   }

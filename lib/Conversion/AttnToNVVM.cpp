@@ -1,6 +1,7 @@
 //===- AttnToNVVM.cpp - distributed loop nest -> NVVM kernel --------------===//
 
 #include "attn/Conversion/Passes.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "PhasedCta.h"
 #include "VectorLowering.h"
@@ -148,8 +149,9 @@ int64_t dynamicSharedBytes(Region &region) {
 LogicalResult launchHopperCta(scf::ForallOp cta) {
   auto threads = cta->getAttrOfType<IntegerAttr>("attn.threads");
   if (cta.getRank() != 3 || !cta.isNormalized())
-    return cta.emitOpError("attn-lower-to-nvvm: expected the 3-D CTA loop "
-                           "(Q block, head, batch) of attn-tile");
+    return emitError(cta.getLoc(),
+                     "attn-lower-to-nvvm: expected the 3-D CTA loop "
+                     "(Q block, head, batch) of attn-tile");
   OpBuilder b(cta);
   Location loc = cta.getLoc();
   SmallVector<Value> ub =
@@ -387,7 +389,8 @@ FailureOr<std::string> resolveTarget(ModuleOp module, StringRef chip,
     std::string known;
     for (const auto &[name, ptx] : kChips)
       known += (known.empty() ? "" : ", ") + name.str();
-    return emitError(module.getLoc(), "attn-lower-to-nvvm: chip '")
+    return emitError(UnknownLoc::get(module.getContext()),
+                     "attn-lower-to-nvvm: chip '")
            << chip << "' is not supported; supported chips: " << known;
   }
   if (features.empty())
@@ -397,7 +400,8 @@ FailureOr<std::string> resolveTarget(ModuleOp module, StringRef chip,
   size_t at = rest.find("+ptx");
   if (at == StringRef::npos ||
       rest.drop_front(at + 4).take_while(llvm::isDigit).getAsInteger(10, ptx))
-    return emitError(module.getLoc(), "attn-lower-to-nvvm: features '")
+    return emitError(UnknownLoc::get(module.getContext()),
+                     "attn-lower-to-nvvm: features '")
            << features << "' name no PTX ISA version (+ptxNN)";
   const llvm::StringSet<> &known = knownNVPTXFeatures();
   SmallVector<StringRef> list;
@@ -407,13 +411,15 @@ FailureOr<std::string> resolveTarget(ModuleOp module, StringRef chip,
       return c == '+' || c == '-';
     });
     if (!known.contains(name))
-      return emitError(module.getLoc(), "attn-lower-to-nvvm: feature '")
+      return emitError(UnknownLoc::get(module.getContext()),
+                       "attn-lower-to-nvvm: feature '")
              << feature.trim()
              << "' is unknown to LLVM's NVPTX back end, which would drop "
                 "it silently";
   }
   if (ptx < it->second)
-    return emitError(module.getLoc(), "attn-lower-to-nvvm: chip ")
+    return emitError(UnknownLoc::get(module.getContext()),
+                     "attn-lower-to-nvvm: chip ")
            << chip << " needs PTX ISA " << it->second / 10 << "."
            << it->second % 10 << " or newer (features=+ptx" << it->second
            << "), but features are '" << features << "'";
@@ -447,13 +453,14 @@ LogicalResult checkNVVMPreconditions(ModuleOp module) {
     if (auto ws = op->getParentOfType<WarpSpecializeOp>())
       op = ws;
     if (isa<WarpSpecializeOp, OnlineAttentionMmaOp>(op))
-      return WalkResult(op->emitOpError(
+      return WalkResult(emitError(
+          op->getLoc(),
           "attn-lower-to-nvvm needs the tensor-core pipeline lowered: run "
           "attn-lower-to-wgmma first"));
     if (isa<AttnDialect>(op->getDialect()))
-      return WalkResult(op->emitOpError(
-          "attn-lower-to-nvvm needs it decomposed: run attn-online-softmax "
-          "(or attn-lower-to-wgmma) first"));
+      return WalkResult(emitError(
+          op->getLoc(), "attn-lower-to-nvvm needs the tile ops decomposed: run "
+                        "attn-online-softmax (or attn-lower-to-wgmma) first"));
     auto forall = dyn_cast<scf::ForallOp>(op);
     // Tensor-core CTAs (attn-lower-to-wgmma) carry their thread count.
     if (!forall || isThreadLoop(forall) || forall->hasAttr("attn.threads") ||
@@ -464,7 +471,8 @@ LogicalResult checkNVVMPreconditions(ModuleOp module) {
             })
             .wasInterrupted())
       return WalkResult::advance();
-    return WalkResult(forall.emitOpError(
+    return WalkResult(emitError(
+        forall.getLoc(),
         "attn-lower-to-nvvm needs the CTA loop mapped to threads: run "
         "attn-distribute-rows before attn-online-softmax (or "
         "attn-async-pipeline and attn-lower-to-wgmma)"));
@@ -473,8 +481,8 @@ LogicalResult checkNVVMPreconditions(ModuleOp module) {
 }
 
 struct AttnLowerToNVVMPass
-    : attn::impl::AttnLowerToNVVMBase<AttnLowerToNVVMPass> {
-  using AttnLowerToNVVMBase::AttnLowerToNVVMBase;
+    : StrictOptions<attn::impl::AttnLowerToNVVMBase<AttnLowerToNVVMPass>> {
+  using StrictOptions::StrictOptions;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -495,8 +503,9 @@ struct AttnLowerToNVVMPass
     });
     for (scf::ForallOp cta : hopper) {
       if (chip != "sm_90a") {
-        cta.emitOpError("attn-lower-to-nvvm: the tensor-core kernel "
-                        "(warpgroup MMA, setmaxnreg) needs chip sm_90a, not ")
+        emitError(cta.getLoc(),
+                  "attn-lower-to-nvvm: the tensor-core kernel "
+                  "(warpgroup MMA, setmaxnreg) needs chip sm_90a, not ")
             << chip << "; use path=fma for other chips";
         return signalPassFailure();
       }

@@ -29,6 +29,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Conversion/Passes.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "GradToWGMMA.h"
 #include "WarpgroupMMA.h"
@@ -533,21 +534,32 @@ void rescale(ImplicitLocOpBuilder &b, MutableArrayRef<Value> o,
     x = arith::MulFOp::create(b, x, alpha[halfOf(j)]);
 }
 
-/// `unfilled_tail`: a block reaching past Nk zeroes V's rows there before
-/// any P V reads them (their P is 0, but 0 * NaN is NaN). Only the tail
-/// block takes the branch, which is uniform over the warpgroup.
-void zeroValueTail(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
-                   const ThreadLayout &tl) {
+/// `unfilled_tail`: Nk - k_pos, the keys of the block inside the sequence
+/// (null without the attribute).
+Value keysInBlock(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op) {
   if (!op.getUnfilledTail())
+    return Value();
+  return arith::SubIOp::create(b, op.getNumKeys(), op.getKPos());
+}
+
+/// `unfilled_tail`: a block with fewer than BLOCK_N keys inside the sequence
+/// (`keys`, keysInBlock) zeroes V's rows past them, at shared address
+/// `vAddr`, before its P V reads them (their P is 0, but 0 * NaN is NaN).
+/// Only the tail block takes the branch, which is uniform over the
+/// warpgroup.
+void zeroValueTail(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
+                   Value vAddr, Value keys, const ThreadLayout &tl) {
+  if (!keys)
     return;
-  Value inBlock = arith::SubIOp::create(b, op.getNumKeys(), op.getKPos());
-  Value pastNk = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, inBlock,
-                                       cIndex(b, op.getBlockN()));
+  int64_t blockN = op.getBlockN();
+  Value pastNk = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, keys,
+                                       cIndex(b, blockN));
   auto ifOp = scf::IfOp::create(b, pastNk, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
-  zeroRowsFrom(b, op.getV(), arith::MaxSIOp::create(b, inBlock, cIndex(b, 0)),
-               tl);
+  int64_t chunks = cast<MemRefType>(op.getV().getType()).getDimSize(0);
+  zeroRowsFrom(b, vAddr, chunks, blockN,
+               arith::MaxSIOp::create(b, keys, cIndex(b, 0)), tl);
   Value barrierId = arith::IndexCastOp::create(
       b, b.getI32Type(),
       arith::AddIOp::create(b, tl.warpgroup, cIndex(b, kEpilogueBarrier)));
@@ -559,7 +571,7 @@ void zeroValueTail(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
 void lowerStep(OnlineAttentionMmaOp op, const Schedule &sched) {
   ImplicitLocOpBuilder b(op.getLoc(), op);
   ThreadLayout tl = threadLayout(b);
-  zeroValueTail(b, op, tl);
+  zeroValueTail(b, op, sharedAddress(b, op.getV()), keysInBlock(b, op), tl);
   SmallVector<Value> p, m = unpack(b, op.getM()), l = unpack(b, op.getL());
   std::array<Value, 2> alpha = scoresAndSoftmax(b, op, tl, sched, p, m, l);
   SmallVector<Value> o = unpack(b, op.getAcc());
@@ -608,10 +620,13 @@ std::optional<KVLoop> matchKVLoop(OnlineAttentionMmaOp step) {
 }
 
 /// What a block leaves to the next iteration: P as the A registers of its
-/// P V, the byte address of its V tile and the ring slot to release after.
+/// P V, the byte address of its V tile, the ring slot to release after, and
+/// with `unfilled_tail` its keys inside the sequence (keysInBlock). Only a
+/// loop's last block can reach past Nk (the loops end at the block holding
+/// key Nk - 1), and its P V is the drain's: only drainBlock zeroes V.
 struct Pending {
   SmallVector<Value> p;
-  Value vAddr, slot;
+  Value vAddr, slot, keys;
 };
 
 /// Whether nextBlock takes the lazy max (lazySoftmax).
@@ -626,11 +641,11 @@ Pending firstBlock(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
                    const Schedule &sched, SmallVector<Value> &m,
                    SmallVector<Value> &l, MutableArrayRef<Value> o) {
   ThreadLayout tl = threadLayout(b);
-  zeroValueTail(b, op, tl);
   SmallVector<Value> p;
   double headroom = lazyMax(op, sched) ? sched.fp8LazyHeadroom : 0;
   rescale(b, o, scoresAndSoftmax(b, op, tl, sched, p, m, l, headroom));
-  return {packP(b, p, elementType(op)), sharedAddress(b, op.getV()), {}};
+  return {packP(b, p, elementType(op)), sharedAddress(b, op.getV()), {},
+          keysInBlock(b, op)};
 }
 
 /// Waits for the pending P_{j-1} V_{j-1}. P_{j-1} stays in its registers
@@ -695,7 +710,6 @@ Pending nextBlock(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
                   MutableArrayRef<Value> o) {
   const Turns *turns = sched.turns;
   ThreadLayout tl = threadLayout(b);
-  zeroValueTail(b, op, tl);
   ScoreDescriptors d = scoreDescriptors(b, op, tl);
   ValuesGemm pv(b, op, prev.vAddr, prev.p, sched.maxN);
   if (turns)
@@ -713,18 +727,20 @@ Pending nextBlock(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
   if (lazyMax(op, sched)) {
     LazyBlock lazy = lazySoftmax(b, op, sched, s, m, l);
     waitForValues(b, prev, o);
-    return {resolveLazy(b, op, sched, lazy, s, m, l, o), vAddr, {}};
+    return {resolveLazy(b, op, sched, lazy, s, m, l, o), vAddr, {},
+            keysInBlock(b, op)};
   }
   std::array<Value, 2> alpha = softmax(b, op, sched, s, m, l);
-  Pending next{packP(b, s, elementType(op)), vAddr, {}};
+  Pending next{packP(b, s, elementType(op)), vAddr, {}, keysInBlock(b, op)};
   waitForValues(b, prev, o);
   rescale(b, o, alpha);
   return next;
 }
 
-/// The last block's P V.
+/// The last block's P V, its V zeroed past Nk first (zeroValueTail).
 void drainBlock(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
                 const Pending &last, int64_t maxN, MutableArrayRef<Value> o) {
+  zeroValueTail(b, op, last.vAddr, last.keys, threadLayout(b));
   ValuesGemm pv(b, op, last.vAddr, last.p, maxN);
   NVVM::WgmmaFenceAlignedOp::create(b);
   pv.issue(b, o);
@@ -750,14 +766,14 @@ KVLoop cloneBody(ImplicitLocOpBuilder &b, KVLoop kv, Value iv,
 
 /// One steady-state block of a pipelined K/V loop at `iv`: clones the body
 /// and runs nextBlock on the carried state (m, l, acc, P, V address[, ring
-/// slot to release]); returns the state it leaves.
+/// slot to release][, keys in the block]); returns the state it leaves.
 SmallVector<Value> steadyBlock(ImplicitLocOpBuilder &b, KVLoop kv,
                                const Schedule &sched, Value iv,
                                ValueRange state) {
   OpBuilder::InsertionGuard guard(b);
   KVLoop it = cloneBody(b, kv, iv, state.take_front(3));
   b.setInsertionPoint(it.step);
-  Pending prev{unpack(b, state[3]), state[4], {}};
+  Pending prev{unpack(b, state[3]), state[4], {}, {}};
   SmallVector<Value> m = unpack(b, it.step.getM()),
                      l = unpack(b, it.step.getL()),
                      o = unpack(b, it.step.getAcc());
@@ -770,6 +786,8 @@ SmallVector<Value> steadyBlock(ImplicitLocOpBuilder &b, KVLoop kv,
     out.push_back(it.release.getMbarId());
     it.release.getMbarIdMutable().assign(state[5]);
   }
+  if (next.keys)
+    out.push_back(next.keys);
   it.step.erase();
   return out;
 }
@@ -879,14 +897,18 @@ void pipelineLoop(KVLoop kv, const Schedule &sched) {
       vector::FromElementsOp::create(b, pType, pending.p), pending.vAddr};
   if (pending.slot)
     state.push_back(pending.slot);
+  if (pending.keys)
+    state.push_back(pending.keys);
   state = lazyMax(kv.step, sched) ? unrolledSteadyBlocks(b, kv, sched, state)
                                   : steadyBlocks(b, kv, sched, state);
 
   // The last block's P V and release.
   ValueRange results = state;
   o = unpack(b, results[2]);
-  drainBlock(b, kv.step, {unpack(b, results[3]), results[4], {}}, sched.maxN,
-             o);
+  drainBlock(b, kv.step,
+             {unpack(b, results[3]), results[4], {},
+              pending.keys ? results.back() : Value()},
+             sched.maxN, o);
   if (emptyBarriers)
     nvgpu::MBarrierArriveOp::create(
         b, nvgpu::MBarrierTokenType::get(b.getContext()), emptyBarriers,
@@ -1095,8 +1117,9 @@ void storeLse(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
 LogicalResult lowerEpilogue(EpilogueOp op, double fp8PScaleLog2) {
   auto oType = cast<MemRefType>(op.getO().getType());
   if (!op.getStaging() && !oType.getElementType().isF32())
-    return op.emitOpError("attn-lower-to-wgmma needs the staging tile that "
-                          "attn-async-pipeline attaches");
+    return emitError(op.getLoc(),
+                     "attn-lower-to-wgmma needs the staging tile that "
+                     "attn-async-pipeline attaches");
   ImplicitLocOpBuilder b(op.getLoc(), op);
   ThreadLayout tl = threadLayout(b);
   SmallVector<Value> m = unpack(b, op.getM()), l = unpack(b, op.getL());
@@ -1149,8 +1172,8 @@ LogicalResult lowerEpilogue(EpilogueOp op, double fp8PScaleLog2) {
 }
 
 struct AttnLowerToWGMMAPass
-    : attn::impl::AttnLowerToWGMMABase<AttnLowerToWGMMAPass> {
-  using AttnLowerToWGMMABase::AttnLowerToWGMMABase;
+    : StrictOptions<attn::impl::AttnLowerToWGMMABase<AttnLowerToWGMMAPass>> {
+  using StrictOptions::StrictOptions;
 
   /// The nest attn-async-pipeline builds: warp_specialize in a CTA loop,
   /// steps and epilogues in its consumer region. Anything else would be
@@ -1159,9 +1182,10 @@ struct AttnLowerToWGMMAPass
     WalkResult res = root->walk([](Operation *op) {
       if (auto ws = dyn_cast<WarpSpecializeOp>(op)) {
         if (!ws->getParentOfType<scf::ForallOp>())
-          return WalkResult(ws.emitOpError(
-              "attn-lower-to-wgmma needs it inside the CTA loop (scf.forall) "
-              "that attn-async-pipeline builds"));
+          return WalkResult(emitError(
+              ws.getLoc(), "attn-lower-to-wgmma needs the warp-specialized "
+                           "CTA inside the CTA loop (scf.forall) that "
+                           "attn-async-pipeline builds"));
         return WalkResult::advance();
       }
       if (!isa<OnlineAttentionMmaOp, EpilogueOp>(op))
@@ -1170,9 +1194,11 @@ struct AttnLowerToWGMMAPass
       if (isa<EpilogueOp>(op) && !ws)
         return WalkResult::advance(); // the FMA path's epilogue
       if (!ws || !ws.getConsumer().isAncestor(op->getParentRegion()))
-        return WalkResult(op->emitOpError(
-            "attn-lower-to-wgmma needs it in the consumer region of an "
-            "attn.warp_specialize (built by attn-async-pipeline)"));
+        return WalkResult(
+            emitError(op->getLoc(),
+                      "attn-lower-to-wgmma needs the tile steps and "
+                      "epilogues in the consumer region of an "
+                      "attn.warp_specialize (built by attn-async-pipeline)"));
       return WalkResult::advance();
     });
     return failure(res.wasInterrupted());
@@ -1187,12 +1213,13 @@ struct AttnLowerToWGMMAPass
     consumer.walk([&](OnlineAttentionMmaOp op) { steps.push_back(op); });
     consumer.walk([&](EpilogueOp op) { epilogues.push_back(op); });
     if (epilogues.size() != 1)
-      return ws.emitOpError("attn-lower-to-wgmma: expected one attn.epilogue "
-                            "in the consumer region");
+      return emitError(ws.getLoc(),
+                       "attn-lower-to-wgmma: expected one attn.epilogue "
+                       "in the consumer region");
     int64_t blockM =
         cast<VectorType>(epilogues.front().getAcc().getType()).getDimSize(0);
     if (blockM != 64 * static_cast<int64_t>(ws.getConsumerWarpgroups()))
-      return ws.emitOpError("attn-lower-to-wgmma: BLOCK_M (")
+      return emitError(ws.getLoc(), "attn-lower-to-wgmma: BLOCK_M (")
              << blockM << ") must be 64 rows per consumer warpgroup";
     if (failed(retypeState(consumer, blockM)))
       return failure();
@@ -1231,12 +1258,14 @@ struct AttnLowerToWGMMAPass
 
   /// Whether option `name` lies in [lo, hi] (hi: none, no upper bound);
   /// else an error naming the range and `why`.
-  LogicalResult checkRange(StringRef name, int64_t value, int64_t lo,
-                           std::optional<int64_t> hi, StringRef why) {
+  static LogicalResult checkRange(MLIRContext *ctx, StringRef name,
+                                  int64_t value, int64_t lo,
+                                  std::optional<int64_t> hi, StringRef why) {
     if (value >= lo && (!hi || value <= *hi))
       return success();
-    InFlightDiagnostic diag = getOperation().emitError("attn-lower-to-wgmma: ")
-                              << name << " must be ";
+    InFlightDiagnostic diag =
+        emitError(UnknownLoc::get(ctx), "attn-lower-to-wgmma: ")
+        << name << " must be ";
     if (hi)
       diag << "in [" << lo << ", " << *hi << "]";
     else
@@ -1244,30 +1273,36 @@ struct AttnLowerToWGMMAPass
     return diag << " (" << why << "), but got " << value;
   }
 
-  void runOnOperation() override {
-    if (maxMmaN < 64 || maxMmaN > 256 || maxMmaN % 64 != 0) {
-      getOperation().emitError("attn-lower-to-wgmma: max-mma-n must be 64, "
-                               "128, 192 or 256");
-      return signalPassFailure();
-    }
-    if (failed(checkRange("fp8-p-scale-log2", fp8PScaleLog2, 0,
+  /// Options are checked once, before any function (no location: they
+  /// are not in the input).
+  LogicalResult initialize(MLIRContext *ctx) override {
+    if (maxMmaN < 64 || maxMmaN > 256 || maxMmaN % 64 != 0)
+      return emitError(UnknownLoc::get(ctx),
+                       "attn-lower-to-wgmma: max-mma-n must be 64, 128, 192 "
+                       "or 256, but got ")
+             << static_cast<int64_t>(maxMmaN);
+    if (failed(checkRange(ctx, "fp8-p-scale-log2", fp8PScaleLog2, 0,
                           kMaxFP8PScaleLog2,
                           "P * 2^8 <= 256 stays below e4m3's 448")) ||
-        failed(checkRange("fp8-poly-exp2", fp8PolyExp2, 0, std::nullopt,
-                          "0: every exponential on MUFU")) ||
-        failed(checkRange("fp8-lazy-headroom", fp8LazyHeadroom, 0,
-                          kMaxFP8PScaleLog2, "log2 units, at most P's scale")))
-      return signalPassFailure();
+        failed(checkRange(ctx, "fp8-poly-exp2", fp8PolyExp2, 0, std::nullopt,
+                          "0: every exponential on MUFU")))
+      return failure();
+    return checkRange(ctx, "fp8-lazy-headroom", fp8LazyHeadroom, 0,
+                      kMaxFP8PScaleLog2, "log2 units, at most P's scale");
+  }
+
+  void runOnOperation() override {
     if (failed(checkNesting(getOperation())))
       return signalPassFailure();
     // Per-channel V descales lower to the host only (as HostOnly.h's).
     WalkResult fine = getOperation().walk([](EpilogueOp op) {
       if (!op.getChannelDescale())
         return WalkResult::advance();
-      op.emitOpError("attn-lower-to-wgmma: per-channel V descales "
-                     "(channel_descale) have no GPU lowering (the "
-                     "tensor-core path takes fp32 [B, Hkv] descales); they "
-                     "lower to the host only: --attn-to-cpu");
+      emitError(op.getLoc(),
+                "attn-lower-to-wgmma: per-channel V descales "
+                "(channel_descale) have no GPU lowering (the "
+                "tensor-core path takes fp32 [B, Hkv] descales); they "
+                "lower to the host only: --attn-to-cpu");
       return WalkResult::interrupt();
     });
     if (fine.wasInterrupted())

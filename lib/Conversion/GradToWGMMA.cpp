@@ -397,8 +397,9 @@ LogicalResult mlir::attn::wgmma::lowerGradConsumer(WarpSpecializeOp ws) {
   int64_t blockN = 0;
   consumer.walk([&](GradDKDVMmaOp op) { blockN = op.getBlockN(); });
   if (blockN != kKeys * static_cast<int64_t>(ws.getConsumerWarpgroups()))
-    return ws.emitOpError("attn-lower-to-wgmma: the backward needs 64 keys "
-                          "per consumer warpgroup, but BLOCK_N is ")
+    return emitError(ws.getLoc(),
+                     "attn-lower-to-wgmma: the backward needs 64 keys "
+                     "per consumer warpgroup, but BLOCK_N is ")
            << blockN;
   if (failed(retypeState(consumer, blockN)))
     return failure();

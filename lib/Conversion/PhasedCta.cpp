@@ -57,9 +57,10 @@ FailureOr<int64_t> threadCount(scf::ForallOp cta) {
     ArrayRef<int64_t> ub = loop.getStaticUpperBound();
     if (loop.getRank() != 1 || !loop.isNormalized() ||
         ShapedType::isDynamic(ub[0]))
-      return loop.emitOpError("attn-lower-to-nvvm: a thread loop of a CTA "
-                              "with several must be 1-D, from 0 by 1 to a "
-                              "static bound");
+      return emitError(loop.getLoc(),
+                       "attn-lower-to-nvvm: a thread loop of a CTA "
+                       "with several must be 1-D, from 0 by 1 to a "
+                       "static bound");
     threads = std::max(threads, ub[0]);
   }
   return threads;
@@ -100,8 +101,9 @@ LogicalResult attn::launchPhasedCta(scf::ForallOp cta) {
   if (failed(threads))
     return failure();
   if (!cta.isNormalized())
-    return cta.emitOpError("attn-lower-to-nvvm: expected a CTA loop from 0 "
-                           "by 1");
+    return emitError(cta.getLoc(),
+                     "attn-lower-to-nvvm: expected a CTA loop from 0 "
+                     "by 1");
   OpBuilder b(cta);
   Location loc = cta.getLoc();
   SmallVector<Value> ub =
@@ -143,9 +145,10 @@ LogicalResult attn::launchPhasedCta(scf::ForallOp cta) {
       b.clone(op, map);
     } else {
       launch.erase();
-      return op.emitOpError("attn-lower-to-nvvm: a CTA of several thread "
-                            "loops may have side effects only inside them "
-                            "(every thread would run it)");
+      return emitError(op.getLoc(),
+                       "attn-lower-to-nvvm: a CTA of several thread "
+                       "loops may have side effects only inside them "
+                       "(every thread would run it)");
     }
   }
   gpu::TerminatorOp::create(b, loc);

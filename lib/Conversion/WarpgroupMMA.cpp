@@ -120,29 +120,39 @@ Value sharedAddress(ImplicitLocOpBuilder &b, Value tile) {
                                     arith::AddIOp::create(b, base, offset));
 }
 
-void zeroRowsFrom(ImplicitLocOpBuilder &b, Value tile, Value from,
-                  const ThreadLayout &tl) {
-  auto type = cast<MemRefType>(tile.getType());
+void zeroRowsFrom(ImplicitLocOpBuilder &b, Value addr, int64_t chunks,
+                  int64_t rows, Value from, const ThreadLayout &tl) {
   int64_t rowUnits = kChunkBytes / 16; // 16-byte stores per row
-  auto unitType = VectorType::get({type.getDimSize(2) / rowUnits},
-                                  type.getElementType());
+  auto unitType = VectorType::get({4}, b.getI32Type());
   Value zero = arith::ConstantOp::create(b, unitType, b.getZeroAttr(unitType));
+  auto toI64 = [&](Value index) {
+    return arith::IndexCastOp::create(b, b.getI64Type(), index);
+  };
   // Thread t of 128 stores unit t % 8 of rows from + t / 8, + 16, ... of
   // each chunk.
-  Value col = arith::MulIOp::create(
+  Value unit = arith::MulIOp::create(
       b, arith::RemUIOp::create(b, tl.thread, cIndex(b, rowUnits)),
-      cIndex(b, unitType.getNumElements()));
+      cIndex(b, 16));
   Value first = arith::AddIOp::create(
       b, from, arith::DivUIOp::create(b, tl.thread, cIndex(b, rowUnits)));
-  auto loop = scf::ForOp::create(b, first, cIndex(b, type.getDimSize(1)),
+  auto loop = scf::ForOp::create(b, first, cIndex(b, rows),
                                  cIndex(b, 128 / rowUnits));
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
-    for (int64_t c = 0; c < type.getDimSize(0); ++c)
-      vector::StoreOp::create(
-          b, zero, tile, ValueRange{cIndex(b, c), loop.getInductionVar(), col},
-          /*nontemporal=*/false, llvm::MaybeAlign(16));
+    Value rowAddr = arith::AddIOp::create(
+        b, addr,
+        toI64(arith::AddIOp::create(
+            b, arith::MulIOp::create(b, loop.getInductionVar(),
+                                     cIndex(b, kChunkBytes)),
+            unit)));
+    auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), 3);
+    for (int64_t c = 0; c < chunks; ++c) {
+      Value at = arith::AddIOp::create(b, rowAddr,
+                                       cI64(b, c * rows * kChunkBytes));
+      LLVM::StoreOp::create(b, zero, LLVM::IntToPtrOp::create(b, ptrType, at),
+                            /*alignment=*/16);
+    }
   }
   NVVM::FenceProxyOp::create(
       b, NVVM::ProxyKind::async_shared,
@@ -293,7 +303,8 @@ LogicalResult retypeState(Region &consumer, int64_t blockM) {
       auto cst = v.getDefiningOp<arith::ConstantOp>();
       auto splat = cst ? dyn_cast<SplatElementsAttr>(cst.getValue()) : nullptr;
       if (!splat)
-        return WalkResult(op->emitOpError(
+        return WalkResult(emitError(
+            op->getLoc(),
             "attn-lower-to-wgmma: the online-softmax state must start from "
             "splat constants"));
       Value &copy = inner[v];

@@ -108,13 +108,14 @@ inline int64_t colOf(int64_t i) { return 8 * (i / 4) + (i & 1); }
 // Shared-memory operands and the register-A wgmma
 //===----------------------------------------------------------------------===//
 
-/// Zeroes rows [`from`, R) of every chunk of `tile`, a 128B-swizzled
-/// [C, R, 128 bytes] tile in workgroup memory, with the 128 threads of
-/// warpgroup `tl`, and fences the writes for the async proxy (the tensor
-/// cores). A row is one 128-byte line whatever the swizzle, so zeroing
-/// whole rows needs no swizzle arithmetic. The caller syncs the warpgroup.
-void zeroRowsFrom(ImplicitLocOpBuilder &b, Value tile, Value from,
-                  const ThreadLayout &tl);
+/// Zeroes rows [`from`, `rows`) of each of `chunks` chunks of `rows` rows
+/// of 128 bytes at shared-memory byte address `addr` (a 128B-swizzled tile:
+/// a row is one 128-byte line whatever the swizzle, so whole rows need no
+/// swizzle arithmetic), with the 128 threads of warpgroup `tl`, and fences
+/// the writes for the async proxy (the tensor cores). The caller syncs the
+/// warpgroup.
+void zeroRowsFrom(ImplicitLocOpBuilder &b, Value addr, int64_t chunks,
+                  int64_t rows, Value from, const ThreadLayout &tl);
 
 /// Byte address of the first element of `tile`: in the shared window for
 /// workgroup memory, the generic address for global memory.

@@ -5,6 +5,7 @@
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/StrictOptions.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/InitAllDialects.h"
@@ -14,6 +15,8 @@
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -128,18 +131,77 @@ void mlir::attn::buildCubinPipeline(OpPassManager &pm,
   pm.addPass(createGpuModuleToBinaryPass(binary));
 }
 
+LogicalResult
+mlir::attn::checkCubinPipelineOptions(const CubinPipelineOptions &options,
+                                      llvm::raw_ostream &error) {
+  using Format = CubinPipelineOptions::Format;
+  if (options.format == Format::none)
+    return success();
+  // gpu-module-to-binary links the PTX with the toolkit's libdevice and
+  // reports a missing one without failing (its ptxas then comes from PATH).
+  StringRef toolkit = options.toolkit;
+  SmallString<128> libdevice(toolkit);
+  llvm::sys::path::append(libdevice, "nvvm", "libdevice", "libdevice.10.bc");
+  if (toolkit.empty() || !llvm::sys::fs::is_directory(toolkit))
+    error << "toolkit=" << toolkit
+          << ": no such directory (format=isa, bin and fatbin link the CUDA "
+             "toolkit's nvvm/libdevice/libdevice.10.bc; format=none needs no "
+             "toolkit)";
+  else if (!llvm::sys::fs::is_regular_file(libdevice))
+    error << "toolkit=" << toolkit << " is not a CUDA toolkit: " << libdevice
+          << " does not exist (format=isa, bin and fatbin link it; "
+             "format=none needs no toolkit)";
+  else
+    return success();
+  return failure();
+}
+
+namespace {
+/// PassPipelineRegistration, strict: options parsed by
+/// parseOptionsStrictly, then `check` on their values, so that an option
+/// the pipeline cannot honour is refused before it runs.
+template <typename Options>
+void registerPipeline(StringRef name, StringRef summary,
+                      void (*build)(OpPassManager &, const Options &),
+                      LogicalResult (*check)(const Options &,
+                                             llvm::raw_ostream &)) {
+  std::string arg = name.str();
+  registerPassPipeline(
+      name, summary,
+      [=](OpPassManager &pm, StringRef text,
+          function_ref<LogicalResult(const Twine &)> errorHandler) {
+        Options options;
+        std::string error;
+        llvm::raw_string_ostream os(error);
+        auto parse = [&](llvm::raw_ostream &errors) {
+          return options.parseFromString(text, errors);
+        };
+        if (failed(parseOptionsStrictly(text, parse, os)) ||
+            failed(check(options, os)))
+          return errorHandler(arg + ": " + StringRef(error).trim());
+        build(pm, options);
+        return success();
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> handler) {
+        handler(Options());
+      });
+}
+} // namespace
+
 void mlir::attn::registerAttnPassesAndPipelines() {
   registerAllPasses();
   registerAttnPasses();
   registerAttnConversionPasses();
-  PassPipelineRegistration<CPUPipelineOptions>(
+  registerPipeline<CPUPipelineOptions>(
       "attn-to-cpu",
       "Lower attn.attention to the LLVM dialect for execution on the host",
-      buildCPUPipeline);
-  PassPipelineRegistration<CubinPipelineOptions>(
+      buildCPUPipeline, [](const CPUPipelineOptions &, llvm::raw_ostream &) {
+        return success();
+      });
+  registerPipeline<CubinPipelineOptions>(
       "attn-to-cubin",
       "Lower attn.attention to an NVVM kernel and serialize it (PTX/cubin)",
-      buildCubinPipeline);
+      buildCubinPipeline, checkCubinPipelineOptions);
 }
 
 void mlir::attn::registerAttnDialects(DialectRegistry &registry) {

@@ -12,9 +12,11 @@
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Target/Bundle.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "QuantizeFP8.h"
 #include "SpillAdvice.h"
+#include "StagingDir.h"
 
 #include "Manifest.h"
 
@@ -29,6 +31,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
@@ -36,8 +39,10 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/Regex.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <algorithm>
 #include <tuple>
 
 using namespace mlir;
@@ -64,7 +69,19 @@ struct KernelSource {
   int64_t requestedBlockM = 0, requestedBlockN = 0;
   bool packGqa = false; // GQA packing (attribute or option)
   bool backward = false; // attn.attention_grad: kind "bwd"
+  int64_t askedSplits = 1; // key.splits before fitSplits
 };
+
+/// The split count compiled for `splits` asked: at most the K/V blocks of
+/// a static seqlen_k. More would be splits without keys, which
+/// FlashAttention-2 runs (to no effect, for CTAs and workspace); here the
+/// count is cut and the listing says so.
+int64_t fitSplits(int64_t splits, std::optional<int64_t> seqLenK,
+                  int64_t blockN) {
+  if (splits <= 1 || !seqLenK || blockN <= 0)
+    return splits;
+  return std::clamp<int64_t>(llvm::divideCeil(*seqLenK, blockN), 1, splits);
+}
 
 /// The dimension with unit stride of a q, k, v or o operand (or a
 /// backward's do, dq, dk, dv) of `rank`: D,
@@ -658,9 +675,14 @@ LogicalResult finishInspect(func::FuncOp func, const BundleOptions &opts,
                           "num_heads_kv");
   src.requestedBlockM = *blockM;
   src.requestedBlockN = *blockN;
-  std::tie(key.blockM, key.blockN) = defaultBlockSizes(
-      path, key.headDim, key.seqLenQ,
-      requestedBlockM(*blockM, key.splits, path), *blockN, isFp8Attention(key));
+  auto tile = [&] {
+    return defaultBlockSizes(path, key.headDim, key.seqLenQ,
+                             requestedBlockM(*blockM, key.splits, path),
+                             *blockN, isFp8Attention(key));
+  };
+  src.askedSplits = key.splits;
+  key.splits = fitSplits(key.splits, key.seqLenK, tile().second);
+  std::tie(key.blockM, key.blockN) = tile();
   return success();
 }
 
@@ -679,7 +701,9 @@ LogicalResult addGridFactors(Value v, const KernelSource &src,
   if (auto div = v.getDefiningOp<arith::CeilDivUIOp>()) {
     std::optional<int64_t> c = getConstantIntValue(div.getRhs());
     if (!c)
-      return launch.emitOpError("grid divisor is not a constant");
+      return emitError(
+          launch.getLoc(),
+          "the lowered kernel's launch: grid divisor is not a constant");
     term.divisor = *c;
     v = div.getLhs();
   }
@@ -695,8 +719,9 @@ LogicalResult addGridFactors(Value v, const KernelSource &src,
   if (auto sub = v.getDefiningOp<arith::SubIOp>()) {
     std::optional<int64_t> c = getConstantIntValue(sub.getRhs());
     if (c != 1)
-      return launch.emitOpError("grid size subtracts something other than "
-                                "1 from an operand size");
+      return emitError(launch.getLoc(), "the lowered kernel's launch: grid "
+                                        "size subtracts something other than "
+                                        "1 from an operand size");
     term.offset = -1;
     v = sub.getLhs();
   }
@@ -704,10 +729,12 @@ LogicalResult addGridFactors(Value v, const KernelSource &src,
   auto arg = size ? dyn_cast<BlockArgument>(size.getSource()) : nullptr;
   std::optional<int64_t> index = size ? size.getConstantIndex() : std::nullopt;
   if (!arg || !index || !src.roles.count(arg.getArgNumber()))
-    return launch.emitOpError("grid size is not a product of constants, "
-                              "ceil(operand size / constant) and (varlen) "
-                              "ceil(max_seqlen_q / constant) and operand "
-                              "size - 1");
+    return emitError(
+        launch.getLoc(),
+        "the lowered kernel's launch: grid size is not a product of constants, "
+        "ceil(operand size / constant) and (varlen) "
+        "ceil(max_seqlen_q / constant) and operand "
+        "size - 1");
   term.operand = src.roles.lookup(arg.getArgNumber());
   term.dim = *index;
   dim.terms.push_back(term);
@@ -764,8 +791,10 @@ FailureOr<bundle::Param> tensorMapParam(Value arg, const KernelSource &src,
     source = expand.getSrc();
   auto operand = dyn_cast_or_null<BlockArgument>(source);
   if (!operand || !src.roles.count(operand.getArgNumber()))
-    return launch.emitOpError("kernel argument is neither an operand of "
-                              "attn.attention nor its TMA descriptor");
+    return emitError(
+        launch.getLoc(),
+        "the lowered kernel's launch: kernel argument is neither an operand of "
+        "attn.attention nor its TMA descriptor");
   bundle::Param param;
   param.operand = src.roles.lookup(operand.getArgNumber());
   param.field = bundle::Param::Field::TensorMap;
@@ -774,51 +803,71 @@ FailureOr<bundle::Param> tensorMapParam(Value arg, const KernelSource &src,
     if (!src.key.varlen || expand.getSrcType().getRank() != 3 ||
         expand.getResultType().getShape()[0] != 1 ||
         (transpose && !isTranspose(transpose, {0, 2, 1, 3})))
-      return launch.emitOpError("the TMA descriptor of operand '")
-             << name << "' is built from a memref.expand_shape; only a "
-                        "varlen kernel's [total, H, D] operands expanded to "
-                        "[1, total, H, D] (then transposed to [1, H, total, "
-                        "D], or not: GQA packing) have a manifest form";
+      return emitError(
+                 launch.getLoc(),
+                 "the lowered kernel's launch: the TMA descriptor of operand '")
+             << name
+             << "' is built from a memref.expand_shape; only a "
+                "varlen kernel's [total, H, D] operands expanded to "
+                "[1, total, H, D] (then transposed to [1, H, total, "
+                "D], or not: GQA packing) have a manifest form";
     param.packed = true;
     param.headsInner = !transpose;
     if (param.headsInner && param.operand != Operand::Q &&
         param.operand != Operand::O)
-      return launch.emitOpError("the TMA descriptor of operand '")
-             << name << "' is built from a heads-inner view; only q and o "
-                        "(GQA packing) may be";
+      return emitError(
+                 launch.getLoc(),
+                 "the lowered kernel's launch: the TMA descriptor of operand '")
+             << name
+             << "' is built from a heads-inner view; only q and o "
+                "(GQA packing) may be";
     ArrayRef<int64_t> box =
         desc.getTensorMap().getType().getTensor().getShape();
     if (box.size() != 4)
-      return launch.emitOpError("TMA boxes are rank 4");
+      return emitError(launch.getLoc(),
+                       "the lowered kernel's launch: TMA boxes are rank 4");
     std::copy(box.rbegin(), box.rend(), param.box.begin());
     return param;
   }
   bool pagedKV = src.key.pageSize > 0 &&
                  (param.operand == Operand::K || param.operand == Operand::V);
   if (src.key.varlen && !pagedKV)
-    return launch.emitOpError("the TMA descriptor of operand '")
-           << name << "' in a varlen kernel is not built from the packed "
-                      "operand's [1, H, total, D] view";
+    return emitError(
+               launch.getLoc(),
+               "the lowered kernel's launch: the TMA descriptor of operand '")
+           << name
+           << "' in a varlen kernel is not built from the packed "
+              "operand's [1, H, total, D] view";
   param.transposed = transpose && isTranspose(transpose, {0, 1, 3, 2});
   param.headsInner = transpose && isTranspose(transpose, {0, 2, 1, 3});
   if (transpose && !param.transposed && !param.headsInner)
-    return launch.emitOpError("the TMA descriptor of operand '")
+    return emitError(
+               launch.getLoc(),
+               "the lowered kernel's launch: the TMA descriptor of operand '")
            << name << "' is built from memref.transpose "
            << AffineMapAttr::get(transpose.getPermutation())
            << "; only (d0, d1, d3, d2) (V^T storage) and (d0, d2, d1, d3) "
               "(GQA packing) have a manifest form";
   if (param.transposed && param.operand != Operand::V)
-    return launch.emitOpError("the TMA descriptor of operand '")
-           << name << "' is built from a transposed view; only v (V^T "
-                      "storage) may be";
+    return emitError(
+               launch.getLoc(),
+               "the lowered kernel's launch: the TMA descriptor of operand '")
+           << name
+           << "' is built from a transposed view; only v (V^T "
+              "storage) may be";
   if (param.headsInner && param.operand != Operand::Q &&
       param.operand != Operand::O && !pagedKV)
-    return launch.emitOpError("the TMA descriptor of operand '")
-           << name << "' is built from a heads-inner view; only q and o (GQA "
-                      "packing) and paged k and v may be";
+    return emitError(
+               launch.getLoc(),
+               "the lowered kernel's launch: the TMA descriptor of operand '")
+           << name
+           << "' is built from a heads-inner view; only q and o (GQA "
+              "packing) and paged k and v may be";
   ArrayRef<int64_t> box = desc.getTensorMap().getType().getTensor().getShape();
   if (box.size() != 4)
-    return launch.emitOpError("TMA boxes are rank 4 [B, H, N, D]");
+    return emitError(
+        launch.getLoc(),
+        "the lowered kernel's launch: TMA boxes are rank 4 [B, H, N, D]");
   std::copy(box.rbegin(), box.rend(), param.box.begin());
   return param;
 }
@@ -848,8 +897,9 @@ FailureOr<WorkspaceMap> readWorkspace(func::FuncOp func,
     MemRefType type = alloc.getType();
     StringRef dtype = workspaceDtype(type.getElementType(), src.key);
     if (dtype.empty() || !type.getLayout().isIdentity())
-      return WalkResult(alloc.emitOpError(
-          src.key.quantizeFp8 ? "a quantized kernel's workspace must be "
+      return WalkResult(emitError(
+          alloc.getLoc(), src.key.quantizeFp8
+                              ? "a quantized kernel's workspace must be "
                                 "contiguous f32, i32 or f8E4M3FN"
                               : "a kernel workspace must be contiguous f32"));
     bundle::Workspace buffer;
@@ -895,17 +945,21 @@ FailureOr<bundle::Param> workspaceMapParam(nvgpu::TmaCreateDescriptorOp desc,
   if (type.getRank() != 4 || box.size() != 4 || !type.hasStaticShape() ||
       failed(type.getStridesAndOffset(strides, offset)) || offset != 0 ||
       strides[3] != 1 || llvm::any_of(strides, ShapedType::isDynamic))
-    return launch.emitOpError("the TMA descriptor of a workspace buffer "
-                              "needs a rank-4 view of static sizes and "
-                              "strides, offset 0 and unit innermost stride, "
-                              "but got ")
+    return emitError(launch.getLoc(),
+                     "the lowered kernel's launch: the TMA descriptor of a "
+                     "workspace buffer "
+                     "needs a rank-4 view of static sizes and "
+                     "strides, offset 0 and unit innermost stride, "
+                     "but got ")
            << type;
   if (map.getOob() != nvgpu::TensorMapOOBKind::OOB_ZERO ||
       map.getInterleave() != nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE)
-    return launch.emitOpError("the TMA descriptor of a workspace buffer "
-                              "must fill out-of-bounds elements with zero "
-                              "and not interleave (what the runtime "
-                              "encodes)");
+    return emitError(
+        launch.getLoc(),
+        "the lowered kernel's launch: the TMA descriptor of a workspace buffer "
+        "must fill out-of-bounds elements with zero "
+        "and not interleave (what the runtime "
+        "encodes)");
   bundle::Param param;
   param.field = bundle::Param::Field::TensorMap;
   param.workspace = buffer;
@@ -944,13 +998,14 @@ LogicalResult readLaunch(gpu::LaunchFuncOp launch, const KernelSource &src,
     FailureOr<bundle::GridDim> dim = gridDim(gridValues[i], src, launch);
     std::optional<int64_t> threads = getConstantIntValue(blockValues[i]);
     if (failed(dim) || !threads)
-      return launch.emitOpError("needs a static CTA size and a grid that is "
-                                "a function of the operand sizes");
+      return emitError(launch.getLoc(), "the lowered kernel's launch: needs a "
+                                        "static CTA size and a grid that is "
+                                        "a function of the operand sizes");
     // CUDA caps grid x at 2^31-1 and y, z at 65535; with size terms the
     // grid is 0 or at least its constant factor.
     int64_t limit = i == 0 ? kMaxGridX : kMaxGridYZ;
     if (dim->constant > limit)
-      return launch.emitOpError("grid ")
+      return emitError(launch.getLoc(), "the lowered kernel's launch: grid ")
              << "xyz"[i] << " is at least " << dim->constant
              << " CTAs, over CUDA's limit of " << limit
              << "; the shapes are too large for one launch";
@@ -960,11 +1015,14 @@ LogicalResult readLaunch(gpu::LaunchFuncOp launch, const KernelSource &src,
   if (Value smem = launch.getDynamicSharedMemorySize()) {
     std::optional<int64_t> bytes = getConstantIntValue(smem);
     if (!bytes)
-      return launch.emitOpError("dynamic shared memory must be a constant");
+      return emitError(launch.getLoc(), "the lowered kernel's launch: dynamic "
+                                        "shared memory must be a constant");
     entry.dynamicSharedBytes = *bytes;
   }
   if (launch.hasClusterSize())
-    return launch.emitOpError("thread-block clusters are not supported yet");
+    return emitError(launch.getLoc(),
+                     "the lowered kernel's launch: thread-block clusters are "
+                     "not supported yet");
 
   using Field = bundle::Param::Field;
   for (Value arg : launch.getKernelOperands()) {
@@ -980,8 +1038,10 @@ LogicalResult readLaunch(gpu::LaunchFuncOp launch, const KernelSource &src,
     auto buffer = workspace.find(arg);
     if (buffer == workspace.end() &&
         (!blockArg || !src.roles.count(blockArg.getArgNumber())))
-      return launch.emitOpError("kernel argument is not an operand of "
-                                "attn.attention or a workspace buffer");
+      return emitError(
+          launch.getLoc(),
+          "the lowered kernel's launch: kernel argument is not an operand of "
+          "attn.attention or a workspace buffer");
     Operand role = buffer == workspace.end()
                        ? src.roles.lookup(blockArg.getArgNumber())
                        : Operand::Q;
@@ -1010,11 +1070,15 @@ LogicalResult readLaunch(gpu::LaunchFuncOp launch, const KernelSource &src,
 
 LogicalResult writeFile(Location loc, StringRef path, StringRef contents) {
   std::string err;
-  std::unique_ptr<llvm::ToolOutputFile> out = openOutputFile(path, &err);
-  if (!out)
-    return emitError(loc) << err;
-  out->os() << contents;
-  out->keep();
+  {
+    std::unique_ptr<llvm::ToolOutputFile> out = openOutputFile(path, &err);
+    if (!out)
+      return emitError(loc) << err;
+    out->os() << contents;
+    out->keep();
+  }
+  // After ToolOutputFile, which unregisters the path once kept.
+  stageFile(path);
   return success();
 }
 
@@ -1036,13 +1100,16 @@ LogicalResult assemble(Location loc, StringRef ptxas, StringRef chip,
   if (llvm::sys::fs::createTemporaryFile("attn-ptxas", "log", logPath))
     return emitError(loc, "cannot create a temporary file");
   llvm::FileRemover remover(logPath);
+  llvm::sys::RemoveFileOnSignal(logPath);
+  llvm::scope_exit unregister(
+      [&] { llvm::sys::DontRemoveFileOnSignal(logPath); });
   std::string arch = ("-arch=" + chip).str();
   SmallVector<StringRef> args = {ptxas, arch, "-v", "-o", cubinPath, ptxPath};
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath),
                                           StringRef(logPath)};
   std::string err;
-  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0, 0,
-                                     &err);
+  stageFile(cubinPath);
+  int rc = runStagingChild(ptxas, args, redirects, &err);
   auto log = llvm::MemoryBuffer::getFile(logPath);
   StringRef text = log ? (*log)->getBuffer() : StringRef();
   if (rc != 0)
@@ -1130,7 +1197,10 @@ LogicalResult pipelineOptions(KernelSource &src, const BundleOptions &opts,
   pipeline.blockN = src.requestedBlockN;
   std::string error;
   llvm::raw_string_ostream os(error);
-  if (failed(pipeline.parseFromString(variant, os)) ||
+  auto parse = [&](llvm::raw_ostream &errors) {
+    return pipeline.parseFromString(variant, errors);
+  };
+  if (failed(parseOptionsStrictly(variant, parse, os)) ||
       pipeline.chip != opts.chip || pipeline.features != opts.features)
     return src.func.emitError("variant \"")
            << variant << "\": "
@@ -1153,12 +1223,17 @@ LogicalResult pipelineOptions(KernelSource &src, const BundleOptions &opts,
                                      "no split-KV"
                                    : "FP8 (e4m3) kernels have no split-KV "
                                      "yet");
-  src.key.splits = pipeline.splits;
   src.key.path = path == KernelPath::wgmma ? "wgmma" : "fma";
-  std::tie(src.key.blockM, src.key.blockN) = defaultBlockSizes(
-      path, src.key.headDim, src.key.seqLenQ,
-      requestedBlockM(pipeline.blockM, src.key.splits, path), pipeline.blockN,
-      isFp8Attention(src.key));
+  auto tile = [&] {
+    return defaultBlockSizes(
+        path, src.key.headDim, src.key.seqLenQ,
+        requestedBlockM(pipeline.blockM, src.key.splits, path), pipeline.blockN,
+        isFp8Attention(src.key));
+  };
+  src.key.splits = src.askedSplits = pipeline.splits;
+  src.key.splits = pipeline.splits =
+      fitSplits(pipeline.splits, src.key.seqLenK, tile().second);
+  std::tie(src.key.blockM, src.key.blockN) = tile();
   pipeline.blockM = src.key.blockM;
   pipeline.blockN = src.key.blockN;
   return success();
@@ -1173,7 +1248,9 @@ LogicalResult emitLaunch(ModuleOp module, gpu::LaunchFuncOp launch,
   StringRef moduleName = launch.getKernelModuleName().getValue();
   auto binary = module.lookupSymbol<gpu::BinaryOp>(moduleName);
   if (!binary || binary.getObjects().size() != 1)
-    return launch.emitOpError("expected one PTX object for the kernel");
+    return emitError(
+        launch.getLoc(),
+        "the lowered kernel's launch: expected one PTX object for the kernel");
   auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
   entry.ptx = (moduleName + ".ptx").str();
   entry.cubin = (moduleName + ".cubin").str();
@@ -1261,14 +1338,17 @@ std::vector<bundle::OperandType> operandTypes(const KernelSource &src) {
   return types;
 }
 
-/// Compiles `src` (as kernel `name` when given) with the variant's options.
+/// Compiles `src` (as kernel `name` when given) with the variant's options;
+/// `askedSplits` gets the split count asked for (the key's may be less).
 FailureOr<bundle::KernelEntry>
 compileKernel(KernelSource src, const BundleOptions &opts, StringRef ptxas,
-              StringRef variant = "", StringRef name = "") {
+              int64_t &askedSplits, StringRef variant = "",
+              StringRef name = "") {
   MLIRContext *ctx = src.func.getContext();
   CubinPipelineOptions pipeline;
   if (failed(pipelineOptions(src, opts, variant, pipeline)))
     return failure();
+  askedSplits = src.askedSplits;
   OwningOpRef<ModuleOp> module = ModuleOp::create(src.func.getLoc());
   auto func = cast<func::FuncOp>(src.func->clone());
   if (!name.empty())
@@ -1323,85 +1403,19 @@ compileKernel(KernelSource src, const BundleOptions &opts, StringRef ptxas,
     return failure();
   return entry;
 }
-/// A bundle is written into a fresh directory beside the target and swapped
-/// in whole at the end, so a failed run leaves the old bundle (or nothing),
-/// never a mix of old and new files. Removed unless committed.
-class StagingDir {
-public:
-  ~StagingDir() {
-    if (!path.empty())
-      llvm::sys::fs::remove_directories(path);
-  }
-  LogicalResult create(Location loc, StringRef target);
-  StringRef get() const { return path; }
-  LogicalResult commit(Location loc);
-
-private:
-  SmallString<128> target, path;
-};
-
-/// Only a directory that holds nothing but bundle files may be replaced:
-/// `-o .` must not swap away a source tree.
-bool isReplaceable(StringRef dir) {
-  std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
-       it.increment(ec)) {
-    StringRef name = llvm::sys::path::filename(it->path());
-    if (it->type() != llvm::sys::fs::file_type::regular_file ||
-        !(name == "manifest.json" || name == "tuning.json" ||
-          name.ends_with(".cubin") || name.ends_with(".ptx")))
-      return false;
-  }
-  return !ec;
-}
-
-LogicalResult StagingDir::create(Location loc, StringRef dir) {
-  target = dir;
-  if (std::error_code ec = llvm::sys::fs::make_absolute(target))
-    return emitError(loc) << "cannot resolve " << dir << ": " << ec.message();
-  llvm::sys::path::remove_dots(target, /*remove_dot_dot=*/true);
-  if (llvm::sys::fs::exists(target) &&
-      (!llvm::sys::fs::is_directory(target) || !isReplaceable(target)))
-    return emitError(loc) << dir
-                          << " exists and is not a bundle directory (only "
-                             "manifest.json, *.cubin and *.ptx); refusing to "
-                             "replace it";
-  StringRef parent = llvm::sys::path::parent_path(target);
-  SmallString<128> staged;
-  std::error_code ec = llvm::sys::fs::create_directories(parent);
-  if (!ec)
-    ec = llvm::sys::fs::createUniqueDirectory(target + ".partial", staged);
-  if (ec)
-    return emitError(loc) << "cannot create a directory beside " << dir << ": "
-                          << ec.message();
-  path = staged;
-  return success();
-}
-
-LogicalResult StagingDir::commit(Location loc) {
-  SmallString<128> old;
-  std::error_code ec;
-  if (llvm::sys::fs::exists(target)) {
-    llvm::sys::fs::createUniquePath(target + ".old-%%%%%%", old,
-                                    /*MakeAbsolute=*/false);
-    ec = llvm::sys::fs::rename(target, old);
-  }
-  if (!ec && (ec = llvm::sys::fs::rename(path, target)) && !old.empty())
-    llvm::sys::fs::rename(old, target); // put the old bundle back
-  if (ec)
-    return emitError(loc) << "cannot move the new bundle to " << target << ": "
-                          << ec.message();
-  path.clear();
-  if (!old.empty())
-    llvm::sys::fs::remove_directories(old);
-  return success();
-}
-
 } // namespace
 
 LogicalResult mlir::attn::writeBundle(ModuleOp module,
                                       const BundleOptions &opts,
                                       llvm::raw_ostream &log) {
+  MLIRContext *ctx = module.getContext();
+  // Any error reported, even by a step that then succeeded (upstream
+  // serialization), means no bundle.
+  size_t errors = 0;
+  ScopedDiagnosticHandler countErrors(ctx, [&](Diagnostic &diag) {
+    errors += diag.getSeverity() == DiagnosticSeverity::Error;
+    return failure(); // printed by the handlers registered before
+  });
   std::vector<KernelSource> sources;
   for (auto func : module.getOps<func::FuncOp>()) {
     bool hasAttention = false;
@@ -1413,17 +1427,26 @@ LogicalResult mlir::attn::writeBundle(ModuleOp module,
       return failure();
     sources.push_back(*src);
   }
-  if (sources.empty())
-    return module.emitError("no function holds an attn.attention, "
-                            "attn.varlen_attention or attn.attention_grad "
-                            "op");
+  if (sources.empty()) {
+    // The module's location is the input file's line 0: name the file.
+    InFlightDiagnostic diag = emitError(UnknownLoc::get(ctx));
+    if (auto file = module.getLoc()->findInstanceOf<FileLineColLoc>())
+      diag << file.getFilename().getValue() << ": ";
+    return diag << "no function holds an attn.attention, "
+                   "attn.varlen_attention or attn.attention_grad op";
+  }
   if (failed(checkQuantizeRecipes(module, sources)))
     return failure();
-  FailureOr<std::string> ptxas = findPtxas(opts, module.getLoc());
+  CubinPipelineOptions pipeline;
+  std::string error;
+  llvm::raw_string_ostream os(error);
+  if (failed(checkCubinPipelineOptions(pipeline, os)))
+    return emitError(UnknownLoc::get(ctx)) << error;
+  FailureOr<std::string> ptxas = findPtxas(opts, UnknownLoc::get(ctx));
   if (failed(ptxas))
     return failure();
   StagingDir staging;
-  if (failed(staging.create(module.getLoc(), opts.outputDir)))
+  if (failed(staging.create(ctx, opts.outputDir)))
     return failure();
   BundleOptions staged = opts;
   staged.outputDir = staging.get().str();
@@ -1438,11 +1461,20 @@ LogicalResult mlir::attn::writeBundle(ModuleOp module,
     for (size_t v = 0; v <= variants; ++v) {
       std::string name =
           v ? llvm::formatv("{0}_v{1}", src.func.getSymName(), v).str() : "";
-      FailureOr<bundle::KernelEntry> entry = compileKernel(
-          src, staged, *ptxas, v ? StringRef(opts.variants[v - 1]) : "", name);
+      int64_t askedSplits;
+      FailureOr<bundle::KernelEntry> entry =
+          compileKernel(src, staged, *ptxas, askedSplits,
+                        v ? StringRef(opts.variants[v - 1]) : "", name);
       if (failed(entry))
         return failure();
       log << "  " << bundle::describe(*entry) << "\n";
+      if (askedSplits > entry->key.splits)
+        log << llvm::formatv("  note: {0}: {1} splits asked, but seqlen_k {2} "
+                             "has {3} K/V block{5} of {4}: compiled with {3} "
+                             "(a split without keys would do nothing)\n",
+                             entry->name, askedSplits, *entry->key.seqLenK,
+                             entry->key.splits, entry->key.blockN,
+                             entry->key.splits == 1 ? "" : "s");
       warnSpills(log, *entry);
       manifest.kernels.push_back(std::move(*entry));
     }
@@ -1451,7 +1483,7 @@ LogicalResult mlir::attn::writeBundle(ModuleOp module,
   llvm::StringSet<> names;
   for (const bundle::KernelEntry &entry : manifest.kernels)
     if (!names.insert(entry.name).second)
-      return module.emitError("two kernels are named ")
+      return emitError(UnknownLoc::get(ctx), "two kernels are named ")
              << entry.name << " (a function named like another's variant?)";
   SmallString<128> path(staging.get());
   llvm::sys::path::append(path, "manifest.json");
@@ -1461,11 +1493,12 @@ LogicalResult mlir::attn::writeBundle(ModuleOp module,
   // written (a writer bug, not a user error).
   if (llvm::Expected<bundle::Manifest> parsed = bundle::parseManifest(text);
       !parsed)
-    return module.emitError("internal error: the manifest fails the "
-                            "runtime's checks: ")
+    return emitError(UnknownLoc::get(ctx),
+                     "internal error: the manifest fails the runtime's "
+                     "checks: ")
            << llvm::toString(parsed.takeError());
-  if (failed(writeFile(module.getLoc(), path, text)) ||
-      failed(staging.commit(module.getLoc())))
+  if (errors || failed(writeFile(UnknownLoc::get(ctx), path, text)) ||
+      failed(staging.commit(ctx)))
     return failure();
   path = opts.outputDir;
   llvm::sys::path::append(path, "manifest.json");

@@ -12,9 +12,12 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/bit.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -87,6 +90,12 @@ static bool mapQuantize(const json::Object &obj, KernelSpec &spec,
     return true;
   }
   if (std::optional<llvm::StringRef> text = value->getAsString()) {
+    // As for every key: no value stands for the default (true does).
+    if (text->trim().empty()) {
+      path.field("quantize_fp8")
+          .report("must not be empty (true: attn-quantize-fp8's defaults)");
+      return false;
+    }
     spec.quantizeFp8 = text->str();
     return true;
   }
@@ -233,29 +242,64 @@ bool mlir::attn::isKernelName(StringRef name) {
          llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
 }
 
+std::string KernelSpec::keyName(StringRef key) const {
+  if (!fromFlags)
+    return key.str();
+  if (key == "num_heads_q")
+    return "--heads-q";
+  if (key == "num_heads_kv")
+    return "--heads-kv";
+  std::string flag = "--" + key.str();
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
+/// `keys` as the user wrote them, "a, b and c".
+static std::string keyList(const KernelSpec &spec, ArrayRef<StringRef> keys) {
+  std::string list;
+  for (auto [i, key] : llvm::enumerate(keys))
+    list += (i == 0                 ? ""
+             : i + 1 == keys.size() ? " and "
+                                    : ", ") +
+            spec.keyName(key);
+  return list;
+}
+
+/// The lengths of a spec by key, in order.
+static SmallVector<std::pair<StringRef, std::optional<int64_t>>>
+lengths(const KernelSpec &spec) {
+  return {{"batch", spec.batch},
+          {"num_heads_q", spec.numHeadsQ},
+          {"num_heads_kv", spec.numHeadsKV},
+          {"seqlen_q", spec.seqLenQ},
+          {"seqlen_k", spec.seqLenK}};
+}
+
 /// A backward spec: what attn-grad-async-pipeline lowers (static shapes,
 /// f16 or bf16, D 64 or 128), none of the forward's variations, and LSE
 /// (its input) not turned off.
 static LogicalResult verifyBackwardSpec(const KernelSpec &spec, Location loc) {
+  auto k = [&](StringRef key) { return spec.keyName(key); };
   if (spec.dtype == "e4m3")
-    return emitError(loc) << "backward takes f16 or bf16 (there is no FP8 "
-                             "backward)";
+    return emitError(loc) << k("backward") << " takes " << k("dtype")
+                          << " f16 or bf16 (there is no FP8 backward)";
   if (spec.headDim != 64 && spec.headDim != 128)
-    return emitError(loc) << "backward takes head_dim 64 or 128, got "
-                          << spec.headDim;
-  for (const auto &len : {spec.batch, spec.numHeadsQ, spec.numHeadsKV,
-                          spec.seqLenQ, spec.seqLenK})
+    return emitError(loc) << k("backward") << " takes " << k("head_dim")
+                          << " 64 or 128, got " << spec.headDim;
+  for (const auto &[key, len] : lengths(spec))
     if (!len)
-      return emitError(loc) << "backward needs static batch, num_heads_q, "
-                               "num_heads_kv, seqlen_q and seqlen_k";
+      return emitError(loc) << k("backward") << " needs static lengths, but "
+                            << k(key) << " is dynamic";
   if (!spec.lse)
-    return emitError(loc) << "backward reads the forward's LSE: lse cannot "
-                             "be false";
+    return emitError(loc) << k("backward")
+                          << " reads the forward's LSE: " << k("lse")
+                          << " cannot be false";
   if (spec.splits > 1 || spec.packGqa || spec.pageSize > 0 || spec.varlen ||
       spec.blockM || spec.blockN)
-    return emitError(loc) << "backward takes none of splits, pack_gqa, "
-                             "page_size, varlen, block_m and block_n (its "
-                             "tiles are attn-grad-async-pipeline's)";
+    return emitError(loc) << k("backward") << " takes none of "
+                          << keyList(spec, {"splits", "pack_gqa", "page_size",
+                                            "varlen", "block_m", "block_n"})
+                          << " (its tiles are attn-grad-async-pipeline's)";
   return success();
 }
 
@@ -263,78 +307,128 @@ static LogicalResult verifyBackwardSpec(const KernelSpec &spec, Location loc) {
 /// K/V, not split or GQA-packed, the wgmma path, options attn-quantize-fp8
 /// parses.
 static LogicalResult verifyQuantizeSpec(const KernelSpec &spec, Location loc) {
+  auto k = [&](StringRef key) { return spec.keyName(key); };
   if (spec.dtype != "bf16")
-    return emitError(loc) << "quantize_fp8 takes dtype bf16 (attn-quantize-fp8 "
-                             "has no f16 or e4m3 input), got '"
+    return emitError(loc) << k("quantize_fp8") << " takes " << k("dtype")
+                          << " bf16 (attn-quantize-fp8 has no f16 or e4m3 "
+                             "input), got '"
                           << spec.dtype << "'";
   if (spec.backward || spec.varlen || spec.pageSize > 0 || spec.splits > 1 ||
       spec.packGqa)
-    return emitError(loc) << "quantize_fp8 takes none of backward, varlen, "
-                             "page_size, splits and pack_gqa";
-  for (const auto &len : {spec.batch, spec.numHeadsQ, spec.numHeadsKV,
-                          spec.seqLenQ, spec.seqLenK})
+    return emitError(loc) << k("quantize_fp8") << " takes none of "
+                          << keyList(spec, {"backward", "varlen", "page_size",
+                                            "splits", "pack_gqa"});
+  for (const auto &[key, len] : lengths(spec))
     if (!len)
-      return emitError(loc) << "quantize_fp8 needs static batch, num_heads_q, "
-                               "num_heads_kv, seqlen_q and seqlen_k "
-                               "(attn-quantize-fp8 takes static shapes)";
+      return emitError(loc) << k("quantize_fp8")
+                            << " needs static lengths (attn-quantize-fp8 "
+                               "takes static shapes), but "
+                            << k(key) << " is dynamic";
   if (spec.path == "fma")
-    return emitError(loc) << "quantize_fp8 takes the wgmma path (FP8 tensor "
-                             "cores)";
+    return emitError(loc) << k("quantize_fp8")
+                          << " takes the wgmma path (FP8 tensor cores)";
   PassManager pm(loc.getContext());
   std::string error;
   llvm::raw_string_ostream errors(error);
   if (failed(addQuantizeFP8Pass(pm, *spec.quantizeFp8, 0, 0, nullptr, errors)))
-    return emitError(loc) << "quantize_fp8 \"" << *spec.quantizeFp8
+    return emitError(loc) << (spec.fromFlags ? "--quantize-fp8="
+                                             : "quantize_fp8 ")
+                          << "\"" << *spec.quantizeFp8
                           << "\": " << llvm::StringRef(error).trim();
+  return success();
+}
+
+/// `x` as %g prints it: as the user most likely wrote it (1e-50, 0.125).
+static std::string shortest(double x) {
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format("%g", x);
+  return text;
+}
+
+/// The spec's scale is the kernel's f32: one that rounds to 0 (which
+/// stands for the default) or to infinity is not the scale asked for.
+static LogicalResult verifyScale(const KernelSpec &spec, Location loc) {
+  std::string given =
+      (spec.fromFlags ? "--scale=" : "scale ") + shortest(spec.scale);
+  if (!std::isfinite(spec.scale) || spec.scale < 0)
+    return emitError(loc) << given
+                          << ": the scale must be finite and >= 0 (0, the "
+                             "default: 1/sqrt(D))";
+  float f = static_cast<float>(spec.scale);
+  if (spec.scale != 0 &&
+      !(f >= std::numeric_limits<float>::min() && std::isfinite(f)))
+    return emitError(loc) << given << " is outside the normal range of f32 ["
+                          << shortest(std::numeric_limits<float>::min()) << ", "
+                          << shortest(std::numeric_limits<float>::max())
+                          << "] (the kernel's scale is an f32; 0, the "
+                             "default, means 1/sqrt(D))";
   return success();
 }
 
 /// What the op verifier cannot see: lengths, scale and block sizes.
 static LogicalResult verifySpec(const KernelSpec &spec, Location loc) {
+  auto k = [&](StringRef key) { return spec.keyName(key); };
   if (!spec.name.empty() && !isKernelName(spec.name))
-    return emitError(loc) << "name '" << spec.name
+    return emitError(loc) << k("name") << " '" << spec.name
                           << "' must be an identifier ([A-Za-z_][A-Za-z0-9_]*)";
   if (spec.dtype != "f16" && spec.dtype != "bf16" && spec.dtype != "e4m3")
-    return emitError(loc) << "dtype must be f16, bf16 or e4m3, got '"
+    return emitError(loc) << k("dtype") << " must be f16, bf16 or e4m3, got '"
                           << spec.dtype << "'";
   if (spec.dtype == "e4m3" && !spec.strided)
-    return emitError(loc) << "dtype e4m3 takes only the strided layout (V is "
-                             "read as V^T storage, unit stride along Nk); "
-                             "leave out layout or set it to \"strided\"";
+    return emitError(loc) << k("dtype") << " e4m3 takes only " << k("layout")
+                          << " strided (V is read as V^T storage, unit "
+                             "stride along Nk); leave out "
+                          << k("layout") << " or set it to strided";
   if (spec.dtype == "e4m3" &&
       (spec.headDim < 16 || spec.headDim > 256 || spec.headDim % 16 != 0))
-    return emitError(loc) << "head_dim must be a multiple of 16 in [16, 256] "
-                             "for e4m3, got "
+    return emitError(loc) << k("head_dim")
+                          << " must be a multiple of 16 in [16, 256] for "
+                             "e4m3, got "
                           << spec.headDim;
-  for (const auto &len : {spec.batch, spec.numHeadsQ, spec.numHeadsKV,
-                          spec.seqLenQ, spec.seqLenK})
+  for (const auto &[key, len] : lengths(spec)) {
     if (len && *len <= 0)
-      return emitError(loc) << "a static length must be > 0, got " << *len
+      return emitError(loc) << k(key) << " must be > 0, got " << *len
                             << " (make it dynamic to accept empty calls)";
+    if (len && *len > std::numeric_limits<int32_t>::max())
+      return emitError(loc) << k(key) << " must be at most 2^31 - 1, got "
+                            << *len << " (make it dynamic or split the call)";
+  }
+  // The op verifier's checks, in the spec's terms.
+  if (spec.numHeadsQ && spec.numHeadsKV && *spec.numHeadsQ % *spec.numHeadsKV)
+    return emitError(loc) << k("num_heads_q") << " (" << *spec.numHeadsQ
+                          << ") must be a multiple of " << k("num_heads_kv")
+                          << " (" << *spec.numHeadsKV
+                          << "): GQA/MQA query heads share KV heads evenly";
+  if (spec.headDim < 8 || spec.headDim > 256 || spec.headDim % 8 != 0)
+    return emitError(loc) << k("head_dim")
+                          << " must be a multiple of 8 in [8, 256], got "
+                          << spec.headDim;
   if (spec.pageSize < 0 || spec.pageSize > ::attn::bundle::kMaxPageSize)
-    return emitError(loc) << "page_size must be in [1, "
+    return emitError(loc) << k("page_size") << " must be in [1, "
                           << ::attn::bundle::kMaxPageSize
                           << "] (0: contiguous K/V), got " << spec.pageSize;
   if (spec.pageSize > 0 && (spec.dtype == "e4m3" || !spec.strided))
-    return emitError(loc) << "page_size (paged K/V) takes f16 or bf16 and the "
-                             "strided layout";
+    return emitError(loc) << k("page_size") << " (paged K/V) takes "
+                          << k("dtype") << " f16 or bf16 and " << k("layout")
+                          << " strided";
   if (spec.varlen && (spec.dtype == "e4m3" || !spec.strided))
-    return emitError(loc) << "varlen takes f16 or bf16 and the strided "
-                             "layout";
-  if (spec.varlen &&
-      (spec.batch || spec.seqLenQ || spec.seqLenK))
-    return emitError(loc) << "varlen needs dynamic batch, seqlen_q and "
-                             "seqlen_k (read from cu_seqlens_q/k)";
-  if (!std::isfinite(spec.scale) || spec.scale < 0)
-    return emitError(loc) << "scale must be finite and >= 0 (0: 1/sqrt(D))";
+    return emitError(loc) << k("varlen") << " takes " << k("dtype")
+                          << " f16 or bf16 and " << k("layout") << " strided";
+  if (spec.varlen && (spec.batch || spec.seqLenQ || spec.seqLenK))
+    return emitError(loc) << k("varlen") << " needs dynamic "
+                          << keyList(spec, {"batch", "seqlen_q", "seqlen_k"})
+                          << " (read from cu_seqlens_q/k)";
+  if (failed(verifyScale(spec, loc)))
+    return failure();
   if (spec.backward && failed(verifyBackwardSpec(spec, loc)))
     return failure();
   if (spec.quantizeFp8 && failed(verifyQuantizeSpec(spec, loc)))
     return failure();
   if ((spec.blockM && !isValidBlockM(spec.blockM)) ||
       (spec.blockN && !isValidBlockN(spec.blockN)))
-    return emitError(loc) << "block_m must be in [1, " << kMaxBlockM
-                          << "] and block_n in [1, " << kMaxBlockN << "]";
+    return emitError(loc) << k("block_m") << " must be in [1, " << kMaxBlockM
+                          << "] and " << k("block_n") << " in [1, "
+                          << kMaxBlockN << "]";
   return success();
 }
 
@@ -438,7 +532,12 @@ LogicalResult mlir::attn::buildKernelFunction(ModuleOp module,
                                               const KernelSpec &spec) {
   MLIRContext *ctx = module.getContext();
   std::string name = spec.name.empty() ? spec.defaultName() : spec.name;
-  Location loc = FileLineColLoc::get(ctx, "spec " + name, 0, 0);
+  // Errors about the spec, and later about its kernel, name where it came
+  // from (a spec file's entry; the flags: the tool).
+  Location loc =
+      spec.origin.empty()
+          ? Location(UnknownLoc::get(ctx))
+          : Location(NameLoc::get(StringAttr::get(ctx, spec.origin)));
   if (failed(verifySpec(spec, loc)))
     return failure();
   if (module.lookupSymbol(name))

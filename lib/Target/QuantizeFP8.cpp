@@ -99,14 +99,10 @@ LogicalResult mlir::attn::addQuantizeFP8Pass(OpPassManager &pm,
                                              std::string *normalized,
                                              llvm::raw_ostream &errors) {
   std::unique_ptr<Pass> pass = createAttnQuantizeFP8();
-  // llvm::cl reports a bad value itself (to stderr) and leaves `message`
-  // empty.
+  // The pass parses its options strictly (StrictOptions.h): `message`
+  // names the pass, the option and why.
   auto onError = [&](const Twine &message) {
-    std::string text = message.str();
-    errors << (StringRef(text).trim().empty()
-                   ? "not valid attn-quantize-fp8 options (the option "
-                     "parser's message is above)"
-                   : text);
+    errors << message;
     return failure();
   };
   // The text's own values win over the block sizes set first.

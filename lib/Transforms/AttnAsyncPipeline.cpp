@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "BlockDescales.h"
 #include "HostOnly.h"
@@ -90,7 +91,7 @@ OnlineAttentionOp stepOf(scf::ForOp loop) {
 FailureOr<CtaNest> matchNest(scf::ForallOp cta, LoadTileOp loadQ) {
   CtaNest nest{cta, loadQ, {}, {}, {}};
   auto fail = [&](const Twine &why) {
-    return cta.emitOpError("attn-async-pipeline: ")
+    return emitError(cta.getLoc(), "attn-async-pipeline: ")
            << why << "; run attn-tile and attn-causal-split first, "
            << "and attn-async-pipeline instead of attn-distribute-rows";
   };
@@ -702,9 +703,10 @@ LogicalResult bindTile(scf::ForallOp cta, scf::ForOp loop, Value tileIndex,
     // Re-running it per tile would repeat its effect; reading an input
     // (FP8's descales) again is harmless.
     if (!isMemoryEffectFree(&op) && !isa<memref::LoadOp>(op))
-      return op.emitOpError("attn-async-pipeline: persistent-ctas re-creates "
-                            "the per-tile values of the CTA body, which must "
-                            "be free of side effects");
+      return emitError(op.getLoc(),
+                       "attn-async-pipeline: persistent-ctas re-creates "
+                       "the per-tile values of the CTA body, which must "
+                       "be free of side effects");
     b.clone(op, map);
     for (Value r : op.getResults()) {
       dependent.insert(r);
@@ -727,10 +729,11 @@ LogicalResult checkDescales(CtaNest nest, const PipelineShape &s) {
     agree &= s.fp8() == bool(stepOf(loop).getQkDescale());
   if (agree)
     return success();
-  return nest.cta.emitOpError("attn-async-pipeline: the steps' qk_descale "
-                              "and the epilogue's v_descale must be given "
-                              "exactly when the tiles are f8E4M3FN, but the "
-                              "tiles are ")
+  return emitError(nest.cta.getLoc(),
+                   "attn-async-pipeline: the steps' qk_descale "
+                   "and the epilogue's v_descale must be given "
+                   "exactly when the tiles are f8E4M3FN, but the "
+                   "tiles are ")
          << s.elt;
 }
 
@@ -738,19 +741,22 @@ LogicalResult checkDescales(CtaNest nest, const PipelineShape &s) {
 /// B operands K-major only) and BLOCK_N a whole number of k32 steps.
 LogicalResult checkFP8(CtaNest nest, const PipelineShape &s) {
   if (!isTransposedV(nest.step.getV()))
-    return nest.cta.emitOpError(
+    return emitError(
+               nest.cta.getLoc(),
                "attn-async-pipeline: FP8 on tensor cores reads V as V^T: "
                "operand 'v' needs unit stride along Nk (stored [B, Hkv, D, "
                "Nk]), but got ")
            << nest.step.getV().getType();
   if (s.blockN % 32 != 0)
-    return nest.cta.emitOpError("attn-async-pipeline: FP8 needs BLOCK_N a "
-                                "multiple of 32 (whole k32 steps of P V), "
-                                "but got ")
+    return emitError(nest.cta.getLoc(),
+                     "attn-async-pipeline: FP8 needs BLOCK_N a "
+                     "multiple of 32 (whole k32 steps of P V), "
+                     "but got ")
            << s.blockN;
   if (s.headDim % 16 != 0)
-    return nest.cta.emitOpError("attn-async-pipeline: FP8 needs D a multiple "
-                                "of 16, but got ")
+    return emitError(nest.cta.getLoc(),
+                     "attn-async-pipeline: FP8 needs D a multiple "
+                     "of 16, but got ")
            << s.headDim;
   return success();
 }
@@ -766,8 +772,9 @@ LogicalResult checkPaged(CtaNest nest, const PipelineShape &s) {
       (pageSize % s.blockN == 0 ||
        (s.blockN % pageSize == 0 && pageSize % 8 == 0)))
     return success();
-  return nest.cta.emitOpError("attn-async-pipeline: paged K/V needs a static "
-                              "page_size that is a multiple of BLOCK_N (")
+  return emitError(nest.cta.getLoc(),
+                   "attn-async-pipeline: paged K/V needs a static "
+                   "page_size that is a multiple of BLOCK_N (")
          << s.blockN << ") or a multiple of 8 dividing it, but got "
          << (ShapedType::isDynamic(pageSize) ? std::string("?")
                                              : std::to_string(pageSize))
@@ -780,8 +787,9 @@ LogicalResult checkPaged(CtaNest nest, const PipelineShape &s) {
 FailureOr<int64_t> chooseStages(PipelineShape s, int64_t requested,
                                 Operation *op) {
   if (requested < 0 || requested == 1)
-    return op->emitOpError("attn-async-pipeline: stages must be 0 (chosen "
-                           "per D) or at least 2, but got ")
+    return emitError(op->getLoc(),
+                     "attn-async-pipeline: stages must be 0 (chosen "
+                     "per D) or at least 2, but got ")
            << requested;
   int64_t want = requested > 0 ? requested : (s.chunks == 1 ? 4 : 3);
   int64_t fit = (kMaxSharedBytes - s.qBytes() - s.stagingBytes()) /
@@ -789,14 +797,37 @@ FailureOr<int64_t> chooseStages(PipelineShape s, int64_t requested,
   if (fit >= 2)
     return std::min(want, fit);
   s.stages = 2;
-  return op->emitOpError("attn-async-pipeline: Q and two K/V stages need ")
+  return emitError(op->getLoc(),
+                   "attn-async-pipeline: Q and two K/V stages need ")
          << s.sharedBytes() << " bytes of shared memory, more than the "
          << kMaxSharedBytes << " a CTA may use; use a smaller block-n";
 }
 
 struct AttnAsyncPipelinePass
-    : attn::impl::AttnAsyncPipelineBase<AttnAsyncPipelinePass> {
-  using AttnAsyncPipelineBase::AttnAsyncPipelineBase;
+    : StrictOptions<attn::impl::AttnAsyncPipelineBase<AttnAsyncPipelinePass>> {
+  using StrictOptions::StrictOptions;
+
+  /// Options are checked once, before any function (no location: they are
+  /// not in the input), rather than by the verifier of the
+  /// attn.warp_specialize they would build.
+  LogicalResult initialize(MLIRContext *ctx) override {
+    for (auto [name, regs, automatic] :
+         {std::tuple<StringRef, int64_t, StringRef>{
+              "producer-registers", producerRegisters,
+              "24, or for FP8 and paged K/V what the consumers leave"},
+          {"consumer-registers", consumerRegisters, "per BLOCK_M"}})
+      if (regs != 0 && (regs < 24 || regs > 256 || regs % 8 != 0))
+        return emitError(UnknownLoc::get(ctx))
+               << "attn-async-pipeline: " << name
+               << " must be a multiple of 8 in [24, 256] (setmaxnreg), or 0: "
+               << automatic << ", but got " << regs;
+    if (persistentCtas < 0 || persistentCtas > kMaxGridX)
+      return emitError(UnknownLoc::get(ctx))
+             << "attn-async-pipeline: persistent-ctas must be 0 (one CTA per "
+                "tile) or a CTA count in [1, 2^31 - 1], but got "
+             << static_cast<int64_t>(persistentCtas);
+    return success();
+  }
 
   LogicalResult pipeline(CtaNest nest) {
     OnlineAttentionOp step = nest.step;
@@ -810,60 +841,77 @@ struct AttnAsyncPipelinePass
                     0,
                     elt};
     if (!s.elt.isF16() && !s.elt.isBF16() && !s.fp8())
-      return nest.cta.emitOpError("attn-async-pipeline: tensor cores take "
-                                  "f16, bf16 or f8E4M3FN here, not ")
+      return emitError(nest.cta.getLoc(),
+                       "attn-async-pipeline: tensor cores take "
+                       "f16, bf16 or f8E4M3FN here, not ")
              << s.elt;
     if (failed(checkDescales(nest, s)) ||
         (s.fp8() && failed(checkFP8(nest, s))) || failed(checkPaged(nest, s)))
       return failure();
     if (s.blockM % 64 != 0 || s.blockM / 64 > kMaxConsumerWarpgroups)
-      return nest.cta.emitOpError("attn-async-pipeline: BLOCK_M must be 64, "
-                                  "128 or 192 (one to three consumer "
-                                  "warpgroups of 64 rows), but got ")
+      return emitError(nest.cta.getLoc(),
+                       "attn-async-pipeline: BLOCK_M must be 64, "
+                       "128 or 192 (one to three consumer "
+                       "warpgroups of 64 rows), but got ")
              << s.blockM;
     if (kWarpgroupRows % nest.loadQ.getGqaPack() != 0)
-      return nest.cta.emitOpError("attn-async-pipeline: GQA packing needs "
-                                  "the group size Hq / Hkv to divide 64 (a "
-                                  "warpgroup's rows hold whole queries), but "
-                                  "got ")
+      return emitError(nest.cta.getLoc(),
+                       "attn-async-pipeline: GQA packing needs "
+                       "the group size Hq / Hkv to divide 64 (a "
+                       "warpgroup's rows hold whole queries), but "
+                       "got ")
              << nest.loadQ.getGqaPack();
     if (s.blockN % 16 != 0 || s.blockN > 256)
-      return nest.cta.emitOpError("attn-async-pipeline: BLOCK_N must be a "
-                                  "multiple of 16 up to 256, but got ")
+      return emitError(nest.cta.getLoc(),
+                       "attn-async-pipeline: BLOCK_N must be a "
+                       "multiple of 16 up to 256, but got ")
              << s.blockN;
     int64_t accumulators = accumulatorsPerThread(s.blockN, s.headDim);
     int64_t room = maxThreeWarpgroupAccumulators(s.fp8());
     if (s.blockM / 64 == 3 && accumulators > room)
-      return nest.cta.emitOpError(
+      return emitError(
+                 nest.cta.getLoc(),
                  "attn-async-pipeline: with three consumer warpgroups "
                  "(BLOCK_M 192) ptxas has 128 registers per thread, room for ")
              << room << " S and O accumulators (BLOCK_N / 2 + D / 2) beside "
              << (s.fp8() ? "e4m3" : "16-bit") << " P, but BLOCK_N " << s.blockN
              << " and D " << s.headDim << " need " << accumulators
              << "; use BLOCK_M 128 or a smaller BLOCK_N";
-    if (persistentCtas < 0 || persistentCtas > kMaxGridX)
-      return nest.cta.emitOpError("attn-async-pipeline: persistent-ctas must "
-                                  "be 0 (one CTA per tile) or a CTA count in "
-                                  "[1, 2^31 - 1], but got ")
-             << static_cast<int64_t>(persistentCtas);
     bool splitKV = cast<MemRefType>(nest.epilogue.getO().getType())
                        .getElementType()
                        .isF32();
     if (tmaStore && !splitKV &&
         !nest.cta.isDefinedOutsideOfLoop(nest.epilogue.getO()))
-      return nest.cta.emitOpError(
+      return emitError(
+          nest.cta.getLoc(),
           "attn-async-pipeline: tma-store needs O defined outside the CTA "
           "loop (its descriptor is built on the host), but a varlen CTA "
           "stores into its sequence's rows of O; leave tma-store off");
     if (splitKV && persistentCtas > 0)
-      return nest.cta.emitOpError("attn-async-pipeline: persistent-ctas does "
-                                  "not take split-KV (attn.partial_attention) "
-                                  "tiles yet");
+      return emitError(nest.cta.getLoc(),
+                       "attn-async-pipeline: persistent-ctas does "
+                       "not take split-KV (attn.partial_attention) "
+                       "tiles yet");
     FailureOr<int64_t> stagesOr = chooseStages(s, stages, nest.cta);
     if (failed(stagesOr))
       return failure();
     s.stages = *stagesOr;
     int64_t groups = s.blockM / 64;
+    int64_t consumerRegs = consumerRegisters ? int64_t(consumerRegisters)
+                                             : defaultConsumerRegisters(groups);
+    int64_t producerRegs =
+        producerRegisters
+            ? int64_t(producerRegisters)
+            : defaultProducerRegisters(groups, consumerRegs,
+                                       s.fp8() || step.getBlockTable());
+    if (int64_t total = 128 * (producerRegs + groups * consumerRegs);
+        total > kRegistersPerSM)
+      return emitError(nest.cta.getLoc())
+             << "attn-async-pipeline: producer-registers " << producerRegs
+             << " and consumer-registers " << consumerRegs << " for " << groups
+             << " consumer warpgroups (BLOCK_M " << s.blockM << ") need "
+             << total << " registers per CTA, but an SM has "
+             << kRegistersPerSM;
 
     // Host side: TMA descriptors of Q, K, V.
     OpBuilder host(nest.cta);
@@ -892,13 +940,6 @@ struct AttnAsyncPipelinePass
           b, loc, arith::MulIOp::create(b, loc, ub[0], ub[1]), ub[2]);
     }
     Value numKeys = step.getKeyCount(b);
-    int64_t consumerRegs = consumerRegisters ? int64_t(consumerRegisters)
-                                             : defaultConsumerRegisters(groups);
-    int64_t producerRegs =
-        producerRegisters
-            ? int64_t(producerRegisters)
-            : defaultProducerRegisters(groups, consumerRegs,
-                                       s.fp8() || step.getBlockTable());
     auto ws = WarpSpecializeOp::create(
         b, loc, b.getI64IntegerAttr(groups), b.getI64IntegerAttr(producerRegs),
         b.getI64IntegerAttr(consumerRegs),
@@ -1013,9 +1054,10 @@ struct AttnAsyncPipelinePass
       if (cta.getMapping() &&
           llvm::any_of(*cta.getMapping(),
                        llvm::IsaPred<gpu::GPUThreadMappingAttr>)) {
-        cta.emitOpError("attn-async-pipeline: the CTA loop is already mapped "
-                        "to threads (attn-distribute-rows); run "
-                        "attn-async-pipeline instead of attn-distribute-rows");
+        emitError(cta.getLoc(),
+                  "attn-async-pipeline: the CTA loop is already mapped "
+                  "to threads (attn-distribute-rows); run "
+                  "attn-async-pipeline instead of attn-distribute-rows");
         return signalPassFailure();
       }
       FailureOr<CtaNest> nest = matchNest(cta, load);

@@ -1,6 +1,7 @@
 //===- AttnCausalSplit.cpp - split the K/V loop by mask need --------------===//
 
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "CausalBounds.h"
 
@@ -73,28 +74,32 @@ LogicalResult checkSplittable(scf::ForOp loop, OnlineAttentionOp step) {
        llvm::any_of(*threads.getMapping(), [](Attribute a) {
          return isa<gpu::GPUThreadMappingAttr>(a);
        })))
-    return step.emitOpError("attn-causal-split must run before "
-                            "attn-distribute-rows (the K/V loop must stay the "
-                            "same for every thread of a CTA)");
+    return emitError(step.getLoc(),
+                     "attn-causal-split must run before "
+                     "attn-distribute-rows (the K/V loop must stay the "
+                     "same for every thread of a CTA)");
   Value offset = step.getCausalOffset();
   Value numKeys = step.getNumKeys();
   if (!loop.isDefinedOutsideOfLoop(step.getQPos()) ||
       !loop.isDefinedOutsideOfLoop(step.getK()) ||
       (offset && !loop.isDefinedOutsideOfLoop(offset)) ||
       (numKeys && !loop.isDefinedOutsideOfLoop(numKeys)))
-    return step.emitOpError("attn-causal-split needs q_pos, causal_offset, "
-                            "num_keys and k defined outside the K/V loop");
+    return emitError(step.getLoc(),
+                     "attn-causal-split needs q_pos, causal_offset, "
+                     "num_keys and k defined outside the K/V loop");
   if (loop.getNumRegionIterArgs() != 3 ||
       !llvm::equal(loop.getBody()->getTerminator()->getOperands(),
                    step.getResults()))
-    return step.emitOpError("attn-causal-split expects the K/V loop of "
-                            "attn-tile: it carries (m, l, acc) through this "
-                            "op alone");
+    return emitError(step.getLoc(),
+                     "attn-causal-split expects the K/V loop of "
+                     "attn-tile: it carries (m, l, acc) through this "
+                     "op alone");
   return success();
 }
 
 struct AttnCausalSplitPass
-    : attn::impl::AttnCausalSplitBase<AttnCausalSplitPass> {
+    : StrictOptions<attn::impl::AttnCausalSplitBase<AttnCausalSplitPass>> {
+  using StrictOptions::StrictOptions;
   void runOnOperation() override {
     SmallVector<std::pair<scf::ForOp, OnlineAttentionOp>> work;
     WalkResult res = getOperation().walk([&](OnlineAttentionOp step) {

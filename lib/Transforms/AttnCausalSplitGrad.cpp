@@ -1,6 +1,7 @@
 //===- AttnCausalSplitGrad.cpp - split the backward's loops by mask need --===//
 
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "CausalBounds.h"
 
@@ -93,14 +94,17 @@ LogicalResult checkInvariants(scf::ForOp loop, Operation *step,
                               ValueRange invariants) {
   for (Value v : invariants)
     if (v && !loop.isDefinedOutsideOfLoop(v))
-      return step->emitOpError("attn-causal-split-grad needs the block "
-                               "position of the other operand, "
-                               "causal_offset and k defined outside the loop");
+      return emitError(step->getLoc(),
+                       "attn-causal-split-grad needs the block "
+                       "position of the other operand, "
+                       "causal_offset and k defined outside the loop");
   return success();
 }
 
 struct AttnCausalSplitGradPass
-    : attn::impl::AttnCausalSplitGradBase<AttnCausalSplitGradPass> {
+    : StrictOptions<
+          attn::impl::AttnCausalSplitGradBase<AttnCausalSplitGradPass>> {
+  using StrictOptions::StrictOptions;
   void runOnOperation() override {
     SmallVector<std::pair<scf::ForOp, Operation *>> work;
     WalkResult res = getOperation().walk([&](Operation *op) {

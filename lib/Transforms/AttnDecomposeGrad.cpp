@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "TileBuilders.h"
 
@@ -249,18 +250,19 @@ LogicalResult checkUnrollSize(Operation *root) {
     }
     if (rows * keys <= kMaxUnrolledRows)
       return WalkResult::advance();
-    op->emitOpError() << "attn-decompose-grad unrolls " << keys
-                      << " keys over the step's " << rows
-                      << " rows, but at most " << kMaxUnrolledRows
-                      << " key-rows per block compile in reasonable time; "
-                         "use smaller tiles (e.g. block-m=64 block-n=64)";
+    emitError(op->getLoc())
+        << "attn-decompose-grad unrolls " << keys << " keys over the step's "
+        << rows << " rows, but at most " << kMaxUnrolledRows
+        << " key-rows per block compile in reasonable time; "
+           "use smaller tiles (e.g. block-m=64 block-n=64)";
     return WalkResult::interrupt();
   });
   return failure(res.wasInterrupted());
 }
 
 struct AttnDecomposeGradPass
-    : attn::impl::AttnDecomposeGradBase<AttnDecomposeGradPass> {
+    : StrictOptions<attn::impl::AttnDecomposeGradBase<AttnDecomposeGradPass>> {
+  using StrictOptions::StrictOptions;
   void runOnOperation() override {
     if (failed(checkUnrollSize(getOperation())))
       return signalPassFailure();

@@ -1,6 +1,7 @@
 //===- AttnDistributeRows.cpp - one query row per GPU thread --------------===//
 
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "HostOnly.h"
 
@@ -72,7 +73,8 @@ Type threadType(Type t, const RowLayout &layout) {
 LogicalResult narrowToThread(Block &body, const RowLayout &layout) {
   WalkResult res = body.walk([&](Operation *op) {
     if (isa<vector::VectorDialect>(op->getDialect()))
-      return WalkResult(op->emitOpError(
+      return WalkResult(emitError(
+          op->getLoc(),
           "attn-distribute-rows must run before attn-online-softmax"));
     for (Region &region : op->getRegions())
       for (BlockArgument arg : region.getArguments())
@@ -102,7 +104,8 @@ LogicalResult localizeConstants(Operation *threads, Block &body,
                : threads->isAncestor(v.getParentRegion()->getParentOp())))
         continue;
       if (!isa_and_nonnull<arith::ConstantOp>(def))
-        return WalkResult(op->emitOpError(
+        return WalkResult(emitError(
+            op->getLoc(),
             "attn-distribute-rows: a CTA tile value is defined outside the "
             "CTA loop of attn-tile"));
       use.set(b.clone(*def)->getResult(0));
@@ -217,8 +220,9 @@ bool isDistributed(scf::ForallOp forall) {
 }
 
 struct AttnDistributeRowsPass
-    : attn::impl::AttnDistributeRowsBase<AttnDistributeRowsPass> {
-  using AttnDistributeRowsBase::AttnDistributeRowsBase;
+    : StrictOptions<
+          attn::impl::AttnDistributeRowsBase<AttnDistributeRowsPass>> {
+  using StrictOptions::StrictOptions;
   void runOnOperation() override {
     if (failed(checkNoHostOnlyTiles(getOperation(), "attn-distribute-rows")))
       return signalPassFailure();
@@ -231,7 +235,8 @@ struct AttnDistributeRowsPass
       if (!cta && isa<scf::ForOp>(load->getParentOp()))
         cta = dyn_cast<scf::ForallOp>(load->getParentOp()->getParentOp());
       if (!cta)
-        return WalkResult(load.emitOpError(
+        return WalkResult(emitError(
+            load.getLoc(),
             "attn-distribute-rows expects the Q tile load directly inside "
             "the CTA scf.forall that attn-tile creates"));
       if (isThreadLoop(cta) || !seen.insert(cta).second)
@@ -261,8 +266,8 @@ struct AttnDistributeRowsPass
       });
       if (!inner.wasInterrupted())
         return WalkResult::advance();
-      forall.emitOpError(
-          "attn-distribute-rows must run before attn-online-softmax");
+      emitError(forall.getLoc(),
+                "attn-distribute-rows must run before attn-online-softmax");
       return WalkResult::interrupt();
     });
     if (late.wasInterrupted())
@@ -270,15 +275,17 @@ struct AttnDistributeRowsPass
     for (auto [cta, layout] : ctas) {
       if (layout.headDim % layout.lanes != 0 ||
           !llvm::isPowerOf2_64(layout.lanes) || layout.lanes > 32) {
-        cta.emitOpError() << "lanes-per-row (" << layout.lanes
-                          << ") must be a power of two <= 32 dividing D ("
-                          << layout.headDim << ")";
+        emitError(cta.getLoc())
+            << "attn-distribute-rows: lanes-per-row (" << layout.lanes
+            << ") must be a power of two <= 32 dividing D (" << layout.headDim
+            << ")";
         return signalPassFailure();
       }
       int64_t threads = layout.blockM * layout.lanes;
       if (threads > 1024) {
-        cta.emitOpError() << "BLOCK_M * lanes-per-row = " << threads
-                          << " threads per CTA, but a CTA has at most 1024";
+        emitError(cta.getLoc())
+            << "attn-distribute-rows: BLOCK_M * lanes-per-row = " << threads
+            << " threads per CTA, but a CTA has at most 1024";
         return signalPassFailure();
       }
       if (failed(distribute(cta, layout)))

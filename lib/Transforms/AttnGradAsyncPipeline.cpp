@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "CausalBounds.h"
 #include "PipelineBuilders.h"
@@ -529,15 +530,21 @@ LogicalResult lowerGrad(AttentionGradOp op, int64_t stages) {
 }
 
 struct AttnGradAsyncPipelinePass
-    : attn::impl::AttnGradAsyncPipelineBase<AttnGradAsyncPipelinePass> {
-  using AttnGradAsyncPipelineBase::AttnGradAsyncPipelineBase;
+    : StrictOptions<
+          attn::impl::AttnGradAsyncPipelineBase<AttnGradAsyncPipelinePass>> {
+  using StrictOptions::StrictOptions;
+  /// Options are checked once, before any function (no location: they
+  /// are not in the input).
+  LogicalResult initialize(MLIRContext *ctx) override {
+    if (stages >= 2 && stages <= 4)
+      return success();
+    return emitError(UnknownLoc::get(ctx),
+                     "attn-grad-async-pipeline: stages must be in [2, 4], "
+                     "but got ")
+           << static_cast<int64_t>(stages);
+  }
+
   void runOnOperation() override {
-    if (stages < 2 || stages > 4) {
-      getOperation().emitError("attn-grad-async-pipeline: stages must be in "
-                               "[2, 4], but got ")
-          << static_cast<int64_t>(stages);
-      return signalPassFailure();
-    }
     SmallVector<AttentionGradOp> ops;
     getOperation().walk([&](AttentionGradOp op) { ops.push_back(op); });
     for (AttentionGradOp op : ops)

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "TileBuilders.h"
 
@@ -328,18 +329,20 @@ LogicalResult checkUnrollSize(Operation *root) {
     int64_t rows = cast<VectorType>(op.getQ().getType()).getDimSize(0);
     if (op.getBlockN() * rows <= kMaxUnrolledRows)
       return WalkResult::advance();
-    op.emitOpError() << "attn-online-softmax unrolls block_n ("
-                     << op.getBlockN() << ") keys over the tile's " << rows
-                     << " rows, but at most " << kMaxUnrolledRows
-                     << " key-rows per block compile in reasonable time; use "
-                        "smaller tiles (e.g. block-m=64 block-n=64)";
+    emitError(op.getLoc())
+        << "attn-online-softmax unrolls block_n (" << op.getBlockN()
+        << ") keys over the tile's " << rows << " rows, but at most "
+        << kMaxUnrolledRows
+        << " key-rows per block compile in reasonable time; use "
+           "smaller tiles (e.g. block-m=64 block-n=64)";
     return WalkResult::interrupt();
   });
   return failure(res.wasInterrupted());
 }
 
 struct AttnOnlineSoftmaxPass
-    : attn::impl::AttnOnlineSoftmaxBase<AttnOnlineSoftmaxPass> {
+    : StrictOptions<attn::impl::AttnOnlineSoftmaxBase<AttnOnlineSoftmaxPass>> {
+  using StrictOptions::StrictOptions;
   void runOnOperation() override {
     if (failed(checkUnrollSize(getOperation())))
       return signalPassFailure();

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "QuantizeGrids.h"
 
@@ -198,8 +199,8 @@ LogicalResult quantizeAttention(AttentionOp op, QuantizeOptions opts) {
 }
 
 struct AttnQuantizeFP8Pass
-    : attn::impl::AttnQuantizeFP8Base<AttnQuantizeFP8Pass> {
-  using AttnQuantizeFP8Base::AttnQuantizeFP8Base;
+    : StrictOptions<attn::impl::AttnQuantizeFP8Base<AttnQuantizeFP8Pass>> {
+  using StrictOptions::StrictOptions;
   void runOnOperation() override {
     SmallVector<AttentionOp> ops;
     getOperation().walk([&](AttentionOp op) {
@@ -207,7 +208,8 @@ struct AttnQuantizeFP8Pass
         ops.push_back(op);
     });
     if (blockM < 0 || blockN < 0) {
-      getOperation().emitError()
+      // An option, not in the input: no location.
+      emitError(UnknownLoc::get(&getContext()))
           << "attn-quantize-fp8: block-m and block-n must be >= 0 (0: the "
              "tensor-core tile's), but got block-m="
           << static_cast<int64_t>(blockM)

@@ -1,6 +1,7 @@
 //===- AttnSplitKV.cpp - attn.attention -> split-KV partials + combine ----===//
 
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -92,18 +93,23 @@ void splitVarlen(VarlenAttentionOp op, int64_t splits) {
   memref::DeallocOp::create(b, loc, lsePartial);
 }
 
-struct AttnSplitKVPass : attn::impl::AttnSplitKVBase<AttnSplitKVPass> {
-  using AttnSplitKVBase::AttnSplitKVBase;
+struct AttnSplitKVPass
+    : StrictOptions<attn::impl::AttnSplitKVBase<AttnSplitKVPass>> {
+  using StrictOptions::StrictOptions;
+  /// Options are checked once, before any function (no location: they
+  /// are not in the input).
+  LogicalResult initialize(MLIRContext *ctx) override {
+    if (splits >= 0 && splits <= kMaxSplits && smCount >= 1)
+      return success();
+    return emitError(UnknownLoc::get(ctx))
+           << "attn-split-kv: splits must be in [0, " << kMaxSplits
+           << "] (0: chosen per shape) and sm-count at least 1, but got "
+              "splits="
+           << static_cast<int64_t>(splits)
+           << " sm-count=" << static_cast<int64_t>(smCount);
+  }
+
   void runOnOperation() override {
-    if (splits < 0 || splits > kMaxSplits || smCount < 1) {
-      getOperation().emitError()
-          << "attn-split-kv: splits must be in [0, " << kMaxSplits
-          << "] (0: chosen per shape) and sm-count at least 1, but got "
-             "splits="
-          << static_cast<int64_t>(splits)
-          << " sm-count=" << static_cast<int64_t>(smCount);
-      return signalPassFailure();
-    }
     SmallVector<AttentionOp> ops;
     getOperation().walk([&](AttentionOp op) {
       if (!op.isFP8())

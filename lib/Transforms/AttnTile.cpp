@@ -1,6 +1,7 @@
 //===- AttnTile.cpp - attn.attention -> FlashAttention-2 loop nest --------===//
 
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "HostOnly.h"
 
@@ -673,27 +674,29 @@ void tileVarlen(VarlenAttentionOp op, TileShape t, int64_t combineBlockM) {
   op.erase();
 }
 
-struct AttnTilePass : attn::impl::AttnTileBase<AttnTilePass> {
-  using AttnTileBase::AttnTileBase;
-  void runOnOperation() override {
-    // Block sizes 0 pick the tensor-core defaults per D (below).
-    if (combineBlockM != 0 && !isValidBlockM(combineBlockM)) {
-      getOperation().emitError()
-          << "attn-tile: combine-block-m must be in [1, " << kMaxBlockM
-          << "] (or 0: block-m), but got "
-          << static_cast<int64_t>(combineBlockM);
-      return signalPassFailure();
-    }
+struct AttnTilePass : StrictOptions<attn::impl::AttnTileBase<AttnTilePass>> {
+  using StrictOptions::StrictOptions;
+  /// Options are checked once, before any function (no location: they
+  /// are not in the input). Block sizes 0 pick the tensor-core defaults per
+  /// D (below).
+  LogicalResult initialize(MLIRContext *ctx) override {
+    if (combineBlockM != 0 && !isValidBlockM(combineBlockM))
+      return emitError(UnknownLoc::get(ctx))
+             << "attn-tile: combine-block-m must be in [1, " << kMaxBlockM
+             << "] (or 0: block-m), but got "
+             << static_cast<int64_t>(combineBlockM);
     if ((blockM != 0 && !isValidBlockM(blockM)) ||
-        (blockN != 0 && !isValidBlockN(blockN))) {
-      getOperation().emitError()
-          << "attn-tile: block-m must be in [1, " << kMaxBlockM
-          << "] and block-n in [1, " << kMaxBlockN
-          << "] (or 0: per D), but got block-m="
-          << static_cast<int64_t>(blockM)
-          << " block-n=" << static_cast<int64_t>(blockN);
-      return signalPassFailure();
-    }
+        (blockN != 0 && !isValidBlockN(blockN)))
+      return emitError(UnknownLoc::get(ctx))
+             << "attn-tile: block-m must be in [1, " << kMaxBlockM
+             << "] and block-n in [1, " << kMaxBlockN
+             << "] (or 0: per D), but got block-m="
+             << static_cast<int64_t>(blockM)
+             << " block-n=" << static_cast<int64_t>(blockN);
+    return success();
+  }
+
+  void runOnOperation() override {
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
       if (isa<AttentionOp, PartialAttentionOp, DecodeCombineOp,

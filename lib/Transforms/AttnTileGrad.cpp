@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
@@ -234,15 +235,16 @@ LogicalResult tileAttentionGrad(AttentionGradOp op, int64_t blockM,
   return success();
 }
 
-struct AttnTileGradPass : attn::impl::AttnTileGradBase<AttnTileGradPass> {
-  using AttnTileGradBase::AttnTileGradBase;
+struct AttnTileGradPass
+    : StrictOptions<attn::impl::AttnTileGradBase<AttnTileGradPass>> {
+  using StrictOptions::StrictOptions;
   void runOnOperation() override {
     SmallVector<AttentionGradOp> ops;
     getOperation().walk([&](AttentionGradOp op) { ops.push_back(op); });
     if (ops.empty())
       return; // e.g. the CPU pipeline on a forward-only module
     if (!isValidBlockM(blockM) || !isValidBlockN(blockN)) {
-      getOperation().emitError()
+      emitError(UnknownLoc::get(&getContext())) // an option: no location
           << "attn-tile-grad: block-m must be in [1, " << kMaxBlockM
           << "] and block-n in [1, " << kMaxBlockN
           << "], but got block-m=" << static_cast<int64_t>(blockM)

@@ -34,11 +34,11 @@ FailureOr<LoadRowsOp> blockLoad(OnlineAttentionOp step, Value descales,
                                 StringRef tileName, StringRef pass) {
   auto rows = descales.getDefiningOp<LoadRowsOp>();
   if (!rows)
-    return step.emitOpError() << pass
-                              << ": per-block descales must come from "
-                                 "attn.load_rows (attn-tile's form)";
+    return emitError(step.getLoc()) << pass
+                                    << ": per-block descales must come from "
+                                       "attn.load_rows (attn-tile's form)";
   if (rows.getGqaPack() != 1)
-    return step.emitOpError()
+    return emitError(step.getLoc())
            << pass
            << ": per-block Q descales with GQA packing have no tensor-core "
               "lowering (a packed tile's rows are "
@@ -46,7 +46,7 @@ FailureOr<LoadRowsOp> blockLoad(OnlineAttentionOp step, Value descales,
            << " query heads, each with its own descale); leave attn-tile's "
               "pack-gqa off";
   if (static_cast<int64_t>(rows.getRowBlock()) != tile)
-    return step.emitOpError()
+    return emitError(step.getLoc())
            << pass << ": per-block FP8 descales on tensor cores need "
            << "attn-quantize-fp8's " << option << " equal to the tile's "
            << tileName << " (one descale per tile), but got " << option << "="

@@ -37,7 +37,7 @@ LogicalResult attn::checkPerHeadDescales(Operation *root, StringRef pass) {
   WalkResult res = root->walk([&](Operation *op) {
     if (!hasFineDescales(op))
       return WalkResult::advance();
-    return WalkResult(op->emitOpError()
+    return WalkResult(emitError(op->getLoc())
                       << pass
                       << ": per-block Q/K descales and per-channel V "
                          "descales have no lowering here; the tensor-core "
@@ -57,22 +57,22 @@ LogicalResult attn::checkNoHostOnlyTiles(Operation *root, StringRef pass,
   // Pre-order: a varlen CTA is refused as a whole, before its tiles.
   WalkResult res = root->walk<WalkOrder::PreOrder>([&](Operation *op) {
     if (op->hasAttr(kVarlenAttr) && !support.varlen)
-      return WalkResult(op->emitOpError()
+      return WalkResult(emitError(op->getLoc())
                         << pass
                         << ": variable-length batches "
                            "(attn.varlen_attention) have no lowering here: "
                            "they lower to the host (--attn-to-cpu) and the "
                            "tensor-core path (attn-async-pipeline)");
     if (!support.fp8 && isFP8Tile(op))
-      return WalkResult(op->emitOpError()
-                        << "is FP8 (an f8E4M3FN tile or its descale), but "
+      return WalkResult(emitError(op->getLoc())
                         << pass
-                        << " has no FP8 lowering: FP8 attention runs on "
-                           "the host (attn-to-cpu) and the tensor-core path "
+                        << ": FP8 (an f8E4M3FN tile or its descale) has no "
+                           "lowering here: FP8 attention runs on the host "
+                           "(attn-to-cpu) and the tensor-core path "
                            "(attn-async-pipeline)");
     if (auto step = dyn_cast<OnlineAttentionOp>(op);
         step && step.getBlockTable() && !support.paged)
-      return WalkResult(op->emitOpError()
+      return WalkResult(emitError(op->getLoc())
                         << pass
                         << ": paged K/V has no lowering here: it lowers to "
                            "the host (--attn-to-cpu) and the tensor-core "
@@ -84,7 +84,7 @@ LogicalResult attn::checkNoHostOnlyTiles(Operation *root, StringRef pass,
     else if (auto step = dyn_cast<OnlineAttentionOp>(op)) {
       pack = step.getGqaPack();
       if (cast<VectorType>(step.getQ().getType()).getElementType().isF32())
-        return WalkResult(op->emitOpError()
+        return WalkResult(emitError(op->getLoc())
                           << pass
                           << ": f32 attention has no GPU lowering "
                              "yet (it lowers to the host only: "
@@ -93,7 +93,7 @@ LogicalResult attn::checkNoHostOnlyTiles(Operation *root, StringRef pass,
       pack = epilogue.getGqaPack();
     if (pack == 1 || support.gqaPack)
       return WalkResult::advance();
-    return WalkResult(op->emitOpError()
+    return WalkResult(emitError(op->getLoc())
                       << pass
                       << ": GQA packing has no lowering here: it lowers to "
                          "the host (--attn-to-cpu) and the tensor-core path "

@@ -26,7 +26,7 @@ func.func @conversions(%a: vector<4xf8E4M3FN>, %b: f8E4M3FN, %x: vector<4xf32>,
 
 // Arithmetic on FP8 has no self-contained lowering: an error.
 func.func @fp8_arithmetic(%a: f8E4M3FN, %b: f8E4M3FN) -> f8E4M3FN {
-  // expected-error @below {{'arith.mulf' op on a type narrower than f32 has no self-contained host lowering}}
+  // expected-error @below {{attn-lower-to-cpu: arith.mulf on a type narrower than f32 has no self-contained host lowering}}
   %0 = arith.mulf %a, %b : f8E4M3FN
   return %0 : f8E4M3FN
 }

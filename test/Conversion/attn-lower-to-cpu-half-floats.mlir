@@ -19,7 +19,7 @@ func.func @conversions(%h: vector<4xf16>, %b: bf16, %x: vector<4xf32>,
 // Arithmetic on a 16-bit float has no self-contained lowering: an error, not
 // a library call in the output.
 func.func @half_arithmetic(%a: f16, %b: f16) -> f16 {
-  // expected-error @below {{'arith.addf' op on a type narrower than f32 has no self-contained host lowering}}
+  // expected-error @below {{attn-lower-to-cpu: arith.addf on a type narrower than f32 has no self-contained host lowering}}
   %0 = arith.addf %a, %b : f16
   return %0 : f16
 }
@@ -27,7 +27,7 @@ func.func @half_arithmetic(%a: f16, %b: f16) -> f16 {
 // -----
 
 func.func @half_reduction(%v: vector<4xbf16>) -> bf16 {
-  // expected-error @below {{'vector.reduction' op on a type narrower than f32 has no self-contained host lowering}}
+  // expected-error @below {{attn-lower-to-cpu: vector.reduction on a type narrower than f32 has no self-contained host lowering}}
   %0 = vector.reduction <add>, %v : vector<4xbf16> into bf16
   return %0 : bf16
 }

@@ -8,7 +8,7 @@
 func.func @step_outside_warp_specialize(%qt: !q, %kt: !kv, %vt: !kv,
     %kpos: index, %nk: index, %qpos: index, %m: vector<128xf32>,
     %l: vector<128xf32>, %acc: vector<128x64xf32>) {
-  // expected-error @+1 {{'attn.online_attention_mma' op attn-lower-to-wgmma needs it in the consumer region of an attn.warp_specialize (built by attn-async-pipeline)}}
+  // expected-error @+1 {{attn-lower-to-wgmma needs the tile steps and epilogues in the consumer region of an attn.warp_specialize (built by attn-async-pipeline)}}
   %m1, %l1, %a1 = attn.online_attention_mma q(%qt : !q) kv(%kt, %vt : !kv, !kv)
       keys(%kpos, %nk) rows(%qpos)
       state(%m, %l, %acc : vector<128xf32>, vector<128xf32>, vector<128x64xf32>)
@@ -28,7 +28,7 @@ func.func @step_in_producer(%qt: !q, %kt: !kv, %vt: !kv, %kpos: index,
   %acc0 = arith.constant dense<0.0> : vector<128x64xf32>
   scf.forall (%qb, %h, %b) in (2, 4, 1) {
     attn.warp_specialize consumers(2) registers(24, 240) producer {
-      // expected-error @+1 {{'attn.online_attention_mma' op attn-lower-to-wgmma needs it in the consumer region}}
+      // expected-error @+1 {{attn-lower-to-wgmma needs the tile steps and epilogues in the consumer region}}
       %m1, %l1, %a1 = attn.online_attention_mma q(%qt : !q) kv(%kt, %vt : !kv, !kv)
           keys(%kpos, %nk) rows(%qpos)
           state(%m0, %l0, %acc0 : vector<128xf32>, vector<128xf32>, vector<128x64xf32>)
@@ -49,7 +49,7 @@ func.func @no_cta_loop(%qt: !q, %qpos: index, %o: memref<1x4x256x64xbf16>) {
   %m0 = arith.constant dense<0xFF800000> : vector<128xf32>
   %l0 = arith.constant dense<0.0> : vector<128xf32>
   %acc0 = arith.constant dense<0.0> : vector<128x64xf32>
-  // expected-error @+1 {{'attn.warp_specialize' op attn-lower-to-wgmma needs it inside the CTA loop (scf.forall) that attn-async-pipeline builds}}
+  // expected-error @+1 {{attn-lower-to-wgmma needs the warp-specialized CTA inside the CTA loop (scf.forall) that attn-async-pipeline builds}}
   attn.warp_specialize consumers(2) registers(24, 240) producer {
     gpu.barrier
   } consumer {
@@ -63,7 +63,7 @@ func.func @no_cta_loop(%qt: !q, %qpos: index, %o: memref<1x4x256x64xbf16>) {
 
 func.func @no_epilogue() {
   scf.forall (%qb, %h, %b) in (2, 4, 1) {
-    // expected-error @+1 {{'attn.warp_specialize' op attn-lower-to-wgmma: expected one attn.epilogue in the consumer region}}
+    // expected-error @+1 {{attn-lower-to-wgmma: expected one attn.epilogue in the consumer region}}
     attn.warp_specialize consumers(2) registers(24, 240) producer {
       gpu.barrier
     } consumer {
@@ -82,7 +82,7 @@ func.func @rows_per_warpgroup(%qt: !q, %qpos: index, %o: memref<1x4x256x64xbf16>
   %l0 = arith.constant dense<0.0> : vector<128xf32>
   %acc0 = arith.constant dense<0.0> : vector<128x64xf32>
   scf.forall (%qb, %h, %b) in (2, 4, 1) {
-    // expected-error @+1 {{'attn.warp_specialize' op attn-lower-to-wgmma: BLOCK_M (128) must be 64 rows per consumer warpgroup}}
+    // expected-error @+1 {{attn-lower-to-wgmma: BLOCK_M (128) must be 64 rows per consumer warpgroup}}
     attn.warp_specialize consumers(1) registers(24, 240) producer {
       gpu.barrier
     } consumer {
@@ -104,7 +104,7 @@ func.func @no_staging(%qpos: index, %o: memref<1x4x256x64xbf16>) {
     attn.warp_specialize consumers(2) registers(24, 240) producer {
       gpu.barrier
     } consumer {
-      // expected-error @+1 {{'attn.epilogue' op attn-lower-to-wgmma needs the staging tile that attn-async-pipeline attaches}}
+      // expected-error @+1 {{attn-lower-to-wgmma needs the staging tile that attn-async-pipeline attaches}}
       attn.epilogue state(%m0, %l0, %acc0 : vector<128xf32>, vector<128xf32>, vector<128x64xf32>)
           to %o[%b, %h, %qpos, %c0] : memref<1x4x256x64xbf16>
     }
@@ -122,7 +122,7 @@ func.func @state_from_arguments(%qt: !q, %qpos: index, %o: memref<1x4x256x64xbf1
     attn.warp_specialize consumers(2) registers(24, 240) producer {
       gpu.barrier
     } consumer {
-      // expected-error @+1 {{'attn.epilogue' op attn-lower-to-wgmma: the online-softmax state must start from splat constants}}
+      // expected-error @+1 {{attn-lower-to-wgmma: the online-softmax state must start from splat constants}}
       attn.epilogue state(%m0, %l0, %acc0 : vector<128xf32>, vector<128xf32>, vector<128x64xf32>)
           to %o[%b, %h, %qpos, %c0] staging(%qt : !q) : memref<1x4x256x64xbf16>
     }

@@ -169,37 +169,43 @@ func.func @step(%qt: !q, %kt: !kv, %vt: !kv, %o: memref<1x4x256x64xbf16>,
 
 // unfilled_tail (varlen and paged K/V: rows past Nk hold other keys or
 // garbage): a block that reaches past Nk (Nk - k_pos < BLOCK_N) zeroes V's
-// rows from Nk - k_pos on (thread t: 16 bytes of rows t / 8 + 16 i), fences them for
-// the tensor cores and syncs the warpgroup (named barrier 1 + w), all
-// before its S GEMM; P V of a block never reads an unzeroed row.
+// rows from Nk - k_pos on (thread t: the 16 bytes t % 8 of rows t / 8 + 16 i,
+// whole 128-byte lines, at V's shared address), fences them for the tensor
+// cores and syncs the warpgroup (named barrier 1 + w), before P V reads V.
 //  TAIL-LABEL: func.func @step(
 //        TAIL:   %[[KPOS:.*]] = arith.muli %{{.*}}, %c64 : index
 //        TAIL:   %[[IN:.*]] = arith.subi %arg5, %[[KPOS]] : index
 //        TAIL:   %[[PAST:.*]] = arith.cmpi slt, %[[IN]], %c64{{[_0-9]*}} : index
 //        TAIL:   scf.if %[[PAST]] {
 //        TAIL:     %[[FROM:.*]] = arith.maxsi %[[IN]], %c0{{[_0-9]*}} : index
-//        TAIL:     %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<8xbf16>
+//        TAIL:     %[[ZERO:.*]] = arith.constant dense<0> : vector<4xi32>
 //        TAIL:     %[[UNIT:.*]] = arith.remui %{{.*}}, %c8
-//        TAIL:     %[[COL:.*]] = arith.muli %[[UNIT]], %c8
+//        TAIL:     %[[COL:.*]] = arith.muli %[[UNIT]], %c16
 //        TAIL:     %[[FIRST:.*]] = arith.addi %[[FROM]], %{{.*}} : index
 //        TAIL:     scf.for %[[ROW:.*]] = %[[FIRST]] to %c64{{[_0-9]*}} step %c16
-//        TAIL:       vector.store %[[ZERO]], %arg2[%c0{{[_0-9]*}}, %[[ROW]], %[[COL]]] {alignment = 16 : i64} : memref<1x64x64xbf16, {{.*}}>, vector<8xbf16>
+//        TAIL:       %[[LINE:.*]] = arith.muli %[[ROW]], %c128
+//        TAIL:       %[[PTR:.*]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr<3>
+//        TAIL:       llvm.store %[[ZERO]], %[[PTR]] {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<3>
 //        TAIL:     nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 //        TAIL:     nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
 //        TAIL:   }
 //        TAIL:   nvvm.wgmma.fence.aligned
 //   TAIL-NEXT:   nvvm.wgmma.mma_async
 
-// With overlap the first block (peeled) and every steady block zero their
-// own V before their S; the pending P V is issued after that.
+// With overlap only a loop's last block can reach past Nk, and its P V is
+// the drain's: the blocks carry their Nk - k_pos (one index beside P and
+// V's address), and the drain zeroes before its P V; the first and steady
+// blocks never branch on it.
 // TAILOV-LABEL: func.func @step(
-//       TAILOV:   scf.if
+//   TAILOV-NOT:   nvvm.fence.proxy
+//       TAILOV:   scf.for {{.*}} iter_args({{.*}}) -> (vector<2xf32>, vector<2xf32>, vector<32xf32>, vector<16xi32>, i64, index)
+//   TAILOV-NOT:     nvvm.fence.proxy
+//       TAILOV:     scf.yield
+//       TAILOV:   %[[PAST:.*]] = arith.cmpi slt, %{{.*}}#5, %c64{{[_0-9]*}} : index
+//       TAILOV:   scf.if %[[PAST]] {
+//       TAILOV:     llvm.store
 //       TAILOV:     nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>
 //       TAILOV:     nvvm.barrier id
-//       TAILOV:   nvvm.wgmma.mma_async
-//       TAILOV:   scf.for
-//       TAILOV:     nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>
-//       TAILOV:     nvvm.barrier id
-//       TAILOV:     nvvm.wgmma.fence.aligned
-//  TAILOV-NEXT:     nvvm.wgmma.mma_async
-//       TAILOV:     llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+//       TAILOV:   }
+//       TAILOV:   nvvm.wgmma.fence.aligned
+//  TAILOV-NEXT:   llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16

@@ -34,8 +34,8 @@ func.func @combine(%op: memref<2x1x4x1x64xf32>, %lp: memref<2x1x4x1xf32>,
 
 // -----
 
-// WGMMA: error: 'attn.online_attention' op attn-async-pipeline: f32 attention has no GPU lowering yet (it lowers to the host only: --attn-to-cpu)
-// FMA: error: 'attn.online_attention' op attn-distribute-rows: f32 attention has no GPU lowering yet
+// WGMMA: error: attn-async-pipeline: f32 attention has no GPU lowering yet (it lowers to the host only: --attn-to-cpu)
+// FMA: error: attn-distribute-rows: f32 attention has no GPU lowering yet
 // COMPILE: error: 'attn.attention' op bundle kernels take f16, bf16 or f8E4M3FN operands
 func.func @f32(%q: memref<1x4x64x64xf32>, %k: memref<1x4x64x64xf32>,
                %v: memref<1x4x64x64xf32>, %o: memref<1x4x64x64xf32>) {
@@ -46,7 +46,7 @@ func.func @f32(%q: memref<1x4x64x64xf32>, %k: memref<1x4x64x64xf32>,
 
 // -----
 
-// PACKFMA: error: 'attn.load_tile' op attn-distribute-rows: GQA packing has no lowering here: it lowers to the host (--attn-to-cpu) and the tensor-core path (attn-async-pipeline)
+// PACKFMA: error: attn-distribute-rows: GQA packing has no lowering here: it lowers to the host (--attn-to-cpu) and the tensor-core path (attn-async-pipeline)
 func.func @gqa(%q: memref<1x8x64x64xbf16>, %k: memref<1x2x64x64xbf16>,
                %o: memref<1x8x64x64xbf16>) {
   attn.attention ins(%q, %k, %k : memref<1x8x64x64xbf16>, memref<1x2x64x64xbf16>,

@@ -15,7 +15,7 @@
 // PTX: cvt.rn.satfinite.e4m3x2.f32
 // PTX: wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {{.*}}, {{{.*}}}, %rd{{[0-9]+}}, 1, 1, 1;
 // PTX-NOT: .bf16.bf16
-// FMA: error: 'attn.load_tile' op is FP8 (an f8E4M3FN tile or its descale), but attn-distribute-rows has no FP8 lowering
+// FMA: error: attn-distribute-rows: FP8 (an f8E4M3FN tile or its descale) has no lowering here
 // FP8 data is moved as i8 on the host.
 // CPU: llvm.func @fp8
 // CPU-NOT: f8E4M3FN

@@ -30,7 +30,7 @@
 // PTXAS: error: attn-lower-to-nvvm: chip 'sm_101' is not supported
 // OLDPTX: error: attn-lower-to-nvvm: chip sm_100a needs PTX ISA 8.6 or newer (features=+ptx86), but features are '+ptx80'
 // NOPTX: error: attn-lower-to-nvvm: features '+sm_90a' name no PTX ISA version (+ptxNN)
-// WGMMA: error: 'scf.forall' op attn-lower-to-nvvm: the tensor-core kernel (warpgroup MMA, setmaxnreg) needs chip sm_90a, not sm_100a; use path=fma for other chips
+// WGMMA: error: attn-lower-to-nvvm: the tensor-core kernel (warpgroup MMA, setmaxnreg) needs chip sm_90a, not sm_100a; use path=fma for other chips
 // PTX99: error: attn-lower-to-nvvm: feature '+ptx99' is unknown to LLVM's NVPTX back end, which would drop it silently
 // PTX89: error: attn-lower-to-nvvm: feature '+ptx89' is unknown to LLVM's NVPTX back end
 // UNKNOWNFEATURE: error: attn-lower-to-nvvm: feature '+fast' is unknown to LLVM's NVPTX back end
@@ -47,4 +47,4 @@ func.func @tiny(%q: memref<1x2x6x16xf16>, %k: memref<1x2x6x16xf16>,
 
 // An unknown output format is a parse error with a non-zero exit.
 // RUN: not attn-opt %s --attn-to-cubin="format=bogus" 2>&1 | FileCheck %s --check-prefix=FORMAT
-// FORMAT: for the --format option: Cannot find option named 'bogus'!
+// FORMAT: attn-opt: error: attn-to-cubin: format: Cannot find option named 'bogus'

@@ -58,7 +58,7 @@
 //       WGMMA:   nvvm.wgmma.mma_async
 
 // The CUDA-core path refuses paged steps.
-// FMA: error: 'attn.online_attention' op attn-distribute-rows: paged K/V has no lowering here: it lowers to the host (--attn-to-cpu) and the tensor-core path (attn-async-pipeline)
+// FMA: error: attn-distribute-rows: paged K/V has no lowering here: it lowers to the host (--attn-to-cpu) and the tensor-core path (attn-async-pipeline)
 func.func @page16(%q: memref<2x8x1x64xbf16>, %k: memref<?x16x2x64xbf16>,
                   %v: memref<?x16x2x64xbf16>, %o: memref<2x8x1x64xbf16>,
                   %t: memref<2x?xi32>, %n: memref<2xi32>) {

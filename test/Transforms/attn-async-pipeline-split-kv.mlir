@@ -42,7 +42,7 @@
 // TS-LABEL: func.func @partial
 //   TS-NOT:   tma_store
 //   TS-NOT:   staging
-// PERS: error: 'scf.forall' op attn-async-pipeline: persistent-ctas does not take split-KV (attn.partial_attention) tiles yet
+// PERS: error: attn-async-pipeline: persistent-ctas does not take split-KV (attn.partial_attention) tiles yet
 func.func @partial(%q: memref<1x4x1x64xbf16>, %k: memref<1x2x1000x64xbf16>,
                    %op: memref<3x1x4x1x64xf32>, %lp: memref<3x1x4x1xf32>) {
   attn.partial_attention ins(%q, %k, %k : memref<1x4x1x64xbf16>, memref<1x2x1000x64xbf16>,

@@ -39,7 +39,7 @@ func.func @qpos_in_loop(%q: vector<4x8xf16>, %r: vector<4xf32>,
   %zero = arith.constant dense<0.0> : vector<4x8xf32>
   %dq = scf.for %kb = %c0 to %c3 step %c1 iter_args(%acc = %zero) -> (vector<4x8xf32>) {
     %kpos = arith.muli %kb, %c2 : index
-    // expected-error @+1 {{'attn.grad_dq' op attn-causal-split-grad needs the block position of the other operand, causal_offset and k defined outside the loop}}
+    // expected-error @+1 {{attn-causal-split-grad needs the block position of the other operand, causal_offset and k defined outside the loop}}
     %s = attn.grad_dq q(%q, %q : vector<4x8xf16>, vector<4x8xf16>)
         lse_delta(%r, %r : vector<4xf32>, vector<4xf32>)
         kv(%k, %k : memref<1x1x9x8xf16>, memref<1x1x9x8xf16>)

@@ -60,7 +60,7 @@
 //  LANES2-SAME:           row_lanes = 2 : i64
 //       LANES2:       attn.epilogue {{.*}} : vector<1xf32>, vector<1xf32>, vector<1x8xf32>) to %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %[[COL]]]
 // lanes-per-row=3 does not divide D and is not a power of two.
-// LANES3: attn-distribute-rows.mlir:[[# @LINE + 3]]:3: error: 'scf.forall' op lanes-per-row (3) must be a power of two <= 32 dividing D (16)
+// LANES3: attn-distribute-rows.mlir:[[# @LINE + 3]]:3: error: attn-distribute-rows: lanes-per-row (3) must be a power of two <= 32 dividing D (16)
 func.func @d16_one_lane(%q: memref<2x2x40x16xf16>, %k: memref<2x2x40x16xf16>,
                         %v: memref<2x2x40x16xf16>, %o: memref<2x2x40x16xf16>) {
   attn.attention ins(%q, %k, %v : memref<2x2x40x16xf16>, memref<2x2x40x16xf16>,
@@ -152,7 +152,7 @@ func.func @partially_decomposed(%q: memref<1x1x16x16xf16>) {
   scf.forall (%i) in (1) {
     %c0 = arith.constant 0 : index
     %t = attn.load_tile %q[%c0, %c0, %c0, %c0] : memref<1x1x16x16xf16> -> vector<16x16xf16>
-    // expected-error @+1 {{'vector.extract' op attn-distribute-rows must run before attn-online-softmax}}
+    // expected-error @+1 {{attn-distribute-rows must run before attn-online-softmax}}
     %e = vector.extract %t[0, 0] : f16 from vector<16x16xf16>
   }
   return
@@ -163,7 +163,7 @@ func.func @partially_decomposed(%q: memref<1x1x16x16xf16>) {
 // Regression: running after attn-online-softmax (the real pipeline order
 // swapped) was silently accepted.
 // RUN: not attn-opt %s --split-input-file --attn-tile="block-m=16 block-n=4" --attn-online-softmax --attn-distribute-rows 2>&1 | FileCheck %s --check-prefix=LATE
-// LATE: error: 'scf.forall' op attn-distribute-rows must run before attn-online-softmax
+// LATE: error: attn-distribute-rows must run before attn-online-softmax
 func.func @late(%q: memref<1x1x16x16xf16>, %k: memref<1x1x16x16xf16>,
                 %v: memref<1x1x16x16xf16>, %o: memref<1x1x16x16xf16>) {
   attn.attention ins(%q, %k, %v : memref<1x1x16x16xf16>, memref<1x1x16x16xf16>,

@@ -42,7 +42,7 @@
 //       CHECK:     %[[OF:.*]] = arith.mulf %[[R]]#2, %[[IT]] : vector<4x8xf32>
 //       CHECK:     arith.truncf %[[OF]] : vector<4x8xf32> to vector<4x8xbf16>
 // The GPU passes have no FP8 lowering yet.
-// GPU: error: 'attn.load_tile' op is FP8 (an f8E4M3FN tile or its descale), but attn-distribute-rows has no FP8 lowering: FP8 attention runs on the host (attn-to-cpu) and the tensor-core path (attn-async-pipeline)
+// GPU: error: attn-distribute-rows: FP8 (an f8E4M3FN tile or its descale) has no lowering here: FP8 attention runs on the host (attn-to-cpu) and the tensor-core path (attn-async-pipeline)
 func.func @fp8(%q: memref<1x1x6x8xf8E4M3FN>, %k: memref<1x1x4x8xf8E4M3FN>,
                %v: memref<1x1x4x8xf8E4M3FN>, %o: memref<1x1x6x8xbf16>,
                %qd: memref<1x1xf32>, %kd: memref<1x1xf32>, %vd: memref<1x1xf32>) {

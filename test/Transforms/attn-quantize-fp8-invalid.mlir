@@ -66,4 +66,4 @@ func.func @paged(%q: memref<1x4x1x64xbf16>, %k: memref<4x16x4x64xbf16>,
 // RUN: not attn-opt %s --attn-quantize-fp8=block-m=-1 2>&1 | FileCheck %s --check-prefix=BLOCK
 // RUN: not attn-opt %s --attn-quantize-fp8=qk-granularity=row 2>&1 | FileCheck %s --check-prefix=GRAN
 // BLOCK: error: attn-quantize-fp8: block-m and block-n must be >= 0 (0: the tensor-core tile's), but got block-m=-1 block-n=0
-// GRAN: Cannot find option named 'row'!
+// GRAN: attn-opt: error: attn-quantize-fp8: qk-granularity: Cannot find option named 'row'

@@ -15,7 +15,7 @@
 
 // BLOCKM: error: attn-tile-grad: block-m must be in [1, 1024] and block-n in [1, 256], but got block-m=0 block-n=8
 // BIGN: error: attn-tile-grad: block-m must be in [1, 1024] and block-n in [1, 256], but got block-m=16 block-n=1024
-// UNROLL: error: 'attn.grad_dkdv' op attn-decompose-grad unrolls 64 keys over the step's 128 rows, but at most 4096 key-rows per block compile in reasonable time; use smaller tiles (e.g. block-m=64 block-n=64)
+// UNROLL: error: attn-decompose-grad unrolls 64 keys over the step's 128 rows, but at most 4096 key-rows per block compile in reasonable time; use smaller tiles (e.g. block-m=64 block-n=64)
 // GPU: error: 'attn.attention_grad' op attn-lower-to-nvvm needs it lowered: run attn-grad-async-pipeline and attn-lower-to-wgmma first (or --attn-to-cubin, path=wgmma)
 
 // The verifier accepts a dynamic head dim; the tiles need it static.
@@ -23,7 +23,7 @@ func.func @dynamic_head_dim(%q: memref<1x2x8x?xf16>, %k: memref<1x2x8x?xf16>,
                             %lse: memref<1x2x8xf32>,
                             %dq: memref<1x2x8x?xf16>, %dk: memref<1x2x8x?xf16>,
                             %dv: memref<1x2x8x?xf16>) {
-  // expected-error @+1 {{'attn.attention_grad' op attn-tile-grad needs a static head dim D}}
+  // expected-error @+1 {{attn-tile-grad needs a static head dim D}}
   attn.attention_grad ins(%q, %k, %k, %q, %q, %lse : memref<1x2x8x?xf16>,
       memref<1x2x8x?xf16>, memref<1x2x8x?xf16>, memref<1x2x8x?xf16>,
       memref<1x2x8x?xf16>, memref<1x2x8xf32>)

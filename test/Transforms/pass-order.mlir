@@ -29,15 +29,15 @@
 // CPU-UNTILED: pass-order.mlir:[[# @LINE + 24]]:3: error: 'attn.attention' op is inside an LLVM function: it was not rewritten before the lowering to LLVM (run attn-tile, attn-causal-split, [attn-distribute-rows,] attn-online-softmax first, or use --attn-to-cpu / --attn-to-cubin)
 // CPU-TILED: pass-order.mlir:[[# @LINE + 23]]:3: error: 'attn.load_tile' op is inside an LLVM function
 // NVVM-UNTILED: pass-order.mlir:[[# @LINE + 22]]:3: error: 'attn.attention' op attn-lower-to-nvvm needs it tiled and decomposed: run attn-tile, attn-causal-split, then attn-async-pipeline and attn-lower-to-wgmma, or attn-distribute-rows and attn-online-softmax first (or --attn-to-cubin)
-// NVVM-TILED: pass-order.mlir:[[# @LINE + 21]]:3: error: 'attn.load_tile' op attn-lower-to-nvvm needs it decomposed: run attn-online-softmax (or attn-lower-to-wgmma) first
+// NVVM-TILED: pass-order.mlir:[[# @LINE + 21]]:3: error: attn-lower-to-nvvm needs the tile ops decomposed: run attn-online-softmax (or attn-lower-to-wgmma) first
 // The forall of attn-tile alone used to become a kernel of one thread per CTA.
-// NVVM-NOTHREADS: pass-order.mlir:[[# @LINE + 19]]:3: error: 'scf.forall' op attn-lower-to-nvvm needs the CTA loop mapped to threads: run attn-distribute-rows before attn-online-softmax
+// NVVM-NOTHREADS: pass-order.mlir:[[# @LINE + 19]]:3: error: attn-lower-to-nvvm needs the CTA loop mapped to threads: run attn-distribute-rows before attn-online-softmax
 
 // attn-causal-split after attn-distribute-rows used to produce "operand #0
 // does not dominate this use"; per-thread bounds would also let the lanes of
 // a row leave their shuffles.
 // RUN: not attn-opt %s --split-input-file --attn-tile --attn-distribute-rows --attn-causal-split 2>&1 | FileCheck %s --check-prefix=SPLIT-LATE
-// SPLIT-LATE: pass-order.mlir:[[# @LINE + 13]]:3: error: 'attn.online_attention' op attn-causal-split must run before attn-distribute-rows (the K/V loop must stay the same for every thread of a CTA)
+// SPLIT-LATE: pass-order.mlir:[[# @LINE + 13]]:3: error: attn-causal-split must run before attn-distribute-rows (the K/V loop must stay the same for every thread of a CTA)
 
 // Passes with nothing of theirs to do leave the IR alone.
 // RUN: attn-opt %s --split-input-file --attn-online-softmax --attn-causal-split --attn-distribute-rows | FileCheck %s --check-prefix=NOOP
@@ -72,7 +72,7 @@ func.func @one_cta(%q: memref<1x1x6x16xf16>, %k: memref<1x1x6x16xf16>,
 // The GPU-only thread mapping leaves gpu.shuffle (D = 64 takes two lanes
 // per row): the host lowering refuses it instead of handing it on.
 // RUN: not attn-opt %s --split-input-file --attn-tile="block-m=4 block-n=2" --attn-causal-split --attn-distribute-rows --attn-online-softmax --attn-lower-to-cpu 2>&1 | FileCheck %s --check-prefix=CPU-GPU
-// CPU-GPU: error: 'gpu.shuffle' op is GPU code: attn-lower-to-cpu takes the nest of attn-tile, attn-causal-split and attn-online-softmax, not the sm_90a tensor-core path (attn-async-pipeline, attn-lower-to-wgmma) nor attn-distribute-rows; lower it with attn-lower-to-nvvm
+// CPU-GPU: error: attn-lower-to-cpu: gpu.shuffle is GPU code: attn-lower-to-cpu takes the nest of attn-tile, attn-causal-split and attn-online-softmax, not the sm_90a tensor-core path (attn-async-pipeline, attn-lower-to-wgmma) nor attn-distribute-rows; lower it with attn-lower-to-nvvm
 func.func @gpu_mapped(%q: memref<1x1x8x64xf16>, %k: memref<1x1x8x64xf16>,
                       %v: memref<1x1x8x64xf16>, %o: memref<1x1x8x64xf16>) {
   attn.attention ins(%q, %k, %v : memref<1x1x8x64xf16>, memref<1x1x8x64xf16>, memref<1x1x8x64xf16>)
@@ -87,6 +87,6 @@ func.func @gpu_mapped(%q: memref<1x1x8x64xf16>, %k: memref<1x1x8x64xf16>,
 // RUN: not attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline --attn-lower-to-cpu 2>&1 | FileCheck %s --check-prefix=CPU-TC
 // RUN: not attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline --attn-lower-to-wgmma --attn-lower-to-cpu 2>&1 | FileCheck %s --check-prefix=CPU-TC
 // RUN: not attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline --attn-lower-to-nvvm 2>&1 | FileCheck %s --check-prefix=NVVM-TC
-// CPU-TC: pass-order.mlir:{{[0-9]+}}:3: error: '{{.*}}' op is GPU code: attn-lower-to-cpu takes the nest of attn-tile, attn-causal-split and attn-online-softmax, not the sm_90a tensor-core path (attn-async-pipeline, attn-lower-to-wgmma) nor attn-distribute-rows; lower it with attn-lower-to-nvvm
+// CPU-TC: pass-order.mlir:{{[0-9]+}}:3: error: attn-lower-to-cpu: {{.*}} is GPU code: attn-lower-to-cpu takes the nest of attn-tile, attn-causal-split and attn-online-softmax, not the sm_90a tensor-core path (attn-async-pipeline, attn-lower-to-wgmma) nor attn-distribute-rows; lower it with attn-lower-to-nvvm
 // CPU-TC-NOT: <unknown>
-// NVVM-TC: pass-order.mlir:{{[0-9]+}}:3: error: 'attn.warp_specialize' op attn-lower-to-nvvm needs the tensor-core pipeline lowered: run attn-lower-to-wgmma first
+// NVVM-TC: pass-order.mlir:{{[0-9]+}}:3: error: attn-lower-to-nvvm needs the tensor-core pipeline lowered: run attn-lower-to-wgmma first

@@ -13,7 +13,9 @@
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Target/Bundle.h"
+#include "attn/Tools/Diagnostics.h"
 #include "attn/Tools/InputChecks.h"
+#include "attn/Transforms/StrictOptions.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -322,6 +324,7 @@ static FailureOr<mlir::attn::KernelSpec> specFromFlags() {
   spec.strided = layout == "strided";
   spec.splits = splits; // in the name too
   spec.packGqa = packGqa;
+  spec.fromFlags = true;
   return spec;
 }
 
@@ -337,6 +340,8 @@ static FailureOr<std::vector<mlir::attn::KernelSpec>> readSpecFile() {
     fail(specFile + ": " + llvm::toString(specs.takeError()));
     return failure();
   }
+  for (auto [i, spec] : llvm::enumerate(*specs))
+    spec.origin = llvm::formatv("{0}: specs[{1}]", specFile, i).str();
   return std::move(*specs);
 }
 
@@ -352,7 +357,7 @@ static OwningOpRef<ModuleOp> buildModule(MLIRContext &context,
       return nullptr;
     }
     unsigned id = sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-    if (!mlir::attn::checkResultNumbers(sourceMgr, id))
+    if (!mlir::attn::checkInput(sourceMgr, id))
       return nullptr;
     module = parseSourceFile<ModuleOp>(sourceMgr, &context);
     if (!module)
@@ -449,15 +454,22 @@ int main(int argc, char **argv) {
 
   llvm::StringSet<> seenVariants;
   for (const std::string &variant : variants) {
-    // The same options twice would compile one kernel twice under two names.
+    // The same options twice (or none) would compile one kernel twice
+    // under two names.
+    if (StringRef(variant).trim().empty())
+      return fail("--variant=\"" + variant +
+                  "\" gives no attn-to-cubin option (each kernel would be "
+                  "compiled again, unchanged)");
     if (!seenVariants.insert(StringRef(variant).trim()).second)
       return fail("--variant=\"" + variant + "\" is given twice");
     mlir::attn::CubinPipelineOptions parsed;
     std::string error;
     llvm::raw_string_ostream os(error);
-    if (failed(parsed.parseFromString(variant, os)))
-      return fail("--variant=\"" + variant +
-                  "\": " + StringRef(error).trim() +
+    auto parse = [&](llvm::raw_ostream &errors) {
+      return parsed.parseFromString(variant, errors);
+    };
+    if (failed(mlir::attn::parseOptionsStrictly(variant, parse, os)))
+      return fail("--variant=\"" + variant + "\": " + error +
                   " (attn-to-cubin options, e.g. \"block-n=192 ping-pong=0\")");
   }
 
@@ -468,8 +480,10 @@ int main(int argc, char **argv) {
   context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  mlir::attn::ToolDiagnosticHandler toolDiagnostics(&context, "attn-compile",
+                                                    llvm::errs());
   OwningOpRef<ModuleOp> module = buildModule(context, sourceMgr);
-  if (!module)
+  if (!module || toolDiagnostics.errors())
     return 1;
   if (emit == Emit::mlir) {
     module->print(llvm::outs());
@@ -497,5 +511,8 @@ int main(int argc, char **argv) {
   options.variants.assign(variants.begin(), variants.end());
   options.chip = chip;
   options.ptxas = ptxas;
-  return failed(mlir::attn::writeBundle(*module, options, llvm::outs())) ? 1 : 0;
+  return failed(mlir::attn::writeBundle(*module, options, llvm::outs())) ||
+                 toolDiagnostics.errors()
+             ? 1
+             : 0;
 }

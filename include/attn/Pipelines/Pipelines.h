@@ -196,6 +196,10 @@ std::pair<int64_t, int64_t> defaultBlockSizes(KernelPath path, int64_t headDim,
 int64_t requestedBlockM(int64_t given, int64_t splits, KernelPath path);
 
 void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
+/// What buildCubinPipeline cannot check until its passes run: a `toolkit`
+/// that is no CUDA toolkit (when serializing). Reports to `error`.
+LogicalResult checkCubinPipelineOptions(const CubinPipelineOptions &options,
+                                        llvm::raw_ostream &error);
 void buildCubinPipeline(OpPassManager &pm, const CubinPipelineOptions &options);
 
 /// Registers the attn passes and pipelines (and every upstream pass, which

@@ -58,11 +58,21 @@ struct KernelSpec {
   /// options ("" for its defaults); nullopt: not quantized. bf16, static
   /// lengths, forward only (the function gets attn.quantize_fp8).
   std::optional<std::string> quantizeFp8;
+  /// Where the spec comes from, for messages: "specs.json: specs[1]" (an
+  /// entry of a spec file; errors about the spec and its kernel are located
+  /// there), or empty: the shape flags, or a spec built in code.
+  std::string origin;
+  /// The spec stands for attn-compile's shape flags: messages name them
+  /// (--heads-q, --page-size) instead of the spec keys.
+  bool fromFlags = false;
 
   /// The name used when `name` is empty, e.g.
   /// fwd_bf16_d128_causal_b1_hq32_hkv8_nq8192_nkdyn (bwd_... for the
   /// backward).
   std::string defaultName() const;
+  /// A spec key (num_heads_q) as the spec's source names it: the key, or
+  /// its flag (--heads-q).
+  std::string keyName(llvm::StringRef key) const;
 };
 
 /// JSON form of a spec (attn-compile --spec-file): an object with the keys

@@ -7,6 +7,8 @@
 
 #include "attn/Dialect/Attn/IR/Attn.h"
 
+#include "ClauseOrder.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -145,6 +147,29 @@ FailureOr<MemRefType> checkRank(Operation *op, Value v, StringRef name,
       failed(checkExtent(op, type, name)))
     return failure();
   return type;
+}
+
+/// A named operand; null when an optional one is absent.
+using NamedValue = std::pair<StringRef, Value>;
+
+/// Outputs are written while the inputs are still read: an output may not
+/// be an input or another output (the same SSA value; aliasing views are
+/// the caller's to avoid). The rule of every op with ins and outs.
+LogicalResult checkNoAliasing(Operation *op, ArrayRef<NamedValue> inputs,
+                              ArrayRef<NamedValue> outputs) {
+  for (auto [i, out] : llvm::enumerate(outputs)) {
+    if (!out.second)
+      continue;
+    SmallVector<NamedValue> others(inputs);
+    llvm::append_range(others, outputs.take_front(i));
+    for (const NamedValue &other : others)
+      if (other.second == out.second)
+        return op->emitOpError()
+               << "operand '" << out.first
+               << "' must not be the same buffer as operand '" << other.first
+               << "' (outputs are written while the inputs are read)";
+  }
+  return success();
 }
 
 /// attn ops work on memrefs in func-level code. One inside an LLVM function
@@ -406,7 +431,17 @@ bool AttentionOp::hasPerHeadDescales() {
 
 LogicalResult AttentionOp::verify() {
   Operation *op = getOperation();
-  if (failed(checkNotLowered(op)))
+  if (failed(checkNotLowered(op)) ||
+      failed(checkNoAliasing(op,
+                             {{"q", getQ()},
+                              {"k", getK()},
+                              {"v", getV()},
+                              {"q_descale", getQDescale()},
+                              {"k_descale", getKDescale()},
+                              {"v_descale", getVDescale()},
+                              {"block_table", getBlockTable()},
+                              {"cache_seqlens", getCacheSeqlens()}},
+                             {{"o", getO()}, {"lse", getLse()}})))
     return failure();
   auto qk = checkQKV(op, getQ(), getK(), getV(), /*allowFP8=*/true,
                      /*paged=*/bool(getBlockTable()));
@@ -501,7 +536,15 @@ int64_t PartialAttentionOp::getNumSplits() {
 
 LogicalResult PartialAttentionOp::verify() {
   Operation *op = getOperation();
-  if (failed(checkNotLowered(op)))
+  if (failed(checkNotLowered(op)) ||
+      failed(checkNoAliasing(
+          op,
+          {{"q", getQ()},
+           {"k", getK()},
+           {"v", getV()},
+           {"block_table", getBlockTable()},
+           {"cache_seqlens", getCacheSeqlens()}},
+          {{"o_partial", getOPartial()}, {"lse_partial", getLsePartial()}})))
     return failure();
   auto qk = checkQKV(op, getQ(), getK(), getV(), /*allowFP8=*/false,
                      /*paged=*/bool(getBlockTable()));
@@ -515,7 +558,10 @@ LogicalResult PartialAttentionOp::verify() {
 
 LogicalResult DecodeCombineOp::verify() {
   Operation *op = getOperation();
-  if (failed(checkNotLowered(op)))
+  if (failed(checkNotLowered(op)) ||
+      failed(checkNoAliasing(
+          op, {{"o_partial", getOPartial()}, {"lse_partial", getLsePartial()}},
+          {{"o", getO()}, {"lse", getLse()}})))
     return failure();
   FailureOr<MemRefType> o = checkRank(op, getO(), "o", 4, "[B, Hq, Nq, D]");
   if (failed(o))
@@ -614,17 +660,17 @@ LogicalResult AttentionGradOp::verify() {
   if (failed(lse))
     return failure();
 
-  // dQ, dK and dV are written while inputs are still read (dK/dV before
-  // the dQ nest reads K and V): an output may not be an input or another
-  // output (same SSA value; aliasing views are the caller's to avoid).
-  for (size_t out = 5; out < tensors.size(); ++out)
-    for (size_t other = 0; other < out; ++other)
-      if (std::get<1>(tensors[out]) == std::get<1>(tensors[other]))
-        return emitOpError()
-               << "operand '" << std::get<0>(tensors[out])
-               << "' must not be the same buffer as operand '"
-               << std::get<0>(tensors[other])
-               << "' (outputs are written while the inputs are read)";
+  // dK/dV are written before the dQ nest reads K and V.
+  if (failed(
+          checkNoAliasing(op,
+                          {{"q", getQ()},
+                           {"k", getK()},
+                           {"v", getV()},
+                           {"o", getO()},
+                           {"dO", getDO()},
+                           {"lse", getLse()}},
+                          {{"dQ", getDQ()}, {"dK", getDK()}, {"dV", getDV()}})))
+    return failure();
 
   // Element types: one of f16, bf16, f32 for all eight; LSE is f32.
   Type qElt = types[0].getElementType();
@@ -776,7 +822,18 @@ LogicalResult checkVarlenWorkspace(Operation *op, Value oPartial,
 
 LogicalResult VarlenAttentionOp::verify() {
   Operation *op = getOperation();
-  if (failed(checkNotLowered(op)))
+  if (failed(checkNotLowered(op)) ||
+      failed(checkNoAliasing(op,
+                             {{"q", getQ()},
+                              {"k", getK()},
+                              {"v", getV()},
+                              {"cu_seqlens_q", getCuSeqlensQ()},
+                              {"cu_seqlens_k", getCuSeqlensK()},
+                              {"block_table", getBlockTable()}},
+                             {{"o", getO()},
+                              {"lse", getLse()},
+                              {"o_partial", getOPartial()},
+                              {"lse_partial", getLsePartial()}})))
     return failure();
   bool paged = bool(getBlockTable());
   FailureOr<MemRefType> q, k, v, o, cuQ, cuK;
@@ -1309,9 +1366,10 @@ LogicalResult WarpSpecializeOp::verify() {
                          << groups;
   int64_t total =
       128 * (getProducerRegisters() + groups * getConsumerRegisters());
-  if (total > 65536)
+  if (total > kRegistersPerSM)
     return emitOpError() << "register budgets need " << total
-                         << " registers per CTA, but an SM has 65536";
+                         << " registers per CTA, but an SM has "
+                         << kRegistersPerSM;
   return success();
 }
 

@@ -63,6 +63,9 @@ constexpr int64_t kMaxConsumerWarpgroups = 3;
 /// statistics: at most maxThreeWarpgroupAccumulators(fp8), or ptxas spills
 /// or fails.
 constexpr int64_t kProducerRegisters = 24;
+/// The register file of an SM (sm_90): the budgets of a CTA's warpgroups,
+/// 128 threads each, add up to at most this.
+constexpr int64_t kRegistersPerSM = 65536;
 inline int64_t defaultConsumerRegisters(int64_t consumerWarpgroups) {
   return consumerWarpgroups <= 2 ? 240 : 160;
 }

@@ -118,6 +118,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [AttrSizedOperandSegments]> {
     (`paged` `(` $block_table^ `,` $cache_seqlens `:` type($block_table) `,`
         type($cache_seqlens) `)`)?
     attr-dict
+    `` custom<AttentionClauseOrder>(ref(type($q)))
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -196,6 +197,7 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad"> {
     `outs` `(` $dQ `,` $dK `,` $dV `:` type($dQ) `,` type($dK) `,`
         type($dV) `)`
     attr-dict
+    `` custom<GradClauseOrder>(ref(type($q)))
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -258,6 +260,7 @@ def Attn_PartialAttentionOp : Attn_Op<"partial_attention", [
     (`paged` `(` $block_table^ `,` $cache_seqlens `:` type($block_table) `,`
         type($cache_seqlens) `)`)?
     attr-dict
+    `` custom<PartialClauseOrder>(ref(type($q)))
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -299,6 +302,7 @@ def Attn_DecodeCombineOp : Attn_Op<"decode_combine"> {
     `outs` `(` $o `:` type($o) `)`
     (`lse` `(` $lse^ `:` type($lse) `)`)?
     attr-dict
+    `` custom<CombineClauseOrder>(ref(type($o_partial)))
   }];
   let hasVerifier = 1;
 }
@@ -391,6 +395,7 @@ def Attn_VarlenAttentionOp : Attn_Op<"varlen_attention", [
     (`workspace` `(` $o_partial^ `,` $lse_partial `:` type($o_partial) `,`
         type($lse_partial) `)`)?
     attr-dict
+    `` custom<VarlenClauseOrder>(ref(type($q)))
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
