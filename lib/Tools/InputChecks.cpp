@@ -5,11 +5,54 @@
 #include "mlir/Bytecode/BytecodeReader.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
 using namespace llvm;
 
 namespace {
+
+/// What a path that is not a regular file is, for the message.
+const char *typeText(sys::fs::file_type type) {
+  switch (type) {
+  case sys::fs::file_type::directory_file:
+    return "a directory";
+  case sys::fs::file_type::fifo_file:
+    return "a FIFO";
+  case sys::fs::file_type::block_file:
+  case sys::fs::file_type::character_file:
+    return "a device";
+  case sys::fs::file_type::socket_file:
+    return "a socket";
+  default:
+    return "not a regular file";
+  }
+}
+
+/// Standard input up to kMaxInputBytes (a pipe has no size to check first).
+std::unique_ptr<MemoryBuffer> readStdin(std::string &error) {
+  SmallString<4096> text;
+  sys::fs::file_t in = sys::fs::getStdinHandle();
+  while (true) {
+    size_t size = text.size();
+    if (size > mlir::attn::kMaxInputBytes) {
+      error = "standard input is larger than " +
+              std::to_string(mlir::attn::kMaxInputBytes) + " bytes";
+      return nullptr;
+    }
+    text.resize_for_overwrite(size + (1 << 16));
+    Expected<size_t> got = sys::fs::readNativeFile(
+        in, MutableArrayRef<char>(text.data() + size, 1 << 16));
+    if (!got) {
+      error = "cannot read standard input: " + toString(got.takeError());
+      return nullptr;
+    }
+    text.truncate(size + *got);
+    if (*got == 0)
+      return MemoryBuffer::getMemBufferCopy(text, "<stdin>");
+  }
+}
 
 /// The characters of an SSA name after `%` (`%x.1`, `%arg-2`).
 bool isIdChar(char c) {
@@ -39,6 +82,39 @@ void close(SmallVectorImpl<char> &open, char opener) {
 }
 
 } // namespace
+
+std::unique_ptr<MemoryBuffer>
+mlir::attn::readInputFile(StringRef path, std::string &error) {
+  if (path == "-")
+    return readStdin(error);
+  // By path, before opening: opening a FIFO would wait for a writer.
+  sys::fs::file_status status;
+  if (std::error_code ec = sys::fs::status(path, status)) {
+    error = ("cannot read " + path + ": " + ec.message()).str();
+    return nullptr;
+  }
+  if (status.type() != sys::fs::file_type::regular_file) {
+    error = (path + " is " + typeText(status.type()) +
+             ", not a regular file")
+                .str();
+    return nullptr;
+  }
+  if (status.getSize() > kMaxInputBytes) {
+    error = (path + " is " + Twine(status.getSize()) +
+             " bytes, more than the " + Twine(kMaxInputBytes) +
+             " an input may have")
+                .str();
+    return nullptr;
+  }
+  ErrorOr<std::unique_ptr<MemoryBuffer>> file =
+      MemoryBuffer::getFile(path, /*IsText=*/false,
+                            /*RequiresNullTerminator=*/true);
+  if (!file) {
+    error = ("cannot read " + path + ": " + file.getError().message()).str();
+    return nullptr;
+  }
+  return std::move(*file);
+}
 
 bool mlir::attn::checkInput(const SourceMgr &sourceMgr, unsigned bufferId) {
   const MemoryBuffer &buffer = *sourceMgr.getMemoryBuffer(bufferId);

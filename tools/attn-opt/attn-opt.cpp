@@ -78,11 +78,11 @@ int main(int argc, char **argv) {
       strictDiagnostics(MlirOptMainConfig::createFromCLOptions());
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> input =
-      openInputFile(inputFilename, &error);
+      attn::readInputFile(inputFilename, error);
   std::unique_ptr<llvm::ToolOutputFile> output =
       input ? openOutputFile(outputFilename, &error) : nullptr;
   if (!output) {
-    llvm::errs() << error << "\n";
+    llvm::errs() << "attn-opt: error: " << error << "\n";
     return 1;
   }
   llvm::SourceMgr sourceMgr;
