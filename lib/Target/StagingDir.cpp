@@ -2,6 +2,8 @@
 
 #include "StagingDir.h"
 
+#include "attn/Target/Bundle.h"
+
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
 #include "llvm/Support/FileSystem.h"
@@ -10,6 +12,7 @@
 #include "llvm/Support/Signals.h"
 
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <iterator>
 #include <sys/wait.h>
@@ -26,8 +29,14 @@ namespace {
 // Signals: what the handlers read is set before they are installed.
 //===----------------------------------------------------------------------===//
 
-constexpr int kSignals[] = {SIGINT, SIGTERM};
+/// Every signal whose default action ends the process without a core dump
+/// (a terminal closed, a timer, a kill) but SIGUSR1, LLVM's "print info"
+/// signal; the crash signals go through LLVM's crash handlers and onCrash.
+constexpr int kSignals[] = {SIGHUP, SIGINT, SIGTERM, SIGALRM, SIGUSR2};
 struct sigaction previousAction[std::size(kSignals)];
+/// The signals the process inherited as ignored (a background job's
+/// SIGINT), noted before LLVM installed its handlers over them.
+bool inheritedIgnored[std::size(kSignals)];
 std::atomic<const char *> stagingPath{nullptr};
 std::atomic<pid_t> runningChild{0};
 std::atomic<bool> committing{false};
@@ -73,10 +82,11 @@ void installHandlers(const char *dir) {
   (void)crashHandler;
   stagingPath = dir;
   struct sigaction action = {};
-  action.sa_handler = onSignal;
   sigemptyset(&action.sa_mask);
-  for (size_t i = 0; i < std::size(kSignals); ++i)
+  for (size_t i = 0; i < std::size(kSignals); ++i) {
+    action.sa_handler = inheritedIgnored[i] ? SIG_IGN : onSignal;
     sigaction(kSignals[i], &action, &previousAction[i]);
+  }
 }
 
 void uninstallHandlers() {
@@ -103,6 +113,31 @@ bool isReplaceable(StringRef dir) {
   return !ec;
 }
 
+/// The staging directories of `target` whose process is gone (killed by
+/// SIGKILL, which no handler sees): `<target>.partial-<pid>-XXXXXX` holding
+/// only bundle files, with no process `pid`.
+void removeAbandoned(StringRef target) {
+  StringRef parent = llvm::sys::path::parent_path(target);
+  std::string prefix = (llvm::sys::path::filename(target) + ".partial-").str();
+  std::error_code ec;
+  std::vector<std::string> abandoned;
+  for (fs::directory_iterator it(parent, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    StringRef name = llvm::sys::path::filename(it->path());
+    unsigned long long pid;
+    if (!name.consume_front(prefix) ||
+        name.consumeInteger(10, pid) || !name.consume_front("-") ||
+        pid == 0 || pid > INT32_MAX)
+      continue;
+    if (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH &&
+        it->type() == fs::file_type::directory_file &&
+        isReplaceable(it->path()))
+      abandoned.push_back(it->path());
+  }
+  for (const std::string &dir : abandoned)
+    fs::remove_directories(dir);
+}
+
 /// mkdir(1): a new directory with 0777 less the umask (LLVM's default,
 /// owner_all | group_all, would give 0750 under a 022 umask).
 std::error_code createUniqueDirectory(const llvm::Twine &model,
@@ -118,6 +153,14 @@ std::error_code createUniqueDirectory(const llvm::Twine &model,
 }
 
 } // namespace
+
+void mlir::attn::noteIgnoredSignals() {
+  for (size_t i = 0; i < std::size(kSignals); ++i) {
+    struct sigaction current;
+    inheritedIgnored[i] = sigaction(kSignals[i], nullptr, &current) == 0 &&
+                          current.sa_handler == SIG_IGN;
+  }
+}
 
 void mlir::attn::stageFile(StringRef file) {
   llvm::sys::RemoveFileOnSignal(file);
@@ -161,8 +204,10 @@ LogicalResult StagingDir::create(MLIRContext *ctx, StringRef dir) {
   std::error_code ec =
       fs::create_directories(llvm::sys::path::parent_path(target),
                              /*IgnoreExisting=*/true, fs::all_all);
+  removeAbandoned(target);
   if (!ec)
-    ec = createUniqueDirectory(target + ".partial-%%%%%%", staged);
+    ec = createUniqueDirectory(
+        target + ".partial-" + llvm::Twine(getpid()) + "-%%%%%%", staged);
   if (ec)
     return emitError(loc) << "-o " << dir
                           << ": cannot create a directory beside it: "

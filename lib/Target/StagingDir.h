@@ -1,12 +1,13 @@
 //===- StagingDir.h - a bundle written whole or not at all ------*- C++ -*-===//
 //
 // A bundle is written into a fresh directory beside the target
-// (`<dir>.partial-XXXXXX`) and swapped in whole at the end, so a failed run
-// leaves the old bundle (or nothing), never a mix of old and new files. The
-// directory goes unless committed: on an error, on SIGINT or SIGTERM (the
-// running ptxas is killed, the files and the directory removed, then the
-// signal takes its course) and on a crash. A signal that arrives during the
-// swap waits until it is done.
+// (`<dir>.partial-<pid>-XXXXXX`) and swapped in whole at the end, so a failed
+// run leaves the old bundle (or nothing), never a mix of old and new files.
+// The directory goes unless committed: on an error, on a signal that ends
+// the process (SIGHUP, SIGINT, SIGTERM, SIGALRM, SIGUSR2: the running ptxas
+// is killed, the files and the directory removed, then the signal takes its
+// course; one inherited as ignored stays ignored) and on a crash. A signal that arrives during the swap waits until it is done. What
+// SIGKILL leaves, the next run for the same target removes.
 //
 //===----------------------------------------------------------------------===//
 

@@ -145,6 +145,13 @@ struct BundleOptions {
 LogicalResult writeBundle(ModuleOp module, const BundleOptions &options,
                           llvm::raw_ostream &log);
 
+/// Notes the signals the process inherited as ignored (a background job's
+/// SIGINT), so that they stay ignored while writeBundle runs; otherwise a
+/// signal that ends the process removes the partial bundle first. Call it
+/// first in main: LLVM's handlers (llvm::InitLLVM) replace the inherited
+/// dispositions.
+void noteIgnoredSignals();
+
 /// Adds attn-quantize-fp8 with `options` (its pass-option text) to `pm`,
 /// block-m and block-n defaulting to `blockM` / `blockN` (the FP8
 /// attention's tiles) unless the text sets them; `normalized` (if not
