@@ -15,6 +15,18 @@ using namespace mlir;
 
 namespace {
 
+/// The option names of `text` (split as a shell would), in order.
+SmallVector<std::string> optionNames(StringRef text) {
+  llvm::BumpPtrAllocator allocator;
+  llvm::StringSaver saver(allocator);
+  SmallVector<const char *> elements;
+  llvm::cl::TokenizeGNUCommandLine(text, saver, elements);
+  SmallVector<std::string> names;
+  for (StringRef element : elements)
+    names.push_back(element.split('=').first.trim().str());
+  return names;
+}
+
 /// Each element of `text` names an option, none twice.
 LogicalResult checkOptionNames(StringRef text, llvm::raw_ostream &error) {
   llvm::BumpPtrAllocator allocator;
@@ -87,4 +99,12 @@ LogicalResult mlir::attn::parseOptionsStrictly(
   own.consume_front("<Pass-Options-Parser>: ");
   error << (own.empty() ? reasonOf(printed) : own.str());
   return failure();
+}
+
+std::optional<std::string>
+mlir::attn::findOption(StringRef text, ArrayRef<StringRef> names) {
+  for (const std::string &name : optionNames(text))
+    if (llvm::is_contained(names, name))
+      return name;
+  return std::nullopt;
 }

@@ -329,13 +329,15 @@ static FailureOr<mlir::attn::KernelSpec> specFromFlags() {
 }
 
 static FailureOr<std::vector<mlir::attn::KernelSpec>> readSpecFile() {
-  auto buffer = llvm::MemoryBuffer::getFile(specFile);
+  std::string err;
+  std::unique_ptr<llvm::MemoryBuffer> buffer =
+      mlir::attn::readInputFile(specFile, err);
   if (!buffer) {
-    fail("cannot read " + specFile + ": " + buffer.getError().message());
+    fail(err);
     return failure();
   }
   llvm::Expected<std::vector<mlir::attn::KernelSpec>> specs =
-      mlir::attn::parseKernelSpecs((*buffer)->getBuffer());
+      mlir::attn::parseKernelSpecs(buffer->getBuffer());
   if (!specs) {
     fail(specFile + ": " + llvm::toString(specs.takeError()));
     return failure();
@@ -351,7 +353,8 @@ static OwningOpRef<ModuleOp> buildModule(MLIRContext &context,
   OwningOpRef<ModuleOp> module;
   if (!inputFile.empty()) {
     std::string err;
-    auto file = openInputFile(inputFile, &err);
+    std::unique_ptr<llvm::MemoryBuffer> file =
+        mlir::attn::readInputFile(inputFile, err);
     if (!file) {
       fail(err);
       return nullptr;
@@ -463,6 +466,12 @@ int main(int argc, char **argv) {
                   "compiled again, unchanged)");
     if (!seenVariants.insert(StringRef(variant).trim()).second)
       return fail("--variant=\"" + variant + "\" is given twice");
+    // What the whole bundle shares, or what writing a bundle fixes.
+    if (std::optional<std::string> option = mlir::attn::findOption(
+            variant, {"chip", "features", "toolkit", "format"}))
+      return fail("--variant=\"" + variant + "\": " + *option +
+                  " is the bundle's, not a variant's (a variant sets schedule "
+                  "options: block-m, block-n, stages, splits, path, ...)");
     mlir::attn::CubinPipelineOptions parsed;
     std::string error;
     llvm::raw_string_ostream os(error);

@@ -29,6 +29,11 @@ parseOptionsStrictly(StringRef text,
                      function_ref<LogicalResult(llvm::raw_ostream &)> parse,
                      llvm::raw_ostream &error);
 
+/// The first option of `text` whose name is one of `names` (for a caller
+/// that takes some of a pipeline's options only: attn-compile's --variant).
+std::optional<std::string> findOption(StringRef text,
+                                      ArrayRef<StringRef> names);
+
 /// A pass (`Base`: its generated base class) whose options are parsed by
 /// parseOptionsStrictly; errors name the pass.
 template <typename Base> struct StrictOptions : Base {
