@@ -224,6 +224,13 @@ struct AttnDistributeRowsPass
           attn::impl::AttnDistributeRowsBase<AttnDistributeRowsPass>> {
   using StrictOptions::StrictOptions;
   void runOnOperation() override {
+    if (lanesPerRow < 0 || lanesPerRow > 32) {
+      emitError(getOperation().getLoc())
+          << "attn-distribute-rows: lanes-per-row must be in [0, 32] (0: "
+             "chosen per D), but got "
+          << static_cast<int64_t>(lanesPerRow);
+      return signalPassFailure();
+    }
     if (failed(checkNoHostOnlyTiles(getOperation(), "attn-distribute-rows")))
       return signalPassFailure();
     SmallVector<std::pair<scf::ForallOp, RowLayout>> ctas;

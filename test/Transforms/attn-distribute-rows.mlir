@@ -3,6 +3,10 @@
 // RUN: not attn-opt %s --split-input-file --attn-tile="block-m=16 block-n=4" --attn-distribute-rows="lanes-per-row=3" 2>&1 | FileCheck %s --check-prefix=LANES3
 // RUN: not attn-opt %s --split-input-file --attn-tile="block-m=512 block-n=4" --attn-distribute-rows 2>&1 | FileCheck %s --check-prefix=THREADS
 // THREADS: BLOCK_M * lanes-per-row = 2048 threads per CTA, but a CTA has at most 1024
+// RUN: not attn-opt %s --split-input-file --attn-tile="block-m=16 block-n=4" --attn-distribute-rows="lanes-per-row=-1" 2>&1 | FileCheck %s --check-prefix=NEG
+// RUN: not attn-opt %s --split-input-file --attn-tile="block-m=16 block-n=4" --attn-distribute-rows="lanes-per-row=64" 2>&1 | FileCheck %s --check-prefix=BIG
+// NEG: attn-distribute-rows: lanes-per-row must be in [0, 32] (0: chosen per D), but got -1
+// BIG: attn-distribute-rows: lanes-per-row must be in [0, 32] (0: chosen per D), but got 64
 
 // attn-distribute-rows: one CTA per (Q block, head, batch), L lanes per query
 // row, D / L columns per lane:
