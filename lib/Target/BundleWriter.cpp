@@ -75,12 +75,16 @@ struct KernelSource {
 /// The split count compiled for `splits` asked: at most the K/V blocks of
 /// a static seqlen_k. More would be splits without keys, which
 /// FlashAttention-2 runs (to no effect, for CTAs and workspace); here the
-/// count is cut and the listing says so.
-int64_t fitSplits(int64_t splits, std::optional<int64_t> seqLenK,
+/// count is cut and the listing says so. An empty O (a static batch, Hq or
+/// seqlen_q of 0) is not split (attn-split-kv leaves it alone).
+int64_t fitSplits(int64_t splits, const bundle::FwdKey &key,
                   int64_t blockN) {
-  if (splits <= 1 || !seqLenK || blockN <= 0)
+  if (key.batch == 0 || key.numHeadsQ == 0 || key.seqLenQ == 0)
+    return std::min<int64_t>(splits, 1);
+  if (splits <= 1 || !key.seqLenK || blockN <= 0)
     return splits;
-  return std::clamp<int64_t>(llvm::divideCeil(*seqLenK, blockN), 1, splits);
+  return std::clamp<int64_t>(llvm::divideCeil(*key.seqLenK, blockN), 1,
+                             splits);
 }
 
 /// The dimension with unit stride of a q, k, v or o operand (or a
@@ -681,7 +685,7 @@ LogicalResult finishInspect(func::FuncOp func, const BundleOptions &opts,
                              *blockN, isFp8Attention(key));
   };
   src.askedSplits = key.splits;
-  key.splits = fitSplits(key.splits, key.seqLenK, tile().second);
+  key.splits = fitSplits(key.splits, key, tile().second);
   std::tie(key.blockM, key.blockN) = tile();
   return success();
 }
@@ -1232,7 +1236,7 @@ LogicalResult pipelineOptions(KernelSource &src, const BundleOptions &opts,
   };
   src.key.splits = src.askedSplits = pipeline.splits;
   src.key.splits = pipeline.splits =
-      fitSplits(pipeline.splits, src.key.seqLenK, tile().second);
+      fitSplits(pipeline.splits, src.key, tile().second);
   std::tie(src.key.blockM, src.key.blockN) = tile();
   pipeline.blockM = src.key.blockM;
   pipeline.blockN = src.key.blockN;

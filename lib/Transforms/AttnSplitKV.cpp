@@ -116,6 +116,10 @@ struct AttnSplitKVPass
         ops.push_back(op);
     });
     for (AttentionOp op : ops) {
+      // An empty O (a static B, Hq or Nq of 0) has nothing to split.
+      if (llvm::is_contained(
+              cast<MemRefType>(op.getO().getType()).getShape(), 0))
+        continue;
       int64_t s = splits ? int64_t(splits) : chooseSplits(op, smCount);
       if (s > 1)
         splitAttention(op, s);

@@ -151,3 +151,25 @@ func.func @varlen_paged(%q: memref<?x8x64xbf16>, %k: memref<?x16x2x64xbf16>, %v:
       paged(%table : memref<?x?xi32>) outs(%o : memref<?x8x64xbf16>) {causal}
   return
 }
+
+// -----
+
+// An empty O (static B, Hq or Nq of 0) has nothing to split: every split
+// count leaves the op alone, no workspace (its subviews would index an empty
+// dimension).
+// CHECK-LABEL: func.func @empty
+//   CHECK-NOT:   memref.alloc
+//       CHECK:   attn.attention
+//       CHECK:   attn.attention
+//       CHECK:   attn.attention
+//   CHECK-NOT:   attn.partial_attention
+// AUTO-LABEL: func.func @empty
+//   AUTO-NOT:   attn.partial_attention
+func.func @empty(%q0: memref<0x4x128x64xbf16>, %kv0: memref<0x4x4096x64xbf16>, %o0: memref<0x4x128x64xbf16>,
+                 %q1: memref<1x0x1x64xbf16>, %kv1: memref<1x4x4096x64xbf16>, %o1: memref<1x0x1x64xbf16>,
+                 %q2: memref<1x4x0x64xbf16>, %o2: memref<1x4x0x64xbf16>) {
+  attn.attention ins(%q0, %kv0, %kv0 : memref<0x4x128x64xbf16>, memref<0x4x4096x64xbf16>, memref<0x4x4096x64xbf16>) outs(%o0 : memref<0x4x128x64xbf16>) {causal}
+  attn.attention ins(%q1, %kv1, %kv1 : memref<1x0x1x64xbf16>, memref<1x4x4096x64xbf16>, memref<1x4x4096x64xbf16>) outs(%o1 : memref<1x0x1x64xbf16>)
+  attn.attention ins(%q2, %kv1, %kv1 : memref<1x4x0x64xbf16>, memref<1x4x4096x64xbf16>, memref<1x4x4096x64xbf16>) outs(%o2 : memref<1x4x0x64xbf16>)
+  return
+}

@@ -43,7 +43,8 @@ def AttnSplitKV : Pass<"attn-split-kv", "func::FuncOp"> {
     S = 1 when W fills 80% of `sm-count` SMs, else
     S = min(ceil(sm-count / W), Nk / 256 (with a static Nk: at least 256
     keys per split), 128), and S = 1 where B, Hq or Nq is dynamic; the op is
-    rewritten when S > 1.
+    rewritten when S > 1. An op whose O is empty (a static B, Hq or Nq of
+    0) is left alone: there is nothing to split.
 
     An `attn.varlen_attention` (its lengths are values: only `splits` = N >
     1 applies) keeps its form and gets a `workspace` of
