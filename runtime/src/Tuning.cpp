@@ -13,6 +13,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+
 namespace attn::runtime {
 
 namespace json = llvm::json;
@@ -57,10 +59,20 @@ Status TuningTable::load(llvm::StringRef dir,
                                  kTuningVersion));
   std::lock_guard<std::mutex> lock(mutex);
   for (auto &[shape, choice] : entries) {
+    if (shape.empty())
+      return corrupt("a choice with an empty \"shape\"");
     if (!kernels.contains(choice.kernel))
       return corrupt("choice for \"" + shape + "\" names kernel \"" +
                      choice.kernel + "\", which the bundle does not have");
-    choices[shape] = std::move(choice);
+    if (!(choice.ms >= 0.0) || !std::isfinite(choice.ms))
+      return corrupt(llvm::formatv("\"ms\" of the choice for \"{0}\" must "
+                                   "be a time >= 0, but is {1}",
+                                   shape, choice.ms));
+    if (choice.device.empty())
+      return corrupt("\"device\" of the choice for \"" + shape +
+                     "\" is empty");
+    if (!choices.try_emplace(shape, std::move(choice)).second)
+      return corrupt("two choices for \"" + shape + "\"");
   }
   return Status::success();
 }

@@ -2010,7 +2010,20 @@ TEST(Tuning, AMalformedOrStaleCacheIsCorrupt) {
       {R"({"version": 1})", "choices"},
       {R"({"version": 1, "choices": [{"shape": "s", "kernel": "gone", "ms": 1,
            "device": "d"}]})",
-       "does not have"}};
+       "does not have"},
+      {R"({"version": 1, "choices": [{"shape": "s", "kernel": "k", "ms": -1,
+           "device": "d"}]})",
+       "\"ms\" of the choice for \"s\" must be a time >= 0"},
+      {R"({"version": 1, "choices": [{"shape": "", "kernel": "k", "ms": 1,
+           "device": "d"}]})",
+       "a choice with an empty \"shape\""},
+      {R"({"version": 1, "choices": [{"shape": "s", "kernel": "k", "ms": 1,
+           "device": ""}]})",
+       "\"device\" of the choice for \"s\" is empty"},
+      {R"({"version": 1, "choices": [
+           {"shape": "s", "kernel": "k", "ms": 1, "device": "d"},
+           {"shape": "s", "kernel": "k_v1", "ms": 2, "device": "d"}]})",
+       "two choices for \"s\""}};
   for (auto [text, part] : cases) {
     TempDir dir;
     writeBundle(dir, manifestOf(twoVariants()));
