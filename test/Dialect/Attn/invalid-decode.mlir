@@ -104,7 +104,7 @@ func.func @partial_lse_shape(%q: memref<1x4x1x16xbf16>, %k: memref<1x2x37x16xbf1
 // -----
 
 func.func @partial_scale(%q: memref<1x4x1x16xbf16>, %k: memref<1x2x37x16xbf16>, %op: memref<2x1x4x1x16xf32>, %lp: memref<2x1x4x1xf32>) {
-  // expected-error @+1 {{attribute 'scale' must be a positive finite number, but got -1}}
+  // expected-error @+1 {{attribute 'scale' must be a positive normal f32 (in [1.17549e-38, 3.40282e+38]), but got -1}}
   attn.partial_attention ins(%q, %k, %k : memref<1x4x1x16xbf16>, memref<1x2x37x16xbf16>, memref<1x2x37x16xbf16>)
       outs(%op, %lp : memref<2x1x4x1x16xf32>, memref<2x1x4x1xf32>) {scale = -1.0 : f32}
   return

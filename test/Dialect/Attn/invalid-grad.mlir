@@ -1052,7 +1052,7 @@ func.func @scale_zero(%q: memref<1x4x16x32xbf16>,
                      %dQ: memref<1x4x16x32xbf16>,
                      %dK: memref<1x2x24x32xbf16>,
                      %dV: memref<1x2x24x32xbf16>) {
-  // expected-error @+1 {{attribute 'scale' must be a positive finite number, but got 0}}
+  // expected-error @+1 {{attribute 'scale' must be a positive normal f32 (in [1.17549e-38, 3.40282e+38]), but got 0}}
   attn.attention_grad ins(%q, %k, %v, %o, %dO, %lse :
       memref<1x4x16x32xbf16>,
       memref<1x2x24x32xbf16>,
@@ -1078,7 +1078,7 @@ func.func @scale_negative(%q: memref<1x4x16x32xbf16>,
                          %dQ: memref<1x4x16x32xbf16>,
                          %dK: memref<1x2x24x32xbf16>,
                          %dV: memref<1x2x24x32xbf16>) {
-  // expected-error @+1 {{attribute 'scale' must be a positive finite number, but got -1}}
+  // expected-error @+1 {{attribute 'scale' must be a positive normal f32 (in [1.17549e-38, 3.40282e+38]), but got -1}}
   attn.attention_grad ins(%q, %k, %v, %o, %dO, %lse :
       memref<1x4x16x32xbf16>,
       memref<1x2x24x32xbf16>,
@@ -1104,7 +1104,7 @@ func.func @scale_inf(%q: memref<1x4x16x32xbf16>,
                     %dQ: memref<1x4x16x32xbf16>,
                     %dK: memref<1x2x24x32xbf16>,
                     %dV: memref<1x2x24x32xbf16>) {
-  // expected-error @+1 {{attribute 'scale' must be a positive finite number, but got INF}}
+  // expected-error @+1 {{attribute 'scale' must be a positive normal f32 (in [1.17549e-38, 3.40282e+38]), but got inf}}
   attn.attention_grad ins(%q, %k, %v, %o, %dO, %lse :
       memref<1x4x16x32xbf16>,
       memref<1x2x24x32xbf16>,
@@ -1130,7 +1130,7 @@ func.func @scale_nan(%q: memref<1x4x16x32xbf16>,
                     %dQ: memref<1x4x16x32xbf16>,
                     %dK: memref<1x2x24x32xbf16>,
                     %dV: memref<1x2x24x32xbf16>) {
-  // expected-error @+1 {{attribute 'scale' must be a positive finite number, but got nan}}
+  // expected-error @+1 {{attribute 'scale' must be a positive normal f32 (in [1.17549e-38, 3.40282e+38]), but got nan}}
   attn.attention_grad ins(%q, %k, %v, %o, %dO, %lse :
       memref<1x4x16x32xbf16>,
       memref<1x2x24x32xbf16>,
@@ -1289,7 +1289,7 @@ func.func @dkdv_delta(%q: vector<8x16xf16>, %r: vector<8xf32>, %h: vector<8xf16>
 
 func.func @dkdv_scale(%q: vector<8x16xf16>, %r: vector<8xf32>,
                       %k: vector<4x16xf16>, %s: vector<4x16xf32>, %i: index) {
-  // expected-error @+1 {{attribute 'scale' must be a positive finite number, but got 0}}
+  // expected-error @+1 {{attribute 'scale' must be a positive normal f32 (in [1.17549e-38, 3.40282e+38]), but got 0}}
   %dk, %dv = attn.grad_dkdv q(%q, %q : vector<8x16xf16>, vector<8x16xf16>)
       lse_delta(%r, %r : vector<8xf32>, vector<8xf32>)
       kv(%k, %k : vector<4x16xf16>, vector<4x16xf16>) at(%i, %i)
@@ -1454,4 +1454,30 @@ llvm.func @grad_in_llvm_func() {
   // expected-error @+1 {{'attn.grad_delta' op is inside an LLVM function: it was not rewritten before the lowering to LLVM (run attn-tile-grad and attn-decompose-grad first, or use --attn-to-cpu)}}
   %d = attn.grad_delta %o, %o : vector<8x16xf16>, vector<8x16xf16> -> vector<8xf32>
   llvm.return
+}
+
+// -----
+
+func.func @misspelt(%q: memref<1x4x16x32xbf16>,
+                    %k: memref<1x2x24x32xbf16>,
+                    %v: memref<1x2x24x32xbf16>,
+                    %o: memref<1x4x16x32xbf16>,
+                    %dO: memref<1x4x16x32xbf16>,
+                    %lse: memref<1x4x16xf32>,
+                    %dQ: memref<1x4x16x32xbf16>,
+                    %dK: memref<1x2x24x32xbf16>,
+                    %dV: memref<1x2x24x32xbf16>) {
+  // expected-error @+1 {{'attn.attention_grad' op has no attribute 'causl'}}
+  attn.attention_grad ins(%q, %k, %v, %o, %dO, %lse :
+      memref<1x4x16x32xbf16>,
+      memref<1x2x24x32xbf16>,
+      memref<1x2x24x32xbf16>,
+      memref<1x4x16x32xbf16>,
+      memref<1x4x16x32xbf16>,
+      memref<1x4x16xf32>)
+    outs(%dQ, %dK, %dV :
+      memref<1x4x16x32xbf16>,
+      memref<1x2x24x32xbf16>,
+      memref<1x2x24x32xbf16>) {causl}
+  return
 }

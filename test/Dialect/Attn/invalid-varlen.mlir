@@ -232,7 +232,7 @@ func.func @lse_shape(%q: memref<40x4x16xbf16>, %k: memref<56x2x16xbf16>, %v: mem
 // -----
 
 func.func @scale(%q: memref<40x4x16xbf16>, %k: memref<56x2x16xbf16>, %v: memref<56x2x16xbf16>, %cq: memref<5xi32>, %ck: memref<5xi32>, %mq: index, %mk: index, %o: memref<40x4x16xbf16>) {
-  // expected-error @+1 {{attribute 'scale' must be a positive finite number, but got -1}}
+  // expected-error @+1 {{attribute 'scale' must be a positive normal f32 (in [1.17549e-38, 3.40282e+38]), but got -1}}
   attn.varlen_attention ins(%q, %k, %v : memref<40x4x16xbf16>, memref<56x2x16xbf16>, memref<56x2x16xbf16>)
       seqlens(%cq, %ck : memref<5xi32>, memref<5xi32>) max(%mq, %mk)
       outs(%o : memref<40x4x16xbf16>) {scale = -1.0 : f32}
@@ -381,5 +381,15 @@ func.func @workspace_lse_shape(%q: memref<40x4x16xbf16>, %k: memref<56x2x16xbf16
       seqlens(%cq, %ck : memref<3xi32>, memref<3xi32>) max(%mq, %mk)
       outs(%o : memref<40x4x16xbf16>)
       workspace(%op, %lp : memref<2x40x4x16xf32>, memref<2x40x4xf32>)
+  return
+}
+
+// -----
+
+func.func @misspelt(%q: memref<40x4x16xbf16>, %k: memref<56x2x16xbf16>, %v: memref<56x2x16xbf16>, %cq: memref<5xi32>, %ck: memref<5xi32>, %mq: index, %mk: index, %o: memref<40x4x16xbf16>) {
+  // expected-error @+1 {{'attn.varlen_attention' op has no attribute 'casual'}}
+  attn.varlen_attention ins(%q, %k, %v : memref<40x4x16xbf16>, memref<56x2x16xbf16>, memref<56x2x16xbf16>)
+      seqlens(%cq, %ck : memref<5xi32>, memref<5xi32>) max(%mq, %mk)
+      outs(%o : memref<40x4x16xbf16>) {casual}
   return
 }

@@ -264,7 +264,7 @@ func.func @lse_shape(%q: memref<1x32x128x64xf16>, %k: memref<1x8x128x64xf16>,
 
 func.func @scale_zero(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64xf16>,
                       %v: memref<1x8x128x64xf16>, %o: memref<1x8x128x64xf16>) {
-  // expected-error @+1 {{attribute 'scale' must be a positive finite number, but got 0.000000e+00}}
+  // expected-error @+1 {{attribute 'scale' must be a positive normal f32 (in [1.17549e-38, 3.40282e+38]), but got 0}}
   attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<1x8x128x64xf16>,
                      memref<1x8x128x64xf16>) outs(%o : memref<1x8x128x64xf16>)
                  {scale = 0.0 : f32}
@@ -275,7 +275,7 @@ func.func @scale_zero(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64xf16>,
 
 func.func @scale_negative(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64xf16>,
                           %v: memref<1x8x128x64xf16>, %o: memref<1x8x128x64xf16>) {
-  // expected-error @+1 {{attribute 'scale' must be a positive finite number, but got -1.000000e+00}}
+  // expected-error @+1 {{attribute 'scale' must be a positive normal f32 (in [1.17549e-38, 3.40282e+38]), but got -1}}
   attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<1x8x128x64xf16>,
                      memref<1x8x128x64xf16>) outs(%o : memref<1x8x128x64xf16>)
                  {causal, scale = -1.0 : f32}
@@ -286,7 +286,7 @@ func.func @scale_negative(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64xf16>
 
 func.func @scale_inf(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64xf16>,
                      %v: memref<1x8x128x64xf16>, %o: memref<1x8x128x64xf16>) {
-  // expected-error @+1 {{attribute 'scale' must be a positive finite number, but got INF}}
+  // expected-error @+1 {{attribute 'scale' must be a positive normal f32 (in [1.17549e-38, 3.40282e+38]), but got inf}}
   attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<1x8x128x64xf16>,
                      memref<1x8x128x64xf16>) outs(%o : memref<1x8x128x64xf16>)
                  {scale = 0x7F800000 : f32}
@@ -297,7 +297,7 @@ func.func @scale_inf(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64xf16>,
 
 func.func @scale_nan(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64xf16>,
                      %v: memref<1x8x128x64xf16>, %o: memref<1x8x128x64xf16>) {
-  // expected-error @+1 {{attribute 'scale' must be a positive finite number, but got nan}}
+  // expected-error @+1 {{attribute 'scale' must be a positive normal f32 (in [1.17549e-38, 3.40282e+38]), but got nan}}
   attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<1x8x128x64xf16>,
                      memref<1x8x128x64xf16>) outs(%o : memref<1x8x128x64xf16>)
                  {scale = 0x7FC00000 : f32}
@@ -520,7 +520,7 @@ func.func @online_block_n_huge(%q: vector<64x64xbf16>, %k: memref<1x8x128x64xbf1
 func.func @online_scale(%q: vector<64x64xbf16>, %k: memref<1x8x128x64xbf16>,
                         %i: index, %m: vector<64xf32>, %l: vector<64xf32>,
                         %acc: vector<64x64xf32>) {
-  // expected-error @+1 {{attribute 'scale' must be a positive finite number, but got}}
+  // expected-error @+1 {{attribute 'scale' must be a positive normal f32 (in [1.17549e-38, 3.40282e+38]), but got }}
   %m1, %l1, %a1 = attn.online_attention q(%q : vector<64x64xbf16>)
       kv(%k, %k : memref<1x8x128x64xbf16>, memref<1x8x128x64xbf16>)
       at[%i, %i, %i, %i] rows(%i)
@@ -1167,7 +1167,7 @@ func.func @mma_v_dtype(%q: !qs, %k: !kvs, %v: !vs, %i: index, %m: !m, %acc: !acc
 !m = vector<128xf32>
 !acc = vector<128x128xf32>
 func.func @mma_scale(%q: !qs, %k: !kvs, %i: index, %m: !m, %acc: !acc) {
-  // expected-error @+1 {{attribute 'scale' must be a positive finite number, but got -1}}
+  // expected-error @+1 {{attribute 'scale' must be a positive normal f32 (in [1.17549e-38, 3.40282e+38]), but got -1}}
   %a, %b, %c = attn.online_attention_mma q(%q : !qs) kv(%k, %k : !kvs, !kvs) keys(%i, %i) rows(%i)
       state(%m, %m, %acc : !m, !m, !acc) {head_dim = 128 : i64, mask = #attn.mask<none>, scale = -1.0 : f32}
   return
@@ -1491,5 +1491,57 @@ func.func @gmma_causal(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, 
       scratch(%ds, %st : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xf32, #gpu.address_space<workgroup>>) at[%i, %i] (%i, %i)
       state(%dk, %dk : vector<128x128xf32>, vector<128x128xf32>)
       {head_dim = 128 : i64, mask = #attn.mask<causal>, scale = 0.125 : f32}
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Attributes that are not the op's own
+//===----------------------------------------------------------------------===//
+
+// A misspelt attribute would be kept as a discardable one and ignored: a
+// kernel without the causal mask, or with the default scale.
+func.func @misspelt_causal(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64xf16>,
+                           %v: memref<1x8x128x64xf16>, %o: memref<1x8x128x64xf16>) {
+  // expected-error @+1 {{'attn.attention' op has no attribute 'casual' (its attributes: }}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<1x8x128x64xf16>,
+                     memref<1x8x128x64xf16>) outs(%o : memref<1x8x128x64xf16>)
+                 {casual}
+  return
+}
+
+// -----
+
+func.func @misspelt_scale(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64xf16>,
+                          %v: memref<1x8x128x64xf16>, %o: memref<1x8x128x64xf16>) {
+  // expected-error @+1 {{'attn.attention' op has no attribute 'scal'}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<1x8x128x64xf16>,
+                     memref<1x8x128x64xf16>) outs(%o : memref<1x8x128x64xf16>)
+                 {causal, scal = 0.5 : f32}
+  return
+}
+
+// -----
+
+// A subnormal scale is flushed to 0 by the kernels' f32 arithmetic; a
+// literal below the smallest subnormal reads as 0.
+func.func @scale_subnormal(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64xf16>,
+                           %v: memref<1x8x128x64xf16>, %o: memref<1x8x128x64xf16>) {
+  // expected-error @+1 {{attribute 'scale' must be a positive normal f32 (in [1.17549e-38, 3.40282e+38]), but got 9.99995e-41}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<1x8x128x64xf16>,
+                     memref<1x8x128x64xf16>) outs(%o : memref<1x8x128x64xf16>)
+                 {scale = 1.0e-40 : f32}
+  return
+}
+
+// -----
+
+func.func @scale_underflow(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64xf16>,
+                           %v: memref<1x8x128x64xf16>, %o: memref<1x8x128x64xf16>) {
+  // expected-error @+1 {{but got 0 (a literal below f32's smallest subnormal also reads as 0)}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<1x8x128x64xf16>,
+                     memref<1x8x128x64xf16>) outs(%o : memref<1x8x128x64xf16>)
+                 {scale = 1.0e-50 : f32}
   return
 }

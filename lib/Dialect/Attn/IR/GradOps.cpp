@@ -35,7 +35,7 @@ float AttentionGradOp::getScaleOrDefault() {
 
 LogicalResult AttentionGradOp::verify() {
   Operation *op = getOperation();
-  if (failed(checkNotLowered(op)))
+  if (failed(checkNotLowered(op)) || failed(checkOwnAttributes(op)))
     return failure();
   // Rank, memory space, layout, D stride and extent, in operand order.
   StringRef qLayout = "[B, Hq, Nq, D]", kLayout = "[B, Hkv, Nk, D]";
@@ -103,13 +103,8 @@ LogicalResult AttentionGradOp::verify() {
       return emitOpError() << "operand 'lse' shape must be [B, Hq, Nq] = "
                            << shapeStr(lseShape) << ", but got "
                            << shapeStr(lse->getShape());
-  if (auto scale = getScaleAttr()) {
-    double s = scale.getValueAsDouble();
-    if (!(s > 0.0) || !std::isfinite(s))
-      return emitOpError() << "attribute 'scale' must be a positive finite "
-                              "number, but got "
-                           << s;
-  }
+  if (failed(checkScaleAttr(*this, getScaleAttr())))
+    return failure();
   return success();
 }
 
@@ -150,15 +145,6 @@ FailureOr<VectorType> checkGradTile(Operation *op, Value v, StringRef name,
   return t;
 }
 
-LogicalResult checkScale(Operation *op, APFloat scale) {
-  double s = scale.convertToDouble();
-  if (!(s > 0.0) || !std::isfinite(s))
-    return op->emitOpError() << "attribute 'scale' must be a positive finite "
-                                "number, but got "
-                             << s;
-  return success();
-}
-
 /// What the two backward steps share: Q, dO [BLOCK_M, D] of one element
 /// type, LSE and Delta rows, scale, and causal_offset with the causal mask.
 FailureOr<VectorType> checkGradStep(Operation *op, Value q, Value dO, Value lse,
@@ -171,7 +157,7 @@ FailureOr<VectorType> checkGradStep(Operation *op, Value q, Value dO, Value lse,
   if (failed(checkGradTile(op, dO, "dO", blockM, d, qt->getElementType())) ||
       failed(checkF32Vector(op, lse.getType(), "lse", {blockM})) ||
       failed(checkF32Vector(op, delta.getType(), "delta", {blockM})) ||
-      failed(checkScale(op, scale)))
+      failed(checkScale(op, scale.convertToDouble())))
     return failure();
   if ((mask == MaskKind::causal) != static_cast<bool>(causalOffset))
     return op->emitOpError() << "operand 'causal_offset' must be present "
@@ -366,11 +352,8 @@ LogicalResult GradDKDVMmaOp::verify() {
     return emitOpError() << "operand 'dq_acc' must be [B, Hq, Q blocks, 2, "
                             "64, "
                          << d / 2 << "] tiles, but got " << acc;
-  double scale = getScale().convertToDouble();
-  if (!(scale > 0.0) || !std::isfinite(scale))
-    return emitOpError() << "attribute 'scale' must be a positive finite "
-                            "number, but got "
-                         << scale;
+  if (failed(checkScale(*this, getScale().convertToDouble())))
+    return failure();
   if (getMask() == MaskKind::bounds)
     return emitOpError() << "attribute 'mask' must be none or causal, but "
                             "got bounds";

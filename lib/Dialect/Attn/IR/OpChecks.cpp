@@ -12,9 +12,12 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InterleavedRange.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -174,6 +177,24 @@ LogicalResult checkNotLowered(Operation *op) {
       "attn-online-softmax first, or use --attn-to-cpu / --attn-to-cubin)");
 }
 
+LogicalResult checkOwnAttributes(Operation *op) {
+  for (NamedAttribute attr : op->getDiscardableAttrs()) {
+    if (attr.getName().strref().contains('.'))
+      continue; // a dialect's attribute (attn.*, a pass's annotation)
+    InFlightDiagnostic diag = op->emitOpError()
+                              << "has no attribute '" << attr.getName().strref()
+                              << "' (its attributes: ";
+    auto own = llvm::make_filter_range(
+        op->getName().getAttributeNames(), [](StringAttr name) {
+          return name != "operandSegmentSizes"; // not written in the IR
+        });
+    llvm::interleaveComma(own, diag,
+                          [&](StringAttr name) { diag << name.strref(); });
+    return diag << ")";
+  }
+  return success();
+}
+
 /// A tile of `tile` columns does not fit a dimension of `dim`.
 bool tileExceeds(int64_t tile, int64_t dim) {
   return !ShapedType::isDynamic(dim) && tile > dim;
@@ -271,15 +292,26 @@ LogicalResult checkPaged(Operation *op, Value blockTable, Value cacheSeqlens,
   return checkBatchI32(op, cacheSeqlens, "cache_seqlens", 1, "[B]", batch);
 }
 
-LogicalResult checkScaleAttr(Operation *op, FloatAttr scale) {
-  if (!scale)
+LogicalResult checkScale(Operation *op, double scale) {
+  // The kernels scale S in f32: a subnormal scale is flushed to 0 by their
+  // .ftz arithmetic, and one that rounds to 0 or overflows is not the scale.
+  float f = static_cast<float>(scale);
+  if (f >= std::numeric_limits<float>::min() && std::isfinite(f))
     return success();
-  double s = scale.getValueAsDouble();
-  if (!(s > 0.0) || !std::isfinite(s))
-    return op->emitOpError() << "attribute 'scale' must be a positive finite "
-                                "number, but got "
-                             << s;
-  return success();
+  auto g = [](double v) { return llvm::formatv("{0}", llvm::format("%g", v)); };
+  InFlightDiagnostic diag =
+      op->emitOpError()
+      << "attribute 'scale' must be a positive normal f32 (in ["
+      << g(std::numeric_limits<float>::min()).str() << ", "
+      << g(std::numeric_limits<float>::max()).str() << "]), but got "
+      << g(scale).str();
+  if (scale == 0)
+    diag << " (a literal below f32's smallest subnormal also reads as 0)";
+  return diag;
+}
+
+LogicalResult checkScaleAttr(Operation *op, FloatAttr scale) {
+  return scale ? checkScale(op, scale.getValueAsDouble()) : success();
 }
 
 /// An fp32 memref of `rank` (`layout` names its dimensions) whose shape

@@ -58,6 +58,9 @@ LogicalResult checkNoAliasing(Operation *op, ArrayRef<NamedValue> inputs,
                               ArrayRef<NamedValue> outputs);
 /// The op is not inside an LLVM function (a lowering ran too early).
 LogicalResult checkNotLowered(Operation *op);
+/// Every attribute without a dialect prefix is one of the op's own: MLIR
+/// would keep a misspelt `casual` as a discardable attribute, silently.
+LogicalResult checkOwnAttributes(Operation *op);
 
 /// Q, K and V of a forward op: ranks, element types (FP8 only where
 /// `allowFP8`), batch, D, V = K's shape, GQA head counts and D's range.
@@ -72,7 +75,9 @@ LogicalResult checkBatchI32(Operation *op, Value v, StringRef name,
 /// block_table [B, max_pages] and cache_seqlens [B] of a paged op.
 LogicalResult checkPaged(Operation *op, Value blockTable, Value cacheSeqlens,
                          MemRefType q);
-/// `scale`, where present, is a positive finite number.
+/// `scale` is a positive normal f32 (what the kernels compute with).
+LogicalResult checkScale(Operation *op, double scale);
+/// checkScale where `scale` is present.
 LogicalResult checkScaleAttr(Operation *op, FloatAttr scale);
 /// An fp32 split-KV buffer [S, rows...]; returns S.
 FailureOr<int64_t> checkSplitBuffer(Operation *op, Value v, StringRef name,

@@ -123,11 +123,8 @@ LogicalResult OnlineAttentionOp::verify() {
   if (!isValidBlockN(getBlockN()))
     return emitOpError() << "attribute 'block_n' must be in [1, " << kMaxBlockN
                          << "], but got " << getBlockN();
-  double scale = getScale().convertToDouble();
-  if (!(scale > 0.0) || !std::isfinite(scale))
-    return emitOpError() << "attribute 'scale' must be a positive finite "
-                            "number, but got "
-                         << scale;
+  if (failed(checkScale(*this, getScale().convertToDouble())))
+    return failure();
   int64_t lanes = getRowLanes();
   if (lanes < 1 || lanes > 32 || !llvm::isPowerOf2_64(lanes))
     return emitOpError() << "attribute 'row_lanes' must be a power of two in "
@@ -330,11 +327,8 @@ LogicalResult OnlineAttentionMmaOp::verify() {
   if (fp8 != static_cast<bool>(getQkDescale()))
     return emitOpError() << "operand 'qk_descale' must be present exactly "
                             "when the tiles are f8E4M3FN";
-  double scale = getScale().convertToDouble();
-  if (!(scale > 0.0) || !std::isfinite(scale))
-    return emitOpError() << "attribute 'scale' must be a positive finite "
-                            "number, but got "
-                         << scale;
+  if (failed(checkScale(*this, getScale().convertToDouble())))
+    return failure();
   if ((getMask() == MaskKind::causal) != static_cast<bool>(getCausalOffset()))
     return emitOpError() << "operand 'causal_offset' must be present exactly "
                             "when mask is causal";
