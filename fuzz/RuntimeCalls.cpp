@@ -1,6 +1,7 @@
 //===- RuntimeCalls.cpp - random runtime calls and what they may write ----===//
 
 #include "RuntimeCalls.h"
+#include "attn/runtime.hpp"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -23,18 +24,9 @@ void *region(int i) {
 }
 
 /// A row-major tensor of `sizes` in region `i`.
-attn_tensor contiguous(int i, attn_dtype dtype, std::vector<int64_t> sizes) {
-  attn_tensor t = {};
-  t.data = region(i);
-  t.dtype = dtype;
-  t.rank = static_cast<int32_t>(sizes.size());
-  int64_t stride = 1;
-  for (int32_t d = t.rank - 1; d >= 0; --d) {
-    t.sizes[d] = sizes[d];
-    t.strides[d] = stride;
-    stride *= sizes[d];
-  }
-  return t;
+attn_tensor contiguous(int i, attn_dtype dtype,
+                       std::initializer_list<int64_t> sizes) {
+  return attn::makeTensor(region(i), dtype, sizes);
 }
 
 /// [B, H, N, D] stored as FlashAttention's [B, N, H, D].

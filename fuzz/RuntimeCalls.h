@@ -13,8 +13,8 @@
 #ifndef ATTN_FUZZ_RUNTIMECALLS_H
 #define ATTN_FUZZ_RUNTIMECALLS_H
 
-#include "Manifest.h"
 #include "Mutator.h"
+#include "attn/manifest/Manifest.h"
 #include "attn/runtime.h"
 
 #include <string>

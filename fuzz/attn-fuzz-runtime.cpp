@@ -21,10 +21,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "BundleFiles.h"
-#include "Manifest.h"
 #include "Mutator.h"
 #include "RuntimeCalls.h"
+#include "attn/manifest/BundleFiles.h"
+#include "attn/manifest/Manifest.h"
 #include "attn/runtime.h"
 
 #include "llvm/Support/CommandLine.h"

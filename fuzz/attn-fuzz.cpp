@@ -27,7 +27,7 @@
 #include "attn/Target/Bundle.h"
 #include "attn/Tools/InputChecks.h"
 
-#include "Manifest.h"
+#include "attn/manifest/Manifest.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"

@@ -3,7 +3,7 @@
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Target/Bundle.h"
 
-#include "Manifest.h"
+#include "attn/manifest/Manifest.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"

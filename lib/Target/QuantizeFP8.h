@@ -10,7 +10,7 @@
 #ifndef ATTN_LIB_TARGET_QUANTIZEFP8_H
 #define ATTN_LIB_TARGET_QUANTIZEFP8_H
 
-#include "Manifest.h"
+#include "attn/manifest/Manifest.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"

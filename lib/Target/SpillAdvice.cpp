@@ -2,7 +2,7 @@
 
 #include "SpillAdvice.h"
 
-#include "Manifest.h"
+#include "attn/manifest/Manifest.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

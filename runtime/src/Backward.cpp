@@ -1,4 +1,4 @@
-//===- Backward.cpp - attn_bwd: checks, dispatch and launch --------------===//
+//===- Backward.cpp - attn_bwd: checks, dispatch and launch ---------------===//
 //
 // A backward call (attn_bwd_args: q, k, v, o, dO, lse in; dQ, dK, dV out)
 // is checked like a forward one, matched against the bundle's "bwd" kernels

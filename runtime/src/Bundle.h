@@ -12,9 +12,9 @@
 #define ATTN_RUNTIME_BUNDLE_H
 
 #include "Driver.h"
-#include "Manifest.h"
 #include "Tuning.h"
 #include "WorkspacePools.h"
+#include "attn/manifest/Manifest.h"
 #include "attn/runtime.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -189,7 +189,7 @@ private:
   /// variants of one kernel (just `best` when it has none).
   std::vector<size_t> variantsOf(const FwdCall &call, size_t best) const;
   /// Among the variants of `best` for `call`, the split-KV split count that
-  /// fills the current device best (chooseSplits in Bundle.cpp); `best`
+  /// fills the current device best (Dispatch.cpp); `best`
   /// where the variants all split alike or there is no device to ask.
   size_t chooseSplits(const FwdCall &call, const attn_fwd_args &args,
                       size_t best) const;
@@ -197,6 +197,12 @@ private:
   /// current context's device and the device checks of every operand.
   Status prepare(const attn_fwd_args &args, FwdCall &call, int64_t &index,
                  const DriverApi *&driver, CUdevice &device) const;
+  /// prepare, then the value checks (unless turned off) of the operands
+  /// the host cannot see (descales, tables, cu_seqlens). After success an
+  /// empty `call` has nothing to launch.
+  Status prepareChecked(const attn_fwd_args &args, CUstream stream,
+                        FwdCall &call, int64_t &index, const DriverApi *&driver,
+                        CUdevice &device) const;
   /// Loads kernel `index` if needed and enqueues its launches (with their
   /// workspace, allocated and freed on `stream`).
   Status launchIndex(const DriverApi &driver, CUdevice device, size_t index,

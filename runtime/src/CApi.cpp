@@ -1,4 +1,4 @@
-//===- CApi.cpp - the C API of attn/runtime.h over Bundle ----------------===//
+//===- CApi.cpp - the C API of attn/runtime.h over Bundle -----------------===//
 //
 // Each function returning a status records the calling thread's message
 // (empty on success) and converts any C++ exception into a status: nothing
@@ -146,6 +146,61 @@ const char *attn_bundle_kernel_info(const attn_bundle *bundle, int64_t index) {
   return bundle->impl->kernelInfo(index).c_str();
 }
 
+static attn_dtype dtypeOfKey(const std::string &dtype) {
+  return dtype == "bf16"   ? ATTN_DTYPE_BF16
+         : dtype == "e4m3" ? ATTN_DTYPE_E4M3
+                           : ATTN_DTYPE_F16; // the reader admits no other
+}
+
+/// The manifest's key of `kernel` as the C API states it; the strings point
+/// into the manifest the bundle keeps.
+static attn_kernel_key keyOf(const attn::bundle::KernelEntry &kernel) {
+  const attn::bundle::FwdKey &k = kernel.key;
+  auto length = [](const std::optional<int64_t> &n) { return n ? *n : -1; };
+  attn_kernel_key key{};
+  key.kind = kernel.isBackward() ? ATTN_KERNEL_BWD : ATTN_KERNEL_FWD;
+  key.dtype = dtypeOfKey(k.dtype);
+  key.quantize = k.quantizeFp8 ? ATTN_QUANTIZE_FP8 : ATTN_QUANTIZE_NONE;
+  key.causal = k.causal;
+  key.has_lse = k.hasLse;
+  key.strided = k.strided;
+  key.varlen = k.varlen;
+  key.tensor_cores = k.path == "wgmma";
+  key.head_dim = k.headDim;
+  key.batch = length(k.batch);
+  key.num_heads_q = length(k.numHeadsQ);
+  key.num_heads_kv = length(k.numHeadsKV);
+  key.seqlen_q = length(k.seqLenQ);
+  key.seqlen_k = length(k.seqLenK);
+  key.page_size = k.pageSize;
+  key.splits = k.splits;
+  key.block_m = k.blockM;
+  key.block_n = k.blockN;
+  key.scale = k.scale;
+  key.name = kernel.name.c_str();
+  key.variant = kernel.variant.c_str();
+  key.quantize_options = k.quantizeFp8 ? k.quantizeFp8->c_str() : "";
+  return key;
+}
+
+attn_status attn_bundle_kernel_key(const attn_bundle *bundle, int64_t index,
+                                   attn_kernel_key *key) {
+  return guarded(ATTN_ERROR_INVALID_ARGUMENT, [&]() -> Status {
+    if (Status s = checkBundle(bundle); !s.ok())
+      return s;
+    if (!key)
+      return nullArgument("key");
+    int64_t count = static_cast<int64_t>(bundle->impl->numKernels());
+    if (index < 0 || index >= count)
+      return {ATTN_ERROR_INVALID_ARGUMENT,
+              "kernel index " + std::to_string(index) +
+                  " is out of range: the bundle has " + std::to_string(count) +
+                  " kernels"};
+    *key = keyOf(bundle->impl->kernel(static_cast<size_t>(index)));
+    return Status::success();
+  });
+}
+
 attn_status attn_fwd_select(const attn_bundle *bundle,
                             const attn_fwd_args *args, int64_t *kernel_index) {
   return guarded(ATTN_ERROR_INVALID_ARGUMENT, [&]() -> Status {
@@ -244,6 +299,13 @@ const char *attn_status_name(attn_status status) {
     return "ATTN_ERROR_CUDA";
   }
   return "ATTN_ERROR_UNKNOWN";
+}
+
+const char *attn_dtype_name(attn_dtype dtype) {
+  // The integer, as attn_status_name: a C caller may pass any value.
+  std::underlying_type_t<attn_dtype> value;
+  std::memcpy(&value, &dtype, sizeof(value));
+  return attn::runtime::dtypeName(static_cast<int>(value));
 }
 
 } // extern "C"

@@ -27,6 +27,17 @@ std::string listText(const int64_t *values, int32_t rank);
 std::string sizesText(const attn_tensor &t);
 std::string pointerText(const void *ptr);
 
+/// Every tensor operand of an attn_fwd call (max_seqlen_q/k are scalars;
+/// do, dq, dk and dv are the backward's).
+inline constexpr bundle::Operand kFwdTensorOperands[] = {
+    bundle::Operand::Q,          bundle::Operand::K,
+    bundle::Operand::V,          bundle::Operand::O,
+    bundle::Operand::LSE,        bundle::Operand::QDescale,
+    bundle::Operand::KDescale,   bundle::Operand::VDescale,
+    bundle::Operand::BlockTable, bundle::Operand::CacheSeqlens,
+    bundle::Operand::CuSeqlensQ, bundle::Operand::CuSeqlensK};
+static_assert(std::size(kFwdTensorOperands) + 6 == bundle::kNumOperands);
+
 /// Some dimension has size 0.
 bool isEmpty(const attn_tensor &t);
 /// The one rule for optional tensors (lse, descales, block_table,

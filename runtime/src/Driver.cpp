@@ -4,6 +4,7 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <atomic>
 #include <dlfcn.h>
 #include <mutex>
@@ -111,6 +112,16 @@ std::string formatCudaError(const DriverApi &driver, CUresult result,
   return llvm::formatv("{0}: {1} (in {2})", nameText,
                        text ? text : "unknown error", call)
       .str();
+}
+
+/// SMs of `device`; 0 where the driver cannot tell.
+int deviceSMs(const DriverApi &driver, CUdevice device) {
+  int sms = 0;
+  if (!driver.deviceGetAttribute ||
+      driver.deviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                device) != CUDA_SUCCESS)
+    return 0;
+  return std::max(sms, 0);
 }
 
 } // namespace attn::runtime

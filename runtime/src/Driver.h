@@ -87,6 +87,9 @@ const DriverApi *getDriver(std::string &error);
 void setDriverForTesting(const DriverApi *driver);
 
 /// "CUDA_ERROR_X: <description> (in <call>)".
+/// SMs of `device`; 0 where the driver cannot tell.
+int deviceSMs(const DriverApi &driver, CUdevice device);
+
 std::string formatCudaError(const DriverApi &driver, CUresult result,
                             const char *call);
 

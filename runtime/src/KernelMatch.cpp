@@ -1,4 +1,4 @@
-//===- KernelMatch.cpp - which kernels can take a call, and why not ------===//
+//===- KernelMatch.cpp - which kernels can take a call, and why not -------===//
 
 #include "KernelMatch.h"
 #include "CallChecks.h"

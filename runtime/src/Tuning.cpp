@@ -3,8 +3,8 @@
 #include "Tuning.h"
 
 #include "Bundle.h"
-#include "BundleFiles.h"
-#include "Manifest.h"
+#include "attn/manifest/BundleFiles.h"
+#include "attn/manifest/Manifest.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"

@@ -1,4 +1,4 @@
-//===- ValueChecks.cpp - value checks of a call's device-side inputs -----===//
+//===- ValueChecks.cpp - value checks of a call's device-side inputs ------===//
 //
 // attn_bundle_set_check_values: what attn_fwd reads back from the device
 // before a launch (FP8 descales, paged block tables and lengths, varlen

@@ -9,7 +9,7 @@
 #ifndef ATTN_RUNTIME_UNITTESTS_TESTBUNDLES_H
 #define ATTN_RUNTIME_UNITTESTS_TESTBUNDLES_H
 
-#include "Manifest.h"
+#include "attn/manifest/Manifest.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"

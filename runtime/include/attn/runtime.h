@@ -247,6 +247,55 @@ ATTN_API int64_t attn_bundle_num_kernels(const attn_bundle *bundle);
 ATTN_API const char *attn_bundle_kernel_info(const attn_bundle *bundle,
                                              int64_t index);
 
+/* What a kernel computes (attn_kernel_key::kind). */
+typedef enum attn_kernel_kind {
+  /* The forward: attn_fwd and attn_tune launch it. */
+  ATTN_KERNEL_FWD = 0,
+  /* The backward (dQ, dK, dV from Q, K, V, O, dO and LSE): attn_bwd. */
+  ATTN_KERNEL_BWD = 1
+} attn_kernel_kind;
+
+/* The specialization key of one kernel, as data (manifest.json's "key",
+ * docs/bundle.md): the calls it takes. A length of -1 is dynamic (read from
+ * the call); a varlen kernel's batch, seqlen_q and seqlen_k are always -1.
+ * The strings live as long as the bundle. */
+typedef struct attn_kernel_key {
+  attn_kernel_kind kind;
+  /* The dtype of Q, K and V: F16, BF16, or E4M3 (FP8, bf16 O, descales). */
+  attn_dtype dtype;
+  /* ATTN_QUANTIZE_FP8: a quantized kernel (bf16 operands quantized to e4m3
+   * inside the call); it takes only calls that ask for it. */
+  attn_quantize quantize;
+  int32_t causal;       /* bottom-right aligned causal mask */
+  int32_t has_lse;      /* writes (a backward: reads) LSE */
+  int32_t strided;      /* 0: contiguous row-major tensors only */
+  int32_t varlen;       /* a variable-length batch (cu_seqlens) */
+  int32_t tensor_cores; /* 1: the Hopper wgmma path; 0: CUDA cores (fma) */
+  int64_t head_dim;     /* D */
+  /* The lengths the kernel was compiled for; -1: dynamic. */
+  int64_t batch, num_heads_q, num_heads_kv, seqlen_q, seqlen_k;
+  int64_t page_size;        /* tokens per K/V page; 0: contiguous K/V */
+  int64_t splits;           /* K/V splits (split-KV); 1: unsplit */
+  int64_t block_m, block_n; /* the tile: query rows, keys */
+  double scale;             /* the softmax scale compiled in */
+  const char *name;         /* the kernel's symbol */
+  /* The attn-to-cubin options beyond the bundle's ("block-n=128"): kernels
+   * with equal keys are variants of one kernel (see Tuning); "" for the
+   * compiler's defaults. */
+  const char *variant;
+  /* A quantized kernel's attn-quantize-fp8 options; "" otherwise. */
+  const char *quantize_options;
+} attn_kernel_key;
+
+/* Fills *key with the specialization key of kernel `index`, so a caller
+ * (attn-run, a framework's dispatcher) can build calls for each kernel
+ * without reading manifest.json.
+ * Errors: ATTN_ERROR_INVALID_ARGUMENT for a null or destroyed bundle, an
+ * index outside [0, attn_bundle_num_kernels) or a null key. */
+ATTN_API attn_status attn_bundle_kernel_key(const attn_bundle *bundle,
+                                            int64_t index,
+                                            attn_kernel_key *key);
+
 /* Validates `args` on the host (everything but the device checks: it cannot
  * read an FP8 call's descale values or a paged call's block table and
  * lengths, which live in device memory) and returns in *kernel_index the
@@ -405,6 +454,10 @@ ATTN_API const char *attn_last_error(void);
 
 /* "ATTN_SUCCESS", "ATTN_ERROR_INVALID_ARGUMENT", ... */
 ATTN_API const char *attn_status_name(attn_status status);
+
+/* "f16", "bf16", "f32", "e4m3" or "i32" (as messages and manifest.json name
+ * the dtypes), or null for a value that is no attn_dtype. */
+ATTN_API const char *attn_dtype_name(attn_dtype dtype);
 
 #ifdef __cplusplus
 } /* extern "C" */

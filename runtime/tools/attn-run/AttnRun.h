@@ -11,6 +11,7 @@
 #define ATTN_RUN_ATTNRUN_H
 
 #include "attn/runtime.h"
+#include "attn/runtime.hpp"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/Twine.h"
@@ -20,6 +21,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
+#include <string>
 #include <vector>
 
 namespace attn::run {
@@ -102,6 +105,12 @@ struct Reference {
   CUfunction backwardDkDv[2] = {};  // f16, bf16: reference_bwd_dkdv_*
   int64_t maxDynamicShared = 0;
 };
+
+/// A row-major view of `buffer` of `sizes` (attn::makeTensor).
+inline attn_tensor tensor(const DeviceBuffer &buffer, attn_dtype dtype,
+                          std::initializer_list<int64_t> sizes) {
+  return attn::makeTensor(reinterpret_cast<void *>(buffer.get()), dtype, sizes);
+}
 
 } // namespace attn::run
 

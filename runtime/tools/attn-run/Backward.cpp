@@ -50,20 +50,20 @@ struct BwdShape {
 };
 
 /// The key's shape; an error says why attn-run cannot check it.
-Error resolve(const attn::bundle::FwdKey &key, const Reference &ref,
-              BwdShape &s) {
-  if (key.dtype != "f16" && key.dtype != "bf16")
-    return makeError("backward dtype " + key.dtype + " (f16 or bf16 only)");
-  if (!key.batch || !key.numHeadsQ || !key.numHeadsKV || !key.seqLenQ ||
-      !key.seqLenK)
+Error resolve(const attn_kernel_key &key, const Reference &ref, BwdShape &s) {
+  if (key.dtype != ATTN_DTYPE_F16 && key.dtype != ATTN_DTYPE_BF16)
+    return makeError(llvm::Twine("backward dtype ") +
+                     attn_dtype_name(key.dtype) + " (f16 or bf16 only)");
+  if (key.batch < 0 || key.num_heads_q < 0 || key.num_heads_kv < 0 ||
+      key.seqlen_q < 0 || key.seqlen_k < 0)
     return makeError("a backward kernel's lengths are all static");
-  s.batch = *key.batch;
-  s.headsQ = *key.numHeadsQ;
-  s.headsKV = *key.numHeadsKV;
-  s.seqQ = *key.seqLenQ;
-  s.seqK = *key.seqLenK;
-  s.headDim = key.headDim;
-  s.bf16 = key.dtype == "bf16";
+  s.batch = key.batch;
+  s.headsQ = key.num_heads_q;
+  s.headsKV = key.num_heads_kv;
+  s.seqQ = key.seqlen_q;
+  s.seqK = key.seqlen_k;
+  s.headDim = key.head_dim;
+  s.bf16 = key.dtype == ATTN_DTYPE_BF16;
   s.causal = key.causal;
   s.scale = key.scale;
   if (s.headsKV < 1 || s.headsQ % s.headsKV != 0)
@@ -164,21 +164,6 @@ Error prepareInputs(const Reference &ref, const BwdShape &s,
             "cuMemsetD16Async(gradient poison)"))
       return err;
   return check(cuStreamSynchronize(stream), "backward inputs");
-}
-
-attn_tensor tensor(const DeviceBuffer &buffer, attn_dtype dtype,
-                   std::initializer_list<int64_t> sizes) {
-  attn_tensor t = {};
-  t.data = reinterpret_cast<void *>(buffer.get());
-  t.dtype = dtype;
-  t.rank = int32_t(sizes.size());
-  std::copy(sizes.begin(), sizes.end(), t.sizes);
-  int64_t stride = 1;
-  for (int i = t.rank - 1; i >= 0; --i) {
-    t.strides[i] = stride;
-    stride *= t.sizes[i];
-  }
-  return t;
 }
 
 attn_bwd_args makeArgs(const BwdShape &s, const BwdBuffers &b) {
@@ -325,7 +310,7 @@ std::string number(double x, const char *style) {
 
 } // namespace
 
-Error runBackwardKernel(attn_bundle *bundle, const attn::bundle::FwdKey &key,
+Error runBackwardKernel(attn_bundle *bundle, const attn_kernel_key &key,
                         const Reference &ref, uint64_t seed, unsigned iters,
                         CUstream stream, BwdResult &r) {
   BwdShape s;

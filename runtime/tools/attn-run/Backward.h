@@ -9,7 +9,6 @@
 #define ATTN_RUN_BACKWARD_H
 
 #include "AttnRun.h"
-#include "Manifest.h"
 #include "attn/runtime.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -40,8 +39,7 @@ struct BwdResult {
 /// with NaN; then times `iters` attn_bwd calls (none if 0). Kernel
 /// failures land in `r`; the returned error is a driver failure that ends
 /// the run.
-llvm::Error runBackwardKernel(attn_bundle *bundle,
-                              const attn::bundle::FwdKey &key,
+llvm::Error runBackwardKernel(attn_bundle *bundle, const attn_kernel_key &key,
                               const Reference &ref, uint64_t seed,
                               unsigned iters, CUstream stream, BwdResult &r);
 

@@ -4,7 +4,7 @@
 // each kernel, runs attn_fwd on fresh random inputs with poisoned outputs,
 // compares O and LSE with an fp32 reference computed on the GPU
 // (Reference.cu, embedded as a cubin) and times the launches. Kernel keys
-// come from manifest.json, read with the runtime's own parser. The exit
+// come from the C API too (attn_bundle_kernel_key). The exit
 // status is 0 iff every checked kernel passed. FP8 (e4m3) kernels get inputs
 // quantized on the host (Fp8.h) and are checked against the reference on the
 // dequantized values. Paged K/V kernels get scattered pages, random lengths
@@ -24,9 +24,7 @@
 
 #include "AttnRun.h"
 #include "Backward.h"
-#include "BundleFiles.h"
 #include "Fp8.h"
-#include "Manifest.h"
 #include "Isolation.h"
 #include "Paged.h"
 #include "Varlen.h"
@@ -35,11 +33,8 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/SmallString.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cuda.h>
@@ -54,7 +49,6 @@
 #include <random>
 #include <vector>
 
-using namespace attn::bundle;
 using attn::run::allocate;
 using attn::run::check;
 using attn::run::DeviceBuffer;
@@ -63,8 +57,9 @@ using attn::run::Event;
 using attn::run::kReferenceThreads;
 using attn::run::makeError;
 using attn::run::Reference;
-using attn::run::timeLaunches;
 using attn::run::Stream;
+using attn::run::tensor;
+using attn::run::timeLaunches;
 using llvm::ArrayRef;
 using llvm::Error;
 using llvm::Expected;
@@ -317,49 +312,48 @@ struct Shape {
   }
 };
 
-/// The length options, in FwdKey order.
+/// The length options, in attn_kernel_key order.
 static cl::opt<int64_t> *lengthOpts[] = {&batchOpt, &headsQOpt, &headsKVOpt,
                                          &seqQOpt, &seqKOpt};
 
-/// A varlen kernel's B and max lengths when not given (FwdKey order; -1:
+/// A varlen kernel's B and max lengths when not given (key order; -1:
 /// none): its key never fixes them; they describe the batch attn-run draws.
 static const int64_t varlenDefaults[] = {8, -1, -1, 257, 300};
 
 /// The kernel's static lengths, with the options' values for the dynamic
 /// ones. Options that disagree with a static length are ignored (noted).
-static Expected<Shape> resolveShape(const FwdKey &key) {
+static Expected<Shape> resolveShape(const attn_kernel_key &key) {
   Shape s;
-  std::optional<int64_t> fixed[] = {key.batch, key.numHeadsQ, key.numHeadsKV,
-                                    key.seqLenQ, key.seqLenK};
+  int64_t fixed[] = {key.batch, key.num_heads_q, key.num_heads_kv, key.seqlen_q,
+                     key.seqlen_k}; // -1: dynamic
   int64_t *out[] = {&s.batch, &s.headsQ, &s.headsKV, &s.seqQ, &s.seqK};
   std::string missing, ignored;
   for (size_t i = 0; i < std::size(fixed); ++i) {
     const cl::opt<int64_t> &opt = *lengthOpts[i];
     bool given = opt.getNumOccurrences() > 0;
+    bool isStatic = fixed[i] >= 0;
     int64_t fallback = key.varlen ? varlenDefaults[i] : -1;
-    if (fixed[i] && given && opt != *fixed[i])
+    if (isStatic && given && opt != fixed[i])
       ignored += (" --" + opt.ArgStr + "=" + Twine(opt.getValue())).str();
-    if (!fixed[i] && !given && fallback < 0)
+    if (!isStatic && !given && fallback < 0)
       missing += (" --" + opt.ArgStr).str();
-    *out[i] = fixed[i] ? *fixed[i]
-              : given  ? opt.getValue()
-                       : fallback;
+    *out[i] = isStatic ? fixed[i] : given ? opt.getValue() : fallback;
   }
   if (!missing.empty())
     return makeError("dynamic lengths without a value: give" + missing);
   if (!ignored.empty())
     llvm::outs() << "  note: static lengths kept over" << ignored << "\n";
-  s.headDim = key.headDim;
-  s.bf16 = key.dtype == "bf16";
-  s.fp8 = key.dtype == "e4m3";
-  s.quantized = key.quantizeFp8.has_value();
+  s.headDim = key.head_dim;
+  s.bf16 = key.dtype == ATTN_DTYPE_BF16;
+  s.fp8 = key.dtype == ATTN_DTYPE_E4M3;
+  s.quantized = key.quantize == ATTN_QUANTIZE_FP8;
   s.causal = key.causal;
-  s.hasLse = key.hasLse;
+  s.hasLse = key.has_lse;
   s.scale = key.scale;
   s.varlen = key.varlen;
-  if (key.pageSize > 0) {
+  if (key.page_size > 0) {
     // --seqlen-k is the capacity, rounded up to whole pages.
-    s.pageSize = key.pageSize;
+    s.pageSize = key.page_size;
     s.maxPages = (s.seqK + s.pageSize - 1) / s.pageSize;
     s.seqK = s.maxPages * s.pageSize;
   }
@@ -416,21 +410,6 @@ struct Buffers {
   // Varlen: cu_seqlens_q, cu_seqlens_k.
   DeviceBuffer cuQ, cuK;
 };
-
-static attn_tensor tensor(const DeviceBuffer &buffer, attn_dtype dtype,
-                          ArrayRef<int64_t> sizes) {
-  attn_tensor t = {};
-  t.data = reinterpret_cast<void *>(buffer.get());
-  t.dtype = dtype;
-  t.rank = static_cast<int32_t>(sizes.size());
-  int64_t stride = 1;
-  for (int i = t.rank - 1; i >= 0; --i) {
-    t.sizes[i] = sizes[i];
-    t.strides[i] = stride;
-    stride *= sizes[i];
-  }
-  return t;
-}
 
 /// FP8: e4m3 Q and K, V as V^T storage ([B, Hkv, D, Nk'] viewed as [B,
 /// Hkv, Nk, D]), bf16 O, f32 [B, Hkv] descales.
@@ -1118,10 +1097,10 @@ static Error drawPages(Shape &s, uint64_t seed) {
   return Error::success();
 }
 
-static Error runKernel(attn_bundle *bundle, const KernelEntry &kernel,
+static Error runKernel(attn_bundle *bundle, const attn_kernel_key &key,
                        const Reference &ref, uint64_t seed, CUstream stream,
                        Result &r) {
-  Expected<Shape> shape = resolveShape(kernel.key);
+  Expected<Shape> shape = resolveShape(key);
   if (!shape) {
     r.note = llvm::toString(shape.takeError());
     return Error::success();
@@ -1207,31 +1186,17 @@ static void printTable(ArrayRef<Result> results) {
 
 using BundlePtr = std::unique_ptr<attn_bundle, void (*)(attn_bundle *)>;
 
-static Expected<BundlePtr> loadBundle(StringRef dir, Manifest &manifest) {
+static Expected<BundlePtr> loadBundle(StringRef dir) {
   attn_bundle *raw = nullptr;
   if (attn_status st = attn_bundle_load(dir.str().c_str(), &raw))
     return makeError(Twine("cannot load bundle '") + dir +
                      "': " + attn_status_name(st) + ": " + attn_last_error());
-  BundlePtr bundle(raw, attn_bundle_destroy);
-  llvm::SmallString<256> path(dir);
-  llvm::sys::path::append(path, "manifest.json");
-  std::unique_ptr<llvm::MemoryBuffer> text;
-  if (auto error = readBundleFile(path, BundleFile::Manifest, text))
-    return makeError(error->message);
-  Expected<Manifest> parsed = parseManifest(text->getBuffer());
-  if (!parsed)
-    return parsed.takeError();
-  manifest = std::move(*parsed);
-  if (int64_t(manifest.kernels.size()) != attn_bundle_num_kernels(raw))
-    return makeError("manifest.json and the runtime disagree on the number "
-                     "of kernels");
-  return bundle;
+  return BundlePtr(raw, attn_bundle_destroy);
 }
 
 /// Runs every selected kernel; returns whether all of them passed.
-static Expected<bool> run(const Manifest &manifest, attn_bundle *bundle,
-                          CUdevice device, uint64_t seed) {
-  int64_t count = int64_t(manifest.kernels.size());
+static Expected<bool> run(attn_bundle *bundle, CUdevice device, uint64_t seed) {
+  int64_t count = attn_bundle_num_kernels(bundle);
   if (kernelOpt.getNumOccurrences() && (kernelOpt < 0 || kernelOpt >= count))
     return makeError(llvm::formatv("--kernel={0} is out of range: the bundle "
                                    "has {1} kernels",
@@ -1250,12 +1215,14 @@ static Expected<bool> run(const Manifest &manifest, attn_bundle *bundle,
       continue;
     llvm::outs() << "checking kernel " << i << "...\n";
     llvm::outs().flush();
-    if (manifest.kernels[i].isBackward()) {
+    attn_kernel_key key;
+    if (attn_bundle_kernel_key(bundle, i, &key) != ATTN_SUCCESS)
+      return makeError(llvm::formatv("kernel {0}: {1}", i, attn_last_error()));
+    if (key.kind == ATTN_KERNEL_BWD) {
       attn::run::BwdResult &r = bwdResults.emplace_back();
       r.index = i;
-      if (Error err =
-              attn::run::runBackwardKernel(bundle, manifest.kernels[i].key, ref,
-                                           seed, itersOpt, stream.get(), r)) {
+      if (Error err = attn::run::runBackwardKernel(bundle, key, ref, seed,
+                                                   itersOpt, stream.get(), r)) {
         r.note = llvm::toString(std::move(err));
         printTable(results);
         attn::run::printBackwardTable(bwdResults);
@@ -1265,8 +1232,7 @@ static Expected<bool> run(const Manifest &manifest, attn_bundle *bundle,
     }
     Result &r = results.emplace_back();
     r.index = i;
-    if (Error err = runKernel(bundle, manifest.kernels[i], ref, seed,
-                              stream.get(), r)) {
+    if (Error err = runKernel(bundle, key, ref, seed, stream.get(), r)) {
       // A driver error may leave the context unusable: stop here.
       r.note = llvm::toString(std::move(err));
       printTable(results);
@@ -1312,8 +1278,7 @@ int main(int argc, char **argv) {
       return fail(makeError("--" + opt->ArgStr + " must be >= 0"));
   // The context outlives the bundle: unloading modules needs it current.
   PrimaryContext context;
-  Manifest manifest;
-  Expected<BundlePtr> bundle = loadBundle(bundleDir, manifest);
+  Expected<BundlePtr> bundle = loadBundle(bundleDir);
   if (!bundle)
     return fail(bundle.takeError());
   printKernels(bundle->get());
@@ -1324,7 +1289,7 @@ int main(int argc, char **argv) {
   llvm::outs()
       << "seed " << seed
       << " (Q, K, V use seed, seed+1, seed+2; a backward's dO seed+5)\n";
-  Expected<bool> passed = run(manifest, bundle->get(), context.get(), seed);
+  Expected<bool> passed = run(bundle->get(), context.get(), seed);
   if (!passed)
     return fail(passed.takeError());
   return *passed ? 0 : 1;

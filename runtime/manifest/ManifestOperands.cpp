@@ -1,4 +1,4 @@
-//===- ManifestOperands.cpp - operand types recorded against the key -----===//
+//===- ManifestOperands.cpp - operand types recorded against the key ------===//
 //
 // The runtime dispatches on the key alone and then launches the cubin, so
 // the key must describe what the cubin was compiled for. attn-compile

@@ -1,6 +1,9 @@
 //===- ManifestChecks.h - the manifest reader's checks ----------*- C++ -*-===//
 //
-// What parseManifest checks besides each field's own form (Manifest.cpp):
+// What parseManifest (ManifestDecode.cpp) checks besides each field's own
+// form: the key, launch shape and resources (ManifestKeyChecks.cpp), the
+// parameters and tensor maps (ManifestParamChecks.cpp), wgmma, quantized and
+// split kernels (ManifestKernelChecks.cpp),
 // the size of the text before it is parsed, the keys every object may have
 // and the values of the free-form ones (ManifestSchema.cpp), and the
 // operand types the writer recorded against the key (ManifestOperands.cpp).
@@ -8,10 +11,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_RUNTIME_MANIFESTCHECKS_H
-#define ATTN_RUNTIME_MANIFESTCHECKS_H
+#ifndef ATTN_MANIFEST_MANIFESTCHECKS_H
+#define ATTN_MANIFEST_MANIFESTCHECKS_H
 
-#include "Manifest.h"
+#include "attn/manifest/Manifest.h"
 
 #include "llvm/ADT/Twine.h"
 
@@ -62,6 +65,26 @@ bool operandsFromJSON(const llvm::json::Value &value,
                       std::vector<OperandType> &operands,
                       llvm::json::Path path);
 
+// The reader's checks of one kernel entry, in the order checkKernel runs
+// them; `at` names the entry ("kernels[3]") in the error.
+
+/// The key's fields and their combinations (ManifestKeyChecks.cpp).
+llvm::Error checkKey(const FwdKey &key, const llvm::Twine &at);
+/// What a backward ("bwd") kernel's key must be.
+llvm::Error checkBwdKey(const FwdKey &key, const llvm::Twine &at);
+/// A grid or workspace term names an operand and dimension the kernel has.
+llvm::Error checkGridTerm(const KernelEntry &kernel, const GridTerm &t,
+                          const llvm::Twine &at);
+/// A launch's grid, threads, cluster and shared memory are in range.
+llvm::Error checkLaunch(const KernelEntry &kernel, const llvm::Twine &at);
+/// ptxas's resource counts are in range.
+llvm::Error checkResources(const Resources &r, const llvm::Twine &at);
+/// The parameter list: each memref descriptor whole and in order, tensor
+/// maps of the kernel's operands (ManifestParamChecks.cpp).
+llvm::Error checkParams(const KernelEntry &kernel, const llvm::Twine &at);
+/// Every check of kernel entry `index` (ManifestKernelChecks.cpp).
+llvm::Error checkKernel(const KernelEntry &kernel, size_t index);
+
 } // namespace attn::bundle
 
-#endif // ATTN_RUNTIME_MANIFESTCHECKS_H
+#endif // ATTN_MANIFEST_MANIFESTCHECKS_H

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_RUNTIME_MANIFEST_H
-#define ATTN_RUNTIME_MANIFEST_H
+#ifndef ATTN_MANIFEST_MANIFEST_H
+#define ATTN_MANIFEST_MANIFEST_H
 
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
@@ -337,4 +337,4 @@ std::string describe(const KernelEntry &kernel);
 
 } // namespace attn::bundle
 
-#endif // ATTN_RUNTIME_MANIFEST_H
+#endif // ATTN_MANIFEST_MANIFEST_H

@@ -1,4 +1,4 @@
-//===- ManifestSchema.cpp - the manifest's size, keys and free values ----===//
+//===- ManifestSchema.cpp - the manifest's size, keys and free values -----===//
 //
 // The reader refuses what it would otherwise ignore or trip over: a text
 // too large to parse in bounded memory, a key the schema does not have (a

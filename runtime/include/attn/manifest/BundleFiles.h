@@ -1,6 +1,7 @@
 //===- BundleFiles.h - reading the files of a bundle ------------*- C++ -*-===//
 //
-// The one place the runtime (and attn-run) reads a bundle's files:
+// The one place the runtime reads a bundle's files (part of AttnManifest,
+// so that the fuzzers share the limits):
 // manifest.json, the cubins it names and tuning.json. Each must be a
 // regular file (a symlink to one is fine) of at most its kind's size: a
 // FIFO would block the load, a device such as /dev/zero would never end, a
@@ -8,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_RUNTIME_BUNDLEFILES_H
-#define ATTN_RUNTIME_BUNDLEFILES_H
+#ifndef ATTN_MANIFEST_BUNDLEFILES_H
+#define ATTN_MANIFEST_BUNDLEFILES_H
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -50,4 +51,4 @@ readBundleFile(llvm::StringRef path, BundleFile kind,
 
 } // namespace attn::bundle
 
-#endif // ATTN_RUNTIME_BUNDLEFILES_H
+#endif // ATTN_MANIFEST_BUNDLEFILES_H

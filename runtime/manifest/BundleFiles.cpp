@@ -1,7 +1,7 @@
 //===- BundleFiles.cpp - reading the files of a bundle --------------------===//
 
-#include "BundleFiles.h"
-#include "Manifest.h"
+#include "attn/manifest/BundleFiles.h"
+#include "attn/manifest/Manifest.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/Errc.h"
