@@ -49,6 +49,22 @@ void addDecomposition(OpPassManager &pm, bool grad = false) {
 }
 } // namespace
 
+void mlir::attn::buildAsyncPipeline(OpPassManager &pm,
+                                    const AsyncPipelineOptions &options) {
+  bool persistent = options.persistentCtas != 0;
+  if (!persistent)
+    pm.addPass(createAttnCtaOrder());
+  pm.addPass(createAttnTmaRing(AttnTmaRingOptions{
+      options.stages, options.producerRegisters, options.consumerRegisters,
+      options.pingPong, options.overlap}));
+  pm.addPass(createAttnFP8VPermute());
+  if (options.tmaStore)
+    pm.addPass(createAttnTmaStore());
+  if (persistent)
+    pm.addPass(
+        createAttnPersistentCtas(AttnPersistentCtasOptions{options.persistentCtas}));
+}
+
 void mlir::attn::buildCPUPipeline(OpPassManager &pm,
                                   const CPUPipelineOptions &options) {
   if (options.splits != 1)
@@ -101,10 +117,13 @@ void mlir::attn::buildCubinPipeline(OpPassManager &pm,
               options.blockN, options.packGqa, kGpuCombineBlockM);
     OpPassManager &fn = pm.nest<func::FuncOp>();
     fn.addPass(createAttnGradAsyncPipeline());
-    fn.addPass(createAttnAsyncPipeline(AttnAsyncPipelineOptions{
-        options.stages, /*producerRegisters=*/0, /*consumerRegisters=*/0,
-        options.pingPong, options.overlap, options.persistentCtas,
-        options.tmaStore}));
+    AsyncPipelineOptions hopper;
+    hopper.stages = options.stages;
+    hopper.pingPong = options.pingPong;
+    hopper.overlap = options.overlap;
+    hopper.persistentCtas = options.persistentCtas;
+    hopper.tmaStore = options.tmaStore;
+    buildAsyncPipeline(fn, hopper);
     fn.addPass(
         createAttnLowerToWGMMA(AttnLowerToWGMMAOptions{
             options.maxMmaN, options.fp8PScaleLog2, options.fp8PolyExp2,
@@ -196,6 +215,14 @@ void mlir::attn::registerAttnPassesAndPipelines() {
       "attn-to-cpu",
       "Lower attn.attention to the LLVM dialect for execution on the host",
       buildCPUPipeline, [](const CPUPipelineOptions &, llvm::raw_ostream &) {
+        return success();
+      });
+  registerPipeline<AsyncPipelineOptions>(
+      "attn-async-pipeline",
+      "The Hopper forward CTA: attn-cta-order (or attn-persistent-ctas), "
+      "attn-tma-ring, attn-fp8-v-permute, [attn-tma-store]",
+      buildAsyncPipeline,
+      [](const AsyncPipelineOptions &, llvm::raw_ostream &) {
         return success();
       });
   registerPipeline<CubinPipelineOptions>(

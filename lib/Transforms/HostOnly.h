@@ -41,7 +41,7 @@ LogicalResult checkNoHostOnlyTiles(Operation *root, StringRef pass,
 
 /// Fails with an error naming `pass` on the first op under `root` with
 /// per-block Q/K or per-channel V descales (an attn.attention, its tile
-/// ops): attn-async-pipeline scalarizes per-block Q/K descales first
+/// ops): attn-tma-ring scalarizes per-block Q/K descales first
 /// (BlockDescales.h); per-channel V descales lower to the host only.
 LogicalResult checkPerHeadDescales(Operation *root, StringRef pass);
 

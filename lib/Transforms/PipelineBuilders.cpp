@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Matchers.h"
 
 namespace mlir::attn::pipeline {
 
@@ -159,6 +160,42 @@ Value dealtTile(OpBuilder &b, Location loc, Value round, Value cta,
   return b.createOrFold<arith::AddIOp>(
       loc, b.createOrFold<arith::MulIOp>(loc, round, ctas),
       dealtPosition(b, loc, round, cta, ctas));
+}
+
+Value ringBlock(OpBuilder &b, Location loc, Value kb, Value first,
+                Value blocksBefore) {
+  if (!matchPattern(first, m_Zero()))
+    kb = arith::SubIOp::create(b, loc, kb, first);
+  if (!blocksBefore || matchPattern(blocksBefore, m_Zero()))
+    return kb;
+  return arith::AddIOp::create(b, loc, kb, blocksBefore);
+}
+
+Value phaseParity(OpBuilder &b, Location loc, Value ordinal) {
+  if (!ordinal || matchPattern(ordinal, m_Zero()))
+    return arith::ConstantIntOp::create(b, loc, 0, 1);
+  return arith::IndexCastOp::create(
+      b, loc, b.getI1Type(),
+      arith::RemUIOp::create(b, loc, ordinal,
+                             arith::ConstantIndexOp::create(b, loc, 2)));
+}
+
+SmallVector<Value> decodeTile(OpBuilder &b, Location loc, Value t,
+                              ArrayRef<Value> ub, bool heaviestFirst) {
+  Value qBlock, rest;
+  if (heaviestFirst) {
+    Value pairs = arith::MulIOp::create(b, loc, ub[1], ub[2]);
+    Value last = arith::SubIOp::create(
+        b, loc, ub[0], arith::ConstantIndexOp::create(b, loc, 1));
+    qBlock = arith::SubIOp::create(b, loc, last,
+                                   arith::DivUIOp::create(b, loc, t, pairs));
+    rest = arith::RemUIOp::create(b, loc, t, pairs);
+  } else {
+    qBlock = arith::RemUIOp::create(b, loc, t, ub[0]);
+    rest = arith::DivUIOp::create(b, loc, t, ub[0]);
+  }
+  return {qBlock, arith::RemUIOp::create(b, loc, rest, ub[1]),
+          arith::DivUIOp::create(b, loc, rest, ub[1])};
 }
 
 } // namespace mlir::attn::pipeline

@@ -1,7 +1,8 @@
 //===- PipelineBuilders.h - TMA, shared memory and mbarrier rings -*- C++ -*-===//
 //
 // What a Hopper pipeline pass builds its CTAs from, shared by
-// attn-async-pipeline (forward) and attn-grad-async-pipeline (backward):
+// attn-tma-ring and the passes after it (forward) and
+// attn-grad-async-pipeline (backward):
 // tiles of 128-byte rows in dynamic shared memory (128B swizzle), their
 // TMA descriptors and copies, and the slot/parity arithmetic of a ring of
 // stages with full/empty mbarriers.
@@ -83,6 +84,23 @@ Value stageTile(OpBuilder &b, Location loc, Value ring, Value slot);
 Value dealtRounds(OpBuilder &b, Location loc, Value numTiles, Value cta,
                   Value ctas);
 Value dealtTile(OpBuilder &b, Location loc, Value round, Value cta, Value ctas);
+
+/// The ring position of block `kb` of a tile whose blocks start at
+/// `first` (a split-KV CTA's first block), after `blocksBefore` others
+/// (a null `blocksBefore`: none).
+Value ringBlock(OpBuilder &b, Location loc, Value kb, Value first,
+                Value blocksBefore = Value());
+
+/// Parity of phase `ordinal` of a barrier used once per tile (a null
+/// `ordinal`: phase 0).
+Value phaseParity(OpBuilder &b, Location loc, Value ordinal = Value());
+
+/// The (Q block, head, batch) of tile `t` of a CTA loop with upper bounds
+/// `ub`: Q block fastest (neighbours share K/V in L2), or for
+/// `heaviestFirst` Q block slowest and descending, (head, batch) pairs
+/// fastest: the longest causal tiles of the grid first.
+SmallVector<Value> decodeTile(OpBuilder &b, Location loc, Value t,
+                              ArrayRef<Value> ub, bool heaviestFirst);
 
 } // namespace mlir::attn::pipeline
 

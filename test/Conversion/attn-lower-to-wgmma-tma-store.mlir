@@ -1,5 +1,5 @@
 // RUN: attn-opt %s --attn-lower-to-wgmma | FileCheck %s
-// RUN: attn-opt %S/../Transforms/attn-async-pipeline.mlir --split-input-file --attn-tile="block-m=192 block-n=64" --attn-causal-split --attn-async-pipeline="persistent-ctas=132 tma-store=true ping-pong=true" --attn-lower-to-wgmma | FileCheck %s --check-prefix=PERS
+// RUN: attn-opt %S/../Transforms/attn-tma-ring.mlir --split-input-file --attn-tile="block-m=192 block-n=64" --attn-causal-split --attn-async-pipeline="persistent-ctas=132 tma-store=true ping-pong=true" --attn-lower-to-wgmma | FileCheck %s --check-prefix=PERS
 
 // The TMA-store epilogue (attn.epilogue with O's descriptor), D = 128 (two
 // 64-column chunks), BLOCK_M = 128 (two consumer warpgroups).

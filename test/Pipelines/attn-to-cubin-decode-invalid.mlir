@@ -2,7 +2,7 @@
 // packing (issue 13: host first); attn-to-cubin, its passes and
 // attn-compile refuse them with a clear error instead of lowering them
 // wrong. Split-KV lowers (attn-to-cubin-split-kv.mlir), GQA packing on the
-// tensor cores (attn-async-pipeline-gqa-pack.mlir); attn-lower-to-nvvm asks
+// tensor cores (attn-tma-ring-gqa-pack.mlir); attn-lower-to-nvvm asks
 // for its ops tiled.
 // RUN: not attn-opt %s --split-input-file --attn-to-cubin="format=none" 2>&1 | FileCheck %s --check-prefix=WGMMA
 // RUN: not attn-opt %s --split-input-file --attn-to-cubin="format=none path=fma" 2>&1 | FileCheck %s --check-prefix=FMA
@@ -34,7 +34,7 @@ func.func @combine(%op: memref<2x1x4x1x64xf32>, %lp: memref<2x1x4x1xf32>,
 
 // -----
 
-// WGMMA: error: attn-async-pipeline: f32 attention has no GPU lowering yet (it lowers to the host only: --attn-to-cpu)
+// WGMMA: error: attn-tma-ring: f32 attention has no GPU lowering yet (it lowers to the host only: --attn-to-cpu)
 // FMA: error: attn-distribute-rows: f32 attention has no GPU lowering yet
 // COMPILE: error: 'attn.attention' op bundle kernels take f16, bf16 or f8E4M3FN operands
 func.func @f32(%q: memref<1x4x64x64xf32>, %k: memref<1x4x64x64xf32>,

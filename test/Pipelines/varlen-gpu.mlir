@@ -27,7 +27,7 @@
 // PIPE-LABEL: gpu.module
 //       PIPE:   wgmma.mma_async.sync.aligned
 // ROWS: varlen-gpu.mlir:[[# @LINE + 7]]:3: error: attn-distribute-rows: variable-length batches (attn.varlen_attention) have no lowering here: they lower to the host (--attn-to-cpu) and the tensor-core path (attn-async-pipeline)
-// TMASTORE: varlen-gpu.mlir:[[# @LINE + 6]]:3: error: attn-async-pipeline: tma-store needs O defined outside the CTA loop (its descriptor is built on the host), but a varlen CTA stores into its sequence's rows of O; leave tma-store off
+// TMASTORE: varlen-gpu.mlir:[[# @LINE + 6]]:3: error: attn-tma-store: needs O defined outside the CTA loop (its descriptor is built on the host), but a varlen CTA stores into its sequence's rows of O; leave tma-store off
 // NVVM: varlen-gpu.mlir:[[# @LINE + 5]]:3: error: 'attn.varlen_attention' op attn-lower-to-nvvm needs it tiled and decomposed
 func.func @varlen(%q: memref<?x4x64xbf16>, %k: memref<?x2x64xbf16>, %v: memref<?x2x64xbf16>,
                   %cu_q: memref<?xi32>, %cu_k: memref<?xi32>, %max_q: index, %max_k: index,

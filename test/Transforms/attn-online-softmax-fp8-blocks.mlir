@@ -44,7 +44,7 @@
 // The CUDA-core path refuses them; the tensor-core path takes per-block
 // descales only in blocks of its tiles (attn-async-pipeline-fp8-blocks.mlir).
 // DIST: error: attn-distribute-rows: per-block Q/K descales and per-channel V descales have no lowering here; the tensor-core path (attn-async-pipeline) takes Q/K descales per head, per tensor or per block of its tiles and V descales per head (attn-quantize-fp8 v-granularity=head); per-channel V descales lower to the host only: --attn-to-cpu
-// PIPE: error: attn-async-pipeline: per-block FP8 descales on tensor cores need attn-quantize-fp8's block-m equal to the tile's BLOCK_M (one descale per tile), but got block-m=3 and BLOCK_M=128
+// PIPE: error: attn-tma-ring: per-block FP8 descales on tensor cores need attn-quantize-fp8's block-m equal to the tile's BLOCK_M (one descale per tile), but got block-m=3 and BLOCK_M=128
 func.func @fp8_blocks(%q: memref<1x1x6x8xf8E4M3FN>, %k: memref<1x1x4x8xf8E4M3FN>,
                       %v: memref<1x1x4x8xf8E4M3FN>, %o: memref<1x1x6x8xbf16>,
                       %qd: memref<1x1x2xf32>, %kd: memref<1x1x2xf32>, %vd: memref<1x1x8xf32>) {

@@ -8,7 +8,7 @@
 // RUN: not attn-opt %t.mlir --attn-async-pipeline 2>&1 | FileCheck %s --check-prefix=PIPE
 // RUN: not attn-opt %t.mlir --attn-distribute-rows 2>&1 | FileCheck %s --check-prefix=ROWS
 // EDITED: attn.epilogue {{.*}} descale(%arg4)
-// PIPE: error: attn-async-pipeline: the steps' qk_descale and the epilogue's v_descale must be given exactly when the tiles are f8E4M3FN, but the tiles are 'bf16'
+// PIPE: error: attn-tma-ring: the steps' qk_descale and the epilogue's v_descale must be given exactly when the tiles are f8E4M3FN, but the tiles are 'bf16'
 // ROWS: error: attn-distribute-rows: FP8 (an f8E4M3FN tile or its descale) has no lowering here
 func.func @bf16_with_v_descale(%q: memref<1x2x128x64xbf16>, %k: memref<1x2x128x64xbf16>,
                                %v: memref<1x2x128x64xbf16>, %o: memref<1x2x128x64xbf16>,

@@ -6,7 +6,9 @@
 //                   attn-lower-to-cpu (LLVM dialect,
 //                   run by tests; the backward lowers only here so far)
 //   attn-to-cubin : attn-tile, attn-causal-split, then
-//                   path wgmma: attn-async-pipeline, attn-lower-to-wgmma
+//                   path wgmma: attn-async-pipeline (attn-cta-order or
+//                   attn-persistent-ctas, attn-tma-ring, attn-fp8-v-permute,
+//                   [attn-tma-store]), attn-lower-to-wgmma
 //                   path fma:   attn-distribute-rows, attn-online-softmax
 //                   and attn-lower-to-nvvm, gpu-module-to-binary (PTX/cubin)
 //
@@ -194,6 +196,40 @@ std::pair<int64_t, int64_t> defaultBlockSizes(KernelPath path, int64_t headDim,
 /// (`splits` != 1; 0 is split-KV with the count chosen), else 0 (the path's
 /// default).
 int64_t requestedBlockM(int64_t given, int64_t splits, KernelPath path);
+
+/// attn-async-pipeline: the Hopper forward CTA passes in order, with the
+/// options they used to share as one pass.
+struct AsyncPipelineOptions : PassPipelineOptions<AsyncPipelineOptions> {
+  Option<int64_t> stages{*this, "stages",
+                         llvm::cl::desc("attn-tma-ring's stages"),
+                         llvm::cl::init(0)};
+  Option<int64_t> producerRegisters{
+      *this, "producer-registers",
+      llvm::cl::desc("attn-tma-ring's producer-registers"), llvm::cl::init(0)};
+  Option<int64_t> consumerRegisters{
+      *this, "consumer-registers",
+      llvm::cl::desc("attn-tma-ring's consumer-registers"), llvm::cl::init(0)};
+  Option<bool> pingPong{*this, "ping-pong",
+                        llvm::cl::desc("attn-tma-ring's ping-pong"),
+                        llvm::cl::init(false)};
+  Option<bool> overlap{*this, "overlap",
+                       llvm::cl::desc("attn-tma-ring's overlap"),
+                       llvm::cl::init(false)};
+  Option<int64_t> persistentCtas{
+      *this, "persistent-ctas",
+      llvm::cl::desc("attn-persistent-ctas's ctas (instead of "
+                     "attn-cta-order); 0: one CTA per tile"),
+      llvm::cl::init(0)};
+  Option<bool> tmaStore{*this, "tma-store",
+                        llvm::cl::desc("run attn-tma-store"),
+                        llvm::cl::init(false)};
+};
+
+/// Adds to `pm` (function level) attn-cta-order (without persistent CTAs),
+/// attn-tma-ring, attn-fp8-v-permute, attn-tma-store (with `tmaStore`) and
+/// attn-persistent-ctas (with `persistentCtas` != 0).
+void buildAsyncPipeline(OpPassManager &pm,
+                        const AsyncPipelineOptions &options);
 
 void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
 /// What buildCubinPipeline cannot check until its passes run: a `toolkit`

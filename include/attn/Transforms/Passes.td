@@ -1,8 +1,11 @@
 //===- Passes.td - attn passes -----------------------------*- tablegen -*-===//
 //
 // The forward lowering, in pipeline order (docs/passes.md):
-//   [attn-split-kv] -> attn-tile -> attn-causal-split -> [attn-distribute-rows] ->
-//   attn-online-softmax -> attn-lower-to-nvvm | attn-lower-to-cpu
+//   [attn-split-kv] -> attn-tile -> attn-causal-split ->
+//   tensor cores: attn-cta-order -> attn-tma-ring -> attn-fp8-v-permute ->
+//     [attn-tma-store] -> [attn-persistent-ctas] -> attn-lower-to-wgmma
+//   CUDA cores: [attn-distribute-rows] -> attn-online-softmax
+//   -> attn-lower-to-nvvm | attn-lower-to-cpu
 // The backward (attn.attention_grad):
 //   attn-tile-grad -> attn-causal-split-grad -> attn-decompose-grad ->
 //   attn-lower-to-cpu
@@ -310,11 +313,62 @@ def AttnDistributeRows : Pass<"attn-distribute-rows", "func::FuncOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
-def AttnAsyncPipeline : Pass<"attn-async-pipeline", "func::FuncOp"> {
+//===----------------------------------------------------------------------===//
+// The Hopper forward CTA, in pipeline order (attn-async-pipeline runs them):
+//   attn-cta-order -> attn-tma-ring -> attn-fp8-v-permute -> attn-tma-store
+//   -> attn-persistent-ctas (instead of attn-cta-order)
+//===----------------------------------------------------------------------===//
+
+def AttnCtaOrder : Pass<"attn-cta-order", "func::FuncOp"> {
+  let summary = "Launch the causal CTAs with the most K/V blocks first";
+  let description = [{
+    Rebinds the (Q block, head, batch) of a causal forward CTA loop of
+    `attn-tile` / `attn-causal-split` at the top of its body, so that the
+    heaviest CTAs start first. The launch runs the loop Q block fastest
+    (`attn-lower-to-nvvm`), and under a causal mask Q block q of nQ sees
+    q + 1 K/V blocks (square case), so launch order is lightest first:
+
+    ```
+    scf.forall (%qb, %h, %b) in (nQ, H, B) {        // before
+      ... uses of %qb, %h, %b ...
+    scf.forall (%qb, %h, %b) in (nQ, H, B) {        // after {attn.heaviest_first}
+      // K and V of every (batch, KV head) within l2-budget bytes:
+      %p = %qb + nQ * (%h + H * %b)                 // launch position
+      %qb' = nQ - 1 - %p / (H B); %h' = (%p mod H B) mod H; %b' = .. / H
+      // otherwise: each head's Q blocks from the last, head after head
+      %qb' = nQ - 1 - %qb; %h' = %h; %b' = %b
+      ... uses of %qb', %h', %b' ...
+    ```
+
+    The first order gives the block scheduler the longest tiles of the whole
+    grid first (a greedy longest-first schedule); it pays where the K/V that
+    the CTAs running together read stays in L2. Otherwise the CTAs running
+    together share one head's K/V. A static K decides at compile time, a
+    dynamic one from its sizes at run time (a select of the two orders);
+    paged and varlen K/V (a cache, packed sequences) take the second order.
+    Split-KV CTAs (an f32 O: their first index interleaves splits and Q
+    blocks), non-causal ones, thread-mapped ones (`attn-distribute-rows`)
+    and persistent ones keep launch order. The loop gets
+    `attn.heaviest_first`, which `attn-persistent-ctas` refuses.
+    Source: FlashAttention-3 (arXiv 2407.08608) section 3 (scheduling of
+    causal tiles); FlashAttention-2 (arXiv 2307.08691) section 3.2.
+  }];
+  let options = [
+    Option<"l2Budget", "l2-budget", "int64_t", "int64_t{40} << 20",
+           "Bytes of K and V (all batches and KV heads) up to which the "
+           "whole grid runs heaviest first (default 40 MiB: 80% of the 50 "
+           "MiB L2 of an H100/H200); above it, head after head">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def AttnTmaRing : Pass<"attn-tma-ring", "func::FuncOp"> {
   let summary = "Feed the K/V loop from a TMA + mbarrier ring, warp-specialized";
   let description = [{
     The Hopper form of one CTA of the FlashAttention loop nest (after
-    `attn-tile` and `attn-causal-split`; replaces `attn-distribute-rows`):
+    `attn-tile`, `attn-causal-split` and optionally `attn-cta-order`;
+    replaces `attn-distribute-rows`):
 
     ```
     // host: TMA descriptors of Q, K, V ([1, 1, rows, 64] boxes, 128B swizzle)
@@ -345,39 +399,35 @@ def AttnAsyncPipeline : Pass<"attn-async-pipeline", "func::FuncOp"> {
     ```
 
     expect_tx counts whole boxes: TMA writes every byte of a box and fills
-    rows past N (and columns past D) with zeros. With `tma-store` the
-    epilogue also gets O's descriptor ([1, 1, 64, 64] boxes: one
-    warpgroup's rows) and writes O through TMA stores, which clip rows past
-    Nq and columns past D. A causal CTA loop (not
-    split-KV, not persistent) gets its (Q block, head, batch) rebound at
-    the top of its body so that the heaviest CTAs start first (the launch
-    runs the loop Q block fastest): where K and V of every (batch, KV head)
-    take at most 40 MiB (80% of an H100/H200's L2), launch position p runs
-    Q block nQ - 1 - p / (H B) of (head, batch) pair p mod (H B), the
-    longest tiles of the whole grid first; otherwise, and for paged or
-    varlen K/V, each head's Q blocks from the last, head after head, so
-    that the CTAs running together share one head's K/V. A static K
-    decides at compile time, a dynamic one from its sizes at run time (a
-    select). With `ping-pong` and
-    `overlap` the `attn.warp_specialize` carries `ping_pong` / `overlap`
-    for `attn-lower-to-wgmma`; `overlap` only with 3 or more stages (with
-    2 the producer could not load block j + 1 before block j - 1 is done).
-    BLOCK_M must be 64, 128 or 192 (one to three consumer warpgroups;
-    `ping-pong` takes turns among two or three), BLOCK_N a multiple of 16
-    up to 256; Q and two stages must fit 227 KiB of shared memory.
+    rows past N (and columns past D) with zeros. Paged K/V reads the block
+    table before waiting for the slot and copies one box per page (or
+    BLOCK_N rows of a page); varlen K/V starts at the sequence's
+    key_offset. With `ping-pong` and `overlap` the `attn.warp_specialize`
+    carries `ping_pong` / `overlap` for `attn-lower-to-wgmma`; `overlap`
+    only with 3 or more stages (with 2 the producer could not load block
+    j + 1 before block j - 1 is done).
 
     FP8 (f8E4M3FN, section 3.3): Q and K in 128-column chunks; V must be
     stored as V^T (unit stride along Nk) and is read through its transposed
     view into [ceil(BLOCK_N / 128), D, 128] ring tiles (whole 128-key
     rows: BLOCK_N 192 loads and leaves unused the next block's first 64
-    keys); BLOCK_N a multiple of 32; O is staged in a bf16 tile of its
-    own. Blocks land on a `loaded[s]` barrier; producer warps 1-3 then
-    permute the keys inside every 16-byte unit of the V^T tile into the
-    order of P's e4m3 A registers (0, 1, 8, 9, 2, 3, 10, 11, ...), fence
-    for the async proxy and arrive on `full[s]` (96 arrivals).
-    Per-block Q/K descales whose blocks are the tiles become the step's
-    scalar qk_descale = q_descale[b, h, q_pos / BLOCK_M] * k_descale[b,
-    kv_head, k_pos / BLOCK_N]; other blocks are refused.
+    keys); O is staged in a bf16 tile of its own. `attn-fp8-v-permute`
+    then puts V^T's keys in the order the MMA needs. Per-block Q/K
+    descales whose blocks are the tiles become the step's scalar
+    qk_descale = q_descale[b, h, q_pos / BLOCK_M] * k_descale[b, kv_head,
+    k_pos / BLOCK_N]; other blocks are refused.
+
+    Errors (located at the attention op): BLOCK_M not 64, 128 or 192 (one
+    to three consumer warpgroups); BLOCK_N not a multiple of 16 up to 256;
+    three warpgroups whose S and O accumulators (BLOCK_N / 2 + D / 2) do
+    not fit 128 registers beside P; a GQA group not dividing 64; tiles not
+    f16, bf16 or f8E4M3FN; FP8 markers (descales) that disagree with the
+    tile type; FP8 with V not stored as V^T, BLOCK_N not a multiple of 32
+    or D not a multiple of 16; a paged page_size that neither divides
+    BLOCK_N (as a multiple of 8) nor is a multiple of it; Q and two stages
+    over 227 KiB of shared memory; register budgets over the SM's 65536;
+    a nest not of attn-tile's form, or one already mapped to threads.
+    Options are checked before the pass runs (no location).
     Source: FlashAttention-3 (arXiv 2407.08608) sections 3.1-3.3; the
     TMA/mbarrier ring of mlir/test/Examples/NVGPU/Ch5; HOPPER.md.
   }];
@@ -398,15 +448,7 @@ def AttnAsyncPipeline : Pass<"attn-async-pipeline", "func::FuncOp"> {
     Option<"overlap", "overlap", "bool", "false",
            "Mark the consumers for intra-warpgroup overlap of softmax and "
            "GEMMs (FlashAttention-3 section 3.2) when the ring has at least "
-           "3 stages (a block holds its slot one iteration longer)">,
-    Option<"persistentCtas", "persistent-ctas", "int64_t", "0",
-           "Persistent kernel: this many CTAs (one per SM: 132 on an "
-           "H100/H200 SXM) loop over the (Q block, head, batch) tiles; 0: "
-           "one CTA per tile">,
-    Option<"tmaStore", "tma-store", "bool", "false",
-           "Write O with TMA bulk tensor stores from the staging tile (an O "
-           "descriptor of [1, 1, 64, 64] boxes; FlashAttention-3's "
-           "epilogue) instead of 16-byte st.global">
+           "3 stages (a block holds its slot one iteration longer)">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
@@ -415,6 +457,122 @@ def AttnAsyncPipeline : Pass<"attn-async-pipeline", "func::FuncOp"> {
                            "::mlir::nvgpu::NVGPUDialect",
                            "::mlir::NVVM::NVVMDialect",
                            "::mlir::vector::VectorDialect"];
+}
+
+def AttnFP8VPermute : Pass<"attn-fp8-v-permute", "func::FuncOp"> {
+  let summary = "Permute FP8 V^T ring tiles into the key order of P's registers";
+  let description = [{
+    For each FP8 ring of `attn-tma-ring` (f8E4M3FN tiles): the FP8 MMA
+    takes P from registers as its A operand, and an e4m3 A register holds
+    four consecutive k positions, but the S accumulator gives a thread keys
+    2q, 2q + 1, 8 + 2q, 9 + 2q of each 16. Rather than shuffle P, producer
+    warps 1-3 (96 threads) permute V^T's keys inside every 16-byte unit
+    (16 keys; the 128-byte swizzle moves whole units) into the same order,
+    0, 1, 8, 9, 2, 3, 10, 11, ..., with `prmt` on four 32-bit words:
+
+    ```
+    mbarriers: + loaded[s] (1 arrival + TMA bytes); full[s] now counts 96
+    producer {
+      scf.if thread 0 { ... expect_tx(loaded[slot]); TMA K, V^T -> ring[slot] }
+      scf.if thread >= 32 {
+        scf.for %kb { try_wait(loaded[slot], parity)
+          scf.for %unit = tid - 32 to bytes / 16 step 96 {
+            4 x i32 -> 4 x nvvm.prmt (0x5410 / 0x7632) -> 4 x i32 }
+          fence.proxy.async.shared::cta; arrive(full[slot]) } }
+    }
+    ```
+
+    The consumers' waits on `full` are unchanged. The warp_specialize gets
+    `attn.v_permuted`; a ring that has it, and non-FP8 rings, are left
+    alone. Errors: a ring not of `attn-tma-ring`'s form.
+    Source: FlashAttention-3 (arXiv 2407.08608) section 3.3 (in-kernel
+    transpose and register permutation for FP8); HOPPER.md.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def AttnTmaStore : Pass<"attn-tma-store", "func::FuncOp"> {
+  let summary = "Write O from the staging tile with TMA bulk tensor stores";
+  let description = [{
+    Gives each `attn.epilogue` that stages O in shared memory (the
+    `staging` tile of `attn-tma-ring`) the TMA descriptor of O, built on
+    the host before the CTA loop: [1, 1, 64, 64] boxes (one consumer
+    warpgroup's rows, 128-byte swizzle; with GQA packing its [B, N, H, D]
+    view in [1, 64 / G, G, 64] boxes). `attn-lower-to-wgmma` then writes O
+    with TMA bulk tensor stores, which clip rows past Nq and columns past
+    D, instead of 16-byte st.global (FlashAttention-3's epilogue).
+
+    ```
+    %to = nvgpu.tma.create.descriptor %o box[1, 1, 64, 64]
+    scf.forall ... { ... attn.epilogue ... staging(%tile) o_map(%to) }
+    ```
+
+    Split-KV's fp32 workspace (stored from the registers) and epilogues
+    that already have a descriptor are left alone. Errors: an epilogue
+    without a staging tile (run `attn-tma-ring` first); an O defined inside
+    the CTA loop (a varlen CTA's rows of O: its descriptor cannot be built
+    on the host). Source: FlashAttention-3 (arXiv 2407.08608) section 3.1.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::nvgpu::NVGPUDialect"];
+}
+
+def AttnPersistentCtas : Pass<"attn-persistent-ctas", "func::FuncOp"> {
+  let summary = "Run a ring CTA loop as a fixed grid of CTAs looping over tiles";
+  let description = [{
+    Turns each forward CTA of `attn-tma-ring` into a persistent CTA: the
+    launch has `ctas` CTAs (one per SM), and each role of the
+    warp_specialize loops over the (Q block, head, batch) tiles it is dealt:
+
+    ```
+    tiles = nQ * H * B
+    producer / consumer {
+      scf.for %round = 0 to dealtRounds(tiles, blockIdx.x, gridDim.x)
+          iter_args(%before = 0) {
+        %t = dealtTile(%round, blockIdx.x, gridDim.x)
+        (%qb, %h, %b) = decodeTile(%t)   // the body's per-tile values, again
+        ... ring position kb - first + %before; Q barrier phase %round mod 2
+        yield %before + num_blocks
+      }
+    }
+    ```
+
+    Tiles are dealt back and forth in rounds of gridDim.x (round r gives
+    CTA c tile r * ctas + c for even r, r * ctas + ctas - 1 - c for odd r),
+    so that with tiles numbered heaviest first (causal: Q block slowest and
+    descending) each CTA's sum of tile costs evens out. A `qEmpty` barrier
+    (one arrival per consumer thread, after a proxy fence) lets the
+    producer load the next tile's Q once the consumers are done with Q and,
+    where O is staged in Q's tile, with the staged O; FP8 stages O in a
+    buffer of its own, so its next Q loads while the epilogue runs. The
+    ring's positions and both barriers' phases carry over from tile to
+    tile. The CTA loop gets `attn.persistent_ctas = ctas`, from which
+    `attn-lower-to-nvvm` launches `ctas` CTAs.
+
+    Errors: split-KV tiles (an f32 O); a CTA loop already ordered by
+    `attn-cta-order`; per-tile values of the CTA body with side effects
+    (they are re-created per tile); a ring not of `attn-tma-ring`'s form.
+    Source: FlashAttention-3 (arXiv 2407.08608) section 3.1 (persistent
+    kernels, intra-CTA overlap of one tile's epilogue with the next
+    tile's loads).
+  }];
+  let options = [
+    Option<"ctas", "ctas", "int64_t", "132",
+           "Persistent CTAs (one per SM: 132 on an H100/H200 SXM), in "
+           "[1, 2^31 - 1]">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::NVVM::NVVMDialect"];
 }
 
 def AttnGradAsyncPipeline

@@ -1,6 +1,6 @@
-// RUN: attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=128 pack-gqa=true" --attn-causal-split --attn-async-pipeline="tma-store=true" | FileCheck %s
-// RUN: attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=128 pack-gqa=true" --attn-causal-split --attn-async-pipeline="tma-store=true" --attn-lower-to-wgmma | FileCheck %s --check-prefix=WGMMA
-// RUN: attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=128 pack-gqa=true" --attn-causal-split --attn-async-pipeline --attn-lower-to-wgmma | FileCheck %s --check-prefix=COPY
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=128 pack-gqa=true" --attn-causal-split --attn-cta-order --attn-tma-ring --attn-tma-store | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=128 pack-gqa=true" --attn-causal-split --attn-cta-order --attn-tma-ring --attn-tma-store --attn-lower-to-wgmma | FileCheck %s --check-prefix=WGMMA
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=128 pack-gqa=true" --attn-causal-split --attn-cta-order --attn-tma-ring --attn-lower-to-wgmma | FileCheck %s --check-prefix=COPY
 
 // GQA packing on the tensor cores (FlashAttention-3's pack_gqa): the G = 4
 // query heads of a KV group share a CTA, whose 64 rows are packed (query,

@@ -1,15 +1,15 @@
-// RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline | FileCheck %s
-// RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline=stages=2 | FileCheck %s --check-prefix=STAGES2
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-cta-order --attn-tma-ring | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-cta-order --attn-tma-ring=stages=2 | FileCheck %s --check-prefix=STAGES2
 // A request beyond shared memory gets what fits (D = 64: (227 KiB - 16 KiB)
 // / 16 KiB = 13 stages), at once even for an absurd request.
-// RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline=stages=1000000000000 | FileCheck %s --check-prefix=STAGESMAX
-// RUN: attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=64" --attn-causal-split --attn-async-pipeline | FileCheck %s --check-prefix=BM64
-// RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline=ping-pong=true | FileCheck %s --check-prefix=PP
-// RUN: attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=64" --attn-causal-split --attn-async-pipeline=ping-pong=true | FileCheck %s --check-prefix=PP64
-// RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline=persistent-ctas=132 | FileCheck %s --check-prefix=PERS
-// RUN: attn-opt %s --split-input-file --attn-tile="block-m=192 block-n=64" --attn-causal-split --attn-async-pipeline=ping-pong=true | FileCheck %s --check-prefix=PP192
-// RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline=tma-store=true | FileCheck %s --check-prefix=TS
-// RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-async-pipeline | FileCheck %s --check-prefix=NOTS
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-cta-order --attn-tma-ring=stages=1000000000000 | FileCheck %s --check-prefix=STAGESMAX
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=64" --attn-causal-split --attn-cta-order --attn-tma-ring | FileCheck %s --check-prefix=BM64
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-cta-order --attn-tma-ring=ping-pong=true | FileCheck %s --check-prefix=PP
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=64" --attn-causal-split --attn-cta-order --attn-tma-ring=ping-pong=true | FileCheck %s --check-prefix=PP64
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-tma-ring --attn-persistent-ctas=ctas=132 | FileCheck %s --check-prefix=PERS
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=192 block-n=64" --attn-causal-split --attn-cta-order --attn-tma-ring=ping-pong=true | FileCheck %s --check-prefix=PP192
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-cta-order --attn-tma-ring --attn-tma-store | FileCheck %s --check-prefix=TS
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=64" --attn-causal-split --attn-cta-order --attn-tma-ring | FileCheck %s --check-prefix=NOTS
 
 // tma-store: O gets a host descriptor of [1, 1, 64, 64] boxes (one consumer
 // warpgroup's rows, one 64-column chunk) and the epilogue stores through it
@@ -206,8 +206,8 @@ func.func @causal(%q: memref<1x4x256x64xbf16>, %k: memref<1x2x256x64xbf16>,
 //       CHECK:       } {attn.stage = "masked"}
 // O is staged in the Q tile for coalesced stores.
 //       CHECK:       attn.epilogue {{.*}} staging(%[[QT]] :
-// CTAs are blocks x, y, z.
-//       CHECK:   } {mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
+// CTAs are blocks x, y, z (attn-cta-order marked the causal loop).
+//       CHECK:   } {attn.heaviest_first, mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
 
 // STAGESMAX-LABEL: func.func @causal
 //       STAGESMAX:   memref.view {{.*}} to memref<13x1x64x64xbf16

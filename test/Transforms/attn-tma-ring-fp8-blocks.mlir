@@ -1,6 +1,6 @@
-// RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=128" --attn-causal-split --attn-async-pipeline | FileCheck %s
-// RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=128" --attn-causal-split --attn-async-pipeline=persistent-ctas=132 | FileCheck %s --check-prefix=PERS
-// RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=128" --attn-causal-split --attn-async-pipeline --attn-lower-to-wgmma | FileCheck %s --check-prefix=WGMMA
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=128" --attn-causal-split --attn-cta-order --attn-tma-ring --attn-fp8-v-permute | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=128" --attn-causal-split --attn-tma-ring --attn-fp8-v-permute --attn-persistent-ctas=ctas=132 | FileCheck %s --check-prefix=PERS
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=128 block-n=128" --attn-causal-split --attn-cta-order --attn-tma-ring --attn-fp8-v-permute --attn-lower-to-wgmma | FileCheck %s --check-prefix=WGMMA
 
 // Per-block FP8 descales on the tensor-core path (attn-quantize-fp8's
 // default qk-granularity=block): a scale block of Q is BLOCK_M = 128 rows of
@@ -17,7 +17,7 @@
 //  CHECK-SAME:   %[[QD:[a-z0-9]+]]: memref<1x2x2xf32>, %[[KD:[a-z0-9]+]]: memref<1x1x2xf32>, %[[VD:[a-z0-9]+]]: memref<1x1xf32>
 //       CHECK:   scf.forall (%[[QB0:[a-z0-9]+]], %{{[a-z0-9]+}}, %{{[a-z0-9]+}}) in
 // (Causal: the CTA's tile is rebound, the last Q block of every head first;
-// test/Transforms/attn-async-pipeline.mlir.)
+// test/Transforms/attn-tma-ring.mlir.)
 //       CHECK:     %[[POS:.*]] = arith.addi %[[QB0]], %{{.*}} : index
 //       CHECK:     %[[ROUND:.*]] = arith.divui %[[POS]], %{{.*}} : index
 //       CHECK:     %[[QB:.*]] = arith.subi %{{.*}}, %[[ROUND]] : index

@@ -1,5 +1,5 @@
-// RUN: attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=64" --attn-causal-split --attn-async-pipeline | FileCheck %s
-// RUN: attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=64" --attn-causal-split --attn-async-pipeline --attn-lower-to-wgmma | FileCheck %s --check-prefix=WGMMA
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=64" --attn-causal-split --attn-cta-order --attn-tma-ring | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=64" --attn-causal-split --attn-cta-order --attn-tma-ring --attn-lower-to-wgmma | FileCheck %s --check-prefix=WGMMA
 // RUN: not attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=64" --attn-causal-split --attn-distribute-rows 2>&1 | FileCheck %s --check-prefix=FMA
 
 // Paged K/V on the tensor cores. Pages of 16 tokens, BLOCK_N 64: the K and

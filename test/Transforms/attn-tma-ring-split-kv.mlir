@@ -1,6 +1,6 @@
-// RUN: attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=128" --attn-causal-split --attn-async-pipeline --canonicalize | FileCheck %s
-// RUN: attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=128" --attn-causal-split --attn-async-pipeline=tma-store=true --canonicalize | FileCheck %s --check-prefix=TS
-// RUN: not attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=128" --attn-causal-split --attn-async-pipeline=persistent-ctas=132 2>&1 | FileCheck %s --check-prefix=PERS
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=128" --attn-causal-split --attn-cta-order --attn-tma-ring --canonicalize | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=128" --attn-causal-split --attn-cta-order --attn-tma-ring --attn-tma-store --canonicalize | FileCheck %s --check-prefix=TS
+// RUN: not attn-opt %s --split-input-file --attn-tile="block-m=64 block-n=128" --attn-causal-split --attn-tma-ring --attn-persistent-ctas=ctas=132 2>&1 | FileCheck %s --check-prefix=PERS
 
 // attn-async-pipeline on split-KV's partial attention (attn-split-kv,
 // attn-tile): the CTA's K/V blocks are its split's, [begin, end), so the
@@ -42,7 +42,7 @@
 // TS-LABEL: func.func @partial
 //   TS-NOT:   tma_store
 //   TS-NOT:   staging
-// PERS: error: attn-async-pipeline: persistent-ctas does not take split-KV (attn.partial_attention) tiles yet
+// PERS: error: attn-persistent-ctas: does not take split-KV (attn.partial_attention) tiles yet
 func.func @partial(%q: memref<1x4x1x64xbf16>, %k: memref<1x2x1000x64xbf16>,
                    %op: memref<3x1x4x1x64xf32>, %lp: memref<3x1x4x1xf32>) {
   attn.partial_attention ins(%q, %k, %k : memref<1x4x1x64xbf16>, memref<1x2x1000x64xbf16>,

@@ -1,10 +1,11 @@
-//===- AttnAsyncPipeline.cpp - K/V blocks through a TMA + mbarrier ring ---===//
+//===- AttnTmaRing.cpp - K/V blocks through a TMA + mbarrier ring ---------===//
 //
 // Rewrites the CTA body of the FlashAttention loop nest (attn-tile,
 // attn-causal-split) into a warp-specialized producer/consumer pipeline:
 // TMA copies Q and each K/V block into shared memory, a ring of `stages`
 // K/V buffers with one full and one empty mbarrier per stage hands them to
-// the consumer warpgroups, whose steps become attn.online_attention_mma.
+// the consumer warpgroups, whose steps become attn.online_attention_mma
+// (Passes.td, AttnTmaRing).
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,13 +20,14 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
-#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/Support/Debug.h"
 #include "llvm/Support/MathExtras.h"
 
+#define DEBUG_TYPE "attn-tma-ring"
+
 namespace mlir::attn {
-#define GEN_PASS_DEF_ATTNASYNCPIPELINE
+#define GEN_PASS_DEF_ATTNTMARING
 #include "attn/Transforms/Passes.h.inc"
 } // namespace mlir::attn
 
@@ -37,14 +39,6 @@ namespace {
 
 /// Keys per row chunk of an FP8 V^T tile.
 constexpr int64_t kFP8KeyChunk = 128;
-/// FP8: the producer threads that permute each V^T tile (warps 1-3 of the
-/// producer warpgroup; warp 0 holds the TMA thread).
-constexpr int64_t kPermuteThreads = 96;
-/// The largest grid x of a launch.
-constexpr int64_t kMaxGridX = (int64_t{1} << 31) - 1;
-/// K and V of every (batch, KV head) together within this many bytes stay
-/// in L2 (80% of the 50 MiB of an H100/H200) when every head runs at once.
-constexpr int64_t kL2KeyValueBytes = int64_t{40} << 20;
 
 /// The loop nest attn-tile and attn-causal-split leave in one CTA.
 struct CtaNest {
@@ -91,9 +85,9 @@ OnlineAttentionOp stepOf(scf::ForOp loop) {
 FailureOr<CtaNest> matchNest(scf::ForallOp cta, LoadTileOp loadQ) {
   CtaNest nest{cta, loadQ, {}, {}, {}};
   auto fail = [&](const Twine &why) {
-    return emitError(cta.getLoc(), "attn-async-pipeline: ")
+    return emitError(cta.getLoc(), "attn-tma-ring: ")
            << why << "; run attn-tile and attn-causal-split first, "
-           << "and attn-async-pipeline instead of attn-distribute-rows";
+           << "and attn-tma-ring instead of attn-distribute-rows";
   };
   for (Operation &op : *cta.getBody()) {
     if (auto loop = dyn_cast<scf::ForOp>(op)) {
@@ -147,13 +141,10 @@ bool isTransposedV(Value v) {
 struct SharedState {
   Value q;       // [1, C, BLOCK_M, chunk columns]
   Value k, v;    // [stages, C, BLOCK_N, chunk columns] (FP8 v: V^T tiles)
-  Value vUnits;  // FP8: v as [stages, 16-byte units, 4] i32 words
   Value qTile;   // [C, BLOCK_M, chunk columns]: the consumer's view of q
   Value staging; // where the epilogue stages O: qTile, or FP8's own buffer
   Value qBar;   // Q landed (one barrier)
-  Value qEmpty; // persistent: the consumers are done with Q (and staging)
-  Value full;   // per stage: K/V block ready (TMA bytes; FP8: permuted)
-  Value loaded; // FP8, per stage: K/V block landed (TMA bytes)
+  Value full;   // per stage: K/V block landed (TMA bytes)
   Value empty;  // per stage: every consumer thread is done with it
   Value leader; // thread 0 of the CTA (the producer's TMA thread)
 };
@@ -186,13 +177,9 @@ SharedState allocateShared(OpBuilder &b, Location loc, const PipelineShape &s,
   SharedState st;
   st.q = view({1, s.chunks, s.blockM, cols}, s.elt);
   st.k = view({s.stages, s.chunks, s.blockN, cols}, s.elt);
-  int64_t vOffset = offset;
   st.v = s.fp8() ? view({s.stages, s.keyChunks(), s.headDim, cols},
                         s.elt)
                  : view({s.stages, s.chunks, s.blockN, cols}, s.elt);
-  if (s.fp8()) // the same bytes as 16-byte units of four words
-    st.vUnits = viewAt(vOffset, {s.stages, s.vBytes() / 16, 4},
-                       IntegerType::get(ctx, 32));
   SmallVector<OpFoldResult> zeros(4, b.getIndexAttr(0));
   SmallVector<OpFoldResult> sizes = {
       b.getIndexAttr(1), b.getIndexAttr(s.chunks), b.getIndexAttr(s.blockM),
@@ -214,8 +201,7 @@ SharedState allocateShared(OpBuilder &b, Location loc, const PipelineShape &s,
 /// empty (one arrival per consumer thread). Thread 0 initializes them; the
 /// fence and the CTA barrier publish the initialization before any use.
 void createBarriers(OpBuilder &b, Location loc, const PipelineShape &s,
-                    int64_t consumerThreads, bool persistent,
-                    SharedState &st) {
+                    int64_t consumerThreads, SharedState &st) {
   MLIRContext *ctx = b.getContext();
   auto space = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
   auto group = [&](unsigned n) {
@@ -225,26 +211,16 @@ void createBarriers(OpBuilder &b, Location loc, const PipelineShape &s,
   st.qBar = group(1);
   st.full = group(s.stages);
   st.empty = group(s.stages);
-  if (s.fp8())
-    st.loaded = group(s.stages);
-  if (persistent)
-    st.qEmpty = group(1);
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
   Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
   st.leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, c0);
   nvgpu::MBarrierInitOp::create(b, loc, st.qBar, c1, c0, st.leader);
   Value consumers = arith::ConstantIndexOp::create(b, loc, consumerThreads);
-  if (persistent)
-    nvgpu::MBarrierInitOp::create(b, loc, st.qEmpty, consumers, c0, st.leader);
-  Value permuters = arith::ConstantIndexOp::create(b, loc, kPermuteThreads);
   for (int64_t i = 0; i < s.stages; ++i) {
     Value idx = arith::ConstantIndexOp::create(b, loc, i);
-    nvgpu::MBarrierInitOp::create(b, loc, st.full, st.loaded ? permuters : c1,
-                                  idx, st.leader);
+    nvgpu::MBarrierInitOp::create(b, loc, st.full, c1, idx, st.leader);
     nvgpu::MBarrierInitOp::create(b, loc, st.empty, consumers, idx, st.leader);
-    if (st.loaded)
-      nvgpu::MBarrierInitOp::create(b, loc, st.loaded, c1, idx, st.leader);
   }
   NVVM::FenceMbarrierInitOp::create(b, loc);
   gpu::BarrierOp::create(b, loc);
@@ -338,53 +314,17 @@ void copyTransposedTile(OpBuilder &b, Location loc, Value desc, Value buffer,
   }
 }
 
-/// Where a CTA is in its sequence of tiles: the tile's ordinal (its Q
-/// barrier phase) and the K/V blocks of its earlier tiles (the ring's
-/// position), both zero without a persistent loop; and a persistent loop's
-/// tile, its number in decodeTile's order.
-struct TileState {
-  Value ordinal, blocksBefore, index;
-};
-
-/// The ring position of block `kb` of a tile whose blocks start at
-/// `first` (a split-KV CTA's first block), after `blocksBefore` others.
-Value ringBlock(OpBuilder &b, Location loc, Value kb, Value first,
-                Value blocksBefore) {
-  if (!matchPattern(first, m_Zero()))
-    kb = arith::SubIOp::create(b, loc, kb, first);
-  if (matchPattern(blocksBefore, m_Zero()))
-    return kb;
-  return arith::AddIOp::create(b, loc, kb, blocksBefore);
-}
-
-/// Parity of phase `ordinal` of a barrier used once per tile.
-Value phaseParity(OpBuilder &b, Location loc, Value ordinal) {
-  if (matchPattern(ordinal, m_Zero()))
-    return arith::ConstantIntOp::create(b, loc, 0, 1);
-  return arith::IndexCastOp::create(
-      b, loc, b.getI1Type(),
-      arith::RemUIOp::create(b, loc, ordinal,
-                             arith::ConstantIndexOp::create(b, loc, 2)));
-}
-
-/// The producer: its leader thread copies Q (once the consumers are done
-/// with the previous tile's), then K/V blocks first .. numBlocks-1 into the
-/// ring, waiting for each slot to be released.
+/// The producer: its leader thread copies Q, then K/V blocks first ..
+/// numBlocks-1 into the ring, waiting for each slot to be released.
 void buildProducer(OpBuilder &b, Location loc, CtaNest nest,
                    const PipelineShape &s, const SharedState &st,
-                   ArrayRef<Value> desc, Value numBlocks, Value numKeys,
-                   const TileState &tile) {
+                   ArrayRef<Value> desc, Value numBlocks, Value numKeys) {
   auto ifOp = scf::IfOp::create(b, loc, st.leader, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
   Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
   Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
   Value one = arith::ConstantIntOp::create(b, loc, 1, 1);
-  if (st.qEmpty) // parity ^ 1: the first tile passes a fresh barrier
-    nvgpu::MBarrierTryWaitParityOp::create(
-        b, loc, st.qEmpty,
-        arith::XOrIOp::create(b, loc, phaseParity(b, loc, tile.ordinal), one),
-        arith::ConstantIndexOp::create(b, loc, kWaitTicks), c0);
   LoadTileOp q = nest.loadQ;
   nvgpu::MBarrierArriveExpectTxOp::create(
       b, loc, st.qBar, arith::ConstantIndexOp::create(b, loc, s.qBytes()), c0,
@@ -396,8 +336,8 @@ void buildProducer(OpBuilder &b, Location loc, CtaNest nest,
   auto loop = scf::ForOp::create(b, loc, first, numBlocks, c1);
   b.setInsertionPointToStart(loop.getBody());
   Value kb = loop.getInductionVar();
-  auto [slot, parity] = slotAndParity(
-      b, loc, ringBlock(b, loc, kb, first, tile.blocksBefore), s.stages);
+  auto [slot, parity] =
+      slotAndParity(b, loc, ringBlock(b, loc, kb, first), s.stages);
   // A fresh barrier counts as having completed the phase before phase 0:
   // waiting for parity ^ 1 lets the first round pass.
   Value emptyParity = arith::XOrIOp::create(b, loc, parity, one);
@@ -415,9 +355,8 @@ void buildProducer(OpBuilder &b, Location loc, CtaNest nest,
   nvgpu::MBarrierTryWaitParityOp::create(b, loc, st.empty, emptyParity, ticks,
                                          slot);
   // expect_tx counts full boxes: TMA delivers every byte of a box, rows past
-  // Nk as zeros. FP8 blocks land on `loaded`; the permuters then fill
-  // `full`.
-  Value landed = st.loaded ? st.loaded : st.full;
+  // Nk as zeros.
+  Value landed = st.full;
   nvgpu::MBarrierArriveExpectTxOp::create(
       b, loc, landed,
       arith::ConstantIndexOp::create(b, loc, s.kBytes() + s.vBytes()), slot,
@@ -443,84 +382,15 @@ void buildProducer(OpBuilder &b, Location loc, CtaNest nest,
              step.getBatch(), s.chunks);
 }
 
-/// FP8: the key order of V^T that P's e4m3 A registers need. An A register
-/// holds four consecutive k positions, but the S accumulator gives a thread
-/// keys 2q, 2q + 1, 8 + 2q, 9 + 2q of each 16 (HOPPER.md); packing those
-/// as they are puts key pi(4q + b) = 8 (b >> 1) + 2q + (b & 1) at k
-/// position 4q + b. So V^T's keys are permuted the same way inside every
-/// 16-byte unit (16 keys; the 128-byte swizzle moves whole units): out
-/// word q takes bytes 2 (q % 2), +1 of in words q / 2 and 2 + q / 2.
-Value permuteUnit(OpBuilder &b, Location loc, ArrayRef<Value> in,
-                  int64_t word) {
-  Value lo = in[word / 2], hi = in[2 + word / 2];
-  Value selector = arith::ConstantIntOp::create(
-      b, loc, word % 2 ? 0x7632 : 0x5410, 32);
-  return NVVM::PermuteOp::create(b, loc, b.getI32Type(), lo, hi, selector,
-                                 NVVM::PermuteMode::DEFAULT);
-}
-
-/// FP8: producer warps 1-3 wait for each block to land, permute its V^T
-/// tile in place (permuteUnit), make the writes visible to the async proxy
-/// (the MMA reads them) and arrive on the block's `full` barrier.
-void buildPermuter(OpBuilder &b, Location loc, const PipelineShape &s,
-                   const SharedState &st, Value first, Value numBlocks,
-                   const TileState &tile) {
-  auto cst = [&](int64_t v) {
-    return arith::ConstantIndexOp::create(b, loc, v).getResult();
-  };
-  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  Value isPermuter = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                           tid, cst(128 - kPermuteThreads));
-  auto ifOp = scf::IfOp::create(b, loc, isPermuter, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(ifOp.thenBlock());
-  Value myUnit =
-      arith::SubIOp::create(b, loc, tid, cst(128 - kPermuteThreads));
-  auto loop = scf::ForOp::create(b, loc, first, numBlocks, cst(1));
-  b.setInsertionPointToStart(loop.getBody());
-  auto [slot, parity] = slotAndParity(
-      b, loc,
-      ringBlock(b, loc, loop.getInductionVar(), first, tile.blocksBefore),
-      s.stages);
-  nvgpu::MBarrierTryWaitParityOp::create(b, loc, st.loaded, parity,
-                                         cst(kWaitTicks), slot);
-  auto units = scf::ForOp::create(b, loc, myUnit, cst(s.vBytes() / 16),
-                                  cst(kPermuteThreads));
-  {
-    OpBuilder::InsertionGuard unitGuard(b);
-    b.setInsertionPointToStart(units.getBody());
-    SmallVector<Value> at = {slot, units.getInductionVar(), Value(cst(0))};
-    auto wordsType = VectorType::get({4}, b.getI32Type());
-    Value words = vector::LoadOp::create(b, loc, wordsType, st.vUnits, at);
-    SmallVector<Value> in, out;
-    for (int64_t w = 0; w < 4; ++w)
-      in.push_back(vector::ExtractOp::create(b, loc, words, w));
-    for (int64_t w = 0; w < 4; ++w)
-      out.push_back(permuteUnit(b, loc, in, w));
-    vector::StoreOp::create(
-        b, loc, vector::FromElementsOp::create(b, loc, wordsType, out),
-        st.vUnits, at);
-  }
-  NVVM::FenceProxyOp::create(
-      b, loc, NVVM::ProxyKind::async_shared,
-      NVVM::SharedSpaceAttr::get(b.getContext(),
-                                 NVVM::SharedSpace::shared_cta));
-  nvgpu::MBarrierArriveOp::create(
-      b, loc, nvgpu::MBarrierTokenType::get(b.getContext()), st.full, slot);
-}
-
 /// One consumer K/V loop: wait for the block's slot, run the step on tensor
 /// cores from shared memory, release the slot.
 void rewriteConsumerLoop(scf::ForOp loop, const PipelineShape &s,
-                         const SharedState &st, Value numKeys, Value first,
-                         Value blocksBefore) {
+                         const SharedState &st, Value numKeys, Value first) {
   OnlineAttentionOp step = stepOf(loop);
   Location loc = step.getLoc();
   OpBuilder b(step);
   auto [slot, parity] = slotAndParity(
-      b, loc,
-      ringBlock(b, loc, loop.getInductionVar(), first, blocksBefore),
-      s.stages);
+      b, loc, ringBlock(b, loc, loop.getInductionVar(), first), s.stages);
   Value ticks = arith::ConstantIndexOp::create(b, loc, kWaitTicks);
   nvgpu::MBarrierTryWaitParityOp::create(b, loc, st.full, parity, ticks, slot);
   auto mma = OnlineAttentionMmaOp::create(
@@ -543,183 +413,6 @@ void rewriteConsumerLoop(scf::ForOp loop, const PipelineShape &s,
       b, loc, nvgpu::MBarrierTokenType::get(b.getContext()), st.empty, slot);
 }
 
-//===----------------------------------------------------------------------===//
-// Persistent CTAs
-//===----------------------------------------------------------------------===//
-
-/// Starts at `b` the loop over a persistent CTA's tiles, dealt back and
-/// forth in rounds of gridDim.x (dealtRounds, dealtTile), carrying the K/V
-/// blocks of earlier tiles (`tile`); leaves `b` before the loop's yield,
-/// which endTileLoop fills. The loop counts rounds, so its induction
-/// variable is the tile's ordinal.
-scf::ForOp beginTileLoop(OpBuilder &b, Location loc, Value numTiles,
-                         TileState &tile) {
-  Value x = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-  Value g = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
-  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
-  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
-  auto loop = scf::ForOp::create(
-      b, loc, c0, dealtRounds(b, loc, numTiles, x, g), c1, ValueRange{c0});
-  b.setInsertionPointToStart(loop.getBody());
-  Value round = loop.getInductionVar();
-  tile.index = dealtTile(b, loc, round, x, g);
-  auto yield = scf::YieldOp::create(b, loc, loop.getRegionIterArgs());
-  b.setInsertionPoint(yield);
-  tile.ordinal = round;
-  tile.blocksBefore = loop.getRegionIterArgs()[0];
-  return loop;
-}
-
-/// The next tile: numBlocks more blocks through the ring.
-void endTileLoop(scf::ForOp loop, Value numBlocks) {
-  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
-  OpBuilder b(yield);
-  yield->setOperands(ValueRange{arith::AddIOp::create(
-      b, loop.getLoc(), loop.getRegionIterArgs()[0], numBlocks)});
-}
-
-/// The (Q block, head, batch) of tile `t` of a CTA loop with upper bounds
-/// `ub`: Q block fastest (neighbours share K/V in L2), or for
-/// `heaviestFirst` Q block slowest and descending, (head, batch) pairs
-/// fastest: the longest causal tiles of the grid first.
-SmallVector<Value> decodeTile(OpBuilder &b, Location loc, Value t,
-                              ArrayRef<Value> ub, bool heaviestFirst) {
-  Value qBlock, rest;
-  if (heaviestFirst) {
-    Value pairs = arith::MulIOp::create(b, loc, ub[1], ub[2]);
-    Value last = arith::SubIOp::create(
-        b, loc, ub[0], arith::ConstantIndexOp::create(b, loc, 1));
-    qBlock = arith::SubIOp::create(b, loc, last,
-                                   arith::DivUIOp::create(b, loc, t, pairs));
-    rest = arith::RemUIOp::create(b, loc, t, pairs);
-  } else {
-    qBlock = arith::RemUIOp::create(b, loc, t, ub[0]);
-    rest = arith::DivUIOp::create(b, loc, t, ub[0]);
-  }
-  return {qBlock, arith::RemUIOp::create(b, loc, rest, ub[1]),
-          arith::DivUIOp::create(b, loc, rest, ub[1])};
-}
-
-/// Whether K and V of every (batch, KV head) pair take at most
-/// kL2KeyValueBytes: a bool attribute for a static K, else an i1 computed
-/// from the sizes of K (defined outside `cta`) at `b`; false for paged or
-/// varlen K/V (a cache, or packed sequences, not what one grid reads at
-/// once).
-OpFoldResult keyValueFitsL2(OpBuilder &b, Location loc, scf::ForallOp cta,
-                            OnlineAttentionOp step) {
-  auto k = cast<MemRefType>(step.getK().getType());
-  if (step.getBlockTable() || step.getKeyOffset() || k.getRank() != 4 ||
-      !cta.isDefinedOutsideOfLoop(step.getK()))
-    return b.getBoolAttr(false);
-  int64_t kvBytes = 2 * k.getElementTypeBitWidth() / 8;
-  if (k.hasStaticShape())
-    return b.getBoolAttr(kvBytes * k.getNumElements() <= kL2KeyValueBytes);
-  Value bytes = arith::ConstantIndexOp::create(b, loc, kvBytes);
-  for (int64_t d = 0; d < k.getRank(); ++d)
-    bytes = arith::MulIOp::create(
-        b, loc, bytes,
-        k.isDynamicDim(d)
-            ? Value(memref::DimOp::create(b, loc, step.getK(), d))
-            : Value(arith::ConstantIndexOp::create(b, loc, k.getDimSize(d))));
-  return arith::CmpIOp::create(
-             b, loc, arith::CmpIPredicate::ule, bytes,
-             arith::ConstantIndexOp::create(b, loc, kL2KeyValueBytes))
-      .getResult();
-}
-
-/// Starts a causal grid of one CTA per tile with its heaviest CTAs. The
-/// launch enumerates the CTA loop Q block fastest (attn-lower-to-nvvm);
-/// this rebinds the loop's (Q block, head, batch) so that launch position
-/// p = q + nQ (h + H b) runs, where K and V fit in L2 (keyValueFitsL2), tile
-/// p of decodeTile's heaviest-first order: the longest tiles of the whole
-/// grid first, a greedy longest-first schedule for the block scheduler.
-/// Otherwise each head's Q blocks run from the last, head after head, so
-/// that the CTAs running together share one head's K/V. A dynamic K
-/// chooses at run time.
-void orderCausalTiles(scf::ForallOp cta, OnlineAttentionOp step) {
-  Block *body = cta.getBody();
-  Operation *firstOp = &body->front();
-  OpBuilder b = OpBuilder::atBlockBegin(body);
-  Location loc = cta.getLoc();
-  SmallVector<Value> ub =
-      getValueOrCreateConstantIndexOp(b, loc, cta.getMixedUpperBound());
-  SmallVector<Value> iv = cta.getInductionVars();
-  OpFoldResult fits = keyValueFitsL2(b, loc, cta, step);
-  auto headAfterHead = [&]() -> SmallVector<Value> {
-    Value last = arith::SubIOp::create(
-        b, loc, ub[0], arith::ConstantIndexOp::create(b, loc, 1));
-    return {arith::SubIOp::create(b, loc, last, iv[0]), iv[1], iv[2]};
-  };
-  auto qBlockMajor = [&]() {
-    Value pair = arith::AddIOp::create(
-        b, loc, iv[1], arith::MulIOp::create(b, loc, ub[1], iv[2]));
-    Value pos = arith::AddIOp::create(
-        b, loc, iv[0], arith::MulIOp::create(b, loc, ub[0], pair));
-    return decodeTile(b, loc, pos, ub, /*heaviestFirst=*/true);
-  };
-  SmallVector<Value> tile;
-  if (std::optional<int64_t> known = getConstantIntValue(fits)) {
-    tile = *known ? qBlockMajor() : headAfterHead();
-  } else {
-    SmallVector<Value> major = qBlockMajor(), serial = headAfterHead();
-    for (auto [m, h] : llvm::zip(major, serial))
-      tile.push_back(arith::SelectOp::create(b, loc, cast<Value>(fits), m, h));
-  }
-  for (auto [v, t] : llvm::zip(iv, tile))
-    if (t != v)
-      v.replaceUsesWithIf(t, [&](OpOperand &use) {
-        Operation *owner = body->findAncestorOpInBlock(*use.getOwner());
-        return owner && !owner->isBeforeInBlock(firstOp);
-      });
-}
-
-/// Re-creates, in tile loop `loop` after its tile `tileIndex`, every value
-/// of the CTA body that depends on the CTA loop's (Q block, head, batch),
-/// for that tile (decodeTile), and makes the loop use them; causal loops
-/// take `heaviestFirst`, so that every CTA's tiles are in longest-first
-/// order.
-LogicalResult bindTile(scf::ForallOp cta, scf::ForOp loop, Value tileIndex,
-                       bool heaviestFirst) {
-  OpBuilder b(loop.getContext());
-  b.setInsertionPointAfterValue(tileIndex);
-  Location loc = cta.getLoc();
-  SmallVector<Value> ub =
-      getValueOrCreateConstantIndexOp(b, loc, cta.getMixedUpperBound());
-  IRMapping map;
-  map.map(cta.getInductionVars(),
-          decodeTile(b, loc, tileIndex, ub, heaviestFirst));
-  // The CTA body's ops that read the induction variables, directly or not.
-  DenseSet<Value> dependent(cta.getInductionVars().begin(),
-                            cta.getInductionVars().end());
-  SmallVector<Value> rebound(cta.getInductionVars());
-  for (Operation &op : cta.getBody()->without_terminator()) {
-    if (op.isAncestor(loop))
-      continue;
-    SetVector<Value> used(op.getOperands().begin(), op.getOperands().end());
-    for (Region &region : op.getRegions())
-      getUsedValuesDefinedAbove(region, used);
-    if (llvm::none_of(used, [&](Value v) { return dependent.contains(v); }))
-      continue;
-    // Re-running it per tile would repeat its effect; reading an input
-    // (FP8's descales) again is harmless.
-    if (!isMemoryEffectFree(&op) && !isa<memref::LoadOp>(op))
-      return emitError(op.getLoc(),
-                       "attn-async-pipeline: persistent-ctas re-creates "
-                       "the per-tile values of the CTA body, which must "
-                       "be free of side effects");
-    b.clone(op, map);
-    for (Value r : op.getResults()) {
-      dependent.insert(r);
-      rebound.push_back(r);
-    }
-  }
-  for (Value v : rebound)
-    v.replaceUsesWithIf(map.lookup(v), [&](OpOperand &use) {
-      return loop->isProperAncestor(use.getOwner());
-    });
-  return success();
-}
-
 /// FP8 markers agree: f8E4M3FN tiles exactly when every step has a
 /// qk_descale and the epilogue a v_descale (the lowering scales P, O and
 /// LSE by them).
@@ -730,7 +423,7 @@ LogicalResult checkDescales(CtaNest nest, const PipelineShape &s) {
   if (agree)
     return success();
   return emitError(nest.cta.getLoc(),
-                   "attn-async-pipeline: the steps' qk_descale "
+                   "attn-tma-ring: the steps' qk_descale "
                    "and the epilogue's v_descale must be given "
                    "exactly when the tiles are f8E4M3FN, but the "
                    "tiles are ")
@@ -743,19 +436,19 @@ LogicalResult checkFP8(CtaNest nest, const PipelineShape &s) {
   if (!isTransposedV(nest.step.getV()))
     return emitError(
                nest.cta.getLoc(),
-               "attn-async-pipeline: FP8 on tensor cores reads V as V^T: "
+               "attn-tma-ring: FP8 on tensor cores reads V as V^T: "
                "operand 'v' needs unit stride along Nk (stored [B, Hkv, D, "
                "Nk]), but got ")
            << nest.step.getV().getType();
   if (s.blockN % 32 != 0)
     return emitError(nest.cta.getLoc(),
-                     "attn-async-pipeline: FP8 needs BLOCK_N a "
+                     "attn-tma-ring: FP8 needs BLOCK_N a "
                      "multiple of 32 (whole k32 steps of P V), "
                      "but got ")
            << s.blockN;
   if (s.headDim % 16 != 0)
     return emitError(nest.cta.getLoc(),
-                     "attn-async-pipeline: FP8 needs D a multiple "
+                     "attn-tma-ring: FP8 needs D a multiple "
                      "of 16, but got ")
            << s.headDim;
   return success();
@@ -773,7 +466,7 @@ LogicalResult checkPaged(CtaNest nest, const PipelineShape &s) {
        (s.blockN % pageSize == 0 && pageSize % 8 == 0)))
     return success();
   return emitError(nest.cta.getLoc(),
-                   "attn-async-pipeline: paged K/V needs a static "
+                   "attn-tma-ring: paged K/V needs a static "
                    "page_size that is a multiple of BLOCK_N (")
          << s.blockN << ") or a multiple of 8 dividing it, but got "
          << (ShapedType::isDynamic(pageSize) ? std::string("?")
@@ -788,7 +481,7 @@ FailureOr<int64_t> chooseStages(PipelineShape s, int64_t requested,
                                 Operation *op) {
   if (requested < 0 || requested == 1)
     return emitError(op->getLoc(),
-                     "attn-async-pipeline: stages must be 0 (chosen "
+                     "attn-tma-ring: stages must be 0 (chosen "
                      "per D) or at least 2, but got ")
            << requested;
   int64_t want = requested > 0 ? requested : (s.chunks == 1 ? 4 : 3);
@@ -798,13 +491,13 @@ FailureOr<int64_t> chooseStages(PipelineShape s, int64_t requested,
     return std::min(want, fit);
   s.stages = 2;
   return emitError(op->getLoc(),
-                   "attn-async-pipeline: Q and two K/V stages need ")
+                   "attn-tma-ring: Q and two K/V stages need ")
          << s.sharedBytes() << " bytes of shared memory, more than the "
          << kMaxSharedBytes << " a CTA may use; use a smaller block-n";
 }
 
-struct AttnAsyncPipelinePass
-    : StrictOptions<attn::impl::AttnAsyncPipelineBase<AttnAsyncPipelinePass>> {
+struct AttnTmaRingPass
+    : StrictOptions<attn::impl::AttnTmaRingBase<AttnTmaRingPass>> {
   using StrictOptions::StrictOptions;
 
   /// Options are checked once, before any function (no location: they are
@@ -818,14 +511,9 @@ struct AttnAsyncPipelinePass
           {"consumer-registers", consumerRegisters, "per BLOCK_M"}})
       if (regs != 0 && (regs < 24 || regs > 256 || regs % 8 != 0))
         return emitError(UnknownLoc::get(ctx))
-               << "attn-async-pipeline: " << name
+               << "attn-tma-ring: " << name
                << " must be a multiple of 8 in [24, 256] (setmaxnreg), or 0: "
                << automatic << ", but got " << regs;
-    if (persistentCtas < 0 || persistentCtas > kMaxGridX)
-      return emitError(UnknownLoc::get(ctx))
-             << "attn-async-pipeline: persistent-ctas must be 0 (one CTA per "
-                "tile) or a CTA count in [1, 2^31 - 1], but got "
-             << static_cast<int64_t>(persistentCtas);
     return success();
   }
 
@@ -842,7 +530,7 @@ struct AttnAsyncPipelinePass
                     elt};
     if (!s.elt.isF16() && !s.elt.isBF16() && !s.fp8())
       return emitError(nest.cta.getLoc(),
-                       "attn-async-pipeline: tensor cores take "
+                       "attn-tma-ring: tensor cores take "
                        "f16, bf16 or f8E4M3FN here, not ")
              << s.elt;
     if (failed(checkDescales(nest, s)) ||
@@ -850,20 +538,20 @@ struct AttnAsyncPipelinePass
       return failure();
     if (s.blockM % 64 != 0 || s.blockM / 64 > kMaxConsumerWarpgroups)
       return emitError(nest.cta.getLoc(),
-                       "attn-async-pipeline: BLOCK_M must be 64, "
+                       "attn-tma-ring: BLOCK_M must be 64, "
                        "128 or 192 (one to three consumer "
                        "warpgroups of 64 rows), but got ")
              << s.blockM;
     if (kWarpgroupRows % nest.loadQ.getGqaPack() != 0)
       return emitError(nest.cta.getLoc(),
-                       "attn-async-pipeline: GQA packing needs "
+                       "attn-tma-ring: GQA packing needs "
                        "the group size Hq / Hkv to divide 64 (a "
                        "warpgroup's rows hold whole queries), but "
                        "got ")
              << nest.loadQ.getGqaPack();
     if (s.blockN % 16 != 0 || s.blockN > 256)
       return emitError(nest.cta.getLoc(),
-                       "attn-async-pipeline: BLOCK_N must be a "
+                       "attn-tma-ring: BLOCK_N must be a "
                        "multiple of 16 up to 256, but got ")
              << s.blockN;
     int64_t accumulators = accumulatorsPerThread(s.blockN, s.headDim);
@@ -871,7 +559,7 @@ struct AttnAsyncPipelinePass
     if (s.blockM / 64 == 3 && accumulators > room)
       return emitError(
                  nest.cta.getLoc(),
-                 "attn-async-pipeline: with three consumer warpgroups "
+                 "attn-tma-ring: with three consumer warpgroups "
                  "(BLOCK_M 192) ptxas has 128 registers per thread, room for ")
              << room << " S and O accumulators (BLOCK_N / 2 + D / 2) beside "
              << (s.fp8() ? "e4m3" : "16-bit") << " P, but BLOCK_N " << s.blockN
@@ -880,18 +568,6 @@ struct AttnAsyncPipelinePass
     bool splitKV = cast<MemRefType>(nest.epilogue.getO().getType())
                        .getElementType()
                        .isF32();
-    if (tmaStore && !splitKV &&
-        !nest.cta.isDefinedOutsideOfLoop(nest.epilogue.getO()))
-      return emitError(
-          nest.cta.getLoc(),
-          "attn-async-pipeline: tma-store needs O defined outside the CTA "
-          "loop (its descriptor is built on the host), but a varlen CTA "
-          "stores into its sequence's rows of O; leave tma-store off");
-    if (splitKV && persistentCtas > 0)
-      return emitError(nest.cta.getLoc(),
-                       "attn-async-pipeline: persistent-ctas does "
-                       "not take split-KV (attn.partial_attention) "
-                       "tiles yet");
     FailureOr<int64_t> stagesOr = chooseStages(s, stages, nest.cta);
     if (failed(stagesOr))
       return failure();
@@ -907,7 +583,7 @@ struct AttnAsyncPipelinePass
     if (int64_t total = 128 * (producerRegs + groups * consumerRegs);
         total > kRegistersPerSM)
       return emitError(nest.cta.getLoc())
-             << "attn-async-pipeline: producer-registers " << producerRegs
+             << "attn-tma-ring: producer-registers " << producerRegs
              << " and consumer-registers " << consumerRegs << " for " << groups
              << " consumer warpgroups (BLOCK_M " << s.blockM << ") need "
              << total << " registers per CTA, but an SM has "
@@ -930,15 +606,7 @@ struct AttnAsyncPipelinePass
     SharedState st = allocateShared(
         b, loc, s,
         cast<MemRefType>(nest.epilogue.getO().getType()).getElementType());
-    bool persistent = persistentCtas > 0;
-    createBarriers(b, loc, s, 128 * groups, persistent, st);
-    Value numTiles;
-    if (persistent) {
-      SmallVector<Value> ub = getValueOrCreateConstantIndexOp(
-          b, loc, nest.cta.getMixedUpperBound());
-      numTiles = arith::MulIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, ub[0], ub[1]), ub[2]);
-    }
+    createBarriers(b, loc, s, 128 * groups, st);
     Value numKeys = step.getKeyCount(b);
     auto ws = WarpSpecializeOp::create(
         b, loc, b.getI64IntegerAttr(groups), b.getI64IntegerAttr(producerRegs),
@@ -947,63 +615,28 @@ struct AttnAsyncPipelinePass
         overlap && s.stages >= 3 ? b.getUnitAttr() : UnitAttr());
     if (failed(ws.verify()))
       return failure();
+    LLVM_DEBUG(llvm::dbgs() << "ring of " << s.stages << " stages, "
+                            << s.sharedBytes() << " bytes of shared memory, "
+                            << groups << " consumer warpgroups, registers "
+                            << producerRegs << "/" << consumerRegs << "\n");
     Block &producer = ws.getProducer().emplaceBlock();
     Block &consumer = ws.getConsumer().emplaceBlock();
 
-    // Persistent CTAs loop over tiles in each region; otherwise each region
-    // runs one tile, the CTA's.
+    // Consumer: wait for Q, then the K/V loops and the epilogue, moved.
     Value numBlocks = nest.loops.back().getUpperBound();
     b.setInsertionPointToStart(&consumer);
     Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
-    TileState consumerTile{c0, c0}, producerTile;
-    scf::ForOp consumerLoop, producerLoop;
-    if (persistent)
-      consumerLoop = beginTileLoop(b, loc, numTiles, consumerTile);
-
-    // Consumer: wait for Q, then the K/V loops and the epilogue, moved.
     nvgpu::MBarrierTryWaitParityOp::create(
-        b, loc, st.qBar, phaseParity(b, loc, consumerTile.ordinal),
+        b, loc, st.qBar, phaseParity(b, loc),
         arith::ConstantIndexOp::create(b, loc, kWaitTicks), c0);
-    Block *dest = b.getInsertionBlock();
-    Block::iterator at = b.getInsertionPoint();
     for (scf::ForOp loop : nest.loops)
-      loop->moveBefore(dest, at);
-    nest.epilogue->moveBefore(dest, at);
+      loop->moveBefore(&consumer, consumer.end());
+    nest.epilogue->moveBefore(&consumer, consumer.end());
     // An fp32 O (split-KV's workspace) is stored from the registers.
     if (!splitKV)
       nest.epilogue.getStagingMutable().assign(st.staging);
-    if (tmaStore && !splitKV)
-      nest.epilogue.getOMapMutable().assign(createDescriptor(
-          host, loc, nest.epilogue.getO(), kWarpgroupRows, pack));
-    if (persistent) {
-      // The next tile's Q may land once every consumer thread is done with
-      // Q and, where the epilogue stages O in Q's tile, with the staged O
-      // (generic-proxy writes before TMA's). FP8 stages O in a buffer of
-      // its own, so Q is free after the K/V loops' last Q K^T, and the next
-      // tile's Q loads while the epilogue runs.
-      OpBuilder::InsertionGuard guard(b);
-      if (st.staging != st.qTile)
-        b.setInsertionPoint(nest.epilogue);
-      NVVM::FenceProxyOp::create(
-          b, loc, NVVM::ProxyKind::async_shared,
-          NVVM::SharedSpaceAttr::get(b.getContext(),
-                                     NVVM::SharedSpace::shared_cta));
-      nvgpu::MBarrierArriveOp::create(
-          b, loc, nvgpu::MBarrierTokenType::get(b.getContext()), st.qEmpty, c0);
-      endTileLoop(consumerLoop, numBlocks);
-    }
     b.setInsertionPointToStart(&producer);
-    Value p0 = arith::ConstantIndexOp::create(b, loc, 0);
-    producerTile = {p0, p0};
-    if (persistent)
-      producerLoop = beginTileLoop(b, loc, numTiles, producerTile);
-    buildProducer(b, loc, nest, s, st, desc, numBlocks, numKeys,
-                  producerTile);
-    if (s.fp8())
-      buildPermuter(b, loc, s, st, nest.loops.front().getLowerBound(),
-                    numBlocks, producerTile);
-    if (persistent)
-      endTileLoop(producerLoop, numBlocks);
+    buildProducer(b, loc, nest, s, st, desc, numBlocks, numKeys);
     // One CTA per (Q block, head, batch), as blocks x, y, z (mapped loops
     // keep their unit dimensions through canonicalization).
     MLIRContext *ctx = b.getContext();
@@ -1011,35 +644,18 @@ struct AttnAsyncPipelinePass
         ctx, {gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimX),
               gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimY),
               gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimZ)}));
-    // Causal: the last Q blocks see the most keys; start them first.
-    bool causal = llvm::any_of(nest.loops, [](scf::ForOp loop) {
-      return stepOf(loop).getMask() == MaskKind::causal;
-    });
-    // (Split-KV's first loop index interleaves splits and Q blocks; its
-    // CTAs keep launch order.)
-    if (causal && !persistent && !splitKV)
-      orderCausalTiles(nest.cta, step);
     // Rewriting the steps erases them (nest.step among them): last.
     for (scf::ForOp loop : nest.loops)
       rewriteConsumerLoop(loop, s, st, numKeys,
-                          nest.loops.front().getLowerBound(),
-                          consumerTile.blocksBefore);
+                          nest.loops.front().getLowerBound());
     nest.loadQ.erase();
-    if (persistent) {
-      if (failed(
-              bindTile(nest.cta, consumerLoop, consumerTile.index, causal)) ||
-          failed(bindTile(nest.cta, producerLoop, producerTile.index, causal)))
-        return failure();
-      nest.cta->setAttr("attn.persistent_ctas",
-                        b.getI64IntegerAttr(persistentCtas));
-    }
     return success();
   }
 
   void runOnOperation() override {
-    if (failed(scalarizeBlockDescales(getOperation(), "attn-async-pipeline")))
+    if (failed(scalarizeBlockDescales(getOperation(), "attn-tma-ring")))
       return signalPassFailure();
-    if (failed(checkNoHostOnlyTiles(getOperation(), "attn-async-pipeline",
+    if (failed(checkNoHostOnlyTiles(getOperation(), "attn-tma-ring",
                                     GpuTileSupport{/*fp8=*/true,
                                                    /*gqaPack=*/true,
                                                    /*paged=*/true,
@@ -1055,9 +671,9 @@ struct AttnAsyncPipelinePass
           llvm::any_of(*cta.getMapping(),
                        llvm::IsaPred<gpu::GPUThreadMappingAttr>)) {
         emitError(cta.getLoc(),
-                  "attn-async-pipeline: the CTA loop is already mapped "
+                  "attn-tma-ring: the CTA loop is already mapped "
                   "to threads (attn-distribute-rows); run "
-                  "attn-async-pipeline instead of attn-distribute-rows");
+                  "attn-tma-ring instead of attn-distribute-rows");
         return signalPassFailure();
       }
       FailureOr<CtaNest> nest = matchNest(cta, load);

@@ -1,8 +1,8 @@
-// RUN: attn-opt %s --attn-tile="block-m=128 block-n=0" --attn-causal-split --attn-async-pipeline | FileCheck %s
-// RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline | FileCheck %s --check-prefix=DEFAULT
-// RUN: attn-opt %s --attn-tile="block-m=192 block-n=0" --attn-causal-split --attn-async-pipeline | FileCheck %s --check-prefix=DEFAULT
-// RUN: attn-opt %s --attn-tile="block-m=0 block-n=64" --attn-causal-split --attn-async-pipeline | FileCheck %s --check-prefix=BN64
-// RUN: attn-opt %s --attn-tile="block-m=128 block-n=192" --attn-causal-split --attn-async-pipeline | FileCheck %s --check-prefix=BN192
+// RUN: attn-opt %s --attn-tile="block-m=128 block-n=0" --attn-causal-split --attn-cta-order --attn-tma-ring --attn-fp8-v-permute | FileCheck %s
+// RUN: attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-cta-order --attn-tma-ring --attn-fp8-v-permute | FileCheck %s --check-prefix=DEFAULT
+// RUN: attn-opt %s --attn-tile="block-m=192 block-n=0" --attn-causal-split --attn-cta-order --attn-tma-ring --attn-fp8-v-permute | FileCheck %s --check-prefix=DEFAULT
+// RUN: attn-opt %s --attn-tile="block-m=0 block-n=64" --attn-causal-split --attn-cta-order --attn-tma-ring --attn-fp8-v-permute | FileCheck %s --check-prefix=BN64
+// RUN: attn-opt %s --attn-tile="block-m=128 block-n=192" --attn-causal-split --attn-cta-order --attn-tma-ring --attn-fp8-v-permute | FileCheck %s --check-prefix=BN192
 
 // FP8 (FlashAttention-3 section 3.3) through the TMA + mbarrier pipeline,
 // D = 128, the two-warpgroup tile 128 x 128 (BLOCK_M 128 given, BLOCK_N
