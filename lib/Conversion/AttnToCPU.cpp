@@ -25,7 +25,11 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "attn-lower-to-cpu"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNLOWERTOCPU
@@ -428,6 +432,9 @@ struct AttnLowerToCPUPass
       if (fn.isExternal())
         continue;
       fns.push_back(fn);
+      LLVM_DEBUG(llvm::dbgs() << "lower @" << fn.getName()
+                              << (fn.isPublic() ? " (C entry point)" : "")
+                              << "\n");
       if (fn.isPublic())
         fn->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                     UnitAttr::get(&getContext()));

@@ -10,18 +10,12 @@
 #define ATTN_LIB_CONVERSION_VECTORLOWERING_H
 
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Pass/PassManager.h"
 
 namespace mlir::attn {
 /// Adds the vector-to-vector lowerings shared by the CPU and GPU paths.
 void populateTileVectorLoweringPatterns(RewritePatternSet &patterns);
 /// Applies them (greedily) to `root`.
 LogicalResult lowerTileVectors(Operation *root, RewritePatternSet &&extra);
-/// Runs a textual pass pipeline on `root` from inside a pass.
-LogicalResult runTextualPipeline(Operation *root, StringRef pipeline,
-                                 function_ref<LogicalResult(OpPassManager &,
-                                                            Operation *)>
-                                     run);
 } // namespace mlir::attn
 
 #endif // ATTN_LIB_CONVERSION_VECTORLOWERING_H

@@ -137,8 +137,7 @@ void mlir::attn::buildCubinPipeline(OpPassManager &pm,
     fn.addPass(createCSEPass());
     fn.addPass(createLoopInvariantCodeMotionPass());
   }
-  pm.addPass(createAttnLowerToNVVM(
-      AttnLowerToNVVMOptions{options.chip, options.features}));
+  buildLowerToNVVMPipeline(pm, options.chip, options.features);
   using Format = CubinPipelineOptions::Format;
   if (options.format == Format::none)
     return;
@@ -229,6 +228,13 @@ void mlir::attn::registerAttnPassesAndPipelines() {
       "attn-to-cubin",
       "Lower attn.attention to an NVVM kernel and serialize it (PTX/cubin)",
       buildCubinPipeline, checkCubinPipelineOptions);
+  registerPipeline<LowerToNVVMOptions>(
+      "attn-lower-to-nvvm",
+      "Map the distributed loop nest to GPU kernels in NVVM (Passes.td)",
+      buildLowerToNVVMPipeline,
+      [](const LowerToNVVMOptions &, llvm::raw_ostream &) {
+        return success();
+      });
 }
 
 void mlir::attn::registerAttnDialects(DialectRegistry &registry) {

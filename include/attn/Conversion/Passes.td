@@ -10,19 +10,46 @@
 
 include "mlir/Pass/PassBase.td"
 
-def AttnLowerToNVVM : Pass<"attn-lower-to-nvvm", "ModuleOp"> {
-  let summary = "Map the distributed loop nest to a GPU kernel in NVVM";
+//===----------------------------------------------------------------------===//
+// attn-lower-to-nvvm: the steps of the GPU lowering. The pipeline of that
+// name (buildLowerToNVVMPipeline) lists them between upstream passes:
+//
+//   attn-check-nvvm-input{chip features}
+//   attn-launch-hopper-ctas, attn-launch-phased-ctas
+//   attn-parallel-cta-grids
+//   func.func(gpu-map-parallel-loops, convert-parallel-loops-to-gpu),
+//   canonicalize, cse
+//   attn-sink-into-launch, attn-pass-descriptors-as-pointers
+//   gpu-kernel-outlining
+//   gpu.module(convert-vector-to-scf{full-unroll}, attn-lower-kernel-vectors,
+//              convert-vector-to-scf{full-unroll})
+//   attn-lower-row-transfers, gpu.module(attn-number-shared-memory)
+//   nvvm-attach-target{chip features O=3}
+//   gpu.module(convert-nvgpu-to-nvvm, expand-strided-metadata, lower-affine,
+//              convert-vector-to-llvm, convert-scf-to-cf, canonicalize,
+//              convert-gpu-to-nvvm{index-bitwidth=64}, convert-nvvm-to-llvm,
+//              reconcile-unrealized-casts, canonicalize, cse)
+//   attn-finish-hopper-kernels
+//===----------------------------------------------------------------------===//
+
+def AttnCheckNVVMInput : Pass<"attn-check-nvvm-input", "ModuleOp"> {
+  let summary = "Refuse input and targets the GPU lowering cannot build";
   let description = [{
-    Converts the block/thread-mapped `scf.forall` nest into `gpu.launch`,
-    outlines it into a `gpu.module` with a `#nvvm.target`, and lowers the
-    kernel to the NVVM/LLVM dialects: vector ops are unrolled, `math.exp2`
-    and `math.log2` become the `ex2.approx` / `lg2.approx` PTX
-    instructions, index arithmetic is 64-bit (offsets may exceed 2^31).
-    Side-effect-free values the launch uses are sunk into it first, so the
-    kernel's only arguments are attn.attention's memrefs (what kernel
-    bundles and the runtime assume). The host function keeps
-    `gpu.launch_func`; `gpu-module-to-binary`
-    (in the `attn-to-cubin` pipeline) turns the module into PTX or a cubin.
+    The first step of `attn-lower-to-nvvm`; it changes nothing. It stops,
+    at the user's op and saying what to run first, when the module still
+    holds attn ops (attention ops untiled, tile ops not decomposed by
+    `attn-online-softmax` or `attn-lower-to-wgmma`, an
+    `attn.warp_specialize` left for `attn-lower-to-wgmma`), or a CTA loop
+    (`scf.forall`) neither mapped to threads (`attn-distribute-rows`) nor
+    carrying the tensor-core thread count `attn.threads`: such input would
+    leave attn ops behind or build a one-thread kernel.
+
+    It then checks the target: `chip` must be one LLVM's NVPTX back end and
+    ptxas 13 both accept (sm_80 .. sm_121, with its oldest PTX ISA: 8.0,
+    8.6 for sm_100, ...); `features`, when given, must name a PTX ISA
+    (`+ptxNN`) at least the chip's and only features the back end knows
+    (an unknown one is dropped silently there); a tensor-core CTA
+    (warpgroup MMA, setmaxnreg) needs sm_90a.
   }];
   let options = [
     Option<"chip", "chip", "std::string", "\"sm_90a\"", "Target SM">,
@@ -30,10 +57,155 @@ def AttnLowerToNVVM : Pass<"attn-lower-to-nvvm", "ModuleOp"> {
            "PTX features (empty: the oldest PTX ISA the chip needs, at "
            "least +ptx80)">
   ];
-  let dependentDialects = ["::mlir::gpu::GPUDialect",
+}
+
+def AttnLaunchHopperCtas : Pass<"attn-launch-hopper-ctas", "ModuleOp"> {
+  let summary = "Tensor-core CTA loops -> gpu.launch over a 1-D grid";
+  let description = [{
+    A CTA loop marked `attn.threads` by `attn-lower-to-wgmma` (3-D, from 0
+    by 1: Q block, head, batch) becomes a `gpu.launch` of `attn.threads`
+    threads over ceil(Nq / BLOCK_M) * Hq * B blocks on x (x reaches
+    2^31 - 1 where y and z stop at 65535), the Q block fastest so that
+    CTAs sharing K/V run together; with `attn.persistent_ctas` the grid is
+    that many CTAs, which find their tiles themselves. The launch gets as
+    many bytes of dynamic shared memory as the views of
+    `gpu.dynamic_shared_memory` in the CTA reach. Error: a CTA loop that is
+    not 3-D and normalized. Source: FlashAttention-3 (arXiv 2407.08608)
+    section 3.1 (one CTA per output tile, warp-specialized).
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def AttnLaunchPhasedCtas : Pass<"attn-launch-phased-ctas", "ModuleOp"> {
+  let summary = "CTAs of several thread loops -> gpu.launch with barriers";
+  let description = [{
+    A block-mapped `scf.forall` whose body runs more than one thread loop
+    or keeps a workgroup buffer (`attn-quantize-fp8`'s per-block kernel:
+    partial amax, tree reduction, quantization) becomes a `gpu.launch` over
+    a 1-D grid of its blocks, with as many threads as its widest thread
+    loop: each loop runs on threads 0 .. n - 1, a `gpu.barrier` between
+    two, the buffers become workgroup attributions. Upstream's
+    `convert-parallel-loops-to-gpu` takes one thread loop per CTA only.
+    Errors: side effects outside the thread loops (every thread would run
+    them), a thread loop that is not 1-D from 0 by 1 to a static bound, a
+    CTA loop not from 0 by 1.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def AttnParallelCtaGrids : Pass<"attn-parallel-cta-grids", "ModuleOp"> {
+  let summary = "CUDA-core CTA nests -> scf.parallel with a 1-D grid";
+  let description = [{
+    Makes the nest of `attn-distribute-rows` the form
+    `gpu-map-parallel-loops` and `convert-parallel-loops-to-gpu` take:
+    every `scf.forall` drops its GPU mapping (it maps (Q block, head,
+    batch) to blocks x, y, z and rows to threads x: the order
+    `gpu-map-parallel-loops` assigns greedily, while upstream's
+    `scf-forall-to-parallel` would carry it as an attribute that pass does
+    not read) and becomes an `scf.parallel`; then every outermost
+    multi-dimensional one (the CTA loop) is collapsed into one dimension,
+    so its blocks run on grid x (up to 2^31 - 1; y and z stop at 65535,
+    which B or Hq may exceed). Error: an `scf.forall` with results (not
+    bufferized).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def AttnSinkIntoLaunch : Pass<"attn-sink-into-launch", "ModuleOp"> {
+  let summary = "Move pure host computations a gpu.launch uses into it";
+  let description = [{
+    Every side-effect-free single-result op without regions that a
+    `gpu.launch` uses from above is cloned into its body, transitively
+    down to the function's arguments, so that outlined kernels take only
+    attn.attention's memrefs (sizes come from their descriptors) and the
+    TMA descriptors: the bundle's parameter list and the runtime's launch
+    code depend on it (docs/bundle.md). Unlike upstream's
+    sinkOperationsIntoLaunchOp, a chain is sunk even when the body uses
+    none of its operands directly (a Hopper kernel reads Q only through
+    its TMA descriptor but its sizes through memref.dim). Casts
+    (`unrealized_conversion_cast`) stay outside.
+  }];
+}
+
+def AttnPassDescriptorsAsPointers
+    : Pass<"attn-pass-descriptors-as-pointers", "ModuleOp"> {
+  let summary = "Pass TMA descriptors to kernels as !llvm.ptr";
+  let description = [{
+    A kernel cannot take an `!nvgpu.tensormap.descriptor` argument (its
+    `gpu.func` fails to legalize): each one a `gpu.launch` uses from above
+    is cast to `!llvm.ptr` on the host and back inside the launch
+    (`unrealized_conversion_cast` pairs that `reconcile-unrealized-casts`
+    removes once both sides are in the LLVM dialect).
+    `attn-finish-hopper-kernels` then passes the pointee by value.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def AttnLowerKernelVectors
+    : Pass<"attn-lower-kernel-vectors", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Lower the tile vectors of a kernel to 1-D code";
+  let description = [{
+    Runs on each outlined `gpu.module` after
+    `convert-vector-to-scf{full-unroll=true}` has unrolled transfers into
+    1-D ones guarded by their row bound (rows past Nq are neither read nor
+    written): drops the unit row dimension (one row per thread), then
+    lowers reductions, outer products, broadcasts, transposes and shape
+    casts to elementwise 1-D code, f32 `math.exp2` / `math.log2` (vectors
+    unrolled) to the PTX approximations FlashAttention uses
+    (`ex2.approx.ftz.f32`, `lg2.approx.ftz.f32`), and scalar f32 ->
+    f8E4M3FN `arith.truncf` to `cvt.rn.satfinite.e4m3x2.f32` (the rounding
+    and saturation `attn-lower-to-cpu` reproduces).
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::NVVM::NVVMDialect",
-                           "::mlir::LLVM::LLVMDialect",
-                           "::mlir::nvgpu::NVGPUDialect"];
+                           "::mlir::vector::VectorDialect"];
+}
+
+def AttnLowerRowTransfers : Pass<"attn-lower-row-transfers", "ModuleOp"> {
+  let summary = "1-D transfers -> 16-byte aligned vector loads and stores";
+  let description = [{
+    Runs after the second `convert-vector-to-scf{full-unroll=true}`: 1-D
+    `vector.transfer_read/write` become (guarded) `vector.load/store`, and
+    in kernels a load or store of a multiple of 16 bytes is marked 16-byte
+    aligned. The runtime contract (docs/ir.md) makes every row of Q, K, V
+    and O start on a 16-byte boundary (aligned base, strides multiples of
+    8 elements), and thread slices are multiples of 16 bytes wide.
+  }];
+  let dependentDialects = ["::mlir::vector::VectorDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def AttnNumberSharedMemory
+    : Pass<"attn-number-shared-memory", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "#gpu.address_space<workgroup> -> address space 3";
+  let description = [{
+    Replaces the workgroup address space by NVVM's shared address space
+    (3) in every type and attribute of a kernel module:
+    `convert-vector-to-llvm` and `convert-nvgpu-to-nvvm` have no mapping of
+    their own for the GPU memory-space attributes.
+    `gpu.dynamic_shared_memory` keeps the attribute space (its verifier
+    wants it) and is cast with `memref.memory_space_cast`.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def AttnFinishHopperKernels
+    : Pass<"attn-finish-hopper-kernels", "ModuleOp"> {
+  let summary = "Kernel ABI of tensor-map kernels: byval, grid_constant";
+  let description = [{
+    Runs after `convert-gpu-to-nvvm`. A kernel that takes TMA descriptors
+    (the `!llvm.ptr` operands of its `gpu.launch_func`, at their LLVM
+    argument positions: a memref expands to 3 + 2 * rank values) gets them
+    by value (`.param .align 64 .b8 [128]`, `llvm.byval` of 16 x i64,
+    `llvm.align` 64, `nvvm.grid_constant`: what cuTensorMapEncodeTiled
+    maps need) and `nvvm.minctasm` 1 (one CTA per SM). Dynamic shared
+    memory becomes an external, 1024-byte aligned array, as 128B-swizzled
+    TMA and wgmma tiles require (PTX ISA 8.0, tensor copy and matrix
+    descriptors).
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect"];
 }
 
 def AttnLowerToWGMMA : Pass<"attn-lower-to-wgmma", "func::FuncOp"> {

@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --split-input-file --attn-lower-to-nvvm -verify-diagnostics -o /dev/null
+// RUN: attn-opt %s --split-input-file --attn-launch-phased-ctas -verify-diagnostics -o /dev/null
 
 // A CTA of several thread loops runs everything outside them on every
 // thread: side effects there are refused.
