@@ -200,6 +200,18 @@ compileKernel(KernelSource src, const BundleOptions &opts, StringRef ptxas,
               int64_t &askedSplits, StringRef variant = "",
               StringRef name = "") {
   MLIRContext *ctx = src.func.getContext();
+  bundle::KernelEntry entry;
+  entry.kind = src.backward ? "bwd" : "fwd";
+  entry.key = src.key;
+  entry.operands = operandTypes(src);
+  // The key is read from q: a length static there and dynamic in another
+  // operand (or the reverse) is a kernel no key describes.
+  if (llvm::Error err = bundle::checkOperandTypes(entry, "kernel"))
+    return src.func.emitError(
+               "a length (B, H or N) is static in some operands and dynamic "
+               "in others; a bundle kernel has each static in every operand "
+               "or dynamic in every one: ")
+           << llvm::toString(std::move(err));
   CubinPipelineOptions pipeline;
   if (failed(pipelineOptions(src, opts, variant, pipeline)))
     return failure();
@@ -233,10 +245,7 @@ compileKernel(KernelSource src, const BundleOptions &opts, StringRef ptxas,
     return func.emitError("expected ")
            << (src.key.quantizeFp8 ? "at least 2" : std::to_string(expected))
            << " kernel launch(es) after lowering, got " << launches.size();
-  bundle::KernelEntry entry;
-  entry.kind = backward ? "bwd" : "fwd";
-  entry.key = src.key;
-  entry.operands = operandTypes(src);
+  entry.key = src.key; // pipelineOptions settled the variant's key
   entry.variant = variant.str();
   if (src.key.path == "wgmma" && !backward) // the backward's grids are fixed
     entry.persistentCtas = pipeline.persistentCtas;

@@ -52,12 +52,6 @@ llvm::Error checkManifestValues(const Manifest &manifest);
 llvm::Error checkQuantizeOptions(llvm::StringRef options,
                                  const llvm::Twine &at);
 
-/// The operand types the writer recorded (KernelEntry::operands, when
-/// present) are those of the key: one per tensor operand the kernel has,
-/// of its rank and dtype, each dimension the key fixes equal to the key's
-/// value (null where the key is dynamic) and the others dynamic.
-llvm::Error checkOperandTypes(const KernelEntry &kernel, const llvm::Twine &at);
-
 /// KernelEntry::operands as JSON ({"q": {"dtype": ..., "shape": [...]}})
 /// and back.
 llvm::json::Value operandsToJSON(const std::vector<OperandType> &operands);

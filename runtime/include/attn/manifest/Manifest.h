@@ -296,6 +296,13 @@ llvm::json::Value toJSON(const Manifest &manifest);
 /// quantized or has workspace buffers other than f32 or tensor maps over
 /// them, 3 when a kernel has several launches (split-KV), else 2.
 int64_t requiredVersion(const Manifest &manifest);
+
+/// The operand types the writer recorded (KernelEntry::operands, when
+/// present) are those of the key: one per tensor operand the kernel has,
+/// of its rank and dtype, each dimension the key fixes equal to the key's
+/// value (null where the key is dynamic) and the others dynamic. The
+/// writer checks a kernel function with it before compiling.
+llvm::Error checkOperandTypes(const KernelEntry &kernel, const llvm::Twine &at);
 bool fromJSON(const llvm::json::Value &value, Manifest &manifest,
               llvm::json::Path path);
 
