@@ -240,7 +240,7 @@ std::array<Value, 2> softmax(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
 /// BLOCK_N / 8 32-bit registers, four per k32 step. Register r of a step
 /// holds row half r % 2 and k positions 16 (r / 2) + 4q .. + 3, four bytes;
 /// the accumulator gives this thread keys 2q, 2q + 1, 8 + 2q, 9 + 2q of
-/// each 16 (HOPPER.md), and they are packed as they are: k position 4q + b
+/// each 16 (PTX ISA, wgmma register fragments), and they are packed as they are: k position 4q + b
 /// holds key 8 (b >> 1) + 2q + (b & 1). attn-async-pipeline has permuted
 /// V^T's keys the same way inside every 16-key unit, so P V is unchanged
 /// and no data crosses threads.

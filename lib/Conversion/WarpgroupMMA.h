@@ -5,7 +5,7 @@
 // shared-memory matrix descriptors of 128B-swizzled tiles, the register-A
 // wgmma (inline PTX: MLIR 22 has no op for it), and small scalar helpers.
 //
-// Register layout of an m64nNk16 f32 accumulator (HOPPER.md, verified on an
+// Register layout of an m64nNk16 f32 accumulator (PTX ISA, wgmma register fragments; verified on an
 // H200): thread t of a warpgroup, w = t / 32, g = (t % 32) / 4, q = t % 4,
 // holds in register i the element at row 16 w + g + 8 ((i >> 1) & 1) and
 // column 8 (i / 4) + 2 q + (i & 1). So each thread holds two rows ("halves")

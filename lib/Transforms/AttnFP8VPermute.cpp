@@ -59,7 +59,7 @@ FailureOr<VRing> vRingOf(RingCta &r) {
 
 /// The key order of V^T that P's e4m3 A registers need. An A register
 /// holds four consecutive k positions, but the S accumulator gives a thread
-/// keys 2q, 2q + 1, 8 + 2q, 9 + 2q of each 16 (HOPPER.md); packing those
+/// keys 2q, 2q + 1, 8 + 2q, 9 + 2q of each 16 (PTX ISA, wgmma register fragments); packing those
 /// as they are puts key pi(4q + b) = 8 (b >> 1) + 2q + (b & 1) at k
 /// position 4q + b. So V^T's keys are permuted the same way inside every
 /// 16-byte unit (16 keys; the 128-byte swizzle moves whole units): out

@@ -1,6 +1,6 @@
 //===- BackwardTest.cpp - "bwd" kernels and attn_bwd without a GPU --------===//
 //
-// The backward on the runtime side (issue 12): the manifest form of an
+// The backward on the runtime side: the manifest form of an
 // attn.attention_grad kernel (four launches, three fp32 workspace buffers,
 // the operands dout, dq, dk, dv), validation and dispatch of attn_bwd
 // calls through the C API, and their launches through the fake driver.

@@ -6,7 +6,7 @@
 // RUN: not attn-opt %s --attn-tile="block-m=0 block-n=0" --attn-causal-split --attn-async-pipeline --attn-lower-to-wgmma=fp8-poly-exp2=-1 2>&1 | FileCheck %s --check-prefix=BADPOLY
 // RUN: attn-opt %s --attn-tile="block-m=128 block-n=192" --attn-causal-split --attn-async-pipeline="overlap=false ping-pong=false" --attn-lower-to-wgmma | FileCheck %s --check-prefix=BN192
 
-// FP8 on the tensor cores (FlashAttention-3 section 3.3; HOPPER.md register
+// FP8 on the tensor cores (FlashAttention-3 section 3.3; PTX ISA wgmma register
 // layouts), D = 128, BLOCK_N = 128, serial schedule:
 //  * S = Q K^T: four e4m3 wgmma m64n128k32 (32 bytes of the 128-byte rows
 //    per step), the first overwriting the accumulator;

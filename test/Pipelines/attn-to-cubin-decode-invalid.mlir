@@ -1,5 +1,5 @@
 // The GPU paths have no f32 attention yet, and the CUDA-core path no GQA
-// packing (issue 13: host first); attn-to-cubin, its passes and
+// packing (host first); attn-to-cubin, its passes and
 // attn-compile refuse them with a clear error instead of lowering them
 // wrong. Split-KV lowers (attn-to-cubin-split-kv.mlir), GQA packing on the
 // tensor cores (attn-tma-ring-gqa-pack.mlir); attn-lower-to-nvvm asks

@@ -5,7 +5,7 @@
 // RUN: for k in %t/*.ptx; do %ptxas -arch=sm_90a -v $k -o %t/k.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS || exit 1; done
 // RUN: attn-opt %s --attn-to-cubin="format=none" | FileCheck %s --check-prefix=HOST
 
-// The tensor-core backward through attn-to-cubin (issue 12), Llama-like
+// The tensor-core backward through attn-to-cubin, Llama-like
 // causal, N 1024, D 128 (H 8): four kernels launched in order, the
 // dK/dV one with 384 threads, 224 KiB of dynamic shared memory, TMA
 // descriptors of Q, dO, K, V; each kernel assembles with ptxas. (The

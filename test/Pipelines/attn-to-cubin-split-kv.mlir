@@ -12,7 +12,7 @@
 // RUN: %ptxas -arch=sm_90a -v %t/fma/decode_kernel.ptx -o %t/f.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: %ptxas -arch=sm_90a -v %t/fma/decode_kernel_0.ptx -o %t/fc.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 
-// attn-to-cubin with split-KV (issue 13's decode case with a tail: B1 Hq16
+// attn-to-cubin with split-KV (the decode case with a tail: B1 Hq16
 // Hkv8 Nq1 Nk4000 D128 bf16, 16 splits): two kernels in order on the host,
 // the fp32 workspace (O_s [S, B, Hq, Nq, D], LSE_s [S, B, Hq, Nq]) passed
 // from the first to the second. The partial attention is the tensor-core

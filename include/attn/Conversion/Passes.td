@@ -214,7 +214,7 @@ def AttnLowerToWGMMA : Pass<"attn-lower-to-wgmma", "func::FuncOp"> {
     Runs after `attn-async-pipeline`, inside each CTA:
 
     * the online-softmax state becomes per-thread fragments of the wgmma
-      accumulator layout (HOPPER.md): m, l: vector<BLOCK_M> -> vector<2>
+      accumulator layout (PTX ISA, wgmma register fragments): m, l: vector<BLOCK_M> -> vector<2>
       (a thread holds two rows), acc: vector<BLOCK_M x D> -> vector<D / 2>;
     * `attn.online_attention_mma` becomes, for its warpgroup's 64 rows:
       `nvvm.wgmma.mma_async` m64nBLOCK_Nk16 x ceil(D / 16) for S = Q K^T

@@ -429,7 +429,7 @@ def AttnTmaRing : Pass<"attn-tma-ring", "func::FuncOp"> {
     a nest not of attn-tile's form, or one already mapped to threads.
     Options are checked before the pass runs (no location).
     Source: FlashAttention-3 (arXiv 2407.08608) sections 3.1-3.3; the
-    TMA/mbarrier ring of mlir/test/Examples/NVGPU/Ch5; HOPPER.md.
+    TMA/mbarrier ring of mlir/test/Examples/NVGPU/Ch5.
   }];
   let options = [
     Option<"stages", "stages", "int64_t", "0",
@@ -486,7 +486,7 @@ def AttnFP8VPermute : Pass<"attn-fp8-v-permute", "func::FuncOp"> {
     `attn.v_permuted`; a ring that has it, and non-FP8 rings, are left
     alone. Errors: a ring not of `attn-tma-ring`'s form.
     Source: FlashAttention-3 (arXiv 2407.08608) section 3.3 (in-kernel
-    transpose and register permutation for FP8); HOPPER.md.
+    transpose and register permutation for FP8).
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",

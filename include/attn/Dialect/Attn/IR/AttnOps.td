@@ -896,7 +896,7 @@ def Attn_OnlineAttentionMmaOp : Attn_Op<"online_attention_mma", [
     Lowered by `attn-lower-to-wgmma`: S = Q K^T with both operands in
     shared memory, the online softmax on the accumulator registers, P
     converted in registers to the A operand of O += P V (V row-major,
-    transposed by the MMA). Source: FlashAttention-3 section 3; HOPPER.md
+    transposed by the MMA). Source: FlashAttention-3 section 3
     (register layouts).
   }];
   let arguments = (ins AnyMemRef:$q, AnyMemRef:$k, AnyMemRef:$v,
