@@ -1545,3 +1545,25 @@ func.func @scale_underflow(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64xf16
                  {scale = 1.0e-50 : f32}
   return
 }
+
+// -----
+
+// The dialect prefix does not make one of the op's own attributes legal:
+// `attn.causal` would be ignored as a pass's annotation.
+func.func @prefixed_causal(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64xf16>,
+                           %v: memref<1x8x128x64xf16>, %o: memref<1x8x128x64xf16>) {
+  // expected-error @+1 {{'attn.attention' op has no attribute 'attn.causal' (did you mean 'causal'?)}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<1x8x128x64xf16>,
+                     memref<1x8x128x64xf16>) outs(%o : memref<1x8x128x64xf16>)
+                 {attn.causal}
+  return
+}
+
+// -----
+
+// Every attn op, the tile ops too.
+func.func @load_tile_misspelt(%q: memref<1x8x128x64xbf16>, %i: index) {
+  // expected-error @+1 {{'attn.load_tile' op has no attribute 'gqa_pak' (its attributes: }}
+  %t = attn.load_tile %q[%i, %i, %i, %i] {gqa_pak = 4 : i64} : memref<1x8x128x64xbf16> -> vector<64x64xbf16>
+  return
+}

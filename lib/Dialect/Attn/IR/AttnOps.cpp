@@ -60,7 +60,7 @@ bool AttentionOp::hasPerHeadDescales() {
 
 LogicalResult AttentionOp::verify() {
   Operation *op = getOperation();
-  if (failed(checkNotLowered(op)) || failed(checkOwnAttributes(op)) ||
+  if (failed(checkNotLowered(op)) ||
       failed(checkNoAliasing(op,
                              {{"q", getQ()},
                               {"k", getK()},
@@ -165,7 +165,7 @@ int64_t PartialAttentionOp::getNumSplits() {
 
 LogicalResult PartialAttentionOp::verify() {
   Operation *op = getOperation();
-  if (failed(checkNotLowered(op)) || failed(checkOwnAttributes(op)) ||
+  if (failed(checkNotLowered(op)) ||
       failed(checkNoAliasing(
           op,
           {{"q", getQ()},
@@ -187,7 +187,7 @@ LogicalResult PartialAttentionOp::verify() {
 
 LogicalResult DecodeCombineOp::verify() {
   Operation *op = getOperation();
-  if (failed(checkNotLowered(op)) || failed(checkOwnAttributes(op)) ||
+  if (failed(checkNotLowered(op)) ||
       failed(checkNoAliasing(
           op, {{"o_partial", getOPartial()}, {"lse_partial", getLsePartial()}},
           {{"o", getO()}, {"lse", getLse()}})))
@@ -324,7 +324,7 @@ LogicalResult checkVarlenWorkspace(Operation *op, Value oPartial,
 
 LogicalResult VarlenAttentionOp::verify() {
   Operation *op = getOperation();
-  if (failed(checkNotLowered(op)) || failed(checkOwnAttributes(op)) ||
+  if (failed(checkNotLowered(op)) ||
       failed(checkNoAliasing(op,
                              {{"q", getQ()},
                               {"k", getK()},

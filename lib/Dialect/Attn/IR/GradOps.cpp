@@ -35,7 +35,7 @@ float AttentionGradOp::getScaleOrDefault() {
 
 LogicalResult AttentionGradOp::verify() {
   Operation *op = getOperation();
-  if (failed(checkNotLowered(op)) || failed(checkOwnAttributes(op)))
+  if (failed(checkNotLowered(op)))
     return failure();
   // Rank, memory space, layout, D stride and extent, in operand order.
   StringRef qLayout = "[B, Hq, Nq, D]", kLayout = "[B, Hkv, Nk, D]";

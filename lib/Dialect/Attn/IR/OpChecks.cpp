@@ -177,23 +177,6 @@ LogicalResult checkNotLowered(Operation *op) {
       "attn-online-softmax first, or use --attn-to-cpu / --attn-to-cubin)");
 }
 
-LogicalResult checkOwnAttributes(Operation *op) {
-  for (NamedAttribute attr : op->getDiscardableAttrs()) {
-    if (attr.getName().strref().contains('.'))
-      continue; // a dialect's attribute (attn.*, a pass's annotation)
-    InFlightDiagnostic diag = op->emitOpError()
-                              << "has no attribute '" << attr.getName().strref()
-                              << "' (its attributes: ";
-    auto own = llvm::make_filter_range(
-        op->getName().getAttributeNames(), [](StringAttr name) {
-          return name != "operandSegmentSizes"; // not written in the IR
-        });
-    llvm::interleaveComma(own, diag,
-                          [&](StringAttr name) { diag << name.strref(); });
-    return diag << ")";
-  }
-  return success();
-}
 
 /// A tile of `tile` columns does not fit a dimension of `dim`.
 bool tileExceeds(int64_t tile, int64_t dim) {
@@ -474,3 +457,29 @@ LogicalResult checkHeadsAndDim(Operation *op, int64_t hq, int64_t hkv,
 }
 
 } // namespace mlir::attn::checks
+
+LogicalResult mlir::attn::verifyOwnAttributes(Operation *op) {
+  auto own = llvm::make_filter_range(
+      op->getName().getAttributeNames(), [](StringAttr name) {
+        return name != "operandSegmentSizes"; // not written in the IR
+      });
+  for (NamedAttribute attr : op->getDiscardableAttrs()) {
+    StringRef name = attr.getName().strref();
+    StringRef bare = name;
+    bool prefixed = bare.consume_front("attn.");
+    if (prefixed && !llvm::is_contained(own, StringAttr::get(
+                                                  op->getContext(), bare)))
+      continue; // a pass's annotation (attn.threads, ...)
+    if (!prefixed && name.contains('.'))
+      continue; // another dialect's attribute
+    InFlightDiagnostic diag =
+        op->emitOpError() << "has no attribute '" << name << "' (";
+    if (prefixed)
+      return diag << "did you mean '" << bare << "'?)";
+    diag << "its attributes: ";
+    llvm::interleaveComma(own, diag,
+                          [&](StringAttr a) { diag << a.strref(); });
+    return diag << ")";
+  }
+  return success();
+}

@@ -58,9 +58,6 @@ LogicalResult checkNoAliasing(Operation *op, ArrayRef<NamedValue> inputs,
                               ArrayRef<NamedValue> outputs);
 /// The op is not inside an LLVM function (a lowering ran too early).
 LogicalResult checkNotLowered(Operation *op);
-/// Every attribute without a dialect prefix is one of the op's own: MLIR
-/// would keep a misspelt `casual` as a discardable attribute, silently.
-LogicalResult checkOwnAttributes(Operation *op);
 
 /// Q, K and V of a forward op: ranks, element types (FP8 only where
 /// `allowFP8`), batch, D, V = K's shape, GQA head counts and D's range.

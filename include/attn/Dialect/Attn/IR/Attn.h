@@ -25,6 +25,21 @@
 #define GET_ATTRDEF_CLASSES
 #include "attn/Dialect/Attn/IR/AttnAttrs.h.inc"
 
+namespace mlir::attn {
+/// Refuses a discardable attribute that is no dialect's (a misspelt
+/// `casual`) or that spells one of the op's own as `attn.<name>`.
+LogicalResult verifyOwnAttributes(Operation *op);
+
+/// The trait every attn op carries: verifyOwnAttributes.
+template <typename ConcreteType>
+class OwnAttributes : public OpTrait::TraitBase<ConcreteType, OwnAttributes> {
+public:
+  static LogicalResult verifyTrait(Operation *op) {
+    return verifyOwnAttributes(op);
+  }
+};
+} // namespace mlir::attn
+
 #define GET_OP_CLASSES
 #include "attn/Dialect/Attn/IR/AttnOps.h.inc"
 

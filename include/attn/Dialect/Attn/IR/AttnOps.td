@@ -8,8 +8,15 @@ include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
+// Every attribute without a dialect prefix is one of the op's own, and no
+// `attn.` attribute spells one of them: MLIR would keep a misspelt `casual`
+// (or `attn.causal`) as a discardable attribute, silently ignored.
+def Attn_OwnAttributes : NativeOpTrait<"OwnAttributes"> {
+  let cppNamespace = "::mlir::attn";
+}
+
 class Attn_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Attn_Dialect, mnemonic, traits>;
+    : Op<Attn_Dialect, mnemonic, !listconcat(traits, [Attn_OwnAttributes])>;
 
 //===----------------------------------------------------------------------===//
 // Mask kinds
