@@ -36,6 +36,12 @@ LogicalResult writeFile(Location loc, StringRef path, StringRef contents) {
     if (!out)
       return emitError(loc) << err;
     out->os() << contents;
+    out->os().close();
+    if (std::error_code ec = out->os().error()) {
+      out->os().clear_error(); // reported here, not as LLVM's fatal error
+      return emitError(loc) << "cannot write " << path << ": "
+                            << ec.message();
+    }
     out->keep();
   }
   // After ToolOutputFile, which unregisters the path once kept.

@@ -29,11 +29,13 @@ namespace {
 // Signals: what the handlers read is set before they are installed.
 //===----------------------------------------------------------------------===//
 
-/// Every signal whose default action ends the process without a core dump
-/// (a terminal closed, a timer, a kill) but SIGUSR1, LLVM's "print info"
-/// signal; the crash signals go through LLVM's crash handlers and onCrash.
-constexpr int kSignals[] = {SIGHUP, SIGINT, SIGTERM, SIGALRM, SIGUSR2};
-struct sigaction previousAction[std::size(kSignals)];
+/// Every signal a user or a limit sends to end a process (a terminal
+/// closed or Ctrl-\\, a timer, a kill, a closed pipe, `ulimit -t`) but
+/// SIGUSR1, LLVM's "print info" signal. LLVM would treat SIGQUIT and SIGXCPU
+/// as crashes ("PLEASE submit a bug report"); the real crash signals (SEGV,
+/// ILL, ABRT, FPE, BUS, TRAP) still go through its crash handlers and onCrash.
+constexpr int kSignals[] = {SIGHUP,  SIGINT,    SIGQUIT, SIGTERM, SIGALRM,
+                            SIGUSR2, SIGPIPE, SIGVTALRM, SIGPROF, SIGXCPU};
 /// The signals the process inherited as ignored (a background job's
 /// SIGINT), noted before LLVM installed its handlers over them.
 bool inheritedIgnored[std::size(kSignals)];
@@ -43,12 +45,6 @@ std::atomic<bool> committing{false};
 std::atomic<int> deferredSignal{0};
 /// The files registered with LLVM, unregistered once committed or removed.
 std::vector<std::string> stagedFiles;
-
-void restoreAction(int sig) {
-  for (size_t i = 0; i < std::size(kSignals); ++i)
-    if (kSignals[i] == sig)
-      sigaction(sig, &previousAction[i], nullptr);
-}
 
 /// Async-signal-safe: kill, waitpid, unlink (LLVM's list), rmdir, sigaction.
 void onSignal(int sig) {
@@ -60,14 +56,16 @@ void onSignal(int sig) {
     kill(child, SIGKILL);
     waitpid(child, nullptr, 0);
   }
-  // LLVM's handler would remove the files too, but after this one returns:
-  // the directory can go only once they are gone.
+  // The files go first: the directory can go only once they are gone.
   llvm::sys::RunInterruptHandlers();
   if (const char *dir = stagingPath.exchange(nullptr))
     rmdir(dir);
-  // The previous handler (LLVM's) runs next and lets the signal end the
-  // process as it would have.
-  restoreAction(sig);
+  // The signal, blocked while this runs, then ends the process as it would
+  // have without any handler.
+  struct sigaction action = {};
+  action.sa_handler = SIG_DFL;
+  sigemptyset(&action.sa_mask);
+  sigaction(sig, &action, nullptr);
   raise(sig);
 }
 
@@ -76,23 +74,8 @@ void onCrash(void *) {
     rmdir(dir); // after LLVM removed the files
 }
 
-void installHandlers(const char *dir) {
-  static bool crashHandler =
-      (llvm::sys::AddSignalHandler(onCrash, nullptr), true);
-  (void)crashHandler;
-  stagingPath = dir;
-  struct sigaction action = {};
-  sigemptyset(&action.sa_mask);
-  for (size_t i = 0; i < std::size(kSignals); ++i) {
-    action.sa_handler = inheritedIgnored[i] ? SIG_IGN : onSignal;
-    sigaction(kSignals[i], &action, &previousAction[i]);
-  }
-}
-
-void uninstallHandlers() {
+void forgetStagedFiles() {
   stagingPath = nullptr;
-  for (int sig : kSignals)
-    restoreAction(sig);
   for (const std::string &file : stagedFiles)
     llvm::sys::DontRemoveFileOnSignal(file);
   stagedFiles.clear();
@@ -162,6 +145,19 @@ void mlir::attn::noteIgnoredSignals() {
   }
 }
 
+void mlir::attn::installSignalHandlers() {
+  llvm::sys::AddSignalHandler(onCrash, nullptr);
+  struct sigaction action = {};
+  sigemptyset(&action.sa_mask);
+  for (size_t i = 0; i < std::size(kSignals); ++i) {
+    action.sa_handler = inheritedIgnored[i] ? SIG_IGN : onSignal;
+    sigaction(kSignals[i], &action, nullptr);
+  }
+  // Past `ulimit -f` a write fails with EFBIG, reported as an error.
+  action.sa_handler = SIG_IGN;
+  sigaction(SIGXFSZ, &action, nullptr);
+}
+
 void mlir::attn::stageFile(StringRef file) {
   llvm::sys::RemoveFileOnSignal(file);
   stagedFiles.push_back(file.str());
@@ -185,7 +181,7 @@ StagingDir::~StagingDir() {
   if (path.empty())
     return;
   fs::remove_directories(path); // the handlers cover it until it is gone
-  uninstallHandlers();
+  forgetStagedFiles();
 }
 
 LogicalResult StagingDir::create(MLIRContext *ctx, StringRef dir) {
@@ -213,7 +209,7 @@ LogicalResult StagingDir::create(MLIRContext *ctx, StringRef dir) {
                           << ": cannot create a directory beside it: "
                           << ec.message();
   path = staged.str().str();
-  installHandlers(path.c_str());
+  stagingPath = path.c_str();
   return success();
 }
 
@@ -228,7 +224,7 @@ LogicalResult StagingDir::commit(MLIRContext *ctx) {
   if (!ec && (ec = fs::rename(path, target)) && !old.empty())
     fs::rename(old, target); // put the old bundle back
   if (!ec) {
-    uninstallHandlers();
+    forgetStagedFiles();
     path.clear();
     if (!old.empty())
       fs::remove_directories(old);

@@ -4,10 +4,11 @@
 // (`<dir>.partial-<pid>-XXXXXX`) and swapped in whole at the end, so a failed
 // run leaves the old bundle (or nothing), never a mix of old and new files.
 // The directory goes unless committed: on an error, on a signal that ends
-// the process (SIGHUP, SIGINT, SIGTERM, SIGALRM, SIGUSR2: the running ptxas
-// is killed, the files and the directory removed, then the signal takes its
-// course; one inherited as ignored stays ignored) and on a crash. A signal that arrives during the swap waits until it is done. What
-// SIGKILL leaves, the next run for the same target removes.
+// the process (see installSignalHandlers: the running ptxas is killed, the
+// files and the directory removed, then the signal takes its course; one
+// inherited as ignored stays ignored) and on a crash. A signal that arrives
+// during the swap waits until it is done. What SIGKILL leaves, the next run
+// for the same target removes.
 //
 //===----------------------------------------------------------------------===//
 

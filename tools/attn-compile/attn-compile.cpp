@@ -412,6 +412,7 @@ static bool rejectRepeatedOptions() {
 int main(int argc, char **argv) {
   mlir::attn::noteIgnoredSignals(); // before InitLLVM's handlers
   llvm::InitLLVM init(argc, argv);
+  mlir::attn::installSignalHandlers();
   mlir::attn::registerAttnPassesAndPipelines();
   cl::HideUnrelatedOptions({&inputs, &shape, &codegen});
   cl::ParseCommandLineOptions(

@@ -146,11 +146,18 @@ LogicalResult writeBundle(ModuleOp module, const BundleOptions &options,
                           llvm::raw_ostream &log);
 
 /// Notes the signals the process inherited as ignored (a background job's
-/// SIGINT), so that they stay ignored while writeBundle runs; otherwise a
-/// signal that ends the process removes the partial bundle first. Call it
-/// first in main: LLVM's handlers (llvm::InitLLVM) replace the inherited
-/// dispositions.
+/// SIGINT), so that they stay ignored. Call it first in main: LLVM's
+/// handlers (llvm::InitLLVM) replace the inherited dispositions.
 void noteIgnoredSignals();
+
+/// Installs, after llvm::InitLLVM, the handlers of every signal that a user
+/// or a limit sends to end a process (SIGHUP, SIGINT, SIGQUIT, SIGTERM,
+/// SIGALRM, SIGUSR2, SIGPIPE, SIGVTALRM, SIGPROF, SIGXCPU): the running
+/// ptxas is killed and the partial bundle removed, then the signal ends the
+/// process as it would have, without a crash report. Those inherited as
+/// ignored stay ignored, and SIGXFSZ is ignored so that a write past
+/// `ulimit -f` fails with an error.
+void installSignalHandlers();
 
 /// Adds attn-quantize-fp8 with `options` (its pass-option text) to `pm`,
 /// block-m and block-n defaulting to `blockM` / `blockN` (the FP8
