@@ -342,7 +342,6 @@ LogicalResult mlir::attn::writeBundle(ModuleOp module,
       manifest.kernels.push_back(std::move(*entry));
     }
   }
-  manifest.version = bundle::requiredVersion(manifest);
   llvm::StringSet<> names;
   for (const bundle::KernelEntry &entry : manifest.kernels)
     if (!names.insert(entry.name).second)

@@ -32,6 +32,7 @@ namespace mlir::attn::writer {
 
 FailureOr<bundle::Param> workspaceMapParam(nvgpu::TmaCreateDescriptorOp desc,
                                            Value view, int64_t buffer,
+                                           const bundle::Workspace &copy,
                                            gpu::LaunchFuncOp launch);
 void nameQuantizeBuffer(memref::AllocOp alloc, size_t index,
                         bundle::Workspace &buffer);
@@ -99,6 +100,22 @@ FailureOr<bundle::GridDim> gridDim(Value v, const KernelSource &src,
   return dim;
 }
 
+/// The swizzle span of a TMA descriptor in bytes (0: none), as the
+/// manifest records it.
+int64_t swizzleBytes(nvgpu::TensorMapDescriptorType map) {
+  switch (map.getSwizzle()) {
+  case nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE:
+    return 0;
+  case nvgpu::TensorMapSwizzleKind::SWIZZLE_32B:
+    return 32;
+  case nvgpu::TensorMapSwizzleKind::SWIZZLE_64B:
+    return 64;
+  case nvgpu::TensorMapSwizzleKind::SWIZZLE_128B:
+    return 128;
+  }
+  return 0;
+}
+
 /// True for memref.transpose of a rank-4 operand with permutation `perm`.
 bool isTranspose(memref::TransposeOp transpose, ArrayRef<unsigned> perm) {
   AffineMap map = transpose.getPermutation();
@@ -127,7 +144,8 @@ FailureOr<bundle::Param> tensorMapParam(Value arg, const KernelSource &src,
   if (auto buffer =
           source ? workspace.find(viewedBuffer(source)) : workspace.end();
       buffer != workspace.end())
-    return workspaceMapParam(desc, source, buffer - workspace.begin(), launch);
+    return workspaceMapParam(desc, source, buffer - workspace.begin(),
+                             buffer->second, launch);
   auto transpose =
       source ? source.getDefiningOp<memref::TransposeOp>() : nullptr;
   if (transpose)
@@ -177,6 +195,7 @@ FailureOr<bundle::Param> tensorMapParam(Value arg, const KernelSource &src,
       return emitError(launch.getLoc(),
                        "the lowered kernel's launch: TMA boxes are rank 4");
     std::copy(box.rbegin(), box.rend(), param.box.begin());
+    param.swizzle = swizzleBytes(desc.getTensorMap().getType());
     return param;
   }
   bool pagedKV = src.key.pageSize > 0 &&
@@ -219,6 +238,7 @@ FailureOr<bundle::Param> tensorMapParam(Value arg, const KernelSource &src,
         launch.getLoc(),
         "the lowered kernel's launch: TMA boxes are rank 4 [B, H, N, D]");
   std::copy(box.rbegin(), box.rend(), param.box.begin());
+  param.swizzle = swizzleBytes(desc.getTensorMap().getType());
   return param;
 }
 
@@ -286,6 +306,7 @@ FailureOr<WorkspaceMap> readWorkspace(func::FuncOp func,
 /// be zero and it must not interleave: what the runtime encodes.
 FailureOr<bundle::Param> workspaceMapParam(nvgpu::TmaCreateDescriptorOp desc,
                                            Value view, int64_t buffer,
+                                           const bundle::Workspace &copy,
                                            gpu::LaunchFuncOp launch) {
   auto type = cast<MemRefType>(view.getType());
   SmallVector<int64_t> strides;
@@ -319,20 +340,9 @@ FailureOr<bundle::Param> workspaceMapParam(nvgpu::TmaCreateDescriptorOp desc,
   }
   for (int i = 0; i < 3; ++i)
     param.strides[i] = strides[2 - i];
-  switch (map.getSwizzle()) {
-  case nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE:
-    param.swizzle = 0;
-    break;
-  case nvgpu::TensorMapSwizzleKind::SWIZZLE_32B:
-    param.swizzle = 32;
-    break;
-  case nvgpu::TensorMapSwizzleKind::SWIZZLE_64B:
-    param.swizzle = 64;
-    break;
-  case nvgpu::TensorMapSwizzleKind::SWIZZLE_128B:
-    param.swizzle = 128;
-    break;
-  }
+  param.swizzle = swizzleBytes(map);
+  // The copy of V is stored V^T ([B, Hkv, D, Nk]): the view says so.
+  param.transposed = copy.copyOf == Operand::V;
   return param;
 }
 

@@ -156,6 +156,10 @@ int64_t workspaceElementBytes(StringRef dtype) {
       .Default(0);
 }
 
+int64_t dtypeBytes(StringRef dtype) {
+  return dtype == "f16" || dtype == "bf16" ? 2 : workspaceElementBytes(dtype);
+}
+
 int64_t operandRank(Operand operand, const FwdKey &key) {
   return operandRank(operand, key.varlen, key.pageSize > 0);
 }

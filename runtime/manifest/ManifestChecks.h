@@ -52,6 +52,15 @@ llvm::Error checkManifestValues(const Manifest &manifest);
 llvm::Error checkQuantizeOptions(llvm::StringRef options,
                                  const llvm::Twine &at);
 
+/// The element type of operand `op` in a kernel of `key`: the key's dtype,
+/// but a bf16 O for e4m3, f32 LSE and descales, i32 tables.
+llvm::StringRef expectedDtype(Operand op, const FwdKey &key);
+/// Bytes per element of an operand or workspace dtype (0: unknown).
+int64_t dtypeBytes(llvm::StringRef dtype);
+/// The sizes of rank-4 operand `op` ([B, H, N, D]) in a kernel of `key`,
+/// when the key fixes all four.
+std::optional<std::array<int64_t, 4>> staticDims(Operand op, const FwdKey &key);
+
 /// KernelEntry::operands as JSON ({"q": {"dtype": ..., "shape": [...]}})
 /// and back.
 llvm::json::Value operandsToJSON(const std::vector<OperandType> &operands);

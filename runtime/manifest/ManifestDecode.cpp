@@ -112,12 +112,11 @@ static bool fromJSON(const json::Value &value, GridDim &dim, json::Path path) {
   return o && o.map("constant", dim.constant) && o.map("terms", dim.terms);
 }
 
-/// dims (4), strides (3) and swizzle of a workspace buffer's tensor map.
+/// dims (4) and strides (3) of a workspace buffer's tensor map.
 static bool mapWorkspaceView(json::ObjectMapper &o, const json::Value &value,
                              Param &param, json::Path path) {
   std::vector<int64_t> dims, strides;
-  if (!o.map("dims", dims) || !o.map("strides", strides) ||
-      !o.map("swizzle", param.swizzle))
+  if (!o.map("dims", dims) || !o.map("strides", strides))
     return false;
   if (dims.size() != 4 || strides.size() != 3) {
     path.field("dims").report("a workspace tensor map has 4 dims and 3 "
@@ -168,10 +167,10 @@ static bool fromJSON(const json::Value &value, Param &param, json::Path path) {
   // A workspace's tensor map states its view; an operand's follows from the
   // call's tensor.
   bool workspaceMap = inWorkspace && *parsed == Param::Field::TensorMap;
-  for (StringRef key : {"dims", "strides", "swizzle"})
+  for (StringRef key : {"dims", "strides"})
     if (!workspaceMap && value.getAsObject()->get(key)) {
       path.field(key).report("only a workspace buffer's tensor_map states "
-                             "its view (dims, strides, swizzle)");
+                             "its view (dims, strides)");
       return false;
     }
   // json::Path::report takes a literal: one message per key.
@@ -184,6 +183,10 @@ static bool fromJSON(const json::Value &value, Param &param, json::Path path) {
   if (*parsed != Param::Field::TensorMap) {
     if (value.getAsObject()->get("box")) {
       path.field("box").report("only a tensor_map has a box");
+      return false;
+    }
+    if (value.getAsObject()->get("swizzle")) {
+      path.field("swizzle").report("only a tensor_map has a swizzle");
       return false;
     }
     if (value.getAsObject()->get("transposed")) {
@@ -201,7 +204,8 @@ static bool fromJSON(const json::Value &value, Param &param, json::Path path) {
   }
   if (*parsed == Param::Field::TensorMap) {
     std::vector<int64_t> box;
-    if (!o.map("box", box) || !o.mapOptional("transposed", param.transposed) ||
+    if (!o.map("box", box) || !o.map("swizzle", param.swizzle) ||
+        !o.mapOptional("transposed", param.transposed) ||
         !o.mapOptional("heads_inner", param.headsInner) ||
         !o.mapOptional("packed", param.packed))
       return false;
@@ -366,12 +370,13 @@ llvm::Expected<Manifest> parseManifest(StringRef text) {
   const json::Object *top = value->getAsObject();
   std::optional<int64_t> version =
       top ? top->getInteger("version") : std::nullopt;
-  if (version &&
-      (*version < kMinManifestVersion || *version > kManifestVersion))
+  if (version && *version != kManifestVersion)
     return corrupt("manifest.json version",
-                   llvm::formatv("is {0}, this runtime reads {1} to {2}",
-                                 *version, kMinManifestVersion,
-                                 kManifestVersion));
+                   llvm::formatv("is {0}, this runtime reads version {1} "
+                                 "only (it holds each tensor map's recorded "
+                                 "swizzle): rebuild the bundle with "
+                                 "attn-compile",
+                                 *version, kManifestVersion));
   if (llvm::Error err = checkKnownKeys(*value))
     return err;
   Manifest manifest;
@@ -384,17 +389,6 @@ llvm::Expected<Manifest> parseManifest(StringRef text) {
   for (size_t i = 0; i < manifest.kernels.size(); ++i)
     if (llvm::Error err = checkKernel(manifest.kernels[i], i))
       return err;
-  int64_t required = requiredVersion(manifest);
-  if (manifest.version < required)
-    return corrupt(
-        "manifest.json version",
-        llvm::formatv("is {0}, but {1} need version {2}", manifest.version,
-                      required == 4 ? "quantized kernels (quantize_fp8, "
-                                      "typed workspace buffers, their "
-                                      "tensor maps)"
-                                    : "kernels of several launches (splits, "
-                                      "then, workspace)",
-                      required));
   return manifest;
 }
 

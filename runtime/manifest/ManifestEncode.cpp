@@ -80,12 +80,13 @@ static json::Value toJSON(const Param &param) {
     obj["operand"] = operandName(param.operand);
   if (param.field == Param::Field::Size || param.field == Param::Field::Stride)
     obj["index"] = param.index;
-  if (param.field == Param::Field::TensorMap)
+  if (param.field == Param::Field::TensorMap) {
     obj["box"] = json::Array(param.box);
+    obj["swizzle"] = param.swizzle;
+  }
   if (param.field == Param::Field::TensorMap && param.workspace >= 0) {
     obj["dims"] = json::Array(param.dims);
     obj["strides"] = json::Array(param.strides);
-    obj["swizzle"] = param.swizzle;
   }
   if (param.transposed)
     obj["transposed"] = true;
@@ -157,31 +158,6 @@ static json::Value toJSON(const KernelEntry &kernel) {
   if (!kernel.operands.empty())
     out["operands"] = operandsToJSON(kernel.operands);
   return out;
-}
-
-/// Whether `kernel` uses what version 4 added.
-static bool needsVersion4(const KernelEntry &kernel) {
-  if (kernel.isQuantized())
-    return true;
-  for (const Workspace &buffer : kernel.workspace)
-    if (buffer.dtype != "f32" || buffer.copyOf)
-      return true;
-  for (size_t i = 0; i < kernel.numLaunches(); ++i)
-    for (const Param &p : kernel.launch(i).params)
-      if (p.workspace >= 0 && p.field == Param::Field::TensorMap)
-        return true;
-  return false;
-}
-
-int64_t requiredVersion(const Manifest &manifest) {
-  for (const KernelEntry &kernel : manifest.kernels)
-    if (needsVersion4(kernel))
-      return 4;
-  for (const KernelEntry &kernel : manifest.kernels)
-    if (!kernel.then.empty() || !kernel.workspace.empty() ||
-        kernel.key.splits != 1)
-      return 3;
-  return 2;
 }
 
 json::Value toJSON(const Manifest &manifest) {

@@ -118,6 +118,8 @@ std::vector<Dim> expectedDims(Operand op, const FwdKey &k) {
   return {};
 }
 
+} // namespace
+
 /// The element type of `op` in a kernel of `k`: the key's dtype, but a
 /// bf16 O for e4m3, f32 LSE and descales, i32 tables.
 StringRef expectedDtype(Operand op, const FwdKey &k) {
@@ -130,6 +132,22 @@ StringRef expectedDtype(Operand op, const FwdKey &k) {
     return "bf16";
   return k.dtype;
 }
+
+std::optional<std::array<int64_t, 4>> staticDims(Operand op,
+                                                 const FwdKey &key) {
+  std::vector<Dim> dims = expectedDims(op, key);
+  if (dims.size() != 4)
+    return std::nullopt;
+  std::array<int64_t, 4> out;
+  for (size_t i = 0; i < 4; ++i) {
+    if (!dims[i].value)
+      return std::nullopt;
+    out[i] = *dims[i].value;
+  }
+  return out;
+}
+
+namespace {
 
 std::string dimText(const std::optional<int64_t> &d) {
   return d ? std::to_string(*d) : std::string("dynamic");

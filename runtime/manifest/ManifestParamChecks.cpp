@@ -20,88 +20,74 @@ using llvm::StringRef;
 
 namespace attn::bundle {
 
-/// Rows of one page a paged kernel's K/V box holds: min(page_size,
-/// block_n).
-static int64_t pagedBoxRows(const FwdKey &key) {
-  return std::min(key.pageSize, key.blockN);
+/// What TMA (cuTensorMapEncodeTiled) takes of any tensor map's box and
+/// swizzle, as the compiler recorded them: a swizzle span of 0, 32, 64 or
+/// 128 bytes; box entries in [1, 256]; the innermost box extent a multiple
+/// of 16 bytes and, when swizzled, within the span. `at` names the
+/// parameter ("kernels[0].params[3]").
+static llvm::Error checkMapBox(const Param &p, int64_t elementBytes,
+                               const std::string &at) {
+  if (p.swizzle != 0 && p.swizzle != 32 && p.swizzle != 64 && p.swizzle != 128)
+    return corrupt(
+        at + ".swizzle",
+        llvm::formatv("must be 0, 32, 64 or 128 (bytes), got {0}", p.swizzle));
+  if (llvm::any_of(p.box, [](int64_t b) { return b < 1 || b > 256; }))
+    return corrupt(at + ".box",
+                   llvm::formatv("entries must be in [1, 256] (TMA's box "
+                                 "limit), got [{0}, {1}, {2}, {3}]",
+                                 p.box[0], p.box[1], p.box[2], p.box[3]));
+  int64_t innerBytes = p.box[0] * elementBytes;
+  if (innerBytes % 16 != 0 || (p.swizzle > 0 && innerBytes > p.swizzle))
+    return corrupt(at + ".box",
+                   llvm::formatv("the innermost extent {0} ({1} bytes of "
+                                 "{2}-byte elements) must be a multiple of "
+                                 "16 bytes{3}",
+                                 p.box[0], innerBytes, elementBytes,
+                                 p.swizzle > 0
+                                     ? llvm::formatv(" within the swizzle "
+                                                     "span of {0}",
+                                                     p.swizzle)
+                                           .str()
+                                     : std::string()));
+  return llvm::Error::success();
 }
 
-/// The K or V map of a paged kernel (never e4m3): heads_inner, viewing the
-/// [num_pages, page_size, Hkv, D] cache as (D, page_size, Hkv, num_pages)
-/// innermost first, in boxes of min(page_size, block_n) rows of one page of
-/// one KV head.
-static llvm::Error checkPagedMap(const KernelEntry &kernel, const Param &p,
-                                 const llvm::Twine &at) {
+/// The view a tensor map of an operand takes of the call's tensor, held to
+/// the key: packed exactly in a varlen kernel (but for a paged kernel's k
+/// and v, which read the caches); transposed exactly for the v of an e4m3
+/// kernel (V^T storage); heads_inner only for q and o (GQA packing, G heads
+/// per box where the key's static head counts give G = Hq / Hkv) and
+/// exactly for a paged kernel's k and v, whose boxes stay inside one page;
+/// the plain (D, N, H, B) view in a backward kernel, of q, k, v and dout.
+static llvm::Error checkMapView(const KernelEntry &kernel, const Param &p,
+                                const llvm::Twine &at) {
+  const FwdKey &key = kernel.key;
   StringRef name = operandName(p.operand);
-  if (!p.headsInner)
-    return corrupt(at + ".params",
-                   "the tensor map of " + name +
-                       " in a paged K/V kernel must be heads_inner (the "
-                       "[num_pages, page_size, Hkv, D] cache as (D, "
-                       "page_size, Hkv, num_pages))");
-  int64_t rows = pagedBoxRows(kernel.key);
-  if (p.box != std::array<int64_t, 4>{64, rows, 1, 1})
-    return corrupt(at + ".params",
-                   llvm::formatv("the tensor map box of {0} in a paged K/V "
-                                 "kernel must be [64, min(page_size, block_n) "
-                                 "= {1}, 1, 1], got [{2}, {3}, {4}, {5}]",
-                                 name, rows, p.box[0], p.box[1], p.box[2],
-                                 p.box[3]));
-  return llvm::Error::success();
-}
-/// A tensor map of a backward kernel: q or dout (dO) in boxes [64, block_m, 1,
-/// 1], k or v in boxes [64, block_n, 1, 1] (one 128-byte swizzle span of D by
-/// the tile's rows), plain (D, N, H, B) views.
-static llvm::Error checkBwdTensorMap(const KernelEntry &kernel, const Param &p,
-                                     const llvm::Twine &at) {
-  bool qdo = p.operand == Operand::Q || p.operand == Operand::DO;
   bool kv = p.operand == Operand::K || p.operand == Operand::V;
-  if (!qdo && !kv)
-    return corrupt(at + ".params", "tensor maps of a backward kernel are for "
-                                   "q, k, v and dout");
-  if (p.transposed || p.headsInner || p.packed)
-    return corrupt(at + ".params", "tensor maps of a backward kernel are "
-                                   "plain (D, N, H, B) views");
-  int64_t rows = qdo ? kernel.key.blockM : kernel.key.blockN;
-  if (p.box != std::array<int64_t, 4>{64, rows, 1, 1})
-    return corrupt(at + ".params",
-                   llvm::formatv("the tensor map box of {0} in a backward "
-                                 "kernel must be [64, {1}, 1, 1] ({2}), got "
-                                 "[{3}, {4}, {5}, {6}]",
-                                 operandName(p.operand), rows,
-                                 qdo ? "block_m" : "block_n", p.box[0],
-                                 p.box[1], p.box[2], p.box[3]));
-  return llvm::Error::success();
-}
-
-/// A tensor map of a wgmma kernel: q, k, v or o; a box of one 128-byte
-/// swizzle span innermost (64 f16/bf16 or 128 e4m3 elements), at most 256
-/// rows, 1 head, 1 batch; transposed exactly for the V of an e4m3 kernel
-/// (V^T storage: the span runs along Nk); heads_inner only for q and o (GQA
-/// packing: G >= 2 heads of rows / G queries, at most 256 rows), and for k
-/// and v exactly in a paged kernel (checkPagedMap).
-static llvm::Error checkTensorMap(const KernelEntry &kernel, const Param &p,
-                                  const llvm::Twine &at) {
-  if (kernel.isBackward())
-    return checkBwdTensorMap(kernel, p, at);
-  if (kernel.key.path != "wgmma" ||
-      !(p.operand == Operand::Q || p.operand == Operand::K ||
-        p.operand == Operand::V || p.operand == Operand::O))
+  if (kernel.isBackward()) {
+    if (!kv && p.operand != Operand::Q && p.operand != Operand::DO)
+      return corrupt(at + ".params", "tensor maps of a backward kernel are "
+                                     "for q, k, v and dout");
+    if (p.transposed || p.headsInner || p.packed)
+      return corrupt(at + ".params", "tensor maps of a backward kernel are "
+                                     "plain (D, N, H, B) views");
+    return llvm::Error::success();
+  }
+  if (key.path != "wgmma" ||
+      !(kv || p.operand == Operand::Q || p.operand == Operand::O))
     return corrupt(at + ".params", "tensor maps are for q, k, v and o "
                                    "of wgmma kernels");
-  bool fp8 = kernel.key.dtype == "e4m3";
-  StringRef name = operandName(p.operand);
-  bool kv = p.operand == Operand::K || p.operand == Operand::V;
+  bool fp8 = key.dtype == "e4m3";
   // A varlen paged kernel reads K and V from the caches like any paged one.
-  bool pagedKV = kernel.key.pageSize > 0 && kv;
-  if (p.packed != (kernel.key.varlen && !pagedKV))
+  bool pagedKV = key.pageSize > 0 && kv;
+  if (p.packed != (key.varlen && !pagedKV))
     return corrupt(at + ".params",
                    p.packed && pagedKV
                        ? "the tensor map of " + name +
                              " in a paged K/V kernel reads the [num_pages, "
                              "page_size, Hkv, D] cache: heads_inner, not "
                              "packed (varlen or not)"
-                   : kernel.key.varlen
+                   : key.varlen
                        ? "the tensor map of " + name +
                              " in a varlen kernel must be packed (the "
                              "[total, H, D] operand as (D, total, H, 1))"
@@ -118,36 +104,47 @@ static llvm::Error checkTensorMap(const KernelEntry &kernel, const Param &p,
                          "transposed (V^T storage, unit stride along Nk)"
                        : "the tensor map of v is transposed, but only e4m3 "
                          "kernels take V^T storage");
-  if (pagedKV)
-    return checkPagedMap(kernel, p, at);
+  if (pagedKV) {
+    if (!p.headsInner)
+      return corrupt(at + ".params",
+                     "the tensor map of " + name +
+                         " in a paged K/V kernel must be heads_inner (the "
+                         "[num_pages, page_size, Hkv, D] cache as (D, "
+                         "page_size, Hkv, num_pages))");
+    if (p.box[1] > key.pageSize || p.box[2] != 1 || p.box[3] != 1)
+      return corrupt(at + ".params",
+                     llvm::formatv("the tensor map box of {0} in a paged K/V "
+                                   "kernel holds rows of one page of one KV "
+                                   "head: [*, rows <= page_size = {1}, 1, 1], "
+                                   "got [{2}, {3}, {4}, {5}]",
+                                   name, key.pageSize, p.box[0], p.box[1],
+                                   p.box[2], p.box[3]));
+    return llvm::Error::success();
+  }
   if (p.headsInner && p.operand != Operand::Q && p.operand != Operand::O)
     return corrupt(at + ".params",
                    "the tensor map of " + name +
                        " has heads_inner; only q's and o's may (GQA "
                        "packing), and k's and v's in a paged K/V kernel");
-  // O is bf16 in an e4m3 kernel.
-  int64_t elementBytes = fp8 && p.operand != Operand::O ? 1 : 2;
-  int64_t span = 128 / elementBytes;
-  if (p.headsInner) {
-    if (p.box[0] != span || p.box[1] < 2 || p.box[2] < 1 ||
-        p.box[1] * p.box[2] > 256 || p.box[3] != 1)
-      return corrupt(at + ".params",
-                     llvm::formatv("a heads_inner tensor map box must be "
-                                   "[{0}, G >= 2, rows / G, 1] with at most "
-                                   "256 rows for {1}, got [{2}, {3}, {4}, {5}]",
-                                   span, name, p.box[0], p.box[1], p.box[2],
-                                   p.box[3]));
-    return llvm::Error::success();
-  }
-  if (p.box[0] != span || p.box[1] < 1 || p.box[1] > 256 || p.box[2] != 1 ||
-      p.box[3] != 1)
+  if (p.headsInner && (!key.numHeadsQ || !key.numHeadsKV ||
+                       p.box[1] * *key.numHeadsKV != *key.numHeadsQ))
     return corrupt(at + ".params",
-                   llvm::formatv("tensor map box must be [{0}, 1..256, 1, 1] "
-                                 "for {1} ({0} elements: one 128-byte swizzle "
-                                 "span{2}), got [{3}, {4}, {5}, {6}]",
-                                 span, name, p.transposed ? " of Nk" : "",
-                                 p.box[0], p.box[1], p.box[2], p.box[3]));
+                   llvm::formatv("the heads_inner tensor map of {0} packs "
+                                 "{1} heads; GQA packing needs static "
+                                 "num_heads_q = {1} * num_heads_kv",
+                                 name, p.box[1]));
   return llvm::Error::success();
+}
+
+/// A tensor map of an operand: its view (checkMapView), then its box and
+/// swizzle (checkMapBox) in the operand's element type.
+static llvm::Error checkTensorMap(const KernelEntry &kernel, const Param &p,
+                                  const llvm::Twine &at, size_t index) {
+  if (llvm::Error err = checkMapView(kernel, p, at))
+    return err;
+  int64_t bytes = dtypeBytes(expectedDtype(p.operand, kernel.key));
+  return checkMapBox(p, bytes,
+                     llvm::formatv("{0}.params[{1}]", at, index).str());
 }
 
 /// Bit of a memref-descriptor field: pointers, offset, sizes, strides.
@@ -170,7 +167,7 @@ checkLaunchParams(const KernelEntry &kernel, const KernelLaunch &launch,
   using Field = Param::Field;
   // Per operand: which descriptor fields appear (3 + 2 * rank bits).
   std::array<llvm::SmallBitVector, kNumOperands> seen;
-  for (const Param &p : launch.params) {
+  for (const auto &[i, p] : llvm::enumerate(launch.params)) {
     if (p.workspace >= 0)
       continue;
     if (auto why = whyAbsent(kernel, p.operand))
@@ -194,7 +191,7 @@ checkLaunchParams(const KernelEntry &kernel, const KernelLaunch &launch,
     if (p.index < 0 || p.index >= rank)
       return corrupt(at + ".params", "index out of the operand's rank");
     if (p.field == Field::TensorMap) {
-      if (llvm::Error err = checkTensorMap(kernel, p, at))
+      if (llvm::Error err = checkTensorMap(kernel, p, at, i))
         return err;
       hasPointer[op] = true;
       continue;
@@ -226,25 +223,21 @@ static int64_t staticElements(const Workspace &buffer) {
 }
 
 /// A tensor map over a workspace buffer (a quantized kernel's e4m3 copy):
-/// swizzle 0, 32, 64 or 128 bytes; a box of 1 to 256 per dimension whose
-/// inner extent is a multiple of 16 bytes within the swizzle span; dims in
-/// [1, 2^32], strides multiples of 16 bytes below 2^40; and the view inside
-/// the buffer: sum((dims[i] - 1) * stride[i]) < its elements.
+/// its box and swizzle (checkMapBox); dims in [1, 2^32], strides multiples
+/// of 16 bytes below 2^40; and the view inside the buffer:
+/// sum((dims[i] - 1) * stride[i]) < its elements.
 static llvm::Error checkWorkspaceMap(const Workspace &buffer, const Param &p,
-                                     const llvm::Twine &at) {
+                                     const llvm::Twine &at, size_t index) {
   if (!buffer.copyOf)
     return corrupt(at, "tensor maps of workspace buffers are of the e4m3 "
                        "copies (copy_of) of a quantized kernel");
+  if (p.headsInner || p.packed)
+    return corrupt(at, "a workspace tensor map states its view (dims, "
+                       "strides): it is not heads_inner or packed");
   int64_t elt = workspaceElementBytes(buffer.dtype);
-  bool swizzleOk =
-      p.swizzle == 0 || p.swizzle == 32 || p.swizzle == 64 || p.swizzle == 128;
-  if (!swizzleOk ||
-      llvm::any_of(p.box, [](int64_t b) { return b < 1 || b > 256; }) ||
-      (p.box[0] * elt) % 16 != 0 ||
-      (p.swizzle > 0 && p.box[0] * elt > p.swizzle))
-    return corrupt(at, "a workspace tensor map needs swizzle 0, 32, 64 or "
-                       "128 and box entries in [1, 256], the innermost a "
-                       "multiple of 16 bytes within the swizzle span");
+  if (llvm::Error err =
+          checkMapBox(p, elt, llvm::formatv("{0}[{1}]", at, index).str()))
+    return err;
   int64_t last = 0; // offset of the view's last element
   for (int i = 0; i < 4; ++i) {
     int64_t stride = i == 0 ? 1 : p.strides[i - 1];
@@ -273,7 +266,7 @@ static llvm::Error checkWorkspaceParams(const KernelEntry &kernel,
                                         const KernelLaunch &launch,
                                         const llvm::Twine &at) {
   std::vector<llvm::SmallBitVector> seen(kernel.workspace.size());
-  for (const Param &p : launch.params) {
+  for (const auto &[i, p] : llvm::enumerate(launch.params)) {
     if (p.workspace < 0)
       continue;
     if (p.workspace >= int64_t(kernel.workspace.size()))
@@ -281,7 +274,7 @@ static llvm::Error checkWorkspaceParams(const KernelEntry &kernel,
                                      "does not have");
     const Workspace &buffer = kernel.workspace[p.workspace];
     if (p.field == Param::Field::TensorMap) {
-      if (llvm::Error err = checkWorkspaceMap(buffer, p, at + ".params"))
+      if (llvm::Error err = checkWorkspaceMap(buffer, p, at + ".params", i))
         return err;
       continue;
     }
@@ -299,11 +292,11 @@ static llvm::Error checkWorkspaceParams(const KernelEntry &kernel,
   return llvm::Error::success();
 }
 
-/// Every parameter names an operand the kernel has; a tensor map has a box
-/// the kernels use; an operand passed as a memref descriptor passes all of
-/// it (pointers, offset, every size and stride); q, k, v, o (and lse, and
-/// for e4m3 the three descales) reach one of its launches;
-/// workspace buffers are passed whole.
+/// Every parameter names an operand the kernel has; a tensor map has a view
+/// of the operand the key gives it and a box TMA takes; an operand passed as a
+/// memref descriptor passes all of it (pointers, offset, every size and
+/// stride); q, k, v, o (and lse, and for e4m3 the three descales) reach one of
+/// its launches; workspace buffers are passed whole.
 llvm::Error checkParams(const KernelEntry &kernel, const llvm::Twine &at) {
   bool fp8 = kernel.key.dtype == "e4m3";
   std::array<bool, kNumOperands> hasPointer = {};

@@ -61,6 +61,14 @@ Status checkPointer(const DriverApi &driver, const attn_tensor &t,
   return Status::success();
 }
 
+/// The manifest's swizzle span (bytes) as the driver names it.
+static CUtensorMapSwizzle swizzleOf(int64_t bytes) {
+  return bytes == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
+         : bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+         : bytes == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
+                       : CU_TENSOR_MAP_SWIZZLE_NONE;
+}
+
 /// A CUtensorMap as the kernel takes it (by value, 64-byte aligned).
 struct alignas(64) TensorMap {
   CUtensorMap map;
@@ -69,7 +77,7 @@ struct alignas(64) TensorMap {
 /// Encodes `t` as the rank-4 tensor (D, N, H, B), or (N, D, H, B) for a
 /// transposed map (FP8 V^T storage), or (D, H, N, B) for a heads_inner map
 /// (GQA packing; a paged [num_pages, page_size, Hkv, D] cache comes out as
-/// (D, page_size, Hkv, num_pages)), in boxes of `param.box` (128-byte
+/// (D, page_size, Hkv, num_pages)), in boxes of `param.box` (the recorded
 /// swizzle, out-of-bounds elements zero). e4m3 maps are UINT8: TMA copies
 /// bytes. A dimension of size 1 has no meaningful stride: it gets the
 /// packed one, so that any stride a caller left there is never put into the
@@ -128,7 +136,7 @@ static Status encodeTensorMap(const DriverApi &driver, const Param &param,
                                       : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   CUresult r = driver.tensorMapEncodeTiled(
       &out.map, type, 4, t.data, dims, strides, box, ones,
-      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, swizzleOf(param.swizzle),
       CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
     return invalid(
@@ -146,13 +154,6 @@ struct WorkspaceBuffers {
   std::vector<CUdeviceptr> ptrs;
   std::vector<std::vector<int64_t>> shapes;
 };
-
-static CUtensorMapSwizzle swizzleOf(int64_t bytes) {
-  return bytes == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
-         : bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
-         : bytes == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
-                       : CU_TENSOR_MAP_SWIZZLE_NONE;
-}
 
 /// Encodes the view a workspace tensor map states (a quantized kernel's
 /// e4m3 copy: dims, strides and swizzle from the manifest, which checked

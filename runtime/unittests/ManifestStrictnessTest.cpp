@@ -377,13 +377,13 @@ TEST(ManifestSize, TooManyBytesObjectsOrKernels) {
   std::string padded = text + std::string((16 << 20) + 1 - text.size(), ' ');
   EXPECT_ERROR(padded, "manifest.json: is 16777217 bytes, more than the "
                        "16777216 a manifest may have");
-  std::string objects = "{\"version\": 4, \"pad\": [{}";
+  std::string objects = "{\"version\": 5, \"pad\": [{}";
   for (int i = 0; i < (1 << 18); ++i)
     objects += ",{}";
   objects += "]}";
   EXPECT_ERROR(objects, "manifest.json: has 262146 JSON objects, more than "
                         "the 262144 a manifest may have");
-  std::string kernels = "{\"version\": 4, \"generator\": \"g\", "
+  std::string kernels = "{\"version\": 5, \"generator\": \"g\", "
                         "\"chip\": \"sm_90a\", \"kernels\": [{}";
   for (int i = 1; i < 1025; ++i)
     kernels += ", {}";
@@ -397,7 +397,7 @@ TEST(ManifestSize, HugeManifestIsRefusedFast) {
   json::Value one = toJSON(manifestOf({fwdKernel("k")}));
   std::string entry =
       llvm::formatv("{0}", (*one.getAsObject()->getArray("kernels"))[0]).str();
-  std::string text = "{\"version\": 4, \"generator\": \"g\", \"chip\": "
+  std::string text = "{\"version\": 5, \"generator\": \"g\", \"chip\": "
                      "\"sm_90a\", \"kernels\": [" +
                      entry;
   while (text.size() < (30u << 20))

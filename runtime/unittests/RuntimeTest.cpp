@@ -925,6 +925,22 @@ TEST_F(FakeLaunch, TensorMapsAreEncodedPerCallAndPassedByValue) {
   EXPECT_EQ(q.strides[1], 128u * 2);
 }
 
+// An operand's tensor map is encoded with the swizzle the manifest records
+// (version 5), not one the runtime assumes.
+TEST_F(FakeLaunch, TensorMapsUseTheRecordedSwizzle) {
+  KernelEntry k = wgmmaKernel("k");
+  k.params[0].swizzle = 64;
+  k.params[0].box[0] = 32;
+  load({k});
+  state.paramsPerLaunch = k.params.size();
+  attn_fwd_args args = smallArgs();
+  EXPECT_STATUS(attn_fwd(bundle, &args, stream), ATTN_SUCCESS, "");
+  ASSERT_EQ(state.encodes.size(), 3u);
+  EXPECT_EQ(state.encodes[0].swizzle, CU_TENSOR_MAP_SWIZZLE_64B);
+  EXPECT_EQ(state.encodes[0].box[0], 32u);
+  EXPECT_EQ(state.encodes[1].swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
+}
+
 // The TMA-store epilogue: O reaches the kernel as a tensor map only, encoded
 // like q's (here a [B, N, H, D] view) with 64-row boxes.
 TEST_F(FakeLaunch, OTensorMapIsEncodedFromItsView) {

@@ -402,11 +402,12 @@ inline KernelEntry bwdKernel(const std::string &name) {
 }
 
 /// A workspace tensor map of buffer `buffer`: dims (innermost first),
-/// strides of dims 1 to 3 and box, 128-byte swizzle.
+/// strides of dims 1 to 3 and box, 128-byte swizzle (`transposed`: V^T).
 inline Param workspaceMap(int64_t buffer, std::array<int64_t, 4> dims,
                           std::array<int64_t, 3> strides,
-                          std::array<int64_t, 4> box) {
+                          std::array<int64_t, 4> box, bool transposed = false) {
   Param map;
+  map.transposed = transposed;
   map.field = Param::Field::TensorMap;
   map.workspace = buffer;
   map.dims = dims;
@@ -456,7 +457,8 @@ inline KernelEntry quantizedKernel(const std::string &name) {
   attention.threads = {384, 1, 1};
   attention.dynamicSharedBytes = 180224;
   attention.params = {
-      workspaceMap(4, {128, 128, 2, 1}, {128, 16384, 32768}, {128, 128, 1, 1}),
+      workspaceMap(4, {128, 128, 2, 1}, {128, 16384, 32768}, {128, 128, 1, 1},
+                   /*transposed=*/true),
       workspaceMap(2, {128, 128, 2, 1}, {128, 16384, 32768}, {128, 128, 1, 1}),
       workspaceMap(0, {128, 100, 4, 1}, {128, 12800, 51200}, {128, 128, 1, 1})};
   appendWorkspace(attention.params, 5, 2);

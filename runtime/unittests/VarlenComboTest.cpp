@@ -87,8 +87,8 @@ TEST(VarlenPagedManifest, CachesAreReadThroughPagedMaps) {
   k = varlenPagedKernel("vp", 16);
   mapOf(k, Operand::V).box = {64, 128, 1, 1};
   EXPECT_HAS(manifestError({k}), "the tensor map box of v in a paged K/V "
-                                 "kernel must be [64, min(page_size, "
-                                 "block_n) = 16, 1, 1]");
+                                 "kernel holds rows of one page of one KV "
+                                 "head: [*, rows <= page_size = 16, 1, 1]");
 }
 
 // The key counts come from cu_seqlens_k: cache_seqlens is no operand of a
@@ -125,9 +125,8 @@ TEST(VarlenPagedManifest, BlockTableButNoCacheSeqlens) {
 TEST(VarlenSplitManifest, WorkspaceOfTotalQRows) {
   EXPECT_EQ(manifestError({varlenSplitKernel("vs", 4)}), "");
   EXPECT_EQ(manifestError({varlenSplitKernel("vps", 4, 16)}), "");
-  EXPECT_HAS(manifestError({varlenSplitKernel("vs", 4)}, 2),
-             "kernels of several launches (splits, then, workspace) need "
-             "version 3");
+  EXPECT_HAS(manifestError({varlenSplitKernel("vs", 4)}, 3),
+             "is 3, this runtime reads version 5 only");
   llvm::Expected<Manifest> parsed =
       parseManifest(manifestText(manifestOf({varlenSplitKernel("vs", 4)})));
   ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());

@@ -23,19 +23,13 @@
 
 namespace attn::bundle {
 
-/// Version of the manifest schema this code writes at most and reads (2: each
-/// kernel records its path and the SHA-256 of its cubin, grid dimensions are
-/// products of terms, parameters may be tensor maps; 3: a kernel may be a
-/// sequence of launches sharing a workspace: split-KV, and the backward's
-/// kind "bwd", which older readers refuse by its kind). The writer writes
-/// the oldest version that expresses the bundle: 3 only when a kernel has
-/// more than one launch, so a version-2 reader, which would ignore the
-/// later launches, refuses it instead; 4: workspace buffers with a dtype
-/// (f32, i32, e4m3), tensor maps over them, and quantized kernels (a key's
-/// quantize_fp8: bf16 operands quantized to e4m3 in the kernel's own
-/// launches), written only for bundles that use them.
-constexpr int64_t kManifestVersion = 4;
-constexpr int64_t kMinManifestVersion = 2;
+/// Version of the manifest schema this code writes and reads. 5: every
+/// tensor map records its swizzle as the compiler built it, and the reader
+/// holds what is recorded to CUDA's and TMA's limits, to the key and to the
+/// call, without the compiler's tiling rules (thread counts, box rows) that
+/// versions 2 to 4 were checked against; a manifest of another version is
+/// refused (rebuild the bundle with attn-compile).
+constexpr int64_t kManifestVersion = 5;
 
 /// The operands of a forward kernel, in attn.attention order: the FP8
 /// (e4m3) descales [B, Hkv], then a paged K/V cache's block table
@@ -167,8 +161,10 @@ struct GridDim {
 /// scalar operand (max_seqlen_q), one 64-bit integer. A TensorMap of a
 /// workspace buffer (a quantized kernel's e4m3 copies) states its view
 /// itself: `dims` (innermost first) and `strides` of dims 1 to 3, in
-/// elements of the buffer, from its first element, with `swizzle` bytes
-/// (0, 32, 64 or 128).
+/// elements of the buffer, from its first element (`transposed`: the copy
+/// of V stored V^T, dims (Nk, D, Hkv, B)). Every tensor map records the
+/// `swizzle` span in bytes (0, 32, 64 or 128) of the compiler's
+/// descriptor.
 struct Param {
   enum class Field {
     AllocatedPtr,
@@ -189,9 +185,10 @@ struct Param {
   /// >= 0: the parameter describes workspace buffer `workspace` of the
   /// kernel (a contiguous fp32 memref) instead of `operand`.
   int64_t workspace = -1;
-  /// For a TensorMap of a workspace buffer: its view and swizzle.
+  /// For a TensorMap of a workspace buffer: its view.
   std::array<int64_t, 4> dims = {0, 0, 0, 0};
   std::array<int64_t, 3> strides = {0, 0, 0};
+  /// For every TensorMap: the swizzle span in bytes (0: none).
   int64_t swizzle = 128;
 };
 llvm::StringRef fieldName(Param::Field field);
@@ -292,17 +289,13 @@ struct Manifest {
 };
 
 llvm::json::Value toJSON(const Manifest &manifest);
-/// The oldest version that expresses `manifest`: 4 when a kernel is
-/// quantized or has workspace buffers other than f32 or tensor maps over
-/// them, 3 when a kernel has several launches (split-KV), else 2.
-int64_t requiredVersion(const Manifest &manifest);
-
 /// The operand types the writer recorded (KernelEntry::operands, when
 /// present) are those of the key: one per tensor operand the kernel has,
 /// of its rank and dtype, each dimension the key fixes equal to the key's
 /// value (null where the key is dynamic) and the others dynamic. The
 /// writer checks a kernel function with it before compiling.
 llvm::Error checkOperandTypes(const KernelEntry &kernel, const llvm::Twine &at);
+
 bool fromJSON(const llvm::json::Value &value, Manifest &manifest,
               llvm::json::Path path);
 
