@@ -61,6 +61,17 @@ int64_t dtypeBytes(llvm::StringRef dtype);
 /// when the key fixes all four.
 std::optional<std::array<int64_t, 4>> staticDims(Operand op, const FwdKey &key);
 
+/// The lengths of one call, for checks that evaluate a launch's grid; each
+/// one the key fixes is the key's.
+struct CallSample {
+  int64_t batch, numHeadsQ, numHeadsKV, seqLenQ, seqLenK;
+};
+/// Size `dim` of operand `op` (the value of a scalar operand) in a call of
+/// `sample` to a kernel of `key`: [B, Hq, Nq, D], varlen's total = B * N,
+/// paged caches of ceil(Nk / page_size) pages per sequence.
+int64_t sampleSize(Operand op, int64_t dim, const FwdKey &key,
+                   const CallSample &sample);
+
 /// KernelEntry::operands as JSON ({"q": {"dtype": ..., "shape": [...]}})
 /// and back.
 llvm::json::Value operandsToJSON(const std::vector<OperandType> &operands);
@@ -75,6 +86,9 @@ bool operandsFromJSON(const llvm::json::Value &value,
 llvm::Error checkKey(const FwdKey &key, const llvm::Twine &at);
 /// What a backward ("bwd") kernel's key must be.
 llvm::Error checkBwdKey(const FwdKey &key, const llvm::Twine &at);
+/// The attention launch's grid covers the output, and every launch's shared
+/// memory holds its largest TMA box (ManifestCoverage.cpp).
+llvm::Error checkCoverage(const KernelEntry &kernel, const llvm::Twine &at);
 /// A grid or workspace term names an operand and dimension the kernel has.
 llvm::Error checkGridTerm(const KernelEntry &kernel, const GridTerm &t,
                           const llvm::Twine &at);

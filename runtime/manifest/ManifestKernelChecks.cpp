@@ -243,8 +243,9 @@ llvm::Error checkKernel(const KernelEntry &kernel, size_t index) {
   if (llvm::Error err = checkOperandTypes(kernel, at))
     return err;
   if (kernel.isQuantized())
-    return checkCopyViews(kernel, at);
-  return llvm::Error::success();
+    if (llvm::Error err = checkCopyViews(kernel, at))
+      return err;
+  return checkCoverage(kernel, at);
 }
 
 } // namespace attn::bundle

@@ -13,6 +13,7 @@
 #include "llvm/Support/SHA256.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace attn::bundle;
 namespace json = llvm::json;
@@ -114,8 +115,10 @@ llvm::Error checkKey(const FwdKey &key, const llvm::Twine &at) {
     return corrupt(at + ".key.path", "e4m3 kernels are \"wgmma\" kernels");
   if (key.blockM <= 0 || key.blockN <= 0)
     return corrupt(at + ".key", "block_m and block_n must be > 0");
-  if (!std::isfinite(key.scale) || key.scale <= 0)
-    return corrupt(at + ".key.scale", "must be finite and > 0");
+  // The compiler's rule: the kernels scale in f32 with .ftz arithmetic.
+  auto scale = static_cast<float>(key.scale);
+  if (!std::isfinite(scale) || scale < std::numeric_limits<float>::min())
+    return corrupt(at + ".key.scale", "must be a positive normal f32");
   // attn-compile refuses static lengths of 0 (they are dynamic instead).
   for (const auto &len :
        {key.batch, key.numHeadsQ, key.numHeadsKV, key.seqLenQ, key.seqLenK})

@@ -10,7 +10,9 @@
 
 #include "ManifestChecks.h"
 
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 using llvm::formatv;
 using llvm::StringRef;
@@ -119,6 +121,34 @@ std::vector<Dim> expectedDims(Operand op, const FwdKey &k) {
 }
 
 } // namespace
+
+int64_t sampleSize(Operand op, int64_t dim, const FwdKey &key,
+                   const CallSample &s) {
+  if (op == Operand::MaxSeqlenQ)
+    return s.seqLenQ;
+  if (op == Operand::MaxSeqlenK)
+    return s.seqLenK;
+  std::vector<Dim> dims = expectedDims(op, key);
+  if (dim < 0 || dim >= static_cast<int64_t>(dims.size()))
+    return 0;
+  const Dim &d = dims[dim];
+  int64_t pages = key.pageSize > 0 ? llvm::divideCeil(s.seqLenK, key.pageSize)
+                                   : 0;
+  return llvm::StringSwitch<int64_t>(d.name)
+      .Case("batch", s.batch)
+      .Case("num_heads_q", s.numHeadsQ)
+      .Case("num_heads_kv", s.numHeadsKV)
+      .Case("seqlen_q", s.seqLenQ)
+      .Case("seqlen_k", s.seqLenK)
+      .Case("head_dim", key.headDim)
+      .Case("page_size", key.pageSize)
+      .Case("total_q", s.batch * s.seqLenQ)
+      .Case("total_k", s.batch * s.seqLenK)
+      .Case("num_pages", s.batch * pages)
+      .Case("max_pages", pages)
+      .Case("batch + 1", s.batch + 1)
+      .Default(0);
+}
 
 /// The element type of `op` in a kernel of `k`: the key's dtype, but a
 /// bf16 O for e4m3, f32 LSE and descales, i32 tables.

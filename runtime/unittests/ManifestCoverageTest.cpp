@@ -1,0 +1,136 @@
+//===- ManifestCoverageTest.cpp - grids cover O, boxes fit ----------------===//
+//
+// A manifest edited by hand (or written by a broken writer) whose attention
+// grid covers only part of O, whose shared memory cannot hold a TMA box, or
+// whose key no longer matches the grid is refused when the bundle loads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestBundles.h"
+
+#include "llvm/Support/JSON.h"
+
+using namespace attn::bundle;
+using namespace attn::testing;
+namespace json = llvm::json;
+
+namespace {
+
+/// The parse error of `kernel`'s manifest after `edit` changed kernel 0's
+/// JSON ("" when it parsed).
+template <typename Edit>
+std::string errorAfter(const KernelEntry &kernel, Edit edit) {
+  json::Value value = toJSON(manifestOf({kernel}));
+  json::Object &top = *value.getAsObject();
+  edit(*(*top.getArray("kernels"))[0].getAsObject());
+  llvm::Expected<Manifest> parsed =
+      parseManifest(llvm::formatv("{0}", value).str());
+  return parsed ? std::string() : llvm::toString(parsed.takeError());
+}
+
+json::Object &launchOf(json::Object &kernel) {
+  return *kernel.getObject("launch");
+}
+
+/// Term `i` of grid x.
+json::Object &gridXTerm(json::Object &kernel, size_t i) {
+  json::Object &x = *(*launchOf(kernel).getArray("grid"))[0].getAsObject();
+  return *(*x.getArray("terms"))[i].getAsObject();
+}
+
+#define EXPECT_ERROR_HAS(message, part)                                        \
+  EXPECT_NE(std::string(message).find(part), std::string::npos)                \
+      << "message: " << (message)
+
+constexpr const char *kUncovered = "part of O would never be written";
+
+// wgmmaKernel's grid x is ceil(Nq / 128) * Hq * B with BLOCK_M 128.
+TEST(ManifestCoverage, WgmmaGridCoversEveryRow) {
+  KernelEntry k = wgmmaKernel("w");
+  EXPECT_EQ(errorAfter(k, [](json::Object &) {}), "");
+  // Tiles twice as tall as the kernel's.
+  EXPECT_ERROR_HAS(errorAfter(k,
+                              [](json::Object &kernel) {
+                                gridXTerm(kernel, 0)["divisor"] = 256;
+                              }),
+                   kUncovered);
+  // The batch term gone.
+  EXPECT_ERROR_HAS(errorAfter(k,
+                              [](json::Object &kernel) {
+                                json::Object &x = *(*launchOf(kernel).getArray(
+                                                        "grid"))[0]
+                                                       .getAsObject();
+                                x.getArray("terms")->erase(
+                                    x.getArray("terms")->begin() + 2);
+                              }),
+                   kUncovered);
+  // Q's rows counted off D instead of Nq.
+  EXPECT_ERROR_HAS(errorAfter(k,
+                              [](json::Object &kernel) {
+                                gridXTerm(kernel, 0)["dim"] = 3;
+                              }),
+                   "kernels[0].launch.grid: has");
+}
+
+TEST(ManifestCoverage, StaticGridsAreCheckedAtTheKeysLengths) {
+  // B 2, Hq 8, Nq 300: ceil(300 / 128) * 8 * 2 = 48 CTAs.
+  KernelEntry k = withShape(wgmmaKernel("s"), 2, 8, 8, 300, 300);
+  k.grid[0] = GridDim{48, {}};
+  EXPECT_EQ(errorAfter(k, [](json::Object &) {}), "");
+  k.grid[0] = GridDim{24, {}};
+  EXPECT_ERROR_HAS(errorAfter(k, [](json::Object &) {}),
+                   "has 24 CTAs for a call of B = 2, Hq = 8, Nq = 300, but O "
+                   "has 4800 rows");
+}
+
+TEST(ManifestCoverage, SplitsAreCountedInTheRows) {
+  KernelEntry k = splitKernel("sp", 3);
+  EXPECT_EQ(errorAfter(k, [](json::Object &) {}), "");
+  // The key says 5 splits, the grid launches 3.
+  EXPECT_ERROR_HAS(errorAfter(k,
+                              [](json::Object &kernel) {
+                                (*kernel.getObject("key"))["splits"] = 5;
+                              }),
+                   kUncovered);
+}
+
+TEST(ManifestCoverage, VarlenGridsCoverTheLongestSequence) {
+  KernelEntry k = varlenKernel("vl");
+  EXPECT_EQ(errorAfter(k, [](json::Object &) {}), "");
+  EXPECT_ERROR_HAS(errorAfter(k,
+                              [](json::Object &kernel) {
+                                gridXTerm(kernel, 0)["divisor"] = 4096;
+                              }),
+                   kUncovered);
+}
+
+TEST(ManifestCoverage, PersistentGridsLoopOverTheTiles) {
+  KernelEntry k = wgmmaKernel("p");
+  k.grid[0] = GridDim{132, {}};
+  k.persistentCtas = 132;
+  EXPECT_EQ(errorAfter(k, [](json::Object &) {}), "");
+}
+
+TEST(ManifestCoverage, SharedMemoryHoldsTheLargestBox) {
+  KernelEntry k = wgmmaKernel("m"); // boxes of 64 x 128 bf16: 16 KiB
+  EXPECT_EQ(errorAfter(k, [](json::Object &) {}), "");
+  EXPECT_ERROR_HAS(
+      errorAfter(k,
+                 [](json::Object &kernel) {
+                   launchOf(kernel)["dynamic_shared_bytes"] = 1024;
+                 }),
+      "kernels[0].launch.dynamic_shared_bytes: is 1024 (and 0 static), but a "
+      "TMA box of the launch alone takes 16384 bytes");
+}
+
+TEST(ManifestCoverage, ScaleIsANormalF32) {
+  KernelEntry k = wgmmaKernel("sc");
+  for (double scale : {1e-40, 0.0, -0.125, 1e39})
+    EXPECT_ERROR_HAS(errorAfter(k,
+                                [&](json::Object &kernel) {
+                                  (*kernel.getObject("key"))["scale"] = scale;
+                                }),
+                     "key.scale: must be a positive normal f32");
+}
+
+} // namespace
