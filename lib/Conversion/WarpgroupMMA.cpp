@@ -2,6 +2,8 @@
 
 #include "WarpgroupMMA.h"
 
+#include "attn/Transforms/CtaAttributes.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -343,7 +345,7 @@ void lowerWarpSpecialize(WarpSpecializeOp ws) {
   inlineInto(ws.getConsumer(), ifOp.elseBlock(), ws.getConsumerRegisters(),
              NVVM::SetMaxRegisterAction::increase);
   if (auto cta = ws->getParentOfType<scf::ForallOp>())
-    cta->setAttr("attn.threads", b.getI64IntegerAttr(ws.getNumThreads()));
+    cta->setAttr(kThreadsAttr, b.getI64IntegerAttr(ws.getNumThreads()));
   ws.erase();
 }
 

@@ -18,15 +18,13 @@
 #define ATTN_LIB_CONVERSION_WARPGROUPMMA_H
 
 #include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/Transforms/HopperConfig.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 namespace mlir::attn::wgmma {
-
-/// Bytes of one swizzled chunk row (a warpgroup's rows: kWarpgroupRows).
-constexpr int64_t kChunkBytes = 128;
 
 //===----------------------------------------------------------------------===//
 // Scalars

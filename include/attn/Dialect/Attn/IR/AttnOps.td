@@ -3,6 +3,7 @@
 #ifndef ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
 #define ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
 
+include "attn/Dialect/Attn/IR/AttnAttrs.td"
 include "attn/Dialect/Attn/IR/AttnDialect.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
