@@ -25,6 +25,9 @@
 #define GET_ATTRDEF_CLASSES
 #include "attn/Dialect/Attn/IR/AttnAttrs.h.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "attn/Dialect/Attn/IR/AttnOpsTypes.h.inc"
+
 #define GET_OP_CLASSES
 #include "attn/Dialect/Attn/IR/AttnOps.h.inc"
 
