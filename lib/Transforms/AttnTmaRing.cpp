@@ -385,6 +385,34 @@ void rewriteConsumerLoop(scf::ForOp loop, const PipelineShape &s,
       b, loc, nvgpu::MBarrierTokenType::get(b.getContext()), st.empty, slot);
 }
 
+/// The consumer's online-softmax state (m, l, acc) as warpgroup fragments
+/// (!attn.wg_fragment): the initial values converted once at the start of
+/// the consumer region, the state the K/V loops carry and the steps'
+/// results typed so. Only these values change type: the lowering
+/// (attn-lower-to-wgmma) converts the type, not vectors of some shape.
+void assignFragments(MutableArrayRef<scf::ForOp> loops, Block &consumer) {
+  OpBuilder b = OpBuilder::atBlockBegin(&consumer);
+  auto fragment = [](Type t) {
+    return WgFragmentType::get(cast<VectorType>(t));
+  };
+  for (OpOperand &init : loops.front().getInitArgsMutable())
+    init.set(ToWgFragmentOp::create(b, init.get().getLoc(),
+                                    fragment(init.get().getType()),
+                                    init.get()));
+  for (scf::ForOp loop : loops) {
+    for (auto [arg, result] :
+         llvm::zip_equal(loop.getRegionIterArgs(), loop.getResults())) {
+      arg.setType(fragment(arg.getType()));
+      result.setType(arg.getType());
+    }
+    for (auto step : loop.getBody()->getOps<OnlineAttentionMmaOp>())
+      for (OpResult r : step->getResults())
+        r.setType(fragment(r.getType()));
+  }
+  LLVM_DEBUG(llvm::dbgs() << "state of " << loops.size()
+                          << " K/V loop(s) as warpgroup fragments\n");
+}
+
 /// FP8 markers agree: f8E4M3FN tiles exactly when every step has a
 /// qk_descale and the epilogue a v_descale (the lowering scales P, O and
 /// LSE by them).
@@ -631,6 +659,7 @@ struct AttnTmaRingPass
     for (scf::ForOp loop : nest.loops)
       rewriteConsumerLoop(loop, s, st, numKeys,
                           nest.loops.front().getLowerBound());
+    assignFragments(nest.loops, consumer);
     nest.loadQ.erase();
     return success();
   }

@@ -453,8 +453,9 @@ def AttnTmaRing : Pass<"attn-tma-ring", "func::FuncOp"> {
           TMA K, V block kb -> ring[slot]
         }
       } consumer {
+        m, l, acc = attn.to_wg_fragment of the initial state
         try_wait(q, 0)
-        the K/V loops, each step now
+        the K/V loops on !attn.wg_fragment state, each step now
           try_wait(full[slot], parity)
           attn.online_attention_mma q(Q) kv(ring[slot]) ...
           arrive(empty[slot])
@@ -466,6 +467,11 @@ def AttnTmaRing : Pass<"attn-tma-ring", "func::FuncOp"> {
     The ring's stages and the schedule (`ping_pong`, `overlap`) are the
     CTA loop's `attn.config` (attn-select-config, copied there by
     attn-tile); a CTA loop without one takes the options below.
+
+    The consumer's state is typed as warpgroup fragments
+    (`!attn.wg_fragment<BLOCK_M x f32>` m and l, `<BLOCK_M x D x f32>`
+    acc: the consumer warpgroups hold it in wgmma accumulator registers),
+    so that attn-lower-to-wgmma converts exactly these values.
 
     expect_tx counts whole boxes: TMA writes every byte of a box and fills
     rows past N (and columns past D) with zeros. Paged K/V reads the block

@@ -25,6 +25,9 @@
 #define GET_ATTRDEF_CLASSES
 #include "attn/Dialect/Attn/IR/AttnAttrs.h.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "attn/Dialect/Attn/IR/AttnOpsTypes.h.inc"
+
 namespace mlir::attn {
 /// Refuses a discardable attribute that is no dialect's (a misspelt
 /// `casual`) or that spells one of the op's own as `attn.<name>`.
