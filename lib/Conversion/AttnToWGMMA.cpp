@@ -1,9 +1,11 @@
 //===- AttnToWGMMA.cpp - Hopper tile ops -> warpgroup MMA (sm_90a) --------===//
 //
 // Lowers what attn-async-pipeline produced inside each CTA:
-//  * the CTA-level online-softmax state (m, l: vector<BLOCK_M>, acc:
-//    vector<BLOCK_M x D>) becomes each consumer thread's part of the wgmma
-//    accumulator layout (m, l: vector<2>, acc: vector<D / 2>);
+//  * the consumer's online-softmax state, warpgroup fragments
+//    (!attn.wg_fragment<BLOCK_M x f32> m, l and <BLOCK_M x D x f32> acc,
+//    typed by attn-tma-ring), becomes each consumer thread's part of the
+//    wgmma accumulator layout (m, l: vector<2>, acc: vector<D / 2>) by a
+//    type conversion, carried through scf by its structural patterns;
 //  * attn.online_attention_mma becomes S = Q K^T (wgmma, both operands in
 //    shared memory), the exp2-domain softmax on the S registers and
 //    O += P V (wgmma with P as the register A operand, via inline PTX:
@@ -11,6 +13,13 @@
 //  * attn.epilogue normalizes O and stores it through shared memory with
 //    16-byte coalesced stores; LSE from the quad leaders;
 //  * attn.warp_specialize becomes a branch on the warpgroup with setmaxnreg.
+//
+// The pass checks each consumer and decides once what holds for all its
+// steps (tree reductions, ping-pong turns, which K/V loops are pipelined),
+// as attributes on the ops (attn/Conversion/AttnToWGMMA.h); one conversion
+// pattern per op then lowers them (AttnToWGMMAPatterns.cpp) in one
+// applyPartialConversion. The backward's consumers are lowered first
+// (GradToWGMMA.cpp).
 //
 // The accumulator layout and the building blocks are in WarpgroupMMA.h; the
 // bf16/f16 A operand of the next wgmma has the accumulator's pattern, so P
@@ -31,8 +40,11 @@
 #include "attn/Conversion/Passes.h"
 #include "attn/Transforms/StrictOptions.h"
 
+#include "attn/Conversion/AttnToWGMMA.h"
+
 #include "GradToWGMMA.h"
 #include "OnlineAttentionWGMMA.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/Support/Debug.h"
 
 #define DEBUG_TYPE "attn-lower-to-wgmma"
@@ -82,14 +94,22 @@ struct AttnLowerToWGMMAPass
     return failure(res.wasInterrupted());
   }
 
-  LogicalResult lower(WarpSpecializeOp ws) {
-    LLVM_DEBUG(llvm::dbgs() << "warp_specialize at " << ws.getLoc() << ": "
-                            << ws.getConsumerWarpgroups()
-                            << " consumer warpgroup(s)"
-                            << (ws.getPingPong() ? ", ping-pong" : "")
-                            << (ws.getOverlap() ? ", overlap" : "") << "\n");
-    if (isGradConsumer(ws))
-      return lowerGradConsumer(ws);
+  /// Whether the state of `op` (a step or an epilogue) is warpgroup
+  /// fragments, as attn-tma-ring types it.
+  static LogicalResult checkFragments(Operation *op, Value m) {
+    if (isa<WgFragmentType>(m.getType()))
+      return success();
+    return emitError(op->getLoc(),
+                     "attn-lower-to-wgmma: the online-softmax state must be "
+                     "warpgroup fragments (!attn.wg_fragment, as "
+                     "attn-tma-ring types it), but got ")
+           << m.getType();
+  }
+
+  /// Checks the forward consumer of `ws` and leaves the decisions made
+  /// over all its steps on them (AttnToWGMMA.h): tree reductions, ping-pong
+  /// turns, which K/V loops are software-pipelined.
+  static LogicalResult decide(WarpSpecializeOp ws) {
     Region &consumer = ws.getConsumer();
     SmallVector<OnlineAttentionMmaOp> steps;
     SmallVector<EpilogueOp> epilogues;
@@ -99,47 +119,46 @@ struct AttnLowerToWGMMAPass
       return emitError(ws.getLoc(),
                        "attn-lower-to-wgmma: expected one attn.epilogue "
                        "in the consumer region");
-    int64_t blockM =
-        cast<VectorType>(epilogues.front().getAcc().getType()).getDimSize(0);
-    if (blockM != 64 * static_cast<int64_t>(ws.getConsumerWarpgroups()))
+    EpilogueOp epi = epilogues.front();
+    if (failed(checkFragments(epi, epi.getM())))
+      return failure();
+    for (OnlineAttentionMmaOp op : steps)
+      if (failed(checkFragments(op, op.getM())))
+        return failure();
+    int64_t blockM = cast<WgFragmentType>(epi.getAcc().getType()).getShape()[0];
+    int64_t groups = ws.getConsumerWarpgroups();
+    if (blockM != kWarpgroupRows * groups)
       return emitError(ws.getLoc(), "attn-lower-to-wgmma: BLOCK_M (")
              << blockM << ") must be 64 rows per consumer warpgroup";
-    if (failed(retypeState(consumer, blockM)))
-      return failure();
-    std::optional<Turns> turns;
-    if (ws.getPingPong()) {
-      turns.emplace(Turns{static_cast<int64_t>(ws.getConsumerWarpgroups())});
-      ImplicitLocOpBuilder b = ImplicitLocOpBuilder::atBlockBegin(
-          ws.getLoc(), &consumer.front());
-      turns->start(b);
-    }
-    bool trees = llvm::all_of(steps, [](OnlineAttentionMmaOp op) {
-      return !op.isFP8() && op.getHeadDim() > 64;
+    WalkResult splats = consumer.walk([](ToWgFragmentOp op) {
+      SplatElementsAttr splat;
+      if (matchPattern(op.getSource(), m_Constant(&splat)))
+        return WalkResult::advance();
+      return WalkResult(emitError(
+          op.getLoc(), "attn-lower-to-wgmma: the online-softmax state must "
+                       "start from splat constants"));
     });
-    Schedule sched{maxMmaN, turns ? &*turns : nullptr,
-                   static_cast<double>(fp8PScaleLog2),
-                   /*treeReductions=*/trees && ws.getConsumerWarpgroups() <= 2,
-                   fp8PolyExp2, fp8LazyMax,
-                   static_cast<double>(fp8LazyHeadroom)};
-    for (OnlineAttentionMmaOp op : steps) {
-      std::optional<KVLoop> kv =
-          ws.getOverlap() ? matchKVLoop(op) : std::nullopt;
-      // The lazy max only in pipelined K/V loops without a mask: a masked
-      // loop (the causal diagonal, the key-length tail) is a block or two.
-      Schedule stepSched = sched;
-      stepSched.fp8LazyMax &= kv && op.getMask() == MaskKind::none;
-      LLVM_DEBUG(llvm::dbgs() << "  step at " << op.getLoc()
-                              << (kv ? ": K/V loop pipelined" : ": serial")
-                              << (stepSched.fp8LazyMax ? ", lazy max" : "")
-                              << "\n");
-      if (kv)
-        pipelineLoop(*kv, stepSched);
-      else
-        lowerStep(op, stepSched);
-    }
-    if (failed(lowerEpilogue(epilogues.front(), fp8PScaleLog2)))
+    if (splats.wasInterrupted() || failed(checkEpilogue(epi)))
       return failure();
-    lowerWarpSpecialize(ws);
+    bool trees = groups <= 2 && llvm::all_of(steps, [](OnlineAttentionMmaOp op) {
+                   return !op.isFP8() && op.getHeadDim() > 64;
+                 });
+    Builder b(ws.getContext());
+    for (OnlineAttentionMmaOp op : steps) {
+      if (trees)
+        op->setAttr(kTreeReductionsAttr, b.getUnitAttr());
+      if (ws.getPingPong())
+        op->setAttr(kPingPongTurnsAttr, b.getI64IntegerAttr(groups));
+      if (std::optional<KVLoop> kv =
+              ws.getOverlap() ? matchKVLoop(op) : std::nullopt)
+        kv->loop->setAttr(kPipelinedLoopAttr, b.getUnitAttr());
+    }
+    LLVM_DEBUG(llvm::dbgs() << "warp_specialize at " << ws.getLoc() << ": "
+                            << groups << " consumer warpgroup(s), "
+                            << steps.size() << " step(s)"
+                            << (ws.getPingPong() ? ", ping-pong" : "")
+                            << (ws.getOverlap() ? ", overlap" : "")
+                            << (trees ? ", tree reductions" : "") << "\n");
     return success();
   }
 
@@ -178,27 +197,51 @@ struct AttnLowerToWGMMAPass
                       kMaxFP8PScaleLog2, "log2 units, at most P's scale");
   }
 
-  void runOnOperation() override {
-    if (failed(checkNesting(getOperation())))
-      return signalPassFailure();
-    // Per-channel V descales lower to the host only (as HostOnly.h's).
-    WalkResult fine = getOperation().walk([](EpilogueOp op) {
+  /// Per-channel V descales lower to the host only (as HostOnly.h's).
+  static LogicalResult checkChannelDescales(Operation *root) {
+    WalkResult res = root->walk([](EpilogueOp op) {
       if (!op.getChannelDescale())
         return WalkResult::advance();
-      emitError(op.getLoc(),
-                "attn-lower-to-wgmma: per-channel V descales "
-                "(channel_descale) have no GPU lowering (the "
-                "tensor-core path takes fp32 [B, Hkv] descales); they "
-                "lower to the host only: --attn-to-cpu");
-      return WalkResult::interrupt();
+      return WalkResult(emitError(
+          op.getLoc(), "attn-lower-to-wgmma: per-channel V descales "
+                       "(channel_descale) have no GPU lowering (the "
+                       "tensor-core path takes fp32 [B, Hkv] descales); they "
+                       "lower to the host only: --attn-to-cpu"));
     });
-    if (fine.wasInterrupted())
+    return failure(res.wasInterrupted());
+  }
+
+  /// Lowers the backward's consumers (GradToWGMMA.cpp) and decides for
+  /// the forward ones.
+  static LogicalResult lowerGradAndDecide(Operation *root) {
+    SmallVector<WarpSpecializeOp> all;
+    root->walk([&](WarpSpecializeOp ws) { all.push_back(ws); });
+    for (WarpSpecializeOp ws : all)
+      if (failed(isGradConsumer(ws) ? lowerGradConsumer(ws) : decide(ws)))
+        return failure();
+    return success();
+  }
+
+  void runOnOperation() override {
+    Operation *root = getOperation();
+    if (failed(checkNesting(root)) || failed(checkChannelDescales(root)) ||
+        failed(lowerGradAndDecide(root)))
       return signalPassFailure();
-    SmallVector<WarpSpecializeOp> ops;
-    getOperation().walk([&](WarpSpecializeOp ws) { ops.push_back(ws); });
-    for (WarpSpecializeOp ws : ops)
-      if (failed(lower(ws)))
-        return signalPassFailure();
+    MLIRContext *ctx = &getContext();
+    TypeConverter converter;
+    ConversionTarget target(*ctx);
+    configureAttnToWGMMA(converter, target);
+    RewritePatternSet patterns(ctx);
+    populateAttnToWGMMAPatterns(
+        patterns, converter,
+        WGMMAOptions{maxMmaN, fp8PScaleLog2, fp8PolyExp2, fp8LazyMax,
+                     fp8LazyHeadroom});
+    ConversionConfig config;
+    config.allowPatternRollback = false; // lowerings that rewrite in place
+    config.foldingMode = DialectConversionFoldingMode::Never;
+    if (failed(applyPartialConversion(root, target, std::move(patterns),
+                                      config)))
+      signalPassFailure();
   }
 };
 

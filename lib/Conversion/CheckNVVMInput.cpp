@@ -1,6 +1,7 @@
 //===- CheckNVVMInput.cpp - what attn-lower-to-nvvm can build -------------===//
 
 #include "attn/Conversion/Passes.h"
+#include "attn/Transforms/CtaAttributes.h"
 #include "attn/Transforms/StrictOptions.h"
 
 #include "NVVMTarget.h"
@@ -51,7 +52,7 @@ LogicalResult checkOp(Operation *op) {
                      "attn-online-softmax (or attn-lower-to-wgmma) first");
   auto forall = dyn_cast<scf::ForallOp>(op);
   // Tensor-core CTAs (attn-lower-to-wgmma) carry their thread count.
-  if (!forall || isThreadLoop(forall) || forall->hasAttr("attn.threads") ||
+  if (!forall || isThreadLoop(forall) || forall->hasAttr(kThreadsAttr) ||
       forall.getBody()
           ->walk([&](scf::ForallOp inner) {
             return isThreadLoop(inner) ? WalkResult::interrupt()
@@ -86,7 +87,7 @@ struct AttnCheckNVVMInputPass
     if (chip == "sm_90a")
       return;
     module.walk([&](scf::ForallOp cta) {
-      if (!cta->hasAttr("attn.threads"))
+      if (!cta->hasAttr(kThreadsAttr))
         return WalkResult::advance();
       emitError(cta.getLoc(),
                 "attn-lower-to-nvvm: the tensor-core kernel "

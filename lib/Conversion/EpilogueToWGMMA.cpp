@@ -217,15 +217,20 @@ void storeLse(ImplicitLocOpBuilder &b, EpilogueOp op, const ThreadLayout &tl,
   }
 }
 
-LogicalResult lowerEpilogue(EpilogueOp op, double fp8PScaleLog2) {
+LogicalResult checkEpilogue(EpilogueOp op) {
   auto oType = cast<MemRefType>(op.getO().getType());
   if (!op.getStaging() && !oType.getElementType().isF32())
     return emitError(op.getLoc(),
                      "attn-lower-to-wgmma needs the staging tile that "
                      "attn-async-pipeline attaches");
-  ImplicitLocOpBuilder b(op.getLoc(), op);
+  return success();
+}
+
+void lowerEpilogue(ImplicitLocOpBuilder &b, EpilogueOp op, ValueRange state,
+                   double fp8PScaleLog2) {
+  auto oType = cast<MemRefType>(op.getO().getType());
   ThreadLayout tl = threadLayout(b);
-  SmallVector<Value> m = unpack(b, op.getM()), l = unpack(b, op.getL());
+  SmallVector<Value> m = unpack(b, state[0]), l = unpack(b, state[1]);
   SmallVector<Value> inv(2), noKey(2);
   for (int h = 0; h < 2; ++h) {
     l[h] = quadReduce<arith::AddFOp>(b, l[h]);
@@ -238,7 +243,7 @@ LogicalResult lowerEpilogue(EpilogueOp op, double fp8PScaleLog2) {
   if (Value descale = op.getVDescale()) // FP8: P V is linear in V
     for (Value &x : inv)
       x = arith::MulFOp::create(b, x, descale);
-  SmallVector<Value> o = unpack(b, op.getAcc());
+  SmallVector<Value> o = unpack(b, state[2]);
   for (auto [j, x] : llvm::enumerate(o))
     x = arith::MulFOp::create(b, x, inv[halfOf(j)]);
   Type elt = oType.getElementType();
@@ -248,8 +253,7 @@ LogicalResult lowerEpilogue(EpilogueOp op, double fp8PScaleLog2) {
     storeF32(b, op, tl, o, d);
     if (op.getLse())
       storeLse(b, op, tl, m, l, noKey, pOffset, rowBound(b, op.getLse()));
-    op.erase();
-    return success();
+    return;
   }
   stageO(b, op, tl, o, elt); // includes the zero padding columns
   if (op.getOMap()) // the staged O is read by TMA (the async proxy)
@@ -270,8 +274,6 @@ LogicalResult lowerEpilogue(EpilogueOp op, double fp8PScaleLog2) {
   if (op.getLse())
     storeLse(b, op, tl, m, l, noKey, pOffset,
              memref::DimOp::create(b, op.getLse(), 2));
-  op.erase();
-  return success();
 }
 
 } // namespace mlir::attn::wgmma

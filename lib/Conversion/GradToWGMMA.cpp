@@ -418,6 +418,7 @@ LogicalResult mlir::attn::wgmma::lowerGradConsumer(WarpSpecializeOp ws) {
   }
   for (StoreTileOp op : stores)
     lowerStore(op);
-  lowerWarpSpecialize(ws);
+  IRRewriter rewriter(ws);
+  lowerWarpSpecialize(rewriter, ws);
   return success();
 }

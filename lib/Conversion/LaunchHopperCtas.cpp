@@ -1,6 +1,7 @@
 //===- LaunchHopperCtas.cpp - tensor-core CTA loops -> gpu.launch ---------===//
 
 #include "attn/Conversion/Passes.h"
+#include "attn/Transforms/CtaAttributes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -46,7 +47,7 @@ int64_t dynamicSharedBytes(Region &region) {
 /// block fastest (attn-async-pipeline rebinds a causal loop's tiles to
 /// start the heaviest first).
 LogicalResult launchHopperCta(scf::ForallOp cta) {
-  auto threads = cta->getAttrOfType<IntegerAttr>("attn.threads");
+  auto threads = cta->getAttrOfType<IntegerAttr>(kThreadsAttr);
   if (cta.getRank() != 3 || !cta.isNormalized())
     return emitError(cta.getLoc(),
                      "attn-lower-to-nvvm: expected the 3-D CTA loop "
@@ -58,7 +59,7 @@ LogicalResult launchHopperCta(scf::ForallOp cta) {
   Value grid = arith::MulIOp::create(
       b, loc, arith::MulIOp::create(b, loc, ub[0], ub[1]), ub[2]);
   // Persistent CTAs find their tiles themselves (attn-async-pipeline).
-  auto persistent = cta->getAttrOfType<IntegerAttr>("attn.persistent_ctas");
+  auto persistent = cta->getAttrOfType<IntegerAttr>(kPersistentCtasAttr);
   if (persistent)
     grid = arith::ConstantIndexOp::create(b, loc, persistent.getInt());
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
@@ -91,7 +92,7 @@ struct AttnLaunchHopperCtasPass
   void runOnOperation() override {
     SmallVector<scf::ForallOp> ctas;
     getOperation().walk([&](scf::ForallOp forall) {
-      if (forall->hasAttr("attn.threads"))
+      if (forall->hasAttr(kThreadsAttr))
         ctas.push_back(forall);
     });
     for (scf::ForallOp cta : ctas)

@@ -430,13 +430,13 @@ void zeroValueTail(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
 }
 
 /// Serial schedule: S, softmax, O *= alpha, O += P V, each waited for.
-void lowerStep(OnlineAttentionMmaOp op, const Schedule &sched) {
-  ImplicitLocOpBuilder b(op.getLoc(), op);
+SmallVector<Value> lowerStep(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
+                             ValueRange state, const Schedule &sched) {
   ThreadLayout tl = threadLayout(b);
   zeroValueTail(b, op, sharedAddress(b, op.getV()), keysInBlock(b, op), tl);
-  SmallVector<Value> p, m = unpack(b, op.getM()), l = unpack(b, op.getL());
+  SmallVector<Value> p, m = unpack(b, state[0]), l = unpack(b, state[1]);
   std::array<Value, 2> alpha = scoresAndSoftmax(b, op, tl, sched, p, m, l);
-  SmallVector<Value> o = unpack(b, op.getAcc());
+  SmallVector<Value> o = unpack(b, state[2]);
   rescale(b, o, alpha);
   ValuesGemm pv(b, op, sharedAddress(b, op.getV()),
                 packP(b, p, elementType(op)), sched.maxN);
@@ -444,8 +444,7 @@ void lowerStep(OnlineAttentionMmaOp op, const Schedule &sched) {
   pv.issue(b, o);
   NVVM::WgmmaGroupSyncAlignedOp::create(b);
   waitGroups(b, 0, o);
-  op.replaceAllUsesWith(ValueRange{pack(b, m), pack(b, l), pack(b, o)});
-  op.erase();
+  return {pack(b, m), pack(b, l), pack(b, o)};
 }
 
 } // namespace mlir::attn::wgmma

@@ -227,8 +227,10 @@ Value keysInBlock(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op);
 void zeroValueTail(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
                    Value vAddr, Value keys, const ThreadLayout &tl);
 
-/// Serial schedule: S, softmax, O *= alpha, O += P V, each waited for.
-void lowerStep(OnlineAttentionMmaOp op, const Schedule &sched);
+/// Serial schedule: S, softmax, O *= alpha, O += P V, each waited for, on
+/// the thread's fragments `state` (m, l, acc); returns the new ones.
+SmallVector<Value> lowerStep(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
+                             ValueRange state, const Schedule &sched);
 
 //===----------------------------------------------------------------------===//
 // Intra-warpgroup overlap (OverlapToWGMMA.cpp)
@@ -255,13 +257,22 @@ std::optional<KVLoop> matchKVLoop(OnlineAttentionMmaOp step);
 /// unrolledSteadyBlocks). Each block keeps its ring slot one iteration
 /// longer (V is read by the next iteration's P V), so the ring needs a stage
 /// more to keep TMA ahead.
-void pipelineLoop(KVLoop kv, const Schedule &sched);
+/// `init`: the thread's fragments of the loop's initial state (m, l, acc);
+/// the loop is replaced through `rewriter`.
+void pipelineLoop(RewriterBase &rewriter, KVLoop kv, ValueRange init,
+                  const Schedule &sched);
 
 //===----------------------------------------------------------------------===//
 // attn.epilogue (EpilogueToWGMMA.cpp)
 //===----------------------------------------------------------------------===//
 
-LogicalResult lowerEpilogue(EpilogueOp op, double fp8PScaleLog2);
+/// The staging tile (f16/bf16 O): its error, before any rewrite.
+LogicalResult checkEpilogue(EpilogueOp op);
+
+/// Lowers `op` at `b` on the thread's fragments `state` (m, l, acc); the
+/// caller erases it.
+void lowerEpilogue(ImplicitLocOpBuilder &b, EpilogueOp op, ValueRange state,
+                   double fp8PScaleLog2);
 
 } // namespace mlir::attn::wgmma
 

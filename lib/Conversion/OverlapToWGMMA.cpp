@@ -194,8 +194,8 @@ KVLoop cloneBody(ImplicitLocOpBuilder &b, KVLoop kv, Value iv,
 /// One steady-state block of a pipelined K/V loop at `iv`: clones the body
 /// and runs nextBlock on the carried state (m, l, acc, P, V address[, ring
 /// slot to release][, keys in the block]); returns the state it leaves.
-SmallVector<Value> steadyBlock(ImplicitLocOpBuilder &b, KVLoop kv,
-                               const Schedule &sched, Value iv,
+SmallVector<Value> steadyBlock(RewriterBase &rw, ImplicitLocOpBuilder &b,
+                               KVLoop kv, const Schedule &sched, Value iv,
                                ValueRange state) {
   OpBuilder::InsertionGuard guard(b);
   KVLoop it = cloneBody(b, kv, iv, state.take_front(3));
@@ -215,20 +215,22 @@ SmallVector<Value> steadyBlock(ImplicitLocOpBuilder &b, KVLoop kv,
   }
   if (next.keys)
     out.push_back(next.keys);
-  it.step.erase();
+  rw.eraseOp(it.step);
   return out;
 }
 
 /// The steady blocks [lb + step, ub), one per iteration.
-SmallVector<Value> steadyBlocks(ImplicitLocOpBuilder &b, KVLoop kv,
-                                const Schedule &sched, ArrayRef<Value> state) {
+SmallVector<Value> steadyBlocks(RewriterBase &rw, ImplicitLocOpBuilder &b,
+                                KVLoop kv, const Schedule &sched,
+                                ArrayRef<Value> state) {
   scf::ForOp loop = kv.loop;
   Value second = arith::AddIOp::create(b, loop.getLowerBound(), loop.getStep());
   auto steady = scf::ForOp::create(b, second, loop.getUpperBound(),
                                    loop.getStep(), state);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(steady.getBody());
-  scf::YieldOp::create(b, steadyBlock(b, kv, sched, steady.getInductionVar(),
+  scf::YieldOp::create(b, steadyBlock(rw, b, kv, sched,
+                                      steady.getInductionVar(),
                                       steady.getRegionIterArgs()));
   return llvm::to_vector_of<Value>(steady.getResults());
 }
@@ -243,7 +245,8 @@ SmallVector<Value> steadyBlocks(ImplicitLocOpBuilder &b, KVLoop kv,
 /// blocks per iteration alternate between two register sets. The odd block
 /// goes last: peeled before the loop it leaves ptxas short of registers
 /// (C7511, spills).
-SmallVector<Value> unrolledSteadyBlocks(ImplicitLocOpBuilder &b, KVLoop kv,
+SmallVector<Value> unrolledSteadyBlocks(RewriterBase &rw,
+                                        ImplicitLocOpBuilder &b, KVLoop kv,
                                         const Schedule &sched,
                                         ArrayRef<Value> state) {
   scf::ForOp loop = kv.loop;
@@ -265,16 +268,18 @@ SmallVector<Value> unrolledSteadyBlocks(ImplicitLocOpBuilder &b, KVLoop kv,
     b.setInsertionPointToStart(steady.getBody());
     Value iv = steady.getInductionVar();
     SmallVector<Value> mid =
-        steadyBlock(b, kv, sched, iv, steady.getRegionIterArgs());
-    scf::YieldOp::create(
-        b, steadyBlock(b, kv, sched, arith::AddIOp::create(b, iv, step), mid));
+        steadyBlock(rw, b, kv, sched, iv, steady.getRegionIterArgs());
+    scf::YieldOp::create(b, steadyBlock(rw, b, kv, sched,
+                                        arith::AddIOp::create(b, iv, step),
+                                        mid));
   }
   Value odd = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, end, ub);
   auto last = scf::IfOp::create(b, steady.getResultTypes(), odd,
                                 /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(last.thenBlock());
-  scf::YieldOp::create(b, steadyBlock(b, kv, sched, end, steady.getResults()));
+  scf::YieldOp::create(
+      b, steadyBlock(rw, b, kv, sched, end, steady.getResults()));
   b.setInsertionPointToStart(last.elseBlock());
   scf::YieldOp::create(b, steady.getResults());
   return llvm::to_vector_of<Value>(last.getResults());
@@ -290,19 +295,21 @@ SmallVector<Value> unrolledSteadyBlocks(ImplicitLocOpBuilder &b, KVLoop kv,
 /// unrolledSteadyBlocks). Each block keeps its ring slot one iteration
 /// longer (V is read by the next iteration's P V), so the ring needs a stage
 /// more to keep TMA ahead.
-void pipelineLoop(KVLoop kv, const Schedule &sched) {
+void pipelineLoop(RewriterBase &rw, KVLoop kv, ValueRange init,
+                  const Schedule &sched) {
   scf::ForOp loop = kv.loop;
-  ImplicitLocOpBuilder b(loop.getLoc(), loop);
+  ImplicitLocOpBuilder b(loop.getLoc(), rw);
+  b.setInsertionPoint(loop);
   Value any = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
                                     loop.getLowerBound(), loop.getUpperBound());
-  auto ifOp = scf::IfOp::create(b, loop.getResultTypes(), any,
+  auto ifOp = scf::IfOp::create(b, init.getTypes(), any,
                                 /*withElseRegion=*/true);
   b.setInsertionPointToStart(ifOp.elseBlock());
-  scf::YieldOp::create(b, loop.getInitArgs());
+  scf::YieldOp::create(b, init);
 
   // First block.
   b.setInsertionPointToStart(ifOp.thenBlock());
-  KVLoop first = cloneBody(b, kv, loop.getLowerBound(), loop.getInitArgs());
+  KVLoop first = cloneBody(b, kv, loop.getLowerBound(), init);
   b.setInsertionPoint(first.step);
   SmallVector<Value> m = unpack(b, first.step.getM()),
                      l = unpack(b, first.step.getL()),
@@ -313,9 +320,9 @@ void pipelineLoop(KVLoop kv, const Schedule &sched) {
   if (first.release) {
     emptyBarriers = first.release.getBarriers();
     pending.slot = first.release.getMbarId();
-    first.release.erase();
+    rw.eraseOp(first.release);
   }
-  first.step.erase();
+  rw.eraseOp(first.step);
 
   // Steady state: (m, l, acc, P, V address[, slot]) carried.
   auto pType = VectorType::get({int64_t(pending.p.size())}, b.getI32Type());
@@ -326,8 +333,9 @@ void pipelineLoop(KVLoop kv, const Schedule &sched) {
     state.push_back(pending.slot);
   if (pending.keys)
     state.push_back(pending.keys);
-  state = lazyMax(kv.step, sched) ? unrolledSteadyBlocks(b, kv, sched, state)
-                                  : steadyBlocks(b, kv, sched, state);
+  state = lazyMax(kv.step, sched)
+              ? unrolledSteadyBlocks(rw, b, kv, sched, state)
+              : steadyBlocks(rw, b, kv, sched, state);
 
   // The last block's P V and release.
   ValueRange results = state;
@@ -341,8 +349,7 @@ void pipelineLoop(KVLoop kv, const Schedule &sched) {
         b, nvgpu::MBarrierTokenType::get(b.getContext()), emptyBarriers,
         results[5]);
   scf::YieldOp::create(b, ValueRange{results[0], results[1], pack(b, o)});
-  loop.replaceAllUsesWith(ifOp.getResults());
-  loop.erase();
+  rw.replaceOp(loop, ifOp.getResults());
 }
 
 } // namespace mlir::attn::wgmma

@@ -2,6 +2,8 @@
 
 #include "WarpgroupMMA.h"
 
+#include "attn/Transforms/CtaAttributes.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -278,6 +280,18 @@ SmallVector<Value> pinAfterWait(ImplicitLocOpBuilder &b,
 // State fragments and warp specialization
 //===----------------------------------------------------------------------===//
 
+VectorType threadFragmentType(WgFragmentType t) {
+  ArrayRef<int64_t> shape = t.getShape();
+  int64_t regs = shape.size() == 1 ? 2 : paddedN(shape[1]) / 2;
+  return VectorType::get({regs}, t.getElementType());
+}
+
+void addFragmentConversion(TypeConverter &converter) {
+  converter.addConversion([](Type t) { return t; });
+  converter.addConversion(
+      [](WgFragmentType t) -> Type { return threadFragmentType(t); });
+}
+
 Type fragmentType(Type t, int64_t blockM) {
   auto vt = dyn_cast<VectorType>(t);
   if (!vt || !vt.getElementType().isF32() || vt.getDimSize(0) != blockM)
@@ -325,26 +339,33 @@ LogicalResult retypeState(Region &consumer, int64_t blockM) {
   return failure(res.wasInterrupted());
 }
 
-void lowerWarpSpecialize(WarpSpecializeOp ws) {
-  ImplicitLocOpBuilder b(ws.getLoc(), ws);
+void lowerWarpSpecialize(
+    RewriterBase &rewriter, WarpSpecializeOp ws,
+    function_ref<void(ImplicitLocOpBuilder &)> consumerPrologue) {
+  ImplicitLocOpBuilder b(ws.getLoc(), rewriter);
+  b.setInsertionPoint(ws);
   Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   Value isProducer =
       arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid, cIndex(b, 128));
   auto ifOp = scf::IfOp::create(b, isProducer, /*withElseRegion=*/true);
   auto inlineInto = [&](Region &region, Block *dest, int64_t regs,
-                        NVVM::SetMaxRegisterAction action) {
-    OpBuilder ib = OpBuilder::atBlockBegin(dest);
-    NVVM::SetMaxRegisterOp::create(ib, ws.getLoc(), regs, action);
-    dest->getOperations().splice(std::prev(dest->end()),
-                                 region.front().getOperations());
+                        NVVM::SetMaxRegisterAction action,
+                        function_ref<void(ImplicitLocOpBuilder &)> prologue) {
+    b.setInsertionPointToStart(dest);
+    NVVM::SetMaxRegisterOp::create(b, regs, action);
+    if (prologue)
+      prologue(b);
+    rewriter.inlineBlockBefore(&region.front(), dest->getTerminator());
   };
   inlineInto(ws.getProducer(), ifOp.thenBlock(), ws.getProducerRegisters(),
-             NVVM::SetMaxRegisterAction::decrease);
+             NVVM::SetMaxRegisterAction::decrease, {});
   inlineInto(ws.getConsumer(), ifOp.elseBlock(), ws.getConsumerRegisters(),
-             NVVM::SetMaxRegisterAction::increase);
+             NVVM::SetMaxRegisterAction::increase, consumerPrologue);
   if (auto cta = ws->getParentOfType<scf::ForallOp>())
-    cta->setAttr("attn.threads", b.getI64IntegerAttr(ws.getNumThreads()));
-  ws.erase();
+    rewriter.modifyOpInPlace(cta, [&] {
+      cta->setAttr(kThreadsAttr, b.getI64IntegerAttr(ws.getNumThreads()));
+    });
+  rewriter.eraseOp(ws);
 }
 
 } // namespace mlir::attn::wgmma

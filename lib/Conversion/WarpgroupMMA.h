@@ -18,15 +18,15 @@
 #define ATTN_LIB_CONVERSION_WARPGROUPMMA_H
 
 #include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/Transforms/HopperConfig.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir::attn::wgmma {
-
-/// Bytes of one swizzled chunk row (a warpgroup's rows: kWarpgroupRows).
-constexpr int64_t kChunkBytes = 128;
 
 //===----------------------------------------------------------------------===//
 // Scalars
@@ -168,19 +168,32 @@ SmallVector<Value> pinAfterWait(ImplicitLocOpBuilder &b, ArrayRef<Value> regs);
 /// multiple of 8).
 inline int64_t paddedN(int64_t d) { return llvm::alignTo(d, 8); }
 
-/// CTA state type -> the consumer thread's fragment: vector<rows> ->
-/// vector<2> (two rows), vector<rows x D> -> vector<paddedN(D) / 2>, for
-/// the `rows` (64 per consumer warpgroup) of the CTA tile.
+/// A consumer thread's registers of a warpgroup fragment: two rows of
+/// !attn.wg_fragment<BLOCK_M x f32> (vector<2xf32>), and paddedN(D) / 2
+/// accumulator registers of !attn.wg_fragment<BLOCK_M x D x f32>.
+VectorType threadFragmentType(WgFragmentType t);
+
+/// `converter` maps !attn.wg_fragment to threadFragmentType and leaves
+/// every other type as it is.
+void addFragmentConversion(TypeConverter &converter);
+
+/// The backward's state (attn-grad-async-pipeline keeps vectors): CTA type
+/// -> the consumer thread's fragment, vector<rows> -> vector<2>,
+/// vector<rows x D> -> vector<paddedN(D) / 2>, for the `rows` (64 per
+/// consumer warpgroup) of the CTA tile.
 Type fragmentType(Type t, int64_t rows);
 
-/// Retypes the state flowing through the consumer region to fragments.
-/// Initial values (splat constants defined before the region) are
-/// re-created inside it.
+/// Retypes the backward's state flowing through the consumer region to
+/// fragments. Initial values (splat constants defined before the region)
+/// are re-created inside it.
 LogicalResult retypeState(Region &consumer, int64_t rows);
 
 /// attn.warp_specialize -> if (warpgroup 0) { setmaxnreg.dec; producer }
-/// else { setmaxnreg.inc; consumer }; the CTA loop is marked attn.threads.
-void lowerWarpSpecialize(WarpSpecializeOp ws);
+/// else { setmaxnreg.inc; `consumerPrologue`; consumer }; the CTA loop is
+/// marked attn.threads.
+void lowerWarpSpecialize(
+    RewriterBase &rewriter, WarpSpecializeOp ws,
+    function_ref<void(ImplicitLocOpBuilder &)> consumerPrologue = {});
 
 } // namespace mlir::attn::wgmma
 

@@ -4,6 +4,7 @@
 
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/Transforms/HopperConfig.h"
 #include "attn/Transforms/Passes.h"
 #include "attn/Transforms/StrictOptions.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -22,12 +23,14 @@ using namespace mlir;
 using namespace mlir::attn;
 
 namespace {
-/// The target-independent prefix both pipelines share.
-void addTiling(OpPassManager &pm, int64_t blockM, int64_t blockN,
-               bool packGqa = false, int64_t combineBlockM = 0) {
+/// The prefix both pipelines share: the config of each forward op chosen
+/// once (attn-select-config), then the loop nest it tiles.
+void addTiling(OpPassManager &pm, const AttnSelectConfigOptions &config,
+               bool packGqa, int64_t combineBlockM) {
   OpPassManager &fn = pm.nest<func::FuncOp>();
-  fn.addPass(createAttnTile(
-      AttnTileOptions{blockM, blockN, packGqa, combineBlockM}));
+  fn.addPass(createAttnSelectConfig(config));
+  fn.addPass(createAttnTile(AttnTileOptions{/*blockM=*/0, /*blockN=*/0,
+                                            packGqa, combineBlockM}));
   fn.addPass(createAttnCausalSplit());
 }
 
@@ -70,7 +73,12 @@ void mlir::attn::buildCPUPipeline(OpPassManager &pm,
   if (options.splits != 1)
     pm.nest<func::FuncOp>().addPass(
         createAttnSplitKV(AttnSplitKVOptions{options.splits, options.smCount}));
-  addTiling(pm, options.blockM, options.blockN, options.packGqa);
+  AttnSelectConfigOptions config;
+  config.path = "fma";
+  config.blockM = options.blockM;
+  config.blockN = options.blockN;
+  // The combine's rows: BLOCK_M, as attn-tile's default.
+  addTiling(pm, config, options.packGqa, options.blockM);
   addGradTiling(pm, options.blockM, options.blockN);
   addDecomposition(pm, /*grad=*/true);
   pm.addPass(createAttnLowerToCPU());
@@ -87,7 +95,7 @@ mlir::attn::defaultBlockSizes(KernelPath path, int64_t headDim,
                               std::optional<int64_t> seqLenQ, int64_t blockM,
                               int64_t blockN, bool fp8) {
   if (path == KernelPath::fma)
-    return {blockM ? blockM : 64, blockN ? blockN : 16};
+    return {blockM ? blockM : kFmaBlockM, blockN ? blockN : kFmaBlockN};
   return tensorCoreTile(headDim, fp8, seqLenQ, blockM, blockN);
 }
 
@@ -104,23 +112,22 @@ void mlir::attn::buildCubinPipeline(OpPassManager &pm,
   if (options.splits != 1)
     pm.nest<func::FuncOp>().addPass(
         createAttnSplitKV(AttnSplitKVOptions{options.splits, options.smCount}));
+  AttnSelectConfigOptions config;
+  config.path = path == KernelPath::fma ? "fma" : "wgmma";
+  config.blockM = requestedBlockM(options.blockM, options.splits, path);
+  config.blockN = options.blockN;
+  config.stages = options.stages;
+  config.pingPong = options.pingPong;
+  config.overlap = options.overlap;
+  addTiling(pm, config, options.packGqa, kGpuCombineBlockM);
   if (path == KernelPath::fma) {
-    auto [bm, bn] = defaultBlockSizes(path, 0, std::nullopt);
-    addTiling(pm, options.blockM ? options.blockM : bm,
-              options.blockN ? options.blockN : bn, options.packGqa,
-              kGpuCombineBlockM);
     pm.nest<func::FuncOp>().addPass(createAttnDistributeRows());
     addDecomposition(pm);
   } else {
-    // Block sizes 0 let attn-tile pick them per D (tensorCoreTile).
-    addTiling(pm, requestedBlockM(options.blockM, options.splits, path),
-              options.blockN, options.packGqa, kGpuCombineBlockM);
     OpPassManager &fn = pm.nest<func::FuncOp>();
     fn.addPass(createAttnGradAsyncPipeline());
+    // attn-tma-ring takes the stages and the schedule from attn.config.
     AsyncPipelineOptions hopper;
-    hopper.stages = options.stages;
-    hopper.pingPong = options.pingPong;
-    hopper.overlap = options.overlap;
     hopper.persistentCtas = options.persistentCtas;
     hopper.tmaStore = options.tmaStore;
     buildAsyncPipeline(fn, hopper);

@@ -15,6 +15,7 @@
 
 #include "QuantizeFP8.h"
 
+#include "attn/Transforms/CtaAttributes.h"
 #include "attn/manifest/Manifest.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -128,8 +129,8 @@ std::optional<int64_t> staticDim(Value v, unsigned i) {
 }
 
 constexpr llvm::StringLiteral kKernelAttrs[] = {
-    "attn.block_m", "attn.block_n",  "attn.path",
-    "attn.splits",  "attn.pack_gqa", "attn.quantize_fp8"};
+    kSpecBlockMAttr, kSpecBlockNAttr,  kSpecPathAttr,
+    kSpecSplitsAttr,  kSpecPackGqaAttr, kSpecQuantizeFp8Attr};
 
 /// The FP8 tensor-core attention runs the kernel: e4m3 operands, or bf16
 /// ones quantized by attn-quantize-fp8 first.
@@ -171,9 +172,10 @@ FailureOr<Operation *> kernelOp(func::FuncOp func) {
         !llvm::is_contained(kKernelAttrs, attr.getName().strref()))
       return func.emitError("unknown attribute '")
              << attr.getName().strref()
-             << "'; a bundle kernel function takes attn.block_m, "
-                "attn.block_n, attn.path, attn.splits, attn.pack_gqa and "
-                "attn.quantize_fp8";
+             << "'; a bundle kernel function takes " << kSpecBlockMAttr
+             << ", " << kSpecBlockNAttr << ", " << kSpecPathAttr << ", "
+             << kSpecSplitsAttr << ", " << kSpecPackGqaAttr << " and "
+             << kSpecQuantizeFp8Attr;
   return ops.front();
 }
 
@@ -404,7 +406,7 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
 /// options recorded in the key (normalized by compileKernel).
 LogicalResult quantizeKey(func::FuncOp func, AttentionOp op,
                           bundle::FwdKey &key) {
-  Attribute attr = func->getAttr("attn.quantize_fp8");
+  Attribute attr = func->getAttr(kSpecQuantizeFp8Attr);
   if (!attr)
     return success();
   auto options = dyn_cast<StringAttr>(attr);
@@ -472,7 +474,7 @@ FailureOr<KernelSource> inspectVarlen(func::FuncOp func, VarlenAttentionOp op,
   bool paged = bool(op.getBlockTable());
   if (paged)
     operands.push_back({op.getBlockTable(), Operand::BlockTable});
-  if (func->hasAttr("attn.quantize_fp8"))
+  if (func->hasAttr(kSpecQuantizeFp8Attr))
     return func.emitError("attribute 'attn.quantize_fp8' takes a batched "
                           "attn.attention; varlen kernels have no quantized "
                           "form");
@@ -519,13 +521,13 @@ LogicalResult gradKey(func::FuncOp func, AttentionGradOp op, bool strided,
                           "has no dynamic lengths yet");
   for (NamedAttribute attr : func->getDiscardableAttrs())
     if (attr.getName().strref().starts_with("attn.") &&
-        attr.getName() != "attn.path")
+        attr.getName() != kSpecPathAttr)
       return func.emitError("attribute '")
              << attr.getName().strref()
              << "' does not apply to a backward kernel (its block sizes are "
                 "attn-grad-async-pipeline's)";
   KernelPath path = resolvePath(opts.path, opts.chip);
-  if (Attribute attr = func->getAttr("attn.path")) {
+  if (Attribute attr = func->getAttr(kSpecPathAttr)) {
     auto name = dyn_cast<StringAttr>(attr);
     path = name && name.getValue() == "wgmma" ? KernelPath::wgmma
                                               : KernelPath::fma;
@@ -563,15 +565,15 @@ LogicalResult finishInspect(func::FuncOp func, const BundleOptions &opts,
                             bool fp8, bool paged, KernelSource &src) {
   bundle::FwdKey &key = src.key;
   KernelPath path = resolvePath(opts.path, opts.chip);
-  if (auto attr = func->getAttrOfType<StringAttr>("attn.path")) {
+  if (auto attr = func->getAttrOfType<StringAttr>(kSpecPathAttr)) {
     if (attr.getValue() != "wgmma" && attr.getValue() != "fma")
       return func.emitError("attribute 'attn.path' must be \"wgmma\" or "
                             "\"fma\", but got \"")
              << attr.getValue() << "\"";
     path = attr.getValue() == "wgmma" ? KernelPath::wgmma : KernelPath::fma;
-  } else if (func->hasAttr("attn.path")) {
+  } else if (func->hasAttr(kSpecPathAttr)) {
     return func.emitError("attribute 'attn.path' must be a string, but got ")
-           << func->getAttr("attn.path");
+           << func->getAttr(kSpecPathAttr);
   }
   key.path = path == KernelPath::wgmma ? "wgmma" : "fma";
   if (key.varlen && path != KernelPath::wgmma)
@@ -590,13 +592,13 @@ LogicalResult finishInspect(func::FuncOp func, const BundleOptions &opts,
                           "tensor cores, TMA); the fma path has no paged "
                           "lowering");
   FailureOr<int64_t> blockM =
-      blockSize(func, "attn.block_m", opts.blockM, kMaxBlockM);
+      blockSize(func, kSpecBlockMAttr, opts.blockM, kMaxBlockM);
   FailureOr<int64_t> blockN =
-      blockSize(func, "attn.block_n", opts.blockN, kMaxBlockN);
+      blockSize(func, kSpecBlockNAttr, opts.blockN, kMaxBlockN);
   if (failed(blockM) || failed(blockN))
     return failure();
   FailureOr<int64_t> splits =
-      blockSize(func, "attn.splits", opts.splits, kMaxSplits);
+      blockSize(func, kSpecSplitsAttr, opts.splits, kMaxSplits);
   if (failed(splits))
     return failure();
   key.splits = *splits;
@@ -608,7 +610,7 @@ LogicalResult finishInspect(func::FuncOp func, const BundleOptions &opts,
                                 "splits must be 1, but got ")
            << key.splits;
   src.packGqa = opts.packGqa;
-  if (Attribute attr = func->getAttr("attn.pack_gqa")) {
+  if (Attribute attr = func->getAttr(kSpecPackGqaAttr)) {
     auto flag = dyn_cast<BoolAttr>(attr);
     if (!flag)
       return func.emitError("attribute 'attn.pack_gqa' must be a bool, but "

@@ -29,8 +29,6 @@ using bundle::Operand;
 // KernelInspect.cpp
 //===----------------------------------------------------------------------===//
 
-/// Most K/V splits (attn-split-kv's bound).
-constexpr int64_t kMaxSplits = 256;
 
 /// The workspace buffers of a lowered function (memref.allocs: split-KV's,
 /// the backward's, a quantized kernel's), by value, in order.

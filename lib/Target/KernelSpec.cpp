@@ -3,6 +3,7 @@
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Target/Bundle.h"
 
+#include "attn/Transforms/CtaAttributes.h"
 #include "attn/manifest/Manifest.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -442,17 +443,17 @@ static func::FuncOp createKernelFunc(ModuleOp module, Location loc,
   auto func =
       func::FuncOp::create(builder, loc, name, builder.getFunctionType(args, {}));
   if (spec.blockM > 0)
-    func->setAttr("attn.block_m", builder.getI64IntegerAttr(spec.blockM));
+    func->setAttr(kSpecBlockMAttr, builder.getI64IntegerAttr(spec.blockM));
   if (spec.blockN > 0)
-    func->setAttr("attn.block_n", builder.getI64IntegerAttr(spec.blockN));
+    func->setAttr(kSpecBlockNAttr, builder.getI64IntegerAttr(spec.blockN));
   if (!spec.path.empty())
-    func->setAttr("attn.path", builder.getStringAttr(spec.path));
+    func->setAttr(kSpecPathAttr, builder.getStringAttr(spec.path));
   if (spec.splits > 1)
-    func->setAttr("attn.splits", builder.getI64IntegerAttr(spec.splits));
+    func->setAttr(kSpecSplitsAttr, builder.getI64IntegerAttr(spec.splits));
   if (spec.packGqa)
-    func->setAttr("attn.pack_gqa", builder.getBoolAttr(true));
+    func->setAttr(kSpecPackGqaAttr, builder.getBoolAttr(true));
   if (spec.quantizeFp8)
-    func->setAttr("attn.quantize_fp8",
+    func->setAttr(kSpecQuantizeFp8Attr,
                   builder.getStringAttr(*spec.quantizeFp8));
   builder.setInsertionPointToStart(func.addEntryBlock());
   return func;

@@ -242,7 +242,6 @@ FailureOr<bundle::Param> tensorMapParam(Value arg, const KernelSource &src,
   return param;
 }
 
-constexpr int64_t kMaxGridX = (int64_t{1} << 31) - 1;
 constexpr int64_t kMaxGridYZ = 65535;
 
 /// The manifest dtype of a workspace of element type `t` in a kernel of

@@ -1,5 +1,6 @@
 //===- AttnDistributeRows.cpp - one query row per GPU thread --------------===//
 
+#include "attn/Transforms/CtaAttributes.h"
 #include "attn/Transforms/Passes.h"
 #include "attn/Transforms/StrictOptions.h"
 
@@ -264,7 +265,7 @@ struct AttnDistributeRowsPass
     WalkResult late = getOperation().walk([&](scf::ForallOp forall) {
       // Tensor-core CTAs (attn-lower-to-wgmma) are lowered already.
       if (isThreadLoop(forall) || isDistributed(forall) || !ctas.empty() ||
-          forall->hasAttr("attn.threads"))
+          forall->hasAttr(kThreadsAttr))
         return WalkResult::advance();
       WalkResult inner = forall.getBody()->walk([](Operation *op) {
         return isa<vector::VectorDialect>(op->getDialect())

@@ -34,8 +34,6 @@ using namespace mlir::attn::pipeline;
 
 namespace {
 
-/// The largest grid x of a launch.
-constexpr int64_t kMaxGridX = (int64_t{1} << 31) - 1;
 
 /// Where a role is in its CTA's sequence of tiles: the tile's ordinal (its
 /// Q barrier phase), the K/V blocks of its earlier tiles (the ring's

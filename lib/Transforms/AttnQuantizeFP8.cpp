@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Transforms/HopperConfig.h"
 #include "attn/Transforms/Passes.h"
 #include "attn/Transforms/StrictOptions.h"
 

@@ -15,9 +15,6 @@ using namespace mlir::attn;
 
 namespace {
 
-/// The option's range: FlashAttention-2 uses at most 128 splits; 256 leaves
-/// room to test more splits than K/V blocks.
-constexpr int64_t kMaxSplits = 256;
 /// splits=0: at least this many keys per split (a static Nk), at most
 /// kMaxAutoSplits splits, and query rows per CTA counted as 64.
 constexpr int64_t kMinKeysPerSplit = 256;

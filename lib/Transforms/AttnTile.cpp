@@ -1,5 +1,6 @@
 //===- AttnTile.cpp - attn.attention -> FlashAttention-2 loop nest --------===//
 
+#include "attn/Transforms/HopperConfig.h"
 #include "attn/Transforms/Passes.h"
 #include "attn/Transforms/StrictOptions.h"
 
@@ -10,7 +11,11 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 
+#include "llvm/Support/Debug.h"
+
 #include <cmath>
+
+#define DEBUG_TYPE "attn-tile"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNTILE
@@ -135,6 +140,9 @@ struct TileShape {
   int64_t pack = 1;
   /// Split-KV: CTAs per (Q block, head, batch) along the keys (1: none).
   int64_t splits = 1;
+  /// The op's #attn.config, copied onto a tensor-core CTA loop for
+  /// attn-tma-ring (null: none, or the CUDA-core path's).
+  ConfigAttr config = {};
 };
 
 /// The mask every K/V block gets before attn-causal-split refines it.
@@ -276,6 +284,8 @@ Cta buildGrid(OpBuilder &b, Location loc, const ProblemSizes &sz,
           {gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimX),
            gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimY),
            gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimZ)}));
+  if (t.config && t.config.isTensorCore())
+    forall->setAttr(kConfigAttr, t.config);
   b.setInsertionPointToStart(forall.getBody());
   ValueRange ivs = forall.getInductionVars();
   Cta cta;
@@ -735,10 +745,19 @@ struct AttnTilePass : StrictOptions<attn::impl::AttnTileBase<AttnTilePass>> {
                         : cast<MemRefType>(fwd.q.getType()).getDimSize(2);
     bool fp8 = isa<Float8E4M3FNType>(
         cast<MemRefType>(fwd.q.getType()).getElementType());
-    auto [bm, bn] = tensorCoreTile(
-        d, fp8, ShapedType::isDynamic(nq) ? std::nullopt : std::optional(nq),
-        blockM, blockN);
-    TileShape shape{bm, bn, packFactor(fwd, packGqa), fwd.splits};
+    // The tile attn-select-config chose, else the options (0: the
+    // tensor-core tile per D, HopperConfig.h).
+    auto config = op->getAttrOfType<ConfigAttr>(kConfigAttr);
+    auto [bm, bn] =
+        config ? std::pair(config.getBlockM(), config.getBlockN())
+               : tensorCoreTile(d, fp8,
+                                ShapedType::isDynamic(nq) ? std::nullopt
+                                                          : std::optional(nq),
+                                blockM, blockN);
+    LLVM_DEBUG(llvm::dbgs() << op->getName() << ": " << bm << " x " << bn
+                            << (config ? " (#attn.config)" : " (options)")
+                            << "\n");
+    TileShape shape{bm, bn, packFactor(fwd, packGqa), fwd.splits, config};
     // A static total_q of 0: no query row to compute or store (views of
     // the empty rows would not verify), whatever the sequences.
     if (varlen &&

@@ -37,9 +37,6 @@ using namespace mlir::attn::pipeline;
 
 namespace {
 
-/// Keys per row chunk of an FP8 V^T tile.
-constexpr int64_t kFP8KeyChunk = 128;
-
 /// The loop nest attn-tile and attn-causal-split leave in one CTA.
 struct CtaNest {
   scf::ForallOp cta;
@@ -47,31 +44,6 @@ struct CtaNest {
   SmallVector<scf::ForOp> loops; // consecutive K/V block ranges [lb, n)
   EpilogueOp epilogue;
   OnlineAttentionOp step; // the first step, for operands shared by all
-};
-
-/// Sizes of the pipeline of one CTA. Q and K are [C, rows, chunkCols]
-/// tiles; V is too, except for FP8: V^T, [ceil(BLOCK_N / 128), D, 128],
-/// since the FP8 MMA reads B K-major only; a BLOCK_N that is not a multiple
-/// of 128 leaves the last 128-key row partly unused. FP8 stages O (bf16)
-/// in a buffer of its own; f16/bf16 stage it in Q's tile.
-struct PipelineShape {
-  int64_t blockM, blockN, headDim, chunks, stages;
-  Type elt;
-  bool fp8() const { return isa<Float8E4M3FNType>(elt); }
-  int64_t qBytes() const { return chunks * blockM * kChunkBytes; }
-  int64_t kBytes() const { return chunks * blockN * kChunkBytes; }
-  /// FP8: 128-key rows of V^T per stage (the last one padded).
-  int64_t keyChunks() const { return llvm::divideCeil(blockN, kFP8KeyChunk); }
-  int64_t vBytes() const {
-    return fp8() ? keyChunks() * headDim * kChunkBytes : kBytes();
-  }
-  int64_t ringBytes() const { return stages * (kBytes() + vBytes()); }
-  int64_t stagingBytes() const {
-    return fp8() ? llvm::divideCeil(headDim, 64) * blockM * kChunkBytes : 0;
-  }
-  int64_t sharedBytes() const {
-    return qBytes() + stagingBytes() + ringBytes();
-  }
 };
 
 OnlineAttentionOp stepOf(scf::ForOp loop) {
@@ -413,6 +385,34 @@ void rewriteConsumerLoop(scf::ForOp loop, const PipelineShape &s,
       b, loc, nvgpu::MBarrierTokenType::get(b.getContext()), st.empty, slot);
 }
 
+/// The consumer's online-softmax state (m, l, acc) as warpgroup fragments
+/// (!attn.wg_fragment): the initial values converted once at the start of
+/// the consumer region, the state the K/V loops carry and the steps'
+/// results typed so. Only these values change type: the lowering
+/// (attn-lower-to-wgmma) converts the type, not vectors of some shape.
+void assignFragments(MutableArrayRef<scf::ForOp> loops, Block &consumer) {
+  OpBuilder b = OpBuilder::atBlockBegin(&consumer);
+  auto fragment = [](Type t) {
+    return WgFragmentType::get(cast<VectorType>(t));
+  };
+  for (OpOperand &init : loops.front().getInitArgsMutable())
+    init.set(ToWgFragmentOp::create(b, init.get().getLoc(),
+                                    fragment(init.get().getType()),
+                                    init.get()));
+  for (scf::ForOp loop : loops) {
+    for (auto [arg, result] :
+         llvm::zip_equal(loop.getRegionIterArgs(), loop.getResults())) {
+      arg.setType(fragment(arg.getType()));
+      result.setType(arg.getType());
+    }
+    for (auto step : loop.getBody()->getOps<OnlineAttentionMmaOp>())
+      for (OpResult r : step->getResults())
+        r.setType(fragment(r.getType()));
+  }
+  LLVM_DEBUG(llvm::dbgs() << "state of " << loops.size()
+                          << " K/V loop(s) as warpgroup fragments\n");
+}
+
 /// FP8 markers agree: f8E4M3FN tiles exactly when every step has a
 /// qk_descale and the epilogue a v_descale (the lowering scales P, O and
 /// LSE by them).
@@ -475,20 +475,29 @@ LogicalResult checkPaged(CtaNest nest, const PipelineShape &s) {
             "spec's block_n)";
 }
 
-/// Stages that fit shared memory: at most `requested` (0: up to 4 for
-/// D <= 64, else 3), at least 2.
+/// The ring's stages: the CTA's #attn.config's (attn-select-config), or
+/// without one those that fit shared memory, at most `requested` (0: up to
+/// 4 for D <= 64, else 3), at least 2 (HopperConfig.h).
 FailureOr<int64_t> chooseStages(PipelineShape s, int64_t requested,
-                                Operation *op) {
+                                ConfigAttr config, Operation *op) {
+  if (config) {
+    s.stages = config.getStages();
+    if (config.getBlockM() == s.blockM && config.getBlockN() == s.blockN &&
+        s.sharedBytes() <= kMaxSharedBytes)
+      return s.stages;
+    return emitError(op->getLoc(), "attn-tma-ring: the CTA's ")
+           << config << " does not fit its " << s.blockM << " x " << s.blockN
+           << " tile in " << kMaxSharedBytes
+           << " bytes of shared memory; run attn-select-config before "
+              "attn-tile";
+  }
   if (requested < 0 || requested == 1)
     return emitError(op->getLoc(),
                      "attn-tma-ring: stages must be 0 (chosen "
                      "per D) or at least 2, but got ")
            << requested;
-  int64_t want = requested > 0 ? requested : (s.chunks == 1 ? 4 : 3);
-  int64_t fit = (kMaxSharedBytes - s.qBytes() - s.stagingBytes()) /
-                (s.kBytes() + s.vBytes());
-  if (fit >= 2)
-    return std::min(want, fit);
+  if (int64_t fit = fittingStages(s, requested))
+    return fit;
   s.stages = 2;
   return emitError(op->getLoc(),
                    "attn-tma-ring: Q and two K/V stages need ")
@@ -522,12 +531,8 @@ struct AttnTmaRingPass
     auto qType = cast<VectorType>(nest.loadQ.getResult().getType());
     int64_t d = qType.getDimSize(1);
     Type elt = qType.getElementType();
-    PipelineShape s{qType.getDimSize(0),
-                    static_cast<int64_t>(step.getBlockN()),
-                    d,
-                    llvm::divideCeilSigned(d, chunkCols(elt)),
-                    0,
-                    elt};
+    PipelineShape s = pipelineShape(
+        qType.getDimSize(0), static_cast<int64_t>(step.getBlockN()), d, elt);
     if (!s.elt.isF16() && !s.elt.isBF16() && !s.fp8())
       return emitError(nest.cta.getLoc(),
                        "attn-tma-ring: tensor cores take "
@@ -568,7 +573,8 @@ struct AttnTmaRingPass
     bool splitKV = cast<MemRefType>(nest.epilogue.getO().getType())
                        .getElementType()
                        .isF32();
-    FailureOr<int64_t> stagesOr = chooseStages(s, stages, nest.cta);
+    auto config = nest.cta->getAttrOfType<ConfigAttr>(kConfigAttr);
+    FailureOr<int64_t> stagesOr = chooseStages(s, stages, config, nest.cta);
     if (failed(stagesOr))
       return failure();
     s.stages = *stagesOr;
@@ -611,11 +617,16 @@ struct AttnTmaRingPass
     auto ws = WarpSpecializeOp::create(
         b, loc, b.getI64IntegerAttr(groups), b.getI64IntegerAttr(producerRegs),
         b.getI64IntegerAttr(consumerRegs),
-        pingPong && groups >= 2 ? b.getUnitAttr() : UnitAttr(),
-        overlap && s.stages >= 3 ? b.getUnitAttr() : UnitAttr());
+        (config ? config.isPingPong() : pingPong && groups >= 2)
+            ? b.getUnitAttr()
+            : UnitAttr(),
+        (config ? config.isOverlap() : overlap && s.stages >= 3)
+            ? b.getUnitAttr()
+            : UnitAttr());
     if (failed(ws.verify()))
       return failure();
-    LLVM_DEBUG(llvm::dbgs() << "ring of " << s.stages << " stages, "
+    LLVM_DEBUG(llvm::dbgs() << (config ? "from #attn.config: " : "chosen: ")
+                            << "ring of " << s.stages << " stages, "
                             << s.sharedBytes() << " bytes of shared memory, "
                             << groups << " consumer warpgroups, registers "
                             << producerRegs << "/" << consumerRegs << "\n");
@@ -648,6 +659,7 @@ struct AttnTmaRingPass
     for (scf::ForOp loop : nest.loops)
       rewriteConsumerLoop(loop, s, st, numKeys,
                           nest.loops.front().getLowerBound());
+    assignFragments(nest.loops, consumer);
     nest.loadQ.erase();
     return success();
   }

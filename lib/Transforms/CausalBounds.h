@@ -10,13 +10,10 @@
 #ifndef ATTN_LIB_TRANSFORMS_CAUSALBOUNDS_H
 #define ATTN_LIB_TRANSFORMS_CAUSALBOUNDS_H
 
+#include "attn/Transforms/CtaAttributes.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir::attn {
-
-/// Discardable attribute naming a block loop's stage after a causal split:
-/// "full" (mask-free) or "masked" (the seed's STAGE 1/2).
-constexpr llvm::StringLiteral kStageAttr = "attn.stage";
 
 /// A split of a block loop: [begin, mid) and [mid, end).
 struct BlockSplit {

@@ -14,13 +14,10 @@
 #ifndef ATTN_LIB_TRANSFORMS_HOSTONLY_H
 #define ATTN_LIB_TRANSFORMS_HOSTONLY_H
 
+#include "attn/Transforms/CtaAttributes.h"
 #include "mlir/IR/Operation.h"
 
 namespace mlir::attn {
-
-/// Discardable unit attribute on the CTA loop attn-tile builds for
-/// attn.varlen_attention (per-sequence views inside): host lowering only.
-constexpr llvm::StringLiteral kVarlenAttr = "attn.varlen";
 
 /// What a GPU pass lowers beyond f16/bf16 tiles of one query head.
 struct GpuTileSupport {

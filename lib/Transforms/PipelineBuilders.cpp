@@ -10,7 +10,7 @@
 namespace mlir::attn::pipeline {
 
 int64_t chunkCols(Type elt) {
-  return kChunkBytes * 8 / elt.getIntOrFloatBitWidth();
+  return chunkColsOfBits(elt.getIntOrFloatBitWidth());
 }
 
 SmallVector<int64_t> boxShape(Type elt, int64_t rows, int64_t pack) {

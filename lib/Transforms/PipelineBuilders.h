@@ -12,15 +12,12 @@
 #ifndef ATTN_LIB_TRANSFORMS_PIPELINEBUILDERS_H
 #define ATTN_LIB_TRANSFORMS_PIPELINEBUILDERS_H
 
+#include "attn/Transforms/HopperConfig.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir::attn::pipeline {
 
-/// Bytes of shared memory a kernel may use on sm_90 (227 KiB).
-constexpr int64_t kMaxSharedBytes = 227 * 1024;
-/// Bytes of one row of a 128-byte swizzled chunk.
-constexpr int64_t kChunkBytes = 128;
 /// Suspend-time hint of mbarrier.try_wait (ns); the wait loops until done.
 constexpr int64_t kWaitTicks = 10000000;
 

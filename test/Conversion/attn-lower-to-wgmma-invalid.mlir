@@ -86,7 +86,10 @@ func.func @rows_per_warpgroup(%qt: !q, %qpos: index, %o: memref<1x4x256x64xbf16>
     attn.warp_specialize consumers(1) registers(24, 240) producer {
       gpu.barrier
     } consumer {
-      attn.epilogue state(%m0, %l0, %acc0 : vector<128xf32>, vector<128xf32>, vector<128x64xf32>)
+      %m = attn.to_wg_fragment %m0 : vector<128xf32> to !attn.wg_fragment<128xf32>
+      %l = attn.to_wg_fragment %l0 : vector<128xf32> to !attn.wg_fragment<128xf32>
+      %acc = attn.to_wg_fragment %acc0 : vector<128x64xf32> to !attn.wg_fragment<128x64xf32>
+      attn.epilogue state(%m, %l, %acc : !attn.wg_fragment<128xf32>, !attn.wg_fragment<128xf32>, !attn.wg_fragment<128x64xf32>)
           to %o[%b, %h, %qpos, %c0] staging(%qt : !q) : memref<1x4x256x64xbf16>
     }
   } {mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
@@ -104,8 +107,11 @@ func.func @no_staging(%qpos: index, %o: memref<1x4x256x64xbf16>) {
     attn.warp_specialize consumers(2) registers(24, 240) producer {
       gpu.barrier
     } consumer {
+      %m = attn.to_wg_fragment %m0 : vector<128xf32> to !attn.wg_fragment<128xf32>
+      %l = attn.to_wg_fragment %l0 : vector<128xf32> to !attn.wg_fragment<128xf32>
+      %acc = attn.to_wg_fragment %acc0 : vector<128x64xf32> to !attn.wg_fragment<128x64xf32>
       // expected-error @+1 {{attn-lower-to-wgmma needs the staging tile that attn-async-pipeline attaches}}
-      attn.epilogue state(%m0, %l0, %acc0 : vector<128xf32>, vector<128xf32>, vector<128x64xf32>)
+      attn.epilogue state(%m, %l, %acc : !attn.wg_fragment<128xf32>, !attn.wg_fragment<128xf32>, !attn.wg_fragment<128x64xf32>)
           to %o[%b, %h, %qpos, %c0] : memref<1x4x256x64xbf16>
     }
   } {mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
@@ -123,6 +129,31 @@ func.func @state_from_arguments(%qt: !q, %qpos: index, %o: memref<1x4x256x64xbf1
       gpu.barrier
     } consumer {
       // expected-error @+1 {{attn-lower-to-wgmma: the online-softmax state must start from splat constants}}
+      %m = attn.to_wg_fragment %m0 : vector<128xf32> to !attn.wg_fragment<128xf32>
+      %l = attn.to_wg_fragment %l0 : vector<128xf32> to !attn.wg_fragment<128xf32>
+      %acc = attn.to_wg_fragment %acc0 : vector<128x64xf32> to !attn.wg_fragment<128x64xf32>
+      attn.epilogue state(%m, %l, %acc : !attn.wg_fragment<128xf32>, !attn.wg_fragment<128xf32>, !attn.wg_fragment<128x64xf32>)
+          to %o[%b, %h, %qpos, %c0] staging(%qt : !q) : memref<1x4x256x64xbf16>
+    }
+  } {mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
+  return
+}
+
+// -----
+
+// The state of a tensor-core step must be warpgroup fragments, typed by
+// attn-tma-ring; CTA-level vectors are not lowered.
+!q = memref<1x128x64xbf16, #gpu.address_space<workgroup>>
+func.func @vector_state(%qt: !q, %qpos: index, %o: memref<1x4x256x64xbf16>) {
+  %c0 = arith.constant 0 : index
+  %m0 = arith.constant dense<0xFF800000> : vector<128xf32>
+  %l0 = arith.constant dense<0.0> : vector<128xf32>
+  %acc0 = arith.constant dense<0.0> : vector<128x64xf32>
+  scf.forall (%qb, %h, %b) in (2, 4, 1) {
+    attn.warp_specialize consumers(2) registers(24, 240) producer {
+      gpu.barrier
+    } consumer {
+      // expected-error @+1 {{attn-lower-to-wgmma: the online-softmax state must be warpgroup fragments (!attn.wg_fragment, as attn-tma-ring types it), but got 'vector<128xf32>'}}
       attn.epilogue state(%m0, %l0, %acc0 : vector<128xf32>, vector<128xf32>, vector<128x64xf32>)
           to %o[%b, %h, %qpos, %c0] staging(%qt : !q) : memref<1x4x256x64xbf16>
     }

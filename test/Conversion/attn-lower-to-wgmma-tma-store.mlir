@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --attn-lower-to-wgmma | FileCheck %s
+// RUN: attn-opt %s --verify-each --attn-lower-to-wgmma | FileCheck %s
 // RUN: attn-opt %S/../Transforms/attn-tma-ring.mlir --split-input-file --attn-tile="block-m=192 block-n=64" --attn-causal-split --attn-async-pipeline="persistent-ctas=132 tma-store=true ping-pong=true" --attn-lower-to-wgmma | FileCheck %s --check-prefix=PERS
 
 // The TMA-store epilogue (attn.epilogue with O's descriptor), D = 128 (two
@@ -15,7 +15,10 @@ func.func @epilogue(%qt: !q, %o: memref<1x4x200x128xbf16>, %lse: memref<1x4x200x
     attn.warp_specialize consumers(2) registers(24, 240) producer {
       gpu.barrier
     } consumer {
-      attn.epilogue state(%m0, %l0, %acc0 : vector<128xf32>, vector<128xf32>, vector<128x128xf32>)
+      %m = attn.to_wg_fragment %m0 : vector<128xf32> to !attn.wg_fragment<128xf32>
+      %l = attn.to_wg_fragment %l0 : vector<128xf32> to !attn.wg_fragment<128xf32>
+      %acc = attn.to_wg_fragment %acc0 : vector<128x128xf32> to !attn.wg_fragment<128x128xf32>
+      attn.epilogue state(%m, %l, %acc : !attn.wg_fragment<128xf32>, !attn.wg_fragment<128xf32>, !attn.wg_fragment<128x128xf32>)
           to %o, lse %lse[%b, %h, %qpos, %c0] staging(%qt : !q) tma_store(%omap : !map)
           : memref<1x4x200x128xbf16>, memref<1x4x200xf32>
     }

@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --attn-lower-to-wgmma | FileCheck %s
+// RUN: attn-opt %s --verify-each --attn-lower-to-wgmma | FileCheck %s
 // RUN: not attn-opt %s --attn-lower-to-wgmma=max-mma-n=96 2>&1 | FileCheck %s --check-prefix=BADN
 // RUN: sed -e 's/registers(24, 240) producer/registers(24, 240) ping_pong producer/' %s | attn-opt --attn-lower-to-wgmma | FileCheck %s --check-prefix=PP
 // RUN: sed -e 's/registers(24, 240) producer/registers(24, 240) overlap producer/' %s | attn-opt --attn-lower-to-wgmma | FileCheck %s --check-prefix=OV
@@ -22,17 +22,20 @@ func.func @step(%qt: !q, %kt: !kv, %vt: !kv, %o: memref<1x4x256x64xbf16>,
     attn.warp_specialize consumers(2) registers(24, 240) producer {
       gpu.barrier
     } consumer {
+      %mf = attn.to_wg_fragment %m0 : vector<128xf32> to !attn.wg_fragment<128xf32>
+      %lf = attn.to_wg_fragment %l0 : vector<128xf32> to !attn.wg_fragment<128xf32>
+      %accf = attn.to_wg_fragment %acc0 : vector<128x64xf32> to !attn.wg_fragment<128x64xf32>
       %r:3 = scf.for %kb = %c0 to %nblocks step %c1
-          iter_args(%m = %m0, %l = %l0, %acc = %acc0)
-          -> (vector<128xf32>, vector<128xf32>, vector<128x64xf32>) {
+          iter_args(%m = %mf, %l = %lf, %acc = %accf)
+          -> (!attn.wg_fragment<128xf32>, !attn.wg_fragment<128xf32>, !attn.wg_fragment<128x64xf32>) {
         %kpos = arith.muli %kb, %c64 : index
         %m1, %l1, %a1 = attn.online_attention_mma q(%qt : !q) kv(%kt, %vt : !kv, !kv)
             keys(%kpos, %nk) rows(%qpos, causal_offset %off)
-            state(%m, %l, %acc : vector<128xf32>, vector<128xf32>, vector<128x64xf32>)
+            state(%m, %l, %acc : !attn.wg_fragment<128xf32>, !attn.wg_fragment<128xf32>, !attn.wg_fragment<128x64xf32>)
             {head_dim = 64 : i64, mask = #attn.mask<causal>, scale = 0.125 : f32}
-        scf.yield %m1, %l1, %a1 : vector<128xf32>, vector<128xf32>, vector<128x64xf32>
+        scf.yield %m1, %l1, %a1 : !attn.wg_fragment<128xf32>, !attn.wg_fragment<128xf32>, !attn.wg_fragment<128x64xf32>
       }
-      attn.epilogue state(%r#0, %r#1, %r#2 : vector<128xf32>, vector<128xf32>, vector<128x64xf32>)
+      attn.epilogue state(%r#0, %r#1, %r#2 : !attn.wg_fragment<128xf32>, !attn.wg_fragment<128xf32>, !attn.wg_fragment<128x64xf32>)
           to %o, lse %lse[%b, %h, %qpos, %c0] staging(%qt : !q)
           : memref<1x4x256x64xbf16>, memref<1x4x256xf32>
     }

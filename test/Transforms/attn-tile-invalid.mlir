@@ -29,7 +29,7 @@ func.func @dynamic_head_dim(%q: memref<1x2x8x?xf16>, %k: memref<1x2x8x?xf16>,
 // BLOCKN: attn-opt: error: attn-tile: block-m must be in [1, 1024] and block-n in [1, 256] (or 0: per D), but got block-m=16 block-n=-4
 // BIGN: attn-opt: error: attn-tile: {{.*}} but got block-m=16 block-n=1024
 // BIGM: attn-opt: error: attn-tile: {{.*}} but got block-m=2048 block-n=16
-// HUGE: attn-opt: error: attn-tile: {{.*}} but got block-m=16 block-n=9223372036854775807
+// HUGE: attn-opt: error: attn-select-config: {{.*}} but got block-m=16 block-n=9223372036854775807
 // COMBINEM: attn-opt: error: attn-tile: combine-block-m must be in [1, 1024] (or 0: block-m), but got -1
 // The host lowering unrolls BLOCK_N keys over BLOCK_M rows (128 x 128: 22 s, 3 GB).
 // UNROLL: attn-tile-invalid.mlir:[[# @LINE + 4]]:3: error: attn-online-softmax unrolls block_n (128) keys over the tile's 128 rows, but at most 4096 key-rows per block compile in reasonable time; use smaller tiles (e.g. block-m=64 block-n=64)

@@ -1,7 +1,7 @@
 // attn-tma-ring on a hand-written nest as attn-tile / attn-causal-split
 // leave it (BLOCK_M 64: one consumer warpgroup; BLOCK_N 64; D 64; a
 // mask-free loop over K/V blocks [0, 2), then the epilogue).
-// RUN: attn-opt %s --attn-tma-ring=stages=2 | FileCheck %s
+// RUN: attn-opt %s --verify-each --attn-tma-ring=stages=2 | FileCheck %s
 
 // CHECK-LABEL: func.func @nest
 // Host: TMA descriptors of Q, K, V in [1, 1, 64, 64] boxes (128B swizzle,
@@ -36,17 +36,22 @@
 //       CHECK:       nvgpu.mbarrier.arrive.expect_tx %[[FULL]][%[[SLOT]]], %c16384
 //       CHECK:       nvgpu.tma.async.load {{.*}} %[[FULL]][%[[SLOT]]]
 //       CHECK:       nvgpu.tma.async.load {{.*}} %[[FULL]][%[[SLOT]]]
-// Consumers: wait for Q, then per block for its slot; the step reads the
+// Consumers: the online-softmax state as warpgroup fragments from the
+// start; wait for Q, then per block for its slot; the step reads the
 // shared tiles; the slot is released.
 //       CHECK:   } consumer {
+//  CHECK-NEXT:     %[[MF:.*]] = attn.to_wg_fragment %{{.*}} : vector<64xf32> to !attn.wg_fragment<64xf32>
+//  CHECK-NEXT:     %[[LF:.*]] = attn.to_wg_fragment %{{.*}} : vector<64xf32> to !attn.wg_fragment<64xf32>
+//  CHECK-NEXT:     %[[AF:.*]] = attn.to_wg_fragment %{{.*}} : vector<64x64xf32> to !attn.wg_fragment<64x64xf32>
 //       CHECK:     nvgpu.mbarrier.try_wait.parity %[[QBAR]][%{{.*}}], %false
-//       CHECK:     scf.for %[[CKB:.*]] = %{{.*}} to %{{.*}} step
+//       CHECK:     %[[R:.*]]:3 = scf.for %[[CKB:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %[[MF]], %{{.*}} = %[[LF]], %{{.*}} = %[[AF]]) -> (!attn.wg_fragment<64xf32>, !attn.wg_fragment<64xf32>, !attn.wg_fragment<64x64xf32>)
 //       CHECK:       %[[CSLOT:.*]] = arith.remui %[[CKB]], %c2
 //       CHECK:       nvgpu.mbarrier.try_wait.parity %[[FULL]][%[[CSLOT]]]
 //       CHECK:       attn.online_attention_mma q(%[[QTILE:.*]] : memref<1x64x64xbf16{{.*}}>) kv(
+//  CHECK-SAME:         state({{.*}} : !attn.wg_fragment<64xf32>, !attn.wg_fragment<64xf32>, !attn.wg_fragment<64x64xf32>)
 //       CHECK:       nvgpu.mbarrier.arrive %[[EMPTY]][%[[CSLOT]]]
 // O is staged in Q's tile.
-//       CHECK:     attn.epilogue {{.*}} staging(%[[QTILE]] :
+//       CHECK:     attn.epilogue state(%[[R]]#0, %[[R]]#1, %[[R]]#2 : !attn.wg_fragment<64xf32>, !attn.wg_fragment<64xf32>, !attn.wg_fragment<64x64xf32>) {{.*}} staging(%[[QTILE]] :
 func.func @nest(%q: memref<1x1x128x64xbf16>, %k: memref<1x1x128x64xbf16>,
                 %v: memref<1x1x128x64xbf16>, %o: memref<1x1x128x64xbf16>) {
   %m0 = arith.constant dense<0xFF800000> : vector<64xf32>

@@ -213,9 +213,13 @@ def AttnLowerToWGMMA : Pass<"attn-lower-to-wgmma", "func::FuncOp"> {
   let description = [{
     Runs after `attn-async-pipeline`, inside each CTA:
 
-    * the online-softmax state becomes per-thread fragments of the wgmma
-      accumulator layout (PTX ISA, wgmma register fragments): m, l: vector<BLOCK_M> -> vector<2>
-      (a thread holds two rows), acc: vector<BLOCK_M x D> -> vector<D / 2>;
+    * the online-softmax state, warpgroup fragments (attn-tma-ring types
+      it `!attn.wg_fragment`), becomes per-thread registers of the wgmma
+      accumulator layout (PTX ISA, wgmma register fragments) by a type conversion carried through
+      scf: m, l: !attn.wg_fragment<BLOCK_M x f32> -> vector<2> (a thread
+      holds two rows), acc: !attn.wg_fragment<BLOCK_M x D x f32> ->
+      vector<D / 2>; `attn.to_wg_fragment` of a splat constant becomes the
+      splat in every thread (any other source is an error);
     * `attn.online_attention_mma` becomes, for its warpgroup's 64 rows:
       `nvvm.wgmma.mma_async` m64nBLOCK_Nk16 x ceil(D / 16) for S = Q K^T
       (both operands in shared memory, K-major, 128B swizzle); the mask
@@ -255,6 +259,13 @@ def AttnLowerToWGMMA : Pass<"attn-lower-to-wgmma", "func::FuncOp"> {
     the next iteration, and the last block's P V follows the loop. A block
     holds its slot one iteration longer, so the ring wants a stage more.
     Steps not in such a loop are lowered serially.
+    The choices made over all steps of a consumer (tree reductions,
+    ping-pong turns, which loops are pipelined) are made once and left as
+    attributes before one conversion pattern per op lowers them.
+    Errors: a step or epilogue outside a consumer region, a CTA outside
+    its CTA loop, not one epilogue, BLOCK_M not 64 per consumer
+    warpgroup, state that is not !attn.wg_fragment or does not start from
+    splat constants, a missing staging tile, per-channel V descales.
     Source: FlashAttention-3 (arXiv 2407.08608) section 3; PTX ISA 8.0
     (wgmma, matrix descriptors).
   }];

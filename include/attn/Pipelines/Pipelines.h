@@ -1,11 +1,13 @@
 //===- Pipelines.h - attn pass pipelines ------------------------*- C++ -*-===//
 //
-//   attn-to-cpu   : [attn-split-kv,] attn-tile, attn-causal-split,
+//   attn-to-cpu   : [attn-split-kv,] attn-select-config, attn-tile,
+//                   attn-causal-split,
 //                   attn-tile-grad, attn-causal-split-grad,
 //                   attn-online-softmax, attn-decompose-grad,
 //                   attn-lower-to-cpu (LLVM dialect,
 //                   run by tests; the backward lowers only here so far)
-//   attn-to-cubin : attn-tile, attn-causal-split, then
+//   attn-to-cubin : [attn-split-kv,] attn-select-config, attn-tile,
+//                   attn-causal-split, then
 //                   path wgmma: attn-async-pipeline (attn-cta-order or
 //                   attn-persistent-ctas, attn-tma-ring, attn-fp8-v-permute,
 //                   [attn-tma-store]), attn-lower-to-wgmma
@@ -180,7 +182,8 @@ constexpr int64_t kGpuCombineBlockM = 8;
 KernelPath resolvePath(KernelPath path, llvm::StringRef chip);
 
 /// Block sizes a path uses: `blockM` and `blockN` where given (non-zero),
-/// the others chosen. On wgmma, Attn.h's tensorCoreTile: BLOCK_M 192 (three
+/// the others chosen (what attn-select-config records). On wgmma,
+/// HopperConfig.h's tensorCoreTile: BLOCK_M 192 (three
 /// consumer warpgroups) for D <= 64 and for FP8 at D <= 128 with BLOCK_N 96
 /// or none, unless a static Nq pads badly, else 128; BLOCK_N 96 for FP8
 /// with 192 rows at 64 < D <= 128, else 128 for D <= 128 or `fp8`, else 64.

@@ -1,9 +1,10 @@
-//===- CtaAttributes.h - decisions carried on the CTA loop ------*- C++ -*-===//
+//===- CtaAttributes.h - the attn discardable attributes, named once -*- C++ -*-===//
 //
-// The discardable attributes by which one pass of the Hopper forward chain
-// (attn-cta-order, attn-tma-ring, attn-fp8-v-permute, attn-tma-store,
-// attn-persistent-ctas) tells a later one, or attn-lower-to-nvvm, what it
-// decided about a CTA loop (scf.forall), so that no pass recomputes it.
+// The discardable attributes by which one attn pass tells a later one (or
+// the bundle writer) what it decided, so that no pass recomputes it: on a
+// CTA loop (scf.forall), on a K/V loop (scf.for), on a kernel spec's
+// func.func, and the config chosen per attention op. Each name is spelt
+// here only.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,24 @@
 #include "llvm/ADT/StringRef.h"
 
 namespace mlir::attn {
+
+//===----------------------------------------------------------------------===//
+// On a forward attention op and the CTA loop attn-tile builds for it
+//===----------------------------------------------------------------------===//
+
+/// #attn.config set by attn-select-config on each forward attention op;
+/// attn-tile reads it and copies it onto the tensor-core CTA loop, where
+/// attn-tma-ring reads the stages and the schedule.
+constexpr llvm::StringLiteral kConfigAttr = "attn.config";
+
+//===----------------------------------------------------------------------===//
+// On a CTA loop (scf.forall)
+//===----------------------------------------------------------------------===//
+
+/// Unit attribute set by attn-tile on the CTA loop of an
+/// attn.varlen_attention (packed sequences): passes without a varlen
+/// lowering refuse it; attn-tma-ring removes it once lowered.
+constexpr llvm::StringLiteral kVarlenAttr = "attn.varlen";
 
 /// Unit attribute set by attn-cta-order on a causal CTA loop whose (Q block,
 /// head, batch) it rebound heaviest first. attn-persistent-ctas refuses such
@@ -28,6 +47,37 @@ constexpr llvm::StringLiteral kVPermutedAttr = "attn.v_permuted";
 /// many persistent CTAs, each looping over its tiles; attn-lower-to-nvvm
 /// launches that many CTAs instead of one per tile.
 constexpr llvm::StringLiteral kPersistentCtasAttr = "attn.persistent_ctas";
+
+/// i64 attribute: the threads of one CTA, set by attn-lower-to-wgmma (the
+/// warp-specialized CTA's) and read by attn-lower-to-nvvm's launch;
+/// attn-distribute-rows leaves such a loop alone.
+constexpr llvm::StringLiteral kThreadsAttr = "attn.threads";
+
+//===----------------------------------------------------------------------===//
+// On a K/V loop (scf.for)
+//===----------------------------------------------------------------------===//
+
+/// String attribute ("full" or "masked") set by attn-causal-split and
+/// attn-causal-split-grad on the K/V loops they split: a loop already
+/// split is not split again.
+constexpr llvm::StringLiteral kStageAttr = "attn.stage";
+
+//===----------------------------------------------------------------------===//
+// On a kernel spec's func.func (attn-compile, docs/bundle.md)
+//===----------------------------------------------------------------------===//
+
+/// i64 BLOCK_M and BLOCK_N the spec asks for (0 or absent: chosen).
+constexpr llvm::StringLiteral kSpecBlockMAttr = "attn.block_m";
+constexpr llvm::StringLiteral kSpecBlockNAttr = "attn.block_n";
+/// String: the kernel path ("auto", "wgmma", "fma").
+constexpr llvm::StringLiteral kSpecPathAttr = "attn.path";
+/// i64: split-KV splits.
+constexpr llvm::StringLiteral kSpecSplitsAttr = "attn.splits";
+/// Bool: GQA packing.
+constexpr llvm::StringLiteral kSpecPackGqaAttr = "attn.pack_gqa";
+/// String: attn-quantize-fp8's options; the bf16 inputs are quantized to
+/// e4m3 before the attention.
+constexpr llvm::StringLiteral kSpecQuantizeFp8Attr = "attn.quantize_fp8";
 
 } // namespace mlir::attn
 

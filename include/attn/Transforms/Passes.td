@@ -1,7 +1,7 @@
 //===- Passes.td - attn passes -----------------------------*- tablegen -*-===//
 //
 // The forward lowering, in pipeline order (docs/passes.md):
-//   [attn-split-kv] -> attn-tile -> attn-causal-split ->
+//   [attn-split-kv] -> attn-select-config -> attn-tile -> attn-causal-split ->
 //   tensor cores: attn-cta-order -> attn-tma-ring -> attn-fp8-v-permute ->
 //     [attn-tma-store] -> [attn-persistent-ctas] -> attn-lower-to-wgmma
 //   CUDA cores: [attn-distribute-rows] -> attn-online-softmax
@@ -69,6 +69,66 @@ def AttnSplitKV : Pass<"attn-split-kv", "func::FuncOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def AttnSelectConfig : Pass<"attn-select-config", "func::FuncOp"> {
+  let summary = "Choose each forward attention op's tile and schedule once";
+  let description = [{
+    Records on each `attn.attention`, `attn.partial_attention` and
+    `attn.varlen_attention` (with a static head dim D) the tile and the
+    schedule its kernel runs, as the discardable attribute `attn.config`:
+
+    ```
+    attn.attention ins(%q, %k, %v : memref<1x8x1024x128xbf16>, ...) outs(%o ...)
+        {attn.config = #attn.config<block_m = 128, block_n = 128, stages = 3,
+                                    consumer_warpgroups = 2, ping_pong = true,
+                                    overlap = true>}
+    ```
+
+    `attn-tile` tiles by its `block_m` x `block_n` and puts the config on
+    the tensor-core CTA loop, where `attn-tma-ring` reads `stages`,
+    `ping_pong` and `overlap`. The choices (attn/Transforms/HopperConfig.h,
+    with the H200 measurements behind them):
+
+    * path `wgmma` (Hopper tensor cores): BLOCK_M and BLOCK_N where given,
+      else BLOCK_M 192 (three consumer warpgroups) for D <= 64 and for FP8
+      at 64 < D <= 128 with BLOCK_N 96 unless a static Nq pads 5% more
+      rows, else 128; BLOCK_N 96 for FP8 with 192 rows at 64 < D <= 128,
+      else 128 for D <= 128 or FP8, else 64. consumer_warpgroups =
+      BLOCK_M / 64. stages: at most `stages` (0: 4 for one 128-byte chunk
+      per row, D <= 64 at 16 bits; else 3) of those that fit 227 KiB of
+      shared memory beside Q (and FP8's O staging). ping_pong with two or
+      more consumer warpgroups, overlap with three or more stages.
+    * path `fma` (CUDA cores): BLOCK_M 64 and BLOCK_N 16 where not given;
+      no ring (stages 0, consumer_warpgroups 0).
+
+    An op that carries a config already keeps it. Errors (located at the
+    op): on `wgmma`, a BLOCK_M that is not 64, 128 or 192, and Q with two
+    K/V stages over 227 KiB of shared memory. Options are checked before
+    the pass runs (no location): block sizes out of range, stages 1 or
+    negative, an unknown path.
+    Source: FlashAttention-2 (Dao 2023) section 3.3 (block sizes);
+    FlashAttention-3 (arXiv 2407.08608) sections 3.1-3.2 (ping-pong,
+    intra-warpgroup overlap), 4 (tile sizes); docs/perf-notes.md.
+  }];
+  let options = [
+    Option<"path", "path", "std::string", "\"wgmma\"",
+           "The kernel the config is for: wgmma (Hopper tensor cores, "
+           "sm_90a) or fma (CUDA cores)">,
+    Option<"blockM", "block-m", "int64_t", "0",
+           "Query rows per tile (BLOCK_M, in [1, 1024]; 0: chosen per D)">,
+    Option<"blockN", "block-n", "int64_t", "0",
+           "Keys per K/V block (BLOCK_N, in [1, 256]; 0: chosen per D)">,
+    Option<"stages", "stages", "int64_t", "0",
+           "K/V ring stages on wgmma (0: up to 4 for D <= 64, else 3; fewer "
+           "if shared memory is short)">,
+    Option<"pingPong", "ping-pong", "bool", "true",
+           "The consumer warpgroups (two or three) take turns issuing "
+           "their GEMMs (FlashAttention-3 section 3.1)">,
+    Option<"overlap", "overlap", "bool", "true",
+           "Softmax of block j while P V of block j - 1 is in flight, with "
+           "3 or more stages (FlashAttention-3 section 3.2)">
+  ];
+}
+
 def AttnTile : Pass<"attn-tile", "func::FuncOp"> {
   let summary = "Tile attn.attention into the FlashAttention-2 loop nest";
   let description = [{
@@ -131,6 +191,9 @@ def AttnTile : Pass<"attn-tile", "func::FuncOp"> {
     with batch 0, dynamic N_b and `causal_offset` = Nk_b - Nq_b. A CTA
     whose Q block starts at or past Nq_b does nothing.
 
+    Tile sizes: an op's `attn.config` (attn-select-config) where it has
+    one, else `block-m` and `block-n`.
+
     Errors: dynamic head dim D.
     Source: FlashAttention-2 (Dao 2023) Algorithm 1; seed 000, forward
     kernel; split-KV: flash-decoding, FlashAttention-2's `num_splits`; GQA
@@ -138,11 +201,13 @@ def AttnTile : Pass<"attn-tile", "func::FuncOp"> {
   }];
   let options = [
     Option<"blockM", "block-m", "int64_t", "64",
-           "Query rows per tile (BLOCK_M; 0: the tensor-core default, 192 "
+           "Query rows per tile of an op without attn.config (BLOCK_M; 0: "
+           "the tensor-core default, 192 "
            "for D <= 64 and for FP8 at D <= 128 with BLOCK_N 96 or none, "
            "else 128)">,
     Option<"blockN", "block-n", "int64_t", "64",
-           "Keys per K/V block (BLOCK_N; 0: the tensor-core default, 96 for "
+           "Keys per K/V block of an op without attn.config (BLOCK_N; 0: "
+           "the tensor-core default, 96 for "
            "FP8 with BLOCK_M 192 at 64 < D <= 128, else 128 for D <= 128 "
            "or FP8, else 64)">,
     Option<"packGqa", "pack-gqa", "bool", "false",
@@ -181,7 +246,7 @@ def AttnQuantizeFP8 : Pass<"attn-quantize-fp8", "func::FuncOp"> {
       ([B, Hq, ceil(Nq / block-m)], `q_descale_block` = block-m) and per
       `block-n` keys of one KV head for K ([B, Hkv, ceil(Nk / block-n)],
       `k_descale_block` = block-n). Block sizes 0 are the tensor-core
-      tile's (Attn.h tensorCoreTile: 192 x 96 at D 128), so a
+      tile's (HopperConfig.h tensorCoreTile: 192 x 96 at D 128), so a
       scale block is a tile of the FP8 kernel (FlashAttention-3's block
       quantization).
     Groups of V (`v-granularity`): `head`, per (batch, KV head), [B, Hkv];
@@ -388,8 +453,9 @@ def AttnTmaRing : Pass<"attn-tma-ring", "func::FuncOp"> {
           TMA K, V block kb -> ring[slot]
         }
       } consumer {
+        m, l, acc = attn.to_wg_fragment of the initial state
         try_wait(q, 0)
-        the K/V loops, each step now
+        the K/V loops on !attn.wg_fragment state, each step now
           try_wait(full[slot], parity)
           attn.online_attention_mma q(Q) kv(ring[slot]) ...
           arrive(empty[slot])
@@ -397,6 +463,15 @@ def AttnTmaRing : Pass<"attn-tma-ring", "func::FuncOp"> {
       }
     }
     ```
+
+    The ring's stages and the schedule (`ping_pong`, `overlap`) are the
+    CTA loop's `attn.config` (attn-select-config, copied there by
+    attn-tile); a CTA loop without one takes the options below.
+
+    The consumer's state is typed as warpgroup fragments
+    (`!attn.wg_fragment<BLOCK_M x f32>` m and l, `<BLOCK_M x D x f32>`
+    acc: the consumer warpgroups hold it in wgmma accumulator registers),
+    so that attn-lower-to-wgmma converts exactly these values.
 
     expect_tx counts whole boxes: TMA writes every byte of a box and fills
     rows past N (and columns past D) with zeros. Paged K/V reads the block

@@ -1567,3 +1567,43 @@ func.func @load_tile_misspelt(%q: memref<1x8x128x64xbf16>, %i: index) {
   %t = attn.load_tile %q[%i, %i, %i, %i] {gqa_pak = 4 : i64} : memref<1x8x128x64xbf16> -> vector<64x64xbf16>
   return
 }
+
+//===----------------------------------------------------------------------===//
+// !attn.wg_fragment and attn.to_wg_fragment
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error @+1 {{!attn.wg_fragment must be [BLOCK_M] or [BLOCK_M, D] with BLOCK_M a multiple of 64}}
+func.func @fragment_rows(%m: !attn.wg_fragment<100xf32>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{!attn.wg_fragment holds f32, not 'f16'}}
+func.func @fragment_f16(%m: !attn.wg_fragment<64x64xf16>) {
+  return
+}
+
+// -----
+
+func.func @to_fragment_shape(%m: vector<128xf32>) {
+  // expected-error @+1 {{result must hold the source's tile, 'vector<128xf32>', but got '!attn.wg_fragment<64xf32>'}}
+  %f = attn.to_wg_fragment %m : vector<128xf32> to !attn.wg_fragment<64xf32>
+  return
+}
+
+// -----
+
+// The state is all vectors or all warpgroup fragments.
+!qs = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+!kvs = memref<2x64x64xbf16, #gpu.address_space<workgroup>>
+!f = !attn.wg_fragment<128xf32>
+!acc = !attn.wg_fragment<128x128xf32>
+func.func @mma_mixed_state(%q: !qs, %k: !kvs, %i: index, %m: vector<128xf32>, %f: !f, %acc: !acc) {
+  // expected-error @+1 {{operand 'm' must be '!attn.wg_fragment<128xf32>', but got 'vector<128xf32>'}}
+  %a, %b, %c = attn.online_attention_mma q(%q : !qs) kv(%k, %k : !kvs, !kvs) keys(%i, %i) rows(%i)
+      state(%m, %f, %acc : vector<128xf32>, !f, !acc) {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 1.0 : f32}
+  return
+}

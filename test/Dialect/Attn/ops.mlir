@@ -663,3 +663,34 @@ func.func @grad_dkdv_mma(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>
       {head_dim = 128 : i64, mask = #attn.mask<causal>, scale = 0.125 : f32}
   return %a, %b : vector<128x128xf32>, vector<128x128xf32>
 }
+
+// -----
+
+// The online-softmax state of a warp-specialized consumer as warpgroup
+// fragments (attn-tma-ring): the initial vectors converted once, then the
+// step and the epilogue on !attn.wg_fragment.
+!qs = memref<2x128x64xbf16, #gpu.address_space<workgroup>>
+!kvs = memref<2x64x64xbf16, strided<[4096, 64, 1], offset: ?>, #gpu.address_space<workgroup>>
+// CHECK-LABEL: func.func @fragments
+func.func @fragments(%q: !qs, %k: !kvs, %v: !kvs, %kpos: index, %nk: index,
+                     %qpos: index, %m: vector<128xf32>,
+                     %acc: vector<128x128xf32>,
+                     %o: memref<1x2x256x128xbf16>, %b: index) {
+  attn.warp_specialize consumers(2) registers(24, 240) producer {
+    gpu.barrier
+  } consumer {
+    // CHECK: attn.to_wg_fragment %{{.*}} : vector<128xf32> to !attn.wg_fragment<128xf32>
+    // CHECK: attn.to_wg_fragment %{{.*}} : vector<128x128xf32> to !attn.wg_fragment<128x128xf32>
+    %mf = attn.to_wg_fragment %m : vector<128xf32> to !attn.wg_fragment<128xf32>
+    %af = attn.to_wg_fragment %acc : vector<128x128xf32> to !attn.wg_fragment<128x128xf32>
+    // CHECK: attn.online_attention_mma {{.*}} state(%{{.*}}, %{{.*}}, %{{.*}} : !attn.wg_fragment<128xf32>, !attn.wg_fragment<128xf32>, !attn.wg_fragment<128x128xf32>)
+    %m1, %l1, %a1 = attn.online_attention_mma q(%q : !qs) kv(%k, %v : !kvs, !kvs)
+        keys(%kpos, %nk) rows(%qpos)
+        state(%mf, %mf, %af : !attn.wg_fragment<128xf32>, !attn.wg_fragment<128xf32>, !attn.wg_fragment<128x128xf32>)
+        {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 0.0883789 : f32}
+    // CHECK: attn.epilogue state({{.*}} : !attn.wg_fragment<128xf32>, !attn.wg_fragment<128xf32>, !attn.wg_fragment<128x128xf32>)
+    attn.epilogue state(%m1, %l1, %a1 : !attn.wg_fragment<128xf32>, !attn.wg_fragment<128xf32>, !attn.wg_fragment<128x128xf32>)
+        to %o[%b, %b, %qpos, %b] staging(%q : !qs) : memref<1x2x256x128xbf16>
+  }
+  return
+}

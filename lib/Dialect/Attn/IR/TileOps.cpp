@@ -49,9 +49,38 @@ LogicalResult checkStoreMap(EpilogueOp op, Value map, Type elt) {
   return success();
 }
 
-/// m, l: vector<BLOCK_M x f32>; acc: vector<BLOCK_M x D x f32>.
+/// The shape of a state value: a vector's, or a warpgroup fragment's.
+ArrayRef<int64_t> stateShape(Type t) {
+  if (auto frag = dyn_cast<WgFragmentType>(t))
+    return frag.getShape();
+  return cast<VectorType>(t).getShape();
+}
+
+/// m, l: !attn.wg_fragment<BLOCK_M x f32>; acc: !attn.wg_fragment<BLOCK_M x
+/// D x f32>: all three fragments (or none: checkState).
+LogicalResult checkFragments(Operation *op, Type m, Type l, Type acc,
+                             int64_t blockM, int64_t d) {
+  Type f32 = Float32Type::get(op->getContext());
+  for (auto [t, name, shape] :
+       {std::tuple<Type, StringRef, SmallVector<int64_t>>{m, "m", {blockM}},
+        {l, "l", {blockM}},
+        {acc, "acc", {blockM, d}}}) {
+    auto want = WgFragmentType::get(op->getContext(), shape, f32);
+    if (t != want)
+      return op->emitOpError()
+             << "operand '" << name << "' must be " << want << ", but got "
+             << t;
+  }
+  return success();
+}
+
+/// m, l: vector<BLOCK_M x f32>; acc: vector<BLOCK_M x D x f32>; or the
+/// three as warpgroup fragments (checkFragments).
 LogicalResult checkState(Operation *op, Type m, Type l, Type acc,
                          int64_t blockM, int64_t d) {
+  if (isa<WgFragmentType>(m) || isa<WgFragmentType>(l) ||
+      isa<WgFragmentType>(acc))
+    return checkFragments(op, m, l, acc, blockM, d);
   if (failed(checkF32Vector(op, m, "m", {blockM})) ||
       failed(checkF32Vector(op, l, "l", {blockM})) ||
       failed(checkF32Vector(op, acc, "acc", {blockM, d})))
@@ -177,12 +206,12 @@ LogicalResult EpilogueOp::verify() {
   if (failed(checkNotLowered(*this)) ||
       failed(checkGqaPack(*this, getGqaPack())))
     return failure();
-  auto acc = dyn_cast<VectorType>(getAcc().getType());
-  if (!acc || acc.getRank() != 2)
+  ArrayRef<int64_t> acc = stateShape(getAcc().getType());
+  if (acc.size() != 2)
     return emitOpError() << "operand 'acc' must be a [BLOCK_M, D] f32 tile";
-  int64_t blockM = acc.getDimSize(0), d = acc.getDimSize(1);
-  if (failed(checkState(getOperation(), getM().getType(), getL().getType(), acc,
-                        blockM, d)))
+  int64_t blockM = acc[0], d = acc[1];
+  if (failed(checkState(getOperation(), getM().getType(), getL().getType(),
+                        getAcc().getType(), blockM, d)))
     return failure();
   auto o = cast<MemRefType>(getO().getType());
   if (o.getRank() != 4 || tileExceeds(d, o.getDimSize(3)))
@@ -226,6 +255,14 @@ LogicalResult EpilogueOp::verify() {
       return failure();
   if (Value map = getOMap())
     return checkStoreMap(*this, map, o.getElementType());
+  return success();
+}
+
+LogicalResult ToWgFragmentOp::verify() {
+  if (getResult().getType().getTileType() != getSource().getType())
+    return emitOpError() << "result must hold the source's tile, "
+                         << getSource().getType() << ", but got "
+                         << getResult().getType();
   return success();
 }
 

@@ -27,6 +27,7 @@ def Attn_Dialect : Dialect {
     "::mlir::vector::VectorDialect"
   ];
   let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
 }
 
 #endif // ATTN_DIALECT_ATTN_IR_ATTNDIALECT_TD

@@ -3,7 +3,9 @@
 #ifndef ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
 #define ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
 
+include "attn/Dialect/Attn/IR/AttnAttrs.td"
 include "attn/Dialect/Attn/IR/AttnDialect.td"
+include "attn/Dialect/Attn/IR/AttnTypes.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -17,6 +19,10 @@ def Attn_OwnAttributes : NativeOpTrait<"OwnAttributes"> {
 
 class Attn_Op<string mnemonic, list<Trait> traits = []>
     : Op<Attn_Dialect, mnemonic, !listconcat(traits, [Attn_OwnAttributes])>;
+
+/// The online-softmax state of a tensor-core step or epilogue: the CTA's
+/// vectors, or (from attn-tma-ring on) its warpgroup fragments.
+def Attn_SoftmaxState : AnyTypeOf<[AnyVectorOfNonZeroRank, Attn_WgFragment]>;
 
 //===----------------------------------------------------------------------===//
 // Mask kinds
@@ -579,8 +585,8 @@ def Attn_EpilogueOp : Attn_Op<"epilogue", [
     as `attn.load_tile` reads them (row r: query r / G of head
     `head + r % G`); rows whose query is at or past Nq are not stored.
   }];
-  let arguments = (ins AnyVectorOfNonZeroRank:$m, AnyVectorOfNonZeroRank:$l,
-                       AnyVectorOfNonZeroRank:$acc, AnyMemRef:$o,
+  let arguments = (ins Attn_SoftmaxState:$m, Attn_SoftmaxState:$l,
+                       Attn_SoftmaxState:$acc, AnyMemRef:$o,
                        Optional<AnyMemRef>:$lse, Index:$batch, Index:$head,
                        Index:$q_pos, Index:$col,
                        Optional<AnyMemRef>:$staging,
@@ -806,6 +812,25 @@ def Attn_GradDQOp : Attn_Op<"grad_dq", [
 // Hopper pipeline ops (produced by attn-async-pipeline)
 //===----------------------------------------------------------------------===//
 
+def Attn_ToWgFragmentOp : Attn_Op<"to_wg_fragment", [Pure]> {
+  let summary = "a CTA-level f32 tile as the consumer warpgroups' fragments";
+  let description = [{
+    The same [BLOCK_M] or [BLOCK_M, D] f32 tile, typed as the warpgroup
+    fragments (`!attn.wg_fragment`) in which the consumer warpgroups of an
+    `attn.warp_specialize` hold it. attn-tma-ring converts the initial
+    online-softmax state (m, l, acc) so at the start of the consumer
+    region. attn-lower-to-wgmma lowers only a splat `arith.constant`
+    source (every thread's registers get the splat value; a splat needs no
+    data movement), and refuses any other.
+  }];
+  let arguments = (ins AnyVectorOfNonZeroRank:$source);
+  let results = (outs Attn_WgFragment:$result);
+  let assemblyFormat = [{
+    $source attr-dict `:` type($source) `to` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
 def Attn_WarpSpecializeOp : Attn_Op<"warp_specialize", [
     SingleBlock, NoTerminator, RecursiveMemoryEffects]> {
   let summary = "split a CTA into a TMA producer and MMA consumer warpgroups";
@@ -910,15 +935,15 @@ def Attn_OnlineAttentionMmaOp : Attn_Op<"online_attention_mma", [
                        Index:$k_pos, Index:$num_keys, Index:$q_pos,
                        Optional<Index>:$causal_offset,
                        Optional<F32>:$qk_descale,
-                       AnyVectorOfNonZeroRank:$m, AnyVectorOfNonZeroRank:$l,
-                       AnyVectorOfNonZeroRank:$acc,
+                       Attn_SoftmaxState:$m, Attn_SoftmaxState:$l,
+                       Attn_SoftmaxState:$acc,
                        F32Attr:$scale, I64Attr:$head_dim,
                        Attn_MaskKindAttr:$mask,
                        DefaultValuedAttr<I64Attr, "1">:$gqa_pack,
                        UnitAttr:$unfilled_tail);
-  let results = (outs AnyVectorOfNonZeroRank:$new_m,
-                      AnyVectorOfNonZeroRank:$new_l,
-                      AnyVectorOfNonZeroRank:$new_acc);
+  let results = (outs Attn_SoftmaxState:$new_m,
+                      Attn_SoftmaxState:$new_l,
+                      Attn_SoftmaxState:$new_acc);
   let assemblyFormat = [{
     `q` `(` $q `:` type($q) `)`
     `kv` `(` $k `,` $v `:` type($k) `,` type($v) `)`

@@ -1,0 +1,56 @@
+//===- AttnToWGMMA.h - attn-lower-to-wgmma's patterns -----------*- C++ -*-===//
+//
+// The forward consumer of an attn.warp_specialize lowered by one conversion
+// pattern per op: attn.to_wg_fragment, attn.online_attention_mma (serial),
+// the overlapped K/V loop (scf.for), attn.epilogue and attn.warp_specialize,
+// with !attn.wg_fragment converted to the per-thread registers of the wgmma
+// accumulator layout (scf's structural type conversion carries it through
+// loops and branches).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CONVERSION_ATTNTOWGMMA_H
+#define ATTN_CONVERSION_ATTNTOWGMMA_H
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace mlir::attn {
+
+/// attn-lower-to-wgmma's options, as the patterns take them (Passes.td).
+struct WGMMAOptions {
+  int64_t maxMmaN;         // widest P V wgmma, in columns
+  int64_t fp8PScaleLog2;   // FP8: P quantized as P * 2^this
+  int64_t fp8PolyExp2;     // FP8: one in this many exponentials by polynomial
+  bool fp8LazyMax;         // FP8, pipelined unmasked loops: lazy row max
+  int64_t fp8LazyHeadroom; // FP8 lazy max: log2 units of headroom
+};
+
+/// What the pass decides once per attn.warp_specialize, before the
+/// patterns run, and leaves on the ops they match:
+/// unit attribute on each attn.online_attention_mma: the row max and sum
+/// are trees (f16/bf16, D > 64, at most two consumer warpgroups; the
+/// measurements are in docs/perf-notes.md), not chains;
+constexpr llvm::StringLiteral kTreeReductionsAttr = "attn.tree_reductions";
+/// i64 attribute on each attn.online_attention_mma of a ping-pong consumer:
+/// the warpgroups that take turns issuing their GEMMs;
+constexpr llvm::StringLiteral kPingPongTurnsAttr = "attn.ping_pong_turns";
+/// unit attribute on each K/V loop (scf.for) of an overlapped consumer that
+/// is software-pipelined by one block.
+constexpr llvm::StringLiteral kPipelinedLoopAttr = "attn.pipelined";
+
+/// Adds the patterns; `converter` must map !attn.wg_fragment
+/// (configureAttnToWGMMA does).
+void populateAttnToWGMMAPatterns(RewritePatternSet &patterns,
+                                 TypeConverter &converter,
+                                 const WGMMAOptions &options);
+
+/// The type conversion (!attn.wg_fragment -> the thread's vector, anything
+/// else unchanged) and the target: the ops above illegal, scf legal once
+/// its types are.
+void configureAttnToWGMMA(TypeConverter &converter, ConversionTarget &target);
+
+} // namespace mlir::attn
+
+#endif // ATTN_CONVERSION_ATTNTOWGMMA_H
