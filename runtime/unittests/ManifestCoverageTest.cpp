@@ -42,9 +42,10 @@ json::Object &gridXTerm(json::Object &kernel, size_t i) {
   EXPECT_NE(std::string(message).find(part), std::string::npos)                \
       << "message: " << (message)
 
-constexpr const char *kUncovered = "part of O would never be written";
+constexpr const char *kUncovered = "part of its output would never be written";
 
-// wgmmaKernel's grid x is ceil(Nq / 128) * Hq * B with BLOCK_M 128.
+// wgmmaKernel's grid x is ceil(Nq / 128) * Hq * B with BLOCK_M 128: a CTA
+// per tile of one (batch, head).
 TEST(ManifestCoverage, WgmmaGridCoversEveryRow) {
   KernelEntry k = wgmmaKernel("w");
   EXPECT_EQ(errorAfter(k, [](json::Object &) {}), "");
@@ -79,8 +80,100 @@ TEST(ManifestCoverage, StaticGridsAreCheckedAtTheKeysLengths) {
   EXPECT_EQ(errorAfter(k, [](json::Object &) {}), "");
   k.grid[0] = GridDim{24, {}};
   EXPECT_ERROR_HAS(errorAfter(k, [](json::Object &) {}),
-                   "has 24 CTAs for a call of B = 2, Hq = 8, Nq = 300, but O "
-                   "has 4800 rows");
+                   "has 24 CTAs for a call of B = 2, Hq = 8, Hkv = 8, Nq = "
+                   "300, Nk = 300, but the kernel computes 48 tiles");
+}
+
+// Enough CTAs for the rows is not enough: a tile belongs to one (batch,
+// head), so ceil(Nq / 48) * B CTAs of 192 rows miss tiles of Hq 4.
+TEST(ManifestCoverage, TilesArePerBatchAndHead) {
+  KernelEntry k = wgmmaKernel("t");
+  k.key.blockM = 192;
+  k.key.numHeadsQ = 4;
+  k.key.numHeadsKV = 4;
+  k.grid[0] = GridDim{1, {{Operand::Q, 2, 48}, {Operand::Q, 0, 1}}};
+  EXPECT_ERROR_HAS(errorAfter(k, [](json::Object &) {}), kUncovered);
+}
+
+// A grid counted off Nk covers Q only when Nk >= Nq.
+TEST(ManifestCoverage, QTilesAreNotCountedOffK) {
+  KernelEntry k = wgmmaKernel("k");
+  EXPECT_ERROR_HAS(errorAfter(k,
+                              [](json::Object &kernel) {
+                                gridXTerm(kernel, 0)["operand"] = "k";
+                              }),
+                   kUncovered);
+}
+
+// GQA packing: a tile holds the G query heads of a KV head.
+TEST(ManifestCoverage, PackedTilesHoldAGroupOfHeads) {
+  KernelEntry k = gqaPackedKernel("g");
+  EXPECT_EQ(errorAfter(k, [](json::Object &) {}), "");
+  EXPECT_ERROR_HAS(errorAfter(k,
+                              [](json::Object &kernel) {
+                                gridXTerm(kernel, 0)["divisor"] = 128;
+                              }),
+                   kUncovered);
+}
+
+// O_partial [S, B, Hq, Nq, D] and LSE_partial [S, B, Hq, Nq] hold what the
+// splits write.
+TEST(ManifestCoverage, SplitWorkspaceHoldsEverySplit) {
+  KernelEntry k = splitKernel("w", 3);
+  EXPECT_ERROR_HAS(errorAfter(k,
+                              [](json::Object &kernel) {
+                                json::Array &o = *(*kernel.getArray(
+                                    "workspace"))[0]
+                                                      .getAsObject()
+                                                      ->getArray("shape");
+                                *o[0].getAsObject() =
+                                    json::Object{{"constant", 2},
+                                                 {"terms", json::Array{}}};
+                              }),
+                   "kernels[0].workspace[0].shape: holds");
+  EXPECT_ERROR_HAS(errorAfter(k,
+                              [](json::Object &kernel) {
+                                json::Array &o = *(*kernel.getArray(
+                                    "workspace"))[0]
+                                                      .getAsObject()
+                                                      ->getArray("shape");
+                                *o[4].getAsObject() =
+                                    json::Object{{"constant", 64},
+                                                 {"terms", json::Array{}}};
+                              }),
+                   "but the kernel writes");
+  EXPECT_ERROR_HAS(errorAfter(k,
+                              [](json::Object &kernel) {
+                                json::Array &l = *(*kernel.getArray(
+                                    "workspace"))[1]
+                                                      .getAsObject()
+                                                      ->getArray("shape");
+                                *l[1].getAsObject() = // B = 1
+                                    json::Object{{"constant", 1},
+                                                 {"terms", json::Array{}}};
+                              }),
+                   "kernels[0].workspace[1].shape: holds");
+}
+
+// The backward's Delta, LSE_log2 [B, Hq, Nq] and dQ_acc [B, Hq, Nq, D], and
+// a dK/dV CTA per BLOCK_N keys of one (batch, KV head).
+TEST(ManifestCoverage, BackwardBuffersAndKeyBlocks) {
+  KernelEntry k = bwdKernel("b");
+  EXPECT_EQ(errorAfter(k, [](json::Object &) {}), "");
+  KernelEntry halfDelta = k;
+  halfDelta.workspace[0].shape[2] = GridDim{100, {}};
+  EXPECT_ERROR_HAS(errorAfter(halfDelta, [](json::Object &) {}),
+                   "kernels[0].workspace[0].shape: holds 200 elements for a "
+                   "call of B = 1, Hq = 2, Nq = 200, but the kernel writes "
+                   "400 there");
+  KernelEntry shortAcc = k;
+  shortAcc.workspace[2].shape[3] = GridDim{64, {}};
+  EXPECT_ERROR_HAS(errorAfter(shortAcc, [](json::Object &) {}),
+                   "kernels[0].workspace[2].shape: holds");
+  KernelEntry fewKeyBlocks = k; // ceil(300 / 128) = 3 key blocks
+  fewKeyBlocks.then[1].grid[0] = GridDim{2, {}};
+  EXPECT_ERROR_HAS(errorAfter(fewKeyBlocks, [](json::Object &) {}),
+                   "kernels[0].then[1].launch.grid: has 2 CTAs");
 }
 
 TEST(ManifestCoverage, SplitsAreCountedInTheRows) {
