@@ -90,15 +90,6 @@ KernelPath mlir::attn::resolvePath(KernelPath path, StringRef chip) {
   return chip == "sm_90a" ? KernelPath::wgmma : KernelPath::fma;
 }
 
-std::pair<int64_t, int64_t>
-mlir::attn::defaultBlockSizes(KernelPath path, int64_t headDim,
-                              std::optional<int64_t> seqLenQ, int64_t blockM,
-                              int64_t blockN, bool fp8) {
-  if (path == KernelPath::fma)
-    return {blockM ? blockM : kFmaBlockM, blockN ? blockN : kFmaBlockN};
-  return tensorCoreTile(headDim, fp8, seqLenQ, blockM, blockN);
-}
-
 int64_t mlir::attn::requestedBlockM(int64_t given, int64_t splits,
                                     KernelPath path) {
   if (given)

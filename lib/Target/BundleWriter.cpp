@@ -41,7 +41,7 @@ using namespace mlir::attn::writer;
 namespace mlir::attn::writer {
 
 LogicalResult pipelineOptions(KernelSource &src, const BundleOptions &opts,
-                              StringRef variant,
+                              StringRef name, StringRef variant,
                               CubinPipelineOptions &pipeline) {
   pipeline.blockM = src.key.blockM;
   pipeline.blockN = src.key.blockN;
@@ -93,16 +93,14 @@ LogicalResult pipelineOptions(KernelSource &src, const BundleOptions &opts,
                                    : "FP8 (e4m3) kernels have no split-KV "
                                      "yet");
   src.key.path = path == KernelPath::wgmma ? "wgmma" : "fma";
-  auto tile = [&] {
-    return defaultBlockSizes(
-        path, src.key.headDim, src.key.seqLenQ,
-        requestedBlockM(pipeline.blockM, src.key.splits, path), pipeline.blockN,
-        isFp8Attention(src.key));
-  };
   src.key.splits = src.askedSplits = pipeline.splits;
-  src.key.splits = pipeline.splits =
-      fitSplits(pipeline.splits, src.key, tile().second);
-  std::tie(src.key.blockM, src.key.blockN) = tile();
+  FailureOr<int64_t> fitted =
+      fitSplitsToTile(src, path, pipeline.blockM, pipeline.blockN);
+  if (failed(fitted))
+    return src.func.emitError("variant \"")
+           << variant << "\" (kernel " << name
+           << ") does not compile: the error above";
+  src.key.splits = pipeline.splits = *fitted;
   pipeline.blockM = src.key.blockM;
   pipeline.blockN = src.key.blockN;
   return success();
@@ -213,7 +211,7 @@ compileKernel(KernelSource src, const BundleOptions &opts, StringRef ptxas,
                "or dynamic in every one: ")
            << llvm::toString(std::move(err));
   CubinPipelineOptions pipeline;
-  if (failed(pipelineOptions(src, opts, variant, pipeline)))
+  if (failed(pipelineOptions(src, opts, name, variant, pipeline)))
     return failure();
   askedSplits = src.askedSplits;
   OwningOpRef<ModuleOp> module = ModuleOp::create(src.func.getLoc());

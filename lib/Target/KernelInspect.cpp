@@ -16,6 +16,7 @@
 #include "QuantizeFP8.h"
 
 #include "attn/Transforms/CtaAttributes.h"
+#include "attn/Transforms/SelectConfig.h"
 #include "attn/manifest/Manifest.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -39,6 +40,35 @@ int64_t fitSplits(int64_t splits, const bundle::FwdKey &key, int64_t blockN) {
     return splits;
   return std::clamp<int64_t>(llvm::divideCeil(*key.seqLenK, blockN), 1,
                              splits);
+}
+
+FailureOr<std::pair<int64_t, int64_t>>
+selectTile(const KernelSource &src, KernelPath path, int64_t blockM,
+           int64_t blockN, int64_t splits) {
+  ConfigRequest request;
+  request.fma = path == KernelPath::fma;
+  request.blockM = requestedBlockM(blockM, splits, path);
+  request.blockN = blockN;
+  if (src.key.quantizeFp8)
+    request.computeType = Float8E4M3FNType::get(src.root->getContext());
+  FailureOr<ConfigAttr> config = selectConfig(src.root, request);
+  if (failed(config))
+    return failure();
+  return std::pair(config->getBlockM(), config->getBlockN());
+}
+
+FailureOr<int64_t> fitSplitsToTile(KernelSource &src, KernelPath path,
+                                   int64_t blockM, int64_t blockN) {
+  bundle::FwdKey &key = src.key;
+  auto tile = selectTile(src, path, blockM, blockN, key.splits);
+  if (failed(tile))
+    return failure();
+  int64_t splits = fitSplits(key.splits, key, tile->second);
+  if (splits != key.splits &&
+      failed(tile = selectTile(src, path, blockM, blockN, splits)))
+    return failure();
+  std::tie(key.blockM, key.blockN) = *tile;
+  return splits;
 }
 
 /// The dimension with unit stride of a q, k, v or o operand (or a
@@ -339,6 +369,7 @@ FailureOr<KernelSource> inspect(func::FuncOp func, const BundleOptions &opts) {
   AttentionOp op = cast<AttentionOp>(*maybeOp);
   KernelSource src;
   src.func = func;
+  src.root = op;
   SmallVector<std::pair<Value, Operand>> operands = {{op.getQ(), Operand::Q},
                                                      {op.getK(), Operand::K},
                                                      {op.getV(), Operand::V},
@@ -461,6 +492,7 @@ FailureOr<KernelSource> inspectVarlen(func::FuncOp func, VarlenAttentionOp op,
                                       const BundleOptions &opts) {
   KernelSource src;
   src.func = func;
+  src.root = op;
   SmallVector<std::pair<Value, Operand>> operands = {{op.getQ(), Operand::Q},
                                                      {op.getK(), Operand::K},
                                                      {op.getV(), Operand::V},
@@ -544,6 +576,7 @@ FailureOr<KernelSource> inspectGrad(func::FuncOp func, AttentionGradOp op,
                                     const BundleOptions &opts) {
   KernelSource src;
   src.func = func;
+  src.root = op;
   src.backward = true;
   SmallVector<std::pair<Value, Operand>> operands = {
       {op.getQ(), Operand::Q},   {op.getK(), Operand::K},
@@ -628,14 +661,11 @@ LogicalResult finishInspect(func::FuncOp func, const BundleOptions &opts,
                           "num_heads_kv");
   src.requestedBlockM = *blockM;
   src.requestedBlockN = *blockN;
-  auto tile = [&] {
-    return defaultBlockSizes(path, key.headDim, key.seqLenQ,
-                             requestedBlockM(*blockM, key.splits, path),
-                             *blockN, isFp8Attention(key));
-  };
   src.askedSplits = key.splits;
-  key.splits = fitSplits(key.splits, key, tile().second);
-  std::tie(key.blockM, key.blockN) = tile();
+  FailureOr<int64_t> fitted = fitSplitsToTile(src, path, *blockM, *blockN);
+  if (failed(fitted))
+    return failure();
+  key.splits = *fitted;
   return success();
 }
 

@@ -11,6 +11,7 @@
 #define ATTN_LIB_TARGET_KERNELSOURCE_H
 
 #include "attn/Dialect/Attn/IR/Attn.h"
+#include "attn/Pipelines/Pipelines.h"
 #include "attn/Target/Bundle.h"
 #include "attn/manifest/Manifest.h"
 
@@ -37,6 +38,7 @@ using WorkspaceMap = llvm::MapVector<Value, bundle::Workspace>;
 /// What the writer knows about a kernel before lowering.
 struct KernelSource {
   func::FuncOp func;
+  Operation *root = nullptr; // the kernel's attention op (isKernelRoot)
   DenseMap<unsigned, Operand> roles; // function argument -> operand
   bundle::FwdKey key;
   // Block sizes asked for (attribute or option; 0: the default), which a
@@ -53,6 +55,18 @@ struct KernelSource {
 /// count is cut and the listing says so. An empty O (a static batch, Hq or
 /// seqlen_q of 0) is not split.
 int64_t fitSplits(int64_t splits, const bundle::FwdKey &key, int64_t blockN);
+/// The kernel's tile (BLOCK_M, BLOCK_N): the #attn.config
+/// attn-select-config chooses for its forward op (as an FP8 one for a
+/// quantized kernel) on `path`, for `blockM` / `blockN` asked (0: chosen)
+/// and `splits` (split-KV asks for kSplitKVBlockM rows). Fails with the
+/// pass's error at the op.
+FailureOr<std::pair<int64_t, int64_t>>
+selectTile(const KernelSource &src, KernelPath path, int64_t blockM,
+           int64_t blockN, int64_t splits);
+/// fitSplits for src.key's splits and the tile they select; sets
+/// src.key's block sizes to that tile and returns the splits.
+FailureOr<int64_t> fitSplitsToTile(KernelSource &src, KernelPath path,
+                                   int64_t blockM, int64_t blockN);
 /// The FP8 tensor-core attention runs the kernel: e4m3 operands, or bf16
 /// ones quantized by attn-quantize-fp8 first.
 bool isFp8Attention(const bundle::FwdKey &key);

@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn/Transforms/HopperConfig.h"
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/SelectConfig.h"
 #include "attn/Transforms/StrictOptions.h"
 
 #include "QuantizeGrids.h"
@@ -159,9 +159,20 @@ LogicalResult quantizeAttention(AttentionOp op, QuantizeOptions opts) {
     return op.emitOpError() << "attn-quantize-fp8 hadamard=true needs a "
                                "power-of-two head dim D, but got "
                             << d;
-  // Block sizes 0: the tensor-core FP8 tile's.
-  auto [bm, bn] = tensorCoreTile(d, /*fp8=*/true, qType.getDimSize(2),
-                                 opts.blockM, opts.blockN);
+  // Block sizes 0: the tile attn-select-config chooses for the FP8
+  // attention (given ones are the scales' blocks, any size).
+  int64_t bm = opts.blockM, bn = opts.blockN;
+  if (!bm || !bn) {
+    ConfigRequest request;
+    request.blockM = bm;
+    request.blockN = bn;
+    request.computeType = Float8E4M3FNType::get(op.getContext());
+    FailureOr<ConfigAttr> config = selectConfig(op, request);
+    if (failed(config))
+      return failure();
+    bm = config->getBlockM();
+    bn = config->getBlockN();
+  }
   ImplicitLocOpBuilder b(op.getLoc(), op);
   ArrayRef<int64_t> qs = qType.getShape(), ks = kType.getShape();
   int64_t group = qs[1] / ks[1];

@@ -8,6 +8,7 @@
 #include "attn/Transforms/CtaAttributes.h"
 #include "attn/Transforms/HopperConfig.h"
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/SelectConfig.h"
 #include "attn/Transforms/StrictOptions.h"
 
 #include "mlir/IR/Builders.h"
@@ -25,20 +26,72 @@ using namespace mlir::attn;
 
 namespace {
 
-/// What the choice reads from a forward op: Q's type ([B, Hq, Nq, D], or a
-/// varlen op's packed [total_q, Hq, D], whose Nq is per sequence).
+/// What the choice reads from a forward op: D, a static Nq (a varlen op's
+/// Nq is per sequence) and the element type the attention computes in.
 struct ForwardShape {
   int64_t headDim;
   std::optional<int64_t> seqLenQ;
   Type elt;
 };
 
-ForwardShape shapeOf(Value q, int64_t headDim, bool varlen) {
+std::optional<ForwardShape> shapeOf(Operation *op, Type computeType) {
+  Value q;
+  int64_t headDim;
+  bool varlen = false;
+  if (auto a = dyn_cast<AttentionOp>(op)) {
+    q = a.getQ();
+    headDim = a.getHeadDim();
+  } else if (auto p = dyn_cast<PartialAttentionOp>(op)) {
+    q = p.getQ();
+    headDim = p.getHeadDim();
+  } else if (auto v = dyn_cast<VarlenAttentionOp>(op)) {
+    q = v.getQ();
+    headDim = v.getHeadDim();
+    varlen = true;
+  } else {
+    return std::nullopt;
+  }
   auto type = cast<MemRefType>(q.getType());
   std::optional<int64_t> nq;
   if (!varlen && !type.isDynamicDim(2))
     nq = type.getDimSize(2);
-  return {headDim, nq, type.getElementType()};
+  return ForwardShape{headDim, nq,
+                      computeType ? computeType : type.getElementType()};
+}
+
+/// The CUDA-core path: the given tile, or 64 x 16; no ring.
+ConfigAttr fmaConfig(MLIRContext *ctx, const ConfigRequest &r) {
+  Builder b(ctx);
+  return ConfigAttr::get(ctx, r.blockM ? r.blockM : kFmaBlockM,
+                         r.blockN ? r.blockN : kFmaBlockN,
+                         /*stages=*/0, /*consumer_warpgroups=*/0,
+                         b.getBoolAttr(false), b.getBoolAttr(false));
+}
+
+/// The tensor-core path: the tile per D, dtype and Nq, the ring's stages
+/// that fit shared memory, and the FlashAttention-3 schedule.
+FailureOr<ConfigAttr> wgmmaConfig(Operation *op, const ForwardShape &s,
+                                  const ConfigRequest &r) {
+  auto [bm, bn] = tensorCoreTile(s.headDim, isa<Float8E4M3FNType>(s.elt),
+                                 s.seqLenQ, r.blockM, r.blockN);
+  int64_t groups = bm / kWarpgroupRows;
+  if (bm % kWarpgroupRows != 0 || groups > kMaxConsumerWarpgroups)
+    return op->emitError("attn-select-config: BLOCK_M must be 64, 128 or "
+                         "192 (one to three consumer warpgroups of 64 "
+                         "rows), but got ")
+           << bm;
+  PipelineShape ring = pipelineShape(bm, bn, s.headDim, s.elt);
+  int64_t ringStages = fittingStages(ring, r.stages);
+  if (!ringStages) {
+    ring.stages = 2;
+    return op->emitError("attn-select-config: Q and two K/V stages need ")
+           << ring.sharedBytes() << " bytes of shared memory, more than the "
+           << kMaxSharedBytes << " a CTA may use; use a smaller block-n";
+  }
+  Builder b(op->getContext());
+  return ConfigAttr::get(op->getContext(), bm, bn, ringStages, groups,
+                         b.getBoolAttr(r.pingPong && groups >= 2),
+                         b.getBoolAttr(r.overlap && ringStages >= 3));
 }
 
 struct AttnSelectConfigPass
@@ -67,66 +120,32 @@ struct AttnSelectConfigPass
     return success();
   }
 
-  /// The CUDA-core path: the given tile, or 64 x 16; no ring.
-  ConfigAttr fmaConfig(MLIRContext *ctx) {
-    Builder b(ctx);
-    return ConfigAttr::get(ctx, blockM ? int64_t(blockM) : kFmaBlockM,
-                           blockN ? int64_t(blockN) : kFmaBlockN,
-                           /*stages=*/0, /*consumer_warpgroups=*/0,
-                           b.getBoolAttr(false), b.getBoolAttr(false));
-  }
-
-  /// The tensor-core path: the tile per D, dtype and Nq, the ring's stages
-  /// that fit shared memory, and the FlashAttention-3 schedule.
-  FailureOr<ConfigAttr> wgmmaConfig(Operation *op, const ForwardShape &s) {
-    auto [bm, bn] = tensorCoreTile(s.headDim, isa<Float8E4M3FNType>(s.elt),
-                                   s.seqLenQ, blockM, blockN);
-    int64_t groups = bm / kWarpgroupRows;
-    if (bm % kWarpgroupRows != 0 || groups > kMaxConsumerWarpgroups)
-      return op->emitError("attn-select-config: BLOCK_M must be 64, 128 or "
-                           "192 (one to three consumer warpgroups of 64 "
-                           "rows), but got ")
-             << bm;
-    PipelineShape ring = pipelineShape(bm, bn, s.headDim, s.elt);
-    int64_t ringStages = fittingStages(ring, stages);
-    if (!ringStages) {
-      ring.stages = 2;
-      return op->emitError("attn-select-config: Q and two K/V stages need ")
-             << ring.sharedBytes() << " bytes of shared memory, more than the "
-             << kMaxSharedBytes << " a CTA may use; use a smaller block-n";
-    }
-    Builder b(op->getContext());
-    return ConfigAttr::get(op->getContext(), bm, bn, ringStages, groups,
-                           b.getBoolAttr(pingPong && groups >= 2),
-                           b.getBoolAttr(overlap && ringStages >= 3));
-  }
-
-  LogicalResult select(Operation *op, Value q, int64_t headDim, bool varlen) {
+  LogicalResult select(Operation *op, const ConfigRequest &request) {
+    std::optional<ForwardShape> shape = shapeOf(op, {});
     // attn-tile reports a dynamic D; a config chosen before stays.
-    if (ShapedType::isDynamic(headDim) || op->hasAttr(kConfigAttr))
+    if (!shape || ShapedType::isDynamic(shape->headDim) ||
+        op->hasAttr(kConfigAttr))
       return success();
-    FailureOr<ConfigAttr> config =
-        path == "fma" ? fmaConfig(op->getContext())
-                      : wgmmaConfig(op, shapeOf(q, headDim, varlen));
+    FailureOr<ConfigAttr> config = selectConfig(op, request);
     if (failed(config))
       return failure();
-    LLVM_DEBUG(llvm::dbgs() << op->getName() << " (D " << headDim << "): "
-                            << *config << "\n");
+    LLVM_DEBUG(llvm::dbgs() << op->getName() << " (D " << shape->headDim
+                            << "): " << *config << "\n");
     op->setAttr(kConfigAttr, *config);
     return success();
   }
 
   void runOnOperation() override {
+    ConfigRequest request;
+    request.fma = path == "fma";
+    request.blockM = blockM;
+    request.blockN = blockN;
+    request.stages = stages;
+    request.pingPong = pingPong;
+    request.overlap = overlap;
     WalkResult result = getOperation().walk([&](Operation *op) {
-      LogicalResult selected = success();
-      if (auto a = dyn_cast<AttentionOp>(op))
-        selected = select(op, a.getQ(), a.getHeadDim(), false);
-      else if (auto p = dyn_cast<PartialAttentionOp>(op))
-        selected = select(op, p.getQ(), p.getHeadDim(), false);
-      else if (auto v = dyn_cast<VarlenAttentionOp>(op))
-        selected = select(op, v.getQ(), v.getHeadDim(), true);
-      return failed(selected) ? WalkResult::interrupt()
-                              : WalkResult::advance();
+      return failed(select(op, request)) ? WalkResult::interrupt()
+                                         : WalkResult::advance();
     });
     if (result.wasInterrupted())
       signalPassFailure();
@@ -134,3 +153,14 @@ struct AttnSelectConfigPass
 };
 
 } // namespace
+
+FailureOr<ConfigAttr> mlir::attn::selectConfig(Operation *op,
+                                               const ConfigRequest &request) {
+  if (request.fma)
+    return fmaConfig(op->getContext(), request);
+  std::optional<ForwardShape> shape = shapeOf(op, request.computeType);
+  if (!shape || ShapedType::isDynamic(shape->headDim))
+    return op->emitError("attn-select-config: the tensor-core path needs a "
+                         "forward attention op with a static head dim D");
+  return wgmmaConfig(op, *shape, request);
+}

@@ -181,20 +181,7 @@ constexpr int64_t kGpuCombineBlockM = 8;
 /// The path `automatic` resolves to for `chip`.
 KernelPath resolvePath(KernelPath path, llvm::StringRef chip);
 
-/// Block sizes a path uses: `blockM` and `blockN` where given (non-zero),
-/// the others chosen (what attn-select-config records). On wgmma,
-/// HopperConfig.h's tensorCoreTile: BLOCK_M 192 (three
-/// consumer warpgroups) for D <= 64 and for FP8 at D <= 128 with BLOCK_N 96
-/// or none, unless a static Nq pads badly, else 128; BLOCK_N 96 for FP8
-/// with 192 rows at 64 < D <= 128, else 128 for D <= 128 or `fp8`, else 64.
-/// fma: 64 x 16.
-std::pair<int64_t, int64_t> defaultBlockSizes(KernelPath path, int64_t headDim,
-                                              std::optional<int64_t> seqLenQ,
-                                              int64_t blockM = 0,
-                                              int64_t blockN = 0,
-                                              bool fp8 = false);
-
-/// The BLOCK_M a pipeline asks attn-tile (and defaultBlockSizes) for:
+/// The BLOCK_M a pipeline asks attn-select-config (and the writer) for:
 /// `given` where non-zero, else kSplitKVBlockM for a split-KV wgmma kernel
 /// (`splits` != 1; 0 is split-KV with the count chosen), else 0 (the path's
 /// default).

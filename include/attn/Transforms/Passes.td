@@ -100,7 +100,10 @@ def AttnSelectConfig : Pass<"attn-select-config", "func::FuncOp"> {
     * path `fma` (CUDA cores): BLOCK_M 64 and BLOCK_N 16 where not given;
       no ring (stages 0, consumer_warpgroups 0).
 
-    An op that carries a config already keeps it. Errors (located at the
+    The choice is one function (attn/Transforms/SelectConfig.h): the
+    bundle writer keys each kernel by the tile it returns, and
+    attn-quantize-fp8 scales per that tile. An op that carries a config
+    already keeps it. Errors (located at the
     op): on `wgmma`, a BLOCK_M that is not 64, 128 or 192, and Q with two
     K/V stages over 227 KiB of shared memory. Options are checked before
     the pass runs (no location): block sizes out of range, stages 1 or
@@ -245,10 +248,12 @@ def AttnQuantizeFP8 : Pass<"attn-quantize-fp8", "func::FuncOp"> {
     * `block` (default): per `block-m` rows of one query head for Q
       ([B, Hq, ceil(Nq / block-m)], `q_descale_block` = block-m) and per
       `block-n` keys of one KV head for K ([B, Hkv, ceil(Nk / block-n)],
-      `k_descale_block` = block-n). Block sizes 0 are the tensor-core
-      tile's (HopperConfig.h tensorCoreTile: 192 x 96 at D 128), so a
-      scale block is a tile of the FP8 kernel (FlashAttention-3's block
-      quantization).
+      `k_descale_block` = block-n). Block sizes 0 are the tile
+      attn-select-config chooses for the FP8 attention (192 x 96 at
+      D 128), so a scale block is a tile of the FP8 kernel
+      (FlashAttention-3's block quantization); that choice's errors
+      (a BLOCK_M other than 64, 128 or 192 asked with block-n 0) are
+      raised here.
     Groups of V (`v-granularity`): `head`, per (batch, KV head), [B, Hkv];
     or `channel`, per (batch, KV head, column of D), [B, Hkv, D].
 
