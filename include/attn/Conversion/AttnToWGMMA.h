@@ -12,6 +12,8 @@
 #ifndef ATTN_CONVERSION_ATTNTOWGMMA_H
 #define ATTN_CONVERSION_ATTNTOWGMMA_H
 
+#include "attn/Transforms/CtaAttributes.h"
+
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "llvm/ADT/StringRef.h"
@@ -28,17 +30,8 @@ struct WGMMAOptions {
 };
 
 /// What the pass decides once per attn.warp_specialize, before the
-/// patterns run, and leaves on the ops they match:
-/// unit attribute on each attn.online_attention_mma: the row max and sum
-/// are trees (f16/bf16, D > 64, at most two consumer warpgroups; the
-/// measurements are in docs/perf-notes.md), not chains;
-constexpr llvm::StringLiteral kTreeReductionsAttr = "attn.tree_reductions";
-/// i64 attribute on each attn.online_attention_mma of a ping-pong consumer:
-/// the warpgroups that take turns issuing their GEMMs;
-constexpr llvm::StringLiteral kPingPongTurnsAttr = "attn.ping_pong_turns";
-/// unit attribute on each K/V loop (scf.for) of an overlapped consumer that
-/// is software-pipelined by one block.
-constexpr llvm::StringLiteral kPipelinedLoopAttr = "attn.pipelined";
+/// patterns run, it leaves on the ops they match (kTreeReductionsAttr,
+/// kPingPongTurnsAttr, kPipelinedLoopAttr: CtaAttributes.h).
 
 /// Adds the patterns; `converter` must map !attn.wg_fragment
 /// (configureAttnToWGMMA does).

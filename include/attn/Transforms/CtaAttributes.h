@@ -63,6 +63,22 @@ constexpr llvm::StringLiteral kThreadsAttr = "attn.threads";
 constexpr llvm::StringLiteral kStageAttr = "attn.stage";
 
 //===----------------------------------------------------------------------===//
+// What attn-lower-to-wgmma decides once per attn.warp_specialize, before
+// its patterns run, on the ops they match
+//===----------------------------------------------------------------------===//
+
+/// Unit attribute on each attn.online_attention_mma: the row max and sum
+/// are trees (f16/bf16, D > 64, at most two consumer warpgroups; the
+/// measurements are in docs/perf-notes.md), not chains.
+constexpr llvm::StringLiteral kTreeReductionsAttr = "attn.tree_reductions";
+/// i64 attribute on each attn.online_attention_mma of a ping-pong consumer:
+/// the warpgroups that take turns issuing their GEMMs.
+constexpr llvm::StringLiteral kPingPongTurnsAttr = "attn.ping_pong_turns";
+/// Unit attribute on each K/V loop (scf.for) of an overlapped consumer that
+/// is software-pipelined by one block.
+constexpr llvm::StringLiteral kPipelinedLoopAttr = "attn.pipelined";
+
+//===----------------------------------------------------------------------===//
 // On a kernel spec's func.func (attn-compile, docs/bundle.md)
 //===----------------------------------------------------------------------===//
 
@@ -78,6 +94,18 @@ constexpr llvm::StringLiteral kSpecPackGqaAttr = "attn.pack_gqa";
 /// String: attn-quantize-fp8's options; the bf16 inputs are quantized to
 /// e4m3 before the attention.
 constexpr llvm::StringLiteral kSpecQuantizeFp8Attr = "attn.quantize_fp8";
+
+/// The spec attributes above, all of them: a kernel function's, never an
+/// op's.
+constexpr llvm::StringLiteral kSpecAttrs[] = {
+    kSpecBlockMAttr, kSpecBlockNAttr,  kSpecPathAttr,
+    kSpecSplitsAttr, kSpecPackGqaAttr, kSpecQuantizeFp8Attr};
+
+/// The attn.* attributes passes leave on attn ops (the others go on loops
+/// and functions); the op verifiers refuse any other attn.* name, a
+/// misspelt `attn.casual` or a spec attribute put on the op.
+constexpr llvm::StringLiteral kAttnOpAttrs[] = {
+    kConfigAttr, kVPermutedAttr, kTreeReductionsAttr, kPingPongTurnsAttr};
 
 } // namespace mlir::attn
 

@@ -1607,3 +1607,63 @@ func.func @mma_mixed_state(%q: !qs, %k: !kvs, %i: index, %m: vector<128xf32>, %f
       state(%m, %f, %acc : vector<128xf32>, !f, !acc) {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 1.0 : f32}
   return
 }
+
+// -----
+
+// A misspelt attribute with the dialect prefix is refused too, with the
+// nearest of the op's own names.
+func.func @prefixed_misspelt(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64xf16>,
+                             %v: memref<1x8x128x64xf16>, %o: memref<1x8x128x64xf16>) {
+  // expected-error @+1 {{'attn.attention' op has no attribute 'attn.casual' (did you mean 'causal'?)}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<1x8x128x64xf16>,
+                     memref<1x8x128x64xf16>) outs(%o : memref<1x8x128x64xf16>)
+                 {attn.casual}
+  return
+}
+
+// -----
+
+// A kernel spec's attribute belongs on the function, not the op.
+func.func @spec_attr_on_op(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64xf16>,
+                           %v: memref<1x8x128x64xf16>, %o: memref<1x8x128x64xf16>) {
+  // expected-error @+1 {{'attn.attention' op has no attribute 'attn.splits' (a bundle kernel function's: put it on the func.func)}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<1x8x128x64xf16>,
+                     memref<1x8x128x64xf16>) outs(%o : memref<1x8x128x64xf16>)
+                 {attn.splits = 3 : i64}
+  return
+}
+
+// -----
+
+// A misspelling of a pass's attribute names it.
+func.func @pass_attr_misspelt(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64xf16>,
+                              %v: memref<1x8x128x64xf16>, %o: memref<1x8x128x64xf16>) {
+  // expected-error @+1 {{'attn.attention' op has no attribute 'attn.confg' (did you mean 'attn.config'?)}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<1x8x128x64xf16>,
+                     memref<1x8x128x64xf16>) outs(%o : memref<1x8x128x64xf16>)
+                 {attn.confg}
+  return
+}
+
+// -----
+
+func.func @unknown_prefixed(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64xf16>,
+                            %v: memref<1x8x128x64xf16>, %o: memref<1x8x128x64xf16>) {
+  // expected-error @+1 {{'attn.attention' op has no attribute 'attn.window' (the attn attributes passes set on attn ops are attn.config, attn.v_permuted, attn.tree_reductions, attn.ping_pong_turns)}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<1x8x128x64xf16>,
+                     memref<1x8x128x64xf16>) outs(%o : memref<1x8x128x64xf16>)
+                 {attn.window = 128 : i64}
+  return
+}
+
+// -----
+
+// attn.config holds the typed config attn-select-config records.
+func.func @config_not_typed(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64xf16>,
+                            %v: memref<1x8x128x64xf16>, %o: memref<1x8x128x64xf16>) {
+  // expected-error @+1 {{'attn.attention' op attribute 'attn.config' must be #attn.config<...> (attn-select-config's), but got 1 : i64}}
+  attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<1x8x128x64xf16>,
+                     memref<1x8x128x64xf16>) outs(%o : memref<1x8x128x64xf16>)
+                 {attn.config = 1 : i64}
+  return
+}

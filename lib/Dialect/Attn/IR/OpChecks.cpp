@@ -9,6 +9,8 @@
 
 #include "OpChecks.h"
 
+#include "attn/Transforms/CtaAttributes.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "llvm/Support/CheckedArithmetic.h"
@@ -458,27 +460,64 @@ LogicalResult checkHeadsAndDim(Operation *op, int64_t hq, int64_t hkv,
 
 } // namespace mlir::attn::checks
 
+/// The name among `candidates` within two edits of `name`, if any.
+static std::optional<StringRef> closest(StringRef name,
+                                        ArrayRef<StringRef> candidates) {
+  std::optional<StringRef> best;
+  unsigned bestDistance = 3;
+  for (StringRef c : candidates)
+    if (unsigned d = name.edit_distance(c, true, bestDistance);
+        d < bestDistance) {
+      best = c;
+      bestDistance = d;
+    }
+  return best;
+}
+
+/// An attn.* attribute the dialect does not define: one of the op's own
+/// with the prefix, or a misspelling of one of its own or a pass's.
+static LogicalResult refusePrefixed(Operation *op, StringRef name,
+                                    ArrayRef<StringRef> own) {
+  StringRef bare = name.drop_front(strlen("attn."));
+  SmallVector<StringRef> known(std::begin(kAttnOpAttrs),
+                               std::end(kAttnOpAttrs));
+  InFlightDiagnostic diag = op->emitOpError()
+                            << "has no attribute '" << name << "' (";
+  if (llvm::is_contained(kSpecAttrs, name))
+    return diag << "a bundle kernel function's: put it on the func.func)";
+  if (std::optional<StringRef> mine = closest(bare, own))
+    return diag << "did you mean '" << *mine << "'?)";
+  if (std::optional<StringRef> theirs = closest(name, known))
+    return diag << "did you mean '" << *theirs << "'?)";
+  diag << "the attn attributes passes set on attn ops are ";
+  llvm::interleaveComma(known, diag);
+  return diag << ")";
+}
+
 LogicalResult mlir::attn::verifyOwnAttributes(Operation *op) {
-  auto own = llvm::make_filter_range(
-      op->getName().getAttributeNames(), [](StringAttr name) {
-        return name != "operandSegmentSizes"; // not written in the IR
-      });
+  SmallVector<StringRef> own;
+  for (StringAttr name : op->getName().getAttributeNames())
+    if (name != "operandSegmentSizes") // not written in the IR
+      own.push_back(name.strref());
   for (NamedAttribute attr : op->getDiscardableAttrs()) {
     StringRef name = attr.getName().strref();
-    StringRef bare = name;
-    bool prefixed = bare.consume_front("attn.");
-    if (prefixed && !llvm::is_contained(own, StringAttr::get(
-                                                  op->getContext(), bare)))
-      continue; // a pass's annotation (attn.threads, ...)
-    if (!prefixed && name.contains('.'))
+    if (name.starts_with("attn.")) {
+      if (!llvm::is_contained(kAttnOpAttrs, name))
+        return refusePrefixed(op, name, own);
+      if (name == kConfigAttr && !isa<ConfigAttr>(attr.getValue()))
+        return op->emitOpError()
+               << "attribute '" << name
+               << "' must be #attn.config<...> (attn-select-config's), but "
+                  "got "
+               << attr.getValue();
+      continue; // a pass's annotation
+    }
+    if (name.contains('.'))
       continue; // another dialect's attribute
     InFlightDiagnostic diag =
         op->emitOpError() << "has no attribute '" << name << "' (";
-    if (prefixed)
-      return diag << "did you mean '" << bare << "'?)";
     diag << "its attributes: ";
-    llvm::interleaveComma(own, diag,
-                          [&](StringAttr a) { diag << a.strref(); });
+    llvm::interleaveComma(own, diag);
     return diag << ")";
   }
   return success();
