@@ -14,7 +14,6 @@
 #include <atomic>
 #include <cerrno>
 #include <csignal>
-#include <iterator>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
@@ -29,16 +28,28 @@ namespace {
 // Signals: what the handlers read is set before they are installed.
 //===----------------------------------------------------------------------===//
 
-/// Every signal a user or a limit sends to end a process (a terminal
-/// closed or Ctrl-\\, a timer, a kill, a closed pipe, `ulimit -t`) but
-/// SIGUSR1, LLVM's "print info" signal. LLVM would treat SIGQUIT and SIGXCPU
-/// as crashes ("PLEASE submit a bug report"); the real crash signals (SEGV,
-/// ILL, ABRT, FPE, BUS, TRAP) still go through its crash handlers and onCrash.
-constexpr int kSignals[] = {SIGHUP,  SIGINT,    SIGQUIT, SIGTERM, SIGALRM,
-                            SIGUSR2, SIGPIPE, SIGVTALRM, SIGPROF, SIGXCPU};
+/// Every signal whose default action ends the process and that a user, a
+/// limit or another process sends (a terminal closed or Ctrl-\\, a timer,
+/// a kill, a closed pipe, `ulimit -t`, I/O and power events, the real-time
+/// signals) but SIGUSR1, LLVM's "print info" signal. LLVM would treat
+/// SIGQUIT and SIGXCPU as crashes ("PLEASE submit a bug report"); the real
+/// crash signals (SEGV, ILL, ABRT, FPE, BUS, TRAP, SYS) still go through
+/// its crash handlers and onCrash.
+const std::vector<int> &handledSignals() {
+  static const std::vector<int> signals = [] {
+    std::vector<int> out = {SIGHUP,  SIGINT,  SIGQUIT,   SIGTERM,
+                            SIGALRM, SIGUSR2, SIGPIPE,   SIGVTALRM,
+                            SIGPROF, SIGXCPU, SIGIO,     SIGPWR,
+                            SIGSTKFLT};
+    for (int sig = SIGRTMIN; sig <= SIGRTMAX; ++sig)
+      out.push_back(sig);
+    return out;
+  }();
+  return signals;
+}
 /// The signals the process inherited as ignored (a background job's
 /// SIGINT), noted before LLVM installed its handlers over them.
-bool inheritedIgnored[std::size(kSignals)];
+std::vector<bool> inheritedIgnored;
 std::atomic<const char *> stagingPath{nullptr};
 std::atomic<pid_t> runningChild{0};
 std::atomic<bool> committing{false};
@@ -138,10 +149,11 @@ std::error_code createUniqueDirectory(const llvm::Twine &model,
 } // namespace
 
 void mlir::attn::noteIgnoredSignals() {
-  for (size_t i = 0; i < std::size(kSignals); ++i) {
+  inheritedIgnored.clear();
+  for (int sig : handledSignals()) {
     struct sigaction current;
-    inheritedIgnored[i] = sigaction(kSignals[i], nullptr, &current) == 0 &&
-                          current.sa_handler == SIG_IGN;
+    inheritedIgnored.push_back(sigaction(sig, nullptr, &current) == 0 &&
+                               current.sa_handler == SIG_IGN);
   }
 }
 
@@ -149,9 +161,11 @@ void mlir::attn::installSignalHandlers() {
   llvm::sys::AddSignalHandler(onCrash, nullptr);
   struct sigaction action = {};
   sigemptyset(&action.sa_mask);
-  for (size_t i = 0; i < std::size(kSignals); ++i) {
-    action.sa_handler = inheritedIgnored[i] ? SIG_IGN : onSignal;
-    sigaction(kSignals[i], &action, nullptr);
+  const std::vector<int> &signals = handledSignals();
+  for (size_t i = 0; i < signals.size(); ++i) {
+    bool ignored = i < inheritedIgnored.size() && inheritedIgnored[i];
+    action.sa_handler = ignored ? SIG_IGN : onSignal;
+    sigaction(signals[i], &action, nullptr);
   }
   // Past `ulimit -f` a write fails with EFBIG, reported as an error.
   action.sa_handler = SIG_IGN;

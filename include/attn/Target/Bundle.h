@@ -152,7 +152,8 @@ void noteIgnoredSignals();
 
 /// Installs, after llvm::InitLLVM, the handlers of every signal that a user
 /// or a limit sends to end a process (SIGHUP, SIGINT, SIGQUIT, SIGTERM,
-/// SIGALRM, SIGUSR2, SIGPIPE, SIGVTALRM, SIGPROF, SIGXCPU): the running
+/// SIGALRM, SIGUSR2, SIGPIPE, SIGVTALRM, SIGPROF, SIGXCPU, SIGIO, SIGPWR,
+/// SIGSTKFLT, the real-time signals): the running
 /// ptxas is killed and the partial bundle removed, then the signal ends the
 /// process as it would have, without a crash report. Those inherited as
 /// ignored stay ignored, and SIGXFSZ is ignored so that a write past

@@ -1,6 +1,7 @@
 """Runs a command with the signals that end a process at their default
 actions (lit's workers ignore SIGINT, and an ignored signal is inherited);
-`--ignore=SIG` first leaves SIG ignored instead (a background job's SIGINT),
+`--ignore=SIG` (a name without SIG, or a real-time signal's number) first
+leaves SIG ignored instead (a background job's SIGINT),
 `--fsize=BYTES` sets the file-size limit (`ulimit -f`). No core files."""
 import os
 import resource
@@ -15,9 +16,12 @@ while args and args[0].startswith("--"):
         ignored.add(value)
     elif flag == "--fsize":
         resource.setrlimit(resource.RLIMIT_FSIZE, (int(value), int(value)))
-for name in ("SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGALRM", "SIGUSR2",
-             "SIGPIPE", "SIGVTALRM", "SIGPROF", "SIGXCPU", "SIGXFSZ"):
-    sig = getattr(signal, name)
-    signal.signal(sig, signal.SIG_IGN if name[3:] in ignored else signal.SIG_DFL)
+names = ["SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGALRM", "SIGUSR2",
+         "SIGPIPE", "SIGVTALRM", "SIGPROF", "SIGXCPU", "SIGXFSZ", "SIGIO",
+         "SIGPWR", "SIGSTKFLT"]
+sigs = [(name[3:], getattr(signal, name)) for name in names]
+sigs += [(str(n), n) for n in range(signal.SIGRTMIN, signal.SIGRTMAX + 1)]
+for name, sig in sigs:
+    signal.signal(sig, signal.SIG_IGN if name in ignored else signal.SIG_DFL)
 resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 os.execvp(args[0], args)
