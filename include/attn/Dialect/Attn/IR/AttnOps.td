@@ -24,6 +24,11 @@ class Attn_Op<string mnemonic, list<Trait> traits = []>
 /// vectors, or (from attn-tma-ring on) its warpgroup fragments.
 def Attn_SoftmaxState : AnyTypeOf<[AnyVectorOfNonZeroRank, Attn_WgFragment]>;
 
+/// A gradient tile to store: the CTA's vector (attn-tile-grad), or the
+/// warpgroup fragments of the tensor-core backward's dK, dV
+/// (attn-grad-async-pipeline).
+def Attn_GradTile : AnyTypeOf<[AnyVectorOfNonZeroRank, Attn_WgFragment]>;
+
 //===----------------------------------------------------------------------===//
 // Mask kinds
 //===----------------------------------------------------------------------===//
@@ -691,9 +696,12 @@ def Attn_StoreTileOp : Attn_Op<"store_tile", [MemoryEffects<[MemWrite]>]> {
   let description = [{
     Rounds the fp32 tile `value` ([ROWS, D]) to the element type of the
     [B, H, N, D] memref `dest` and writes it to rows `row ..` of
-    (`batch`, `head`); rows at or past N are not written.
+    (`batch`, `head`); rows at or past N are not written. `value` is a
+    `vector<ROWS x D x f32>`, or the consumer warpgroups' fragments
+    `!attn.wg_fragment<ROWS x D x f32>` (the tensor-core backward's dK and
+    dV, each thread storing the registers it holds).
   }];
-  let arguments = (ins AnyVectorOfNonZeroRank:$value, AnyMemRef:$dest,
+  let arguments = (ins Attn_GradTile:$value, AnyMemRef:$dest,
                        Index:$batch, Index:$head, Index:$row);
   let assemblyFormat = [{
     $value `,` $dest `[` $batch `,` $head `,` $row `]` attr-dict `:`
