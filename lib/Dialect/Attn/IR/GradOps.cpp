@@ -327,8 +327,8 @@ LogicalResult GradDKDVMmaOp::verify() {
       failed(checkF32MemRef(op, getLseLog2(), "lse_log2", 3)) ||
       failed(checkF32MemRef(op, getDelta(), "delta", 3)) ||
       failed(checkF32MemRef(op, getDqAcc(), "dq_acc", 6)) ||
-      failed(checkF32Vector(op, getDK().getType(), "dK", {blockN, d})) ||
-      failed(checkF32Vector(op, getDV().getType(), "dV", {blockN, d})))
+      failed(checkWgFragment(op, getDK().getType(), "dK", {blockN, d})) ||
+      failed(checkWgFragment(op, getDV().getType(), "dV", {blockN, d})))
     return failure();
   // Read unguarded, a whole Q block at a time.
   for (auto [rows, name] :

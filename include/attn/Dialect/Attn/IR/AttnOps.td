@@ -1003,8 +1003,11 @@ def Attn_GradDKDVMmaOp : Attn_Op<"grad_dkdv_mma", [
     half, writes it to `dq_stage[w]` ([2, 64, D / 2] fp32 in workgroup
     memory, the same layout) and adds it to its tile with one bulk
     reduction (`cp.reduce.async.bulk .add.f32`). `mask`: `none` or `causal` (P = 0 where key j > row i +
-    `causal_offset`, present exactly for causal). State: dK, dV
-    `vector<BLOCK_N x D x f32>`, BLOCK_N = 64 per consumer warpgroup.
+    `causal_offset`, present exactly for causal). State: dK, dV as the
+    consumer warpgroups' fragments `!attn.wg_fragment<BLOCK_N x D x f32>`
+    (attn-grad-async-pipeline types them so), BLOCK_N = 64 per consumer
+    warpgroup: warpgroup w holds keys [64 w, 64 w + 64) in the wgmma
+    accumulator layout, the keys as its rows.
     Source: FlashAttention-2 Algorithm 2 (lines 10-21, dQ by atomic adds);
     FlashAttention-3 (arXiv 2407.08608) appendix B, the backward on
     wgmma; seed 000, the dK/dV kernel.
@@ -1015,11 +1018,10 @@ def Attn_GradDKDVMmaOp : Attn_Op<"grad_dkdv_mma", [
                        AnyMemRef:$dq_acc,
                        Index:$batch, Index:$head, Index:$q_pos, Index:$k_pos,
                        Optional<Index>:$causal_offset,
-                       AnyVectorOfNonZeroRank:$dK, AnyVectorOfNonZeroRank:$dV,
+                       Attn_WgFragment:$dK, Attn_WgFragment:$dV,
                        F32Attr:$scale, I64Attr:$head_dim,
                        Attn_MaskKindAttr:$mask);
-  let results = (outs AnyVectorOfNonZeroRank:$new_dK,
-                      AnyVectorOfNonZeroRank:$new_dV);
+  let results = (outs Attn_WgFragment:$new_dK, Attn_WgFragment:$new_dV);
   let assemblyFormat = [{
     `q` `(` $q `,` $dO `:` type($q) `,` type($dO) `)`
     `kv` `(` $k `,` $v `:` type($k) `,` type($v) `)`
@@ -1028,7 +1030,7 @@ def Attn_GradDKDVMmaOp : Attn_Op<"grad_dkdv_mma", [
     `scratch` `(` $ds `,` $dq_stage `:` type($ds) `,` type($dq_stage) `)`
     `at` `[` $batch `,` $head `]` `(` $q_pos `,` $k_pos
         (`,` `causal_offset` $causal_offset^)? `)`
-    `state` `(` $dK `,` $dV `:` type($dK) `,` type($dV) `)`
+    `state` `(` $dK `,` $dV `:` qualified(type($dK)) `,` qualified(type($dV)) `)`
     attr-dict
   }];
   let hasVerifier = 1;
