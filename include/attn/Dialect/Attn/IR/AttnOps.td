@@ -827,7 +827,7 @@ def Attn_ToWgFragmentOp : Attn_Op<"to_wg_fragment", [Pure]> {
     fragments (`!attn.wg_fragment`) in which the consumer warpgroups of an
     `attn.warp_specialize` hold it. attn-tma-ring converts the initial
     online-softmax state (m, l, acc) so at the start of the consumer
-    region. attn-lower-to-wgmma lowers only a splat `arith.constant`
+    region, attn-grad-async-pipeline the zero dK and dV. attn-lower-to-wgmma lowers only a splat `arith.constant`
     source (every thread's registers get the splat value; a splat needs no
     data movement), and refuses any other.
   }];
