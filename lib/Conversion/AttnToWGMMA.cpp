@@ -12,14 +12,18 @@
 //    MLIR 22 has no op for it);
 //  * attn.epilogue normalizes O and stores it through shared memory with
 //    16-byte coalesced stores; LSE from the quad leaders;
-//  * attn.warp_specialize becomes a branch on the warpgroup with setmaxnreg.
+//  * attn.warp_specialize becomes a branch on the warpgroup with setmaxnreg;
+//  * the backward's consumer (attn-grad-async-pipeline): its dK/dV
+//    accumulators (!attn.wg_fragment<BLOCK_N x D x f32>) convert as acc
+//    does, attn.grad_dkdv_mma and the dK/dV attn.store_tile are lowered by
+//    GradToWGMMA.cpp.
 //
 // The pass checks each consumer and decides once what holds for all its
-// steps (tree reductions, ping-pong turns, which K/V loops are pipelined),
-// as attributes on the ops (attn/Conversion/AttnToWGMMA.h); one conversion
-// pattern per op then lowers them (AttnToWGMMAPatterns.cpp) in one
-// applyPartialConversion. The backward's consumers are lowered first
-// (GradToWGMMA.cpp).
+// steps (tree reductions, ping-pong turns, which K/V loops are pipelined,
+// where the backward waits for its last dQ reductions), as attributes on
+// the ops (attn/Conversion/AttnToWGMMA.h); one conversion pattern per op
+// then lowers them (AttnToWGMMAPatterns.cpp, GradToWGMMA.cpp) in one
+// applyPartialConversion.
 //
 // The accumulator layout and the building blocks are in WarpgroupMMA.h; the
 // bf16/f16 A operand of the next wgmma has the accumulator's pattern, so P
@@ -42,7 +46,6 @@
 
 #include "attn/Conversion/AttnToWGMMA.h"
 
-#include "GradToWGMMA.h"
 #include "OnlineAttentionWGMMA.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/Support/Debug.h"
@@ -78,6 +81,8 @@ struct AttnLowerToWGMMAPass
                            "attn-async-pipeline builds"));
         return WalkResult::advance();
       }
+      if (isa<GradDKDVMmaOp>(op))
+        return checkGradNesting(op);
       if (!isa<OnlineAttentionMmaOp, EpilogueOp>(op))
         return WalkResult::advance();
       auto ws = op->getParentOfType<WarpSpecializeOp>();
@@ -92,6 +97,30 @@ struct AttnLowerToWGMMAPass
       return WalkResult::advance();
     });
     return failure(res.wasInterrupted());
+  }
+
+  /// A backward step outside a consumer region would be left unlowered.
+  static WalkResult checkGradNesting(Operation *op) {
+    auto ws = op->getParentOfType<WarpSpecializeOp>();
+    if (ws && ws.getConsumer().isAncestor(op->getParentRegion()))
+      return WalkResult::advance();
+    return WalkResult(emitError(
+        op->getLoc(), "attn-lower-to-wgmma needs attn.grad_dkdv_mma in the "
+                      "consumer region of an attn.warp_specialize (built by "
+                      "attn-grad-async-pipeline)"));
+  }
+
+  /// The fragments of a consumer's `state` start from splat constants
+  /// (attn.to_wg_fragment's lowering takes no other source).
+  static LogicalResult checkSplats(Region &consumer, StringRef state) {
+    WalkResult splats = consumer.walk([&](ToWgFragmentOp op) {
+      SplatElementsAttr splat;
+      if (matchPattern(op.getSource(), m_Constant(&splat)))
+        return WalkResult::advance();
+      return WalkResult(emitError(op.getLoc(), "attn-lower-to-wgmma: the ")
+                        << state << " must start from splat constants");
+    });
+    return failure(splats.wasInterrupted());
   }
 
   /// Whether the state of `op` (a step or an epilogue) is warpgroup
@@ -130,15 +159,8 @@ struct AttnLowerToWGMMAPass
     if (blockM != kWarpgroupRows * groups)
       return emitError(ws.getLoc(), "attn-lower-to-wgmma: BLOCK_M (")
              << blockM << ") must be 64 rows per consumer warpgroup";
-    WalkResult splats = consumer.walk([](ToWgFragmentOp op) {
-      SplatElementsAttr splat;
-      if (matchPattern(op.getSource(), m_Constant(&splat)))
-        return WalkResult::advance();
-      return WalkResult(emitError(
-          op.getLoc(), "attn-lower-to-wgmma: the online-softmax state must "
-                       "start from splat constants"));
-    });
-    if (splats.wasInterrupted() || failed(checkEpilogue(epi)))
+    if (failed(checkSplats(consumer, "online-softmax state")) ||
+        failed(checkEpilogue(epi)))
       return failure();
     bool trees = groups <= 2 && llvm::all_of(steps, [](OnlineAttentionMmaOp op) {
                    return !op.isFP8() && op.getHeadDim() > 64;
@@ -159,6 +181,40 @@ struct AttnLowerToWGMMAPass
                             << (ws.getPingPong() ? ", ping-pong" : "")
                             << (ws.getOverlap() ? ", overlap" : "")
                             << (trees ? ", tree reductions" : "") << "\n");
+    return success();
+  }
+
+  /// Whether `ws`'s consumer region runs the backward (attn.grad_dkdv_mma).
+  static bool isGradConsumer(WarpSpecializeOp ws) {
+    return ws.getConsumer()
+        .walk([](GradDKDVMmaOp) { return WalkResult::interrupt(); })
+        .wasInterrupted();
+  }
+
+  /// Checks the backward consumer of `ws` (64 keys per consumer warpgroup,
+  /// dK and dV starting from splat constants) and marks its first dK/dV
+  /// store to wait for the last bulk reductions of dQ: they read the
+  /// CTA's shared memory, which must outlive them.
+  static LogicalResult decideGrad(WarpSpecializeOp ws) {
+    Region &consumer = ws.getConsumer();
+    int64_t blockN = 0;
+    consumer.walk([&](GradDKDVMmaOp op) { blockN = op.getBlockN(); });
+    int64_t groups = ws.getConsumerWarpgroups();
+    if (blockN != kWarpgroupRows * groups)
+      return emitError(ws.getLoc(),
+                       "attn-lower-to-wgmma: the backward needs 64 keys "
+                       "per consumer warpgroup, but BLOCK_N is ")
+             << blockN;
+    if (failed(checkSplats(consumer, "dK/dV accumulators")))
+      return failure();
+    consumer.walk([](StoreTileOp op) {
+      if (!isa<WgFragmentType>(op.getValue().getType()))
+        return WalkResult::advance();
+      op->setAttr(kWaitDQReductionsAttr, UnitAttr::get(op.getContext()));
+      return WalkResult::interrupt();
+    });
+    LLVM_DEBUG(llvm::dbgs() << "warp_specialize at " << ws.getLoc()
+                            << ": backward, BLOCK_N " << blockN << "\n");
     return success();
   }
 
@@ -211,21 +267,18 @@ struct AttnLowerToWGMMAPass
     return failure(res.wasInterrupted());
   }
 
-  /// Lowers the backward's consumers (GradToWGMMA.cpp) and decides for
-  /// the forward ones.
-  static LogicalResult lowerGradAndDecide(Operation *root) {
-    SmallVector<WarpSpecializeOp> all;
-    root->walk([&](WarpSpecializeOp ws) { all.push_back(ws); });
-    for (WarpSpecializeOp ws : all)
-      if (failed(isGradConsumer(ws) ? lowerGradConsumer(ws) : decide(ws)))
-        return failure();
-    return success();
+  /// Checks and decides for each consumer, forward or backward.
+  static LogicalResult decideAll(Operation *root) {
+    WalkResult res = root->walk([](WarpSpecializeOp ws) {
+      return WalkResult(isGradConsumer(ws) ? decideGrad(ws) : decide(ws));
+    });
+    return failure(res.wasInterrupted());
   }
 
   void runOnOperation() override {
     Operation *root = getOperation();
     if (failed(checkNesting(root)) || failed(checkChannelDescales(root)) ||
-        failed(lowerGradAndDecide(root)))
+        failed(decideAll(root)))
       return signalPassFailure();
     MLIRContext *ctx = &getContext();
     TypeConverter converter;
@@ -236,6 +289,7 @@ struct AttnLowerToWGMMAPass
         patterns, converter,
         WGMMAOptions{maxMmaN, fp8PScaleLog2, fp8PolyExp2, fp8LazyMax,
                      fp8LazyHeadroom});
+    populateGradToWGMMAPatterns(patterns, converter);
     ConversionConfig config;
     config.allowPatternRollback = false; // lowerings that rewrite in place
     config.foldingMode = DialectConversionFoldingMode::Never;

@@ -171,10 +171,10 @@ void mlir::attn::configureAttnToWGMMA(TypeConverter &converter,
   addFragmentConversion(converter);
   // What the patterns create is legal (they create no op of this list).
   target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
-  target.addIllegalOp<ToWgFragmentOp, OnlineAttentionMmaOp,
+  target.addIllegalOp<ToWgFragmentOp, OnlineAttentionMmaOp, GradDKDVMmaOp,
                       WarpSpecializeOp>();
-  // The FMA path's epilogue (vectors) is not this pass's.
-  target.addDynamicallyLegalOp<EpilogueOp>(
-      [&converter](EpilogueOp op) { return converter.isLegal(op); });
+  // The FMA path's epilogue and tile stores (vectors) are not this pass's.
+  target.addDynamicallyLegalOp<EpilogueOp, StoreTileOp>(
+      [&converter](Operation *op) { return converter.isLegal(op); });
   scf::populateSCFStructuralTypeConversionTarget(converter, target);
 }

@@ -8,11 +8,17 @@
 // registers, dV += P^T dO and dK += dS^T Q with register-A wgmmas (dO and
 // Q MN-major), stages dS in shared memory (stmatrix .trans) and computes
 // columns [w D / 2, (w + 1) D / 2) of dQ = dS K, added to the fp32
-// accumulator with atomics. Source: FlashAttention-3 appendix B.
+// accumulator with bulk reductions. Source: FlashAttention-3 appendix B.
+//
+// One conversion pattern per op (populateGradToWGMMAPatterns): dK and dV
+// are !attn.wg_fragment<BLOCK_N x D x f32>, whose keys are the rows of the
+// wgmma accumulator layout, so the type converter gives each thread
+// vector<D / 2> of them, as it does the forward's acc.
 //
 //===----------------------------------------------------------------------===//
 
-#include "GradToWGMMA.h"
+#include "attn/Conversion/AttnToWGMMA.h"
+
 #include "WarpgroupMMA.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -272,8 +278,10 @@ void addDQ(ImplicitLocOpBuilder &b, GradDKDVMmaOp op, const ThreadLayout &tl,
   });
 }
 
-void lowerStep(GradDKDVMmaOp op) {
-  ImplicitLocOpBuilder b(op.getLoc(), op);
+/// The step at `b` on the thread's fragments `dkIn`, `dvIn` (vector<D / 2>
+/// each); returns the new ones.
+SmallVector<Value> lowerStep(ImplicitLocOpBuilder &b, GradDKDVMmaOp op,
+                             Value dkIn, Value dvIn) {
   ThreadLayout tl = threadLayout(b);
   Type elt = cast<MemRefType>(op.getQ().getType()).getElementType();
   int64_t d = op.getHeadDim(), kSteps = d / 16, blockN = op.getBlockN();
@@ -311,7 +319,7 @@ void lowerStep(GradDKDVMmaOp op) {
   // all be live across the first group and spill.)
   SmallVector<Value> descDOt = mnMajor(b, doAddr, kQueries, kQueries / 16);
   SmallVector<Value> descQt = mnMajor(b, qAddr, kQueries, kQueries / 16);
-  SmallVector<Value> dk = unpack(b, op.getDK()), dv = unpack(b, op.getDV());
+  SmallVector<Value> dk = unpack(b, dkIn), dv = unpack(b, dvIn);
   NVVM::WgmmaFenceAlignedOp::create(b);
   for (int64_t kk = 0; kk < kQueries / 16; ++kk) {
     dv = wgmmaRegisterA(b, dv, ArrayRef(p).slice(4 * kk, 4), descDOt[kk], d,
@@ -348,20 +356,18 @@ void lowerStep(GradDKDVMmaOp op) {
   all = pinAfterWait(b, all);
   ArrayRef<Value> pinned(all);
   addDQ(b, op, tl, pinned.drop_front(2 * dk.size()), n);
-  op.replaceAllUsesWith(ValueRange{pack(b, pinned.take_front(dk.size())),
-                                   pack(b, pinned.slice(dk.size(),
-                                                        dv.size()))});
-  op.erase();
+  return {pack(b, pinned.take_front(dk.size())),
+          pack(b, pinned.slice(dk.size(), dv.size()))};
 }
 
-/// attn.store_tile of a dK or dV fragment: each register pair as one
-/// 4-byte store of row k_pos + row (below Nk), columns 8 (i / 4) + 2 q.
-void lowerStore(StoreTileOp op) {
-  ImplicitLocOpBuilder b(op.getLoc(), op);
+/// attn.store_tile of a dK or dV fragment (the thread's registers `value`):
+/// each register pair as one 4-byte store of row k_pos + row (below Nk),
+/// columns 8 (i / 4) + 2 q.
+void lowerStore(ImplicitLocOpBuilder &b, StoreTileOp op, Value value) {
   ThreadLayout tl = threadLayout(b);
   auto type = cast<MemRefType>(op.getDest().getType());
   int64_t nk = type.getDimSize(2);
-  SmallVector<Value> x = unpack(b, op.getValue());
+  SmallVector<Value> x = unpack(b, value);
   auto pairType = VectorType::get({2}, type.getElementType());
   for (int h = 0; h < 2; ++h) {
     Value key = arith::AddIOp::create(b, op.getRow(), tl.row[h]);
@@ -381,44 +387,52 @@ void lowerStore(StoreTileOp op) {
                               ValueRange{op.getBatch(), op.getHead(), key, col});
     }
   }
-  op.erase();
 }
+
+/// A builder at `op` that reports what it creates to `rewriter`.
+ImplicitLocOpBuilder builderAt(ConversionPatternRewriter &rewriter,
+                               Operation *op) {
+  ImplicitLocOpBuilder b(op->getLoc(), rewriter);
+  b.setInsertionPoint(op);
+  return b;
+}
+
+/// attn.grad_dkdv_mma: lowerStep on the thread's dK, dV fragments.
+struct GradDKDVMmaLowering : OpConversionPattern<GradDKDVMmaOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GradDKDVMmaOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b = builderAt(rewriter, op);
+    rewriter.replaceOp(op, lowerStep(b, op, adaptor.getDK(), adaptor.getDV()));
+    return success();
+  }
+};
+
+/// attn.store_tile of a dK or dV fragment: lowerStore, after the wait for
+/// the last bulk reductions of dQ where the pass asked for it.
+struct GradStoreTileLowering : OpConversionPattern<StoreTileOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(StoreTileOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!isa<WgFragmentType>(op.getValue().getType()))
+      return rewriter.notifyMatchFailure(op, "not warpgroup fragments");
+    ImplicitLocOpBuilder b = builderAt(rewriter, op);
+    if (op->hasAttr(kWaitDQReductionsAttr)) {
+      ThreadLayout tl = threadLayout(b);
+      inLeader(b, tl, [&] { ptx(b, "cp.async.bulk.wait_group 0;", "", {}); });
+    }
+    lowerStore(b, op, adaptor.getValue());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
 
 } // namespace
 
-bool mlir::attn::wgmma::isGradConsumer(WarpSpecializeOp ws) {
-  return ws.getConsumer()
-      .walk([](GradDKDVMmaOp) { return WalkResult::interrupt(); })
-      .wasInterrupted();
-}
-
-LogicalResult mlir::attn::wgmma::lowerGradConsumer(WarpSpecializeOp ws) {
-  Region &consumer = ws.getConsumer();
-  int64_t blockN = 0;
-  consumer.walk([&](GradDKDVMmaOp op) { blockN = op.getBlockN(); });
-  if (blockN != kKeys * static_cast<int64_t>(ws.getConsumerWarpgroups()))
-    return emitError(ws.getLoc(),
-                     "attn-lower-to-wgmma: the backward needs 64 keys "
-                     "per consumer warpgroup, but BLOCK_N is ")
-           << blockN;
-  if (failed(retypeState(consumer, blockN)))
-    return failure();
-  SmallVector<GradDKDVMmaOp> steps;
-  SmallVector<StoreTileOp> stores;
-  consumer.walk([&](GradDKDVMmaOp op) { steps.push_back(op); });
-  consumer.walk([&](StoreTileOp op) { stores.push_back(op); });
-  for (GradDKDVMmaOp op : steps)
-    lowerStep(op);
-  // The last bulk reductions must be done before the CTA's shared memory
-  // goes away.
-  if (!stores.empty()) {
-    ImplicitLocOpBuilder b(stores.front().getLoc(), stores.front());
-    ThreadLayout tl = threadLayout(b);
-    inLeader(b, tl, [&] { ptx(b, "cp.async.bulk.wait_group 0;", "", {}); });
-  }
-  for (StoreTileOp op : stores)
-    lowerStore(op);
-  IRRewriter rewriter(ws);
-  lowerWarpSpecialize(rewriter, ws);
-  return success();
+void mlir::attn::populateGradToWGMMAPatterns(RewritePatternSet &patterns,
+                                             TypeConverter &converter) {
+  patterns.add<GradDKDVMmaLowering, GradStoreTileLowering>(
+      converter, patterns.getContext());
 }

@@ -292,53 +292,6 @@ void addFragmentConversion(TypeConverter &converter) {
       [](WgFragmentType t) -> Type { return threadFragmentType(t); });
 }
 
-Type fragmentType(Type t, int64_t blockM) {
-  auto vt = dyn_cast<VectorType>(t);
-  if (!vt || !vt.getElementType().isF32() || vt.getDimSize(0) != blockM)
-    return t;
-  if (vt.getRank() == 1)
-    return VectorType::get({2}, vt.getElementType());
-  if (vt.getRank() == 2)
-    return VectorType::get({paddedN(vt.getDimSize(1)) / 2},
-                           vt.getElementType());
-  return t;
-}
-
-LogicalResult retypeState(Region &consumer, int64_t blockM) {
-  Block &entry = consumer.front();
-  OpBuilder b = OpBuilder::atBlockBegin(&entry);
-  DenseMap<Value, Value> inner;
-  WalkResult res = consumer.walk([&](Operation *op) {
-    for (OpOperand &use : op->getOpOperands()) {
-      Value v = use.get();
-      Type frag = fragmentType(v.getType(), blockM);
-      if (frag == v.getType() || consumer.isAncestor(v.getParentRegion()))
-        continue;
-      auto cst = v.getDefiningOp<arith::ConstantOp>();
-      auto splat = cst ? dyn_cast<SplatElementsAttr>(cst.getValue()) : nullptr;
-      if (!splat)
-        return WalkResult(emitError(
-            op->getLoc(),
-            "attn-lower-to-wgmma: the online-softmax state must start from "
-            "splat constants"));
-      Value &copy = inner[v];
-      if (!copy)
-        copy = arith::ConstantOp::create(
-            b, cst.getLoc(),
-            DenseElementsAttr::get(cast<ShapedType>(frag),
-                                   splat.getSplatValue<Attribute>()));
-      use.set(copy);
-    }
-    for (Region &region : op->getRegions())
-      for (BlockArgument arg : region.getArguments())
-        arg.setType(fragmentType(arg.getType(), blockM));
-    for (OpResult r : op->getResults())
-      r.setType(fragmentType(r.getType(), blockM));
-    return WalkResult::advance();
-  });
-  return failure(res.wasInterrupted());
-}
-
 void lowerWarpSpecialize(
     RewriterBase &rewriter, WarpSpecializeOp ws,
     function_ref<void(ImplicitLocOpBuilder &)> consumerPrologue) {

@@ -170,23 +170,13 @@ inline int64_t paddedN(int64_t d) { return llvm::alignTo(d, 8); }
 
 /// A consumer thread's registers of a warpgroup fragment: two rows of
 /// !attn.wg_fragment<BLOCK_M x f32> (vector<2xf32>), and paddedN(D) / 2
-/// accumulator registers of !attn.wg_fragment<BLOCK_M x D x f32>.
+/// accumulator registers of !attn.wg_fragment<BLOCK_M x D x f32> (the
+/// forward's acc; the backward's dK and dV, whose rows are keys).
 VectorType threadFragmentType(WgFragmentType t);
 
 /// `converter` maps !attn.wg_fragment to threadFragmentType and leaves
 /// every other type as it is.
 void addFragmentConversion(TypeConverter &converter);
-
-/// The backward's state (attn-grad-async-pipeline keeps vectors): CTA type
-/// -> the consumer thread's fragment, vector<rows> -> vector<2>,
-/// vector<rows x D> -> vector<paddedN(D) / 2>, for the `rows` (64 per
-/// consumer warpgroup) of the CTA tile.
-Type fragmentType(Type t, int64_t rows);
-
-/// Retypes the backward's state flowing through the consumer region to
-/// fragments. Initial values (splat constants defined before the region)
-/// are re-created inside it.
-LogicalResult retypeState(Region &consumer, int64_t rows);
 
 /// attn.warp_specialize -> if (warpgroup 0) { setmaxnreg.dec; producer }
 /// else { setmaxnreg.inc; `consumerPrologue`; consumer }; the CTA loop is

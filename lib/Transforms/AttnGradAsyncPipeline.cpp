@@ -376,16 +376,23 @@ scf::ForOp buildConsumerLoop(ImplicitLocOpBuilder &b, const GradShape &s,
 }
 
 /// The consumers: wait for K/V, walk the group's query heads and their Q
-/// blocks (the causal diagonal masked first), store dK and dV.
+/// blocks (the causal diagonal masked first), store dK and dV. dK and dV
+/// start from `zeros` as the consumer warpgroups' fragments
+/// (!attn.wg_fragment<BLOCK_N x D x f32>: warpgroup w holds keys
+/// [64 w, 64 w + 64)), the type the loops carry and the steps and stores
+/// take; attn-lower-to-wgmma converts that type, not vectors of some shape.
 void buildConsumer(ImplicitLocOpBuilder &b, const GradShape &s,
                    int64_t stages, const GradShared &st, const CtaBlocks &cta,
                    const StepOperands &ops, Value zeros) {
+  auto fragment = WgFragmentType::get(cast<VectorType>(zeros.getType()));
+  Value dK = ToWgFragmentOp::create(b, fragment, zeros);
+  Value dV = ToWgFragmentOp::create(b, fragment, zeros);
   Value c0 = index(b, 0);
   nvgpu::MBarrierTryWaitParityOp::create(
       b, st.kvBar, arith::ConstantIntOp::create(b, 0, 1),
       index(b, kWaitTicks), c0);
   auto heads = scf::ForOp::create(b, c0, index(b, s.group), index(b, 1),
-                                  ValueRange{zeros, zeros});
+                                  ValueRange{dK, dV});
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(heads.getBody());

@@ -160,3 +160,76 @@ func.func @vector_state(%qt: !q, %qpos: index, %o: memref<1x4x256x64xbf16>) {
   } {mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
   return
 }
+
+// -----
+
+// The backward's step belongs in the consumer region that
+// attn-grad-async-pipeline builds.
+!smem_q = memref<1x64x64xbf16, #gpu.address_space<workgroup>>
+!smem_kv = memref<1x128x64xbf16, #gpu.address_space<workgroup>>
+!smem_ds = memref<2x64x64xbf16, #gpu.address_space<workgroup>>
+!smem_dq = memref<2x64x32xf32, #gpu.address_space<workgroup>>
+!frag = !attn.wg_fragment<128x64xf32>
+func.func @grad_step_outside(%q: !smem_q, %k: !smem_kv, %ds: !smem_ds,
+    %st: !smem_dq, %lse: memref<1x2x64xf32>, %dqa: memref<1x2x1x2x64x32xf32>,
+    %dk: !frag, %i: index) {
+  // expected-error @+1 {{attn-lower-to-wgmma needs attn.grad_dkdv_mma in the consumer region of an attn.warp_specialize (built by attn-grad-async-pipeline)}}
+  %dk1, %dv1 = attn.grad_dkdv_mma q(%q, %q : !smem_q, !smem_q) kv(%k, %k : !smem_kv, !smem_kv)
+      rows(%lse, %lse : memref<1x2x64xf32>, memref<1x2x64xf32>) dq(%dqa : memref<1x2x1x2x64x32xf32>)
+      scratch(%ds, %st : !smem_ds, !smem_dq) at[%i, %i] (%i, %i) state(%dk, %dk : !frag, !frag)
+      {head_dim = 64 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
+  return
+}
+
+// -----
+
+// BLOCK_N = 128 keys are two consumer warpgroups' 64.
+!smem_q = memref<1x64x64xbf16, #gpu.address_space<workgroup>>
+!smem_kv = memref<1x128x64xbf16, #gpu.address_space<workgroup>>
+!smem_ds = memref<2x64x64xbf16, #gpu.address_space<workgroup>>
+!smem_dq = memref<2x64x32xf32, #gpu.address_space<workgroup>>
+!frag = !attn.wg_fragment<128x64xf32>
+func.func @grad_one_consumer(%q: !smem_q, %k: !smem_kv, %ds: !smem_ds,
+    %st: !smem_dq, %lse: memref<1x2x64xf32>, %dqa: memref<1x2x1x2x64x32xf32>,
+    %i: index) {
+  %zeros = arith.constant dense<0.0> : vector<128x64xf32>
+  scf.forall (%h, %kb, %b) in (1, 1, 1) {
+    // expected-error @+1 {{attn-lower-to-wgmma: the backward needs 64 keys per consumer warpgroup, but BLOCK_N is 128}}
+    attn.warp_specialize consumers(1) registers(24, 240) producer {
+      gpu.barrier
+    } consumer {
+      %dk = attn.to_wg_fragment %zeros : vector<128x64xf32> to !frag
+      %dk1, %dv1 = attn.grad_dkdv_mma q(%q, %q : !smem_q, !smem_q) kv(%k, %k : !smem_kv, !smem_kv)
+          rows(%lse, %lse : memref<1x2x64xf32>, memref<1x2x64xf32>) dq(%dqa : memref<1x2x1x2x64x32xf32>)
+          scratch(%ds, %st : !smem_ds, !smem_dq) at[%i, %i] (%i, %i) state(%dk, %dk : !frag, !frag)
+          {head_dim = 64 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
+    }
+  } {mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
+  return
+}
+
+// -----
+
+// dK and dV start from splat constants, as attn-grad-async-pipeline's zeros.
+!smem_q = memref<1x64x64xbf16, #gpu.address_space<workgroup>>
+!smem_kv = memref<1x128x64xbf16, #gpu.address_space<workgroup>>
+!smem_ds = memref<2x64x64xbf16, #gpu.address_space<workgroup>>
+!smem_dq = memref<2x64x32xf32, #gpu.address_space<workgroup>>
+!frag = !attn.wg_fragment<128x64xf32>
+func.func @grad_state_from_argument(%q: !smem_q, %k: !smem_kv, %ds: !smem_ds,
+    %st: !smem_dq, %lse: memref<1x2x64xf32>, %dqa: memref<1x2x1x2x64x32xf32>,
+    %i: index, %dk0: vector<128x64xf32>) {
+  scf.forall (%h, %kb, %b) in (1, 1, 1) {
+    attn.warp_specialize consumers(2) registers(24, 240) producer {
+      gpu.barrier
+    } consumer {
+      // expected-error @+1 {{attn-lower-to-wgmma: the dK/dV accumulators must start from splat constants}}
+      %dk = attn.to_wg_fragment %dk0 : vector<128x64xf32> to !frag
+      %dk1, %dv1 = attn.grad_dkdv_mma q(%q, %q : !smem_q, !smem_q) kv(%k, %k : !smem_kv, !smem_kv)
+          rows(%lse, %lse : memref<1x2x64xf32>, memref<1x2x64xf32>) dq(%dqa : memref<1x2x1x2x64x32xf32>)
+          scratch(%ds, %st : !smem_ds, !smem_dq) at[%i, %i] (%i, %i) state(%dk, %dk : !frag, !frag)
+          {head_dim = 64 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
+    }
+  } {mapping = [#gpu.block<x>, #gpu.block<y>, #gpu.block<z>]}
+  return
+}

@@ -61,20 +61,25 @@ func.func @grad(%q: !q, %k: !kv, %v: !kv, %o: !q, %do: !q, %lse: !l,
 // CHECK:                 nvgpu.mbarrier.try_wait.parity
 // CHECK:                 nvgpu.mbarrier.arrive.expect_tx {{.*}}, %c32768
 // CHECK-COUNT-4:         nvgpu.tma.async.load
+// dK and dV start from zero as the consumer warpgroups' fragments (one
+// attn.to_wg_fragment after --cse), the type the loops carry and the steps
+// and stores take.
 // CHECK:           } consumer {
+// CHECK:             %[[ZERO_FRAG:.*]] = attn.to_wg_fragment %{{.*}} : vector<128x128xf32> to !attn.wg_fragment<128x128xf32>
 // CHECK:             nvgpu.mbarrier.try_wait.parity
-// CHECK:             scf.for {{.*}} -> (vector<128x128xf32>, vector<128x128xf32>) {
-// CHECK:               scf.for
+// CHECK:             scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO_FRAG]], %{{.*}} = %[[ZERO_FRAG]]) -> (!attn.wg_fragment<128x128xf32>, !attn.wg_fragment<128x128xf32>) {
+// CHECK:               scf.for {{.*}} -> (!attn.wg_fragment<128x128xf32>, !attn.wg_fragment<128x128xf32>) {
 // CHECK:                 nvgpu.mbarrier.try_wait.parity
 // CHECK:                 attn.grad_dkdv_mma {{.*}} dq(%[[DQACC]] : memref<1x2x4x2x64x64xf32>)
 // CHECK-SAME:              causal_offset
+// CHECK-SAME:              state(%{{.*}}, %{{.*}} : !attn.wg_fragment<128x128xf32>, !attn.wg_fragment<128x128xf32>)
 // CHECK-SAME:              mask = #attn.mask<causal>
 // CHECK:                 nvgpu.mbarrier.arrive
 // CHECK:               scf.for
 // CHECK:                 attn.grad_dkdv_mma
 // CHECK-SAME:              mask = #attn.mask<none>
-// CHECK:             attn.store_tile {{.*}}, %arg7[{{.*}}] : vector<128x128xf32>, memref<1x1x300x128xbf16>
-// CHECK:             attn.store_tile {{.*}}, %arg8[{{.*}}] : vector<128x128xf32>, memref<1x1x300x128xbf16>
+// CHECK:             attn.store_tile {{.*}}, %arg7[{{.*}}] : !attn.wg_fragment<128x128xf32>, memref<1x1x300x128xbf16>
+// CHECK:             attn.store_tile {{.*}}, %arg8[{{.*}}] : !attn.wg_fragment<128x128xf32>, memref<1x1x300x128xbf16>
 // (d) dQ = dQ_acc, rounded.
 // CHECK:         scf.forall ({{.*}}) in (13, 2, 1) {
 // CHECK:             memref.load %[[DQACC]]

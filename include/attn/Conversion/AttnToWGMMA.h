@@ -1,11 +1,12 @@
 //===- AttnToWGMMA.h - attn-lower-to-wgmma's patterns -----------*- C++ -*-===//
 //
-// The forward consumer of an attn.warp_specialize lowered by one conversion
+// The consumers of an attn.warp_specialize lowered by one conversion
 // pattern per op: attn.to_wg_fragment, attn.online_attention_mma (serial),
-// the overlapped K/V loop (scf.for), attn.epilogue and attn.warp_specialize,
-// with !attn.wg_fragment converted to the per-thread registers of the wgmma
-// accumulator layout (scf's structural type conversion carries it through
-// loops and branches).
+// the overlapped K/V loop (scf.for), attn.epilogue and attn.warp_specialize
+// (the forward), attn.grad_dkdv_mma and the dK/dV attn.store_tile (the
+// backward), with !attn.wg_fragment converted to the per-thread registers
+// of the wgmma accumulator layout (scf's structural type conversion carries
+// it through loops and branches).
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,13 +32,20 @@ struct WGMMAOptions {
 
 /// What the pass decides once per attn.warp_specialize, before the
 /// patterns run, it leaves on the ops they match (kTreeReductionsAttr,
-/// kPingPongTurnsAttr, kPipelinedLoopAttr: CtaAttributes.h).
+/// kPingPongTurnsAttr, kPipelinedLoopAttr,
+/// kWaitDQReductionsAttr: CtaAttributes.h).
 
 /// Adds the patterns; `converter` must map !attn.wg_fragment
 /// (configureAttnToWGMMA does).
 void populateAttnToWGMMAPatterns(RewritePatternSet &patterns,
                                  TypeConverter &converter,
                                  const WGMMAOptions &options);
+
+/// Adds the backward's patterns (attn.grad_dkdv_mma, attn.store_tile of
+/// fragments); the forward's add attn.to_wg_fragment, attn.warp_specialize
+/// and scf's structural conversion, which its consumer needs as well.
+void populateGradToWGMMAPatterns(RewritePatternSet &patterns,
+                                 TypeConverter &converter);
 
 /// The type conversion (!attn.wg_fragment -> the thread's vector, anything
 /// else unchanged) and the target: the ops above illegal, scf legal once

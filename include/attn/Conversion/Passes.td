@@ -248,7 +248,16 @@ def AttnLowerToWGMMA : Pass<"attn-lower-to-wgmma", "func::FuncOp"> {
       write LSE = (m + log2 l) ln 2 (-inf for rows without keys);
     * `attn.warp_specialize` becomes a branch on the warpgroup with
       `nvvm.setmaxregister` (decrease in the producer, increase in the
-      consumers); the CTA loop is marked `attn.threads`.
+      consumers); the CTA loop is marked `attn.threads`;
+    * the backward's consumer (`attn-grad-async-pipeline`): dK, dV,
+      !attn.wg_fragment<BLOCK_N x D x f32> (keys as the accumulator's
+      rows), become vector<D / 2> as acc does; `attn.grad_dkdv_mma`
+      becomes S^T and dP^T (wgmma, shared-memory operands), P^T and dS^T
+      on the registers, dV += P^T dO and dK += dS^T Q (register-A wgmma),
+      dS staged by `stmatrix` and dQ = dS K added to dQ_acc by one bulk
+      reduction per warpgroup; `attn.store_tile` of dK, dV stores each
+      thread's register pairs, the first after waiting for the last bulk
+      reductions.
     With `overlap` on the `attn.warp_specialize`, each K/V loop (one step, state = the loop's, and the
     release of the block's ring slot after it) is pipelined by one block:
     the first block's S and softmax are peeled; iteration j issues S_j and
@@ -260,14 +269,17 @@ def AttnLowerToWGMMA : Pass<"attn-lower-to-wgmma", "func::FuncOp"> {
     holds its slot one iteration longer, so the ring wants a stage more.
     Steps not in such a loop are lowered serially.
     The choices made over all steps of a consumer (tree reductions,
-    ping-pong turns, which loops are pipelined) are made once and left as
-    attributes before one conversion pattern per op lowers them.
+    ping-pong turns, which loops are pipelined, which store waits for the
+    backward's dQ reductions) are made once and left as attributes before
+    one conversion pattern per op lowers them.
     Errors: a step or epilogue outside a consumer region, a CTA outside
     its CTA loop, not one epilogue, BLOCK_M not 64 per consumer
     warpgroup, state that is not !attn.wg_fragment or does not start from
-    splat constants, a missing staging tile, per-channel V descales.
-    Source: FlashAttention-3 (arXiv 2407.08608) section 3; PTX ISA 8.0
-    (wgmma, matrix descriptors).
+    splat constants, a missing staging tile, per-channel V descales; for
+    the backward, a step outside a consumer region, BLOCK_N not 64 per
+    consumer warpgroup, dK/dV not starting from splat constants.
+    Source: FlashAttention-3 (arXiv 2407.08608) section 3 and appendix B
+    (the backward); PTX ISA 8.0 (wgmma, matrix descriptors).
   }];
   let options = [
     Option<"maxMmaN", "max-mma-n", "int64_t", "256",

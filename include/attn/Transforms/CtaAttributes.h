@@ -77,6 +77,11 @@ constexpr llvm::StringLiteral kPingPongTurnsAttr = "attn.ping_pong_turns";
 /// Unit attribute on each K/V loop (scf.for) of an overlapped consumer that
 /// is software-pipelined by one block.
 constexpr llvm::StringLiteral kPipelinedLoopAttr = "attn.pipelined";
+/// Unit attribute on the first dK/dV attn.store_tile of a backward
+/// consumer: it first waits for the consumer's bulk reductions of dQ to
+/// complete (they read the CTA's shared memory).
+constexpr llvm::StringLiteral kWaitDQReductionsAttr =
+    "attn.wait_dq_reductions";
 
 //===----------------------------------------------------------------------===//
 // On a kernel spec's func.func (attn-compile, docs/bundle.md)
@@ -105,7 +110,8 @@ constexpr llvm::StringLiteral kSpecAttrs[] = {
 /// and functions); the op verifiers refuse any other attn.* name, a
 /// misspelt `attn.casual` or a spec attribute put on the op.
 constexpr llvm::StringLiteral kAttnOpAttrs[] = {
-    kConfigAttr, kVPermutedAttr, kTreeReductionsAttr, kPingPongTurnsAttr};
+    kConfigAttr, kVPermutedAttr, kTreeReductionsAttr, kPingPongTurnsAttr,
+    kWaitDQReductionsAttr};
 
 } // namespace mlir::attn
 

@@ -676,6 +676,7 @@ def AttnGradAsyncPipeline
         TMA: K, V once; then Q, dO of each (query head of the group,
         Q block from the causal begin) into the ring
       } consumer {
+        dK, dV = attn.to_wg_fragment 0 : !attn.wg_fragment<128 x D x f32>
         for each query head of the group, for each Q block:
           attn.grad_dkdv_mma (causal on the diagonal blocks, none below)
         attn.store_tile dK, dV
@@ -685,7 +686,12 @@ def AttnGradAsyncPipeline
     ```
 
     BLOCK_M = 64 query rows per Q block, BLOCK_N = 128 keys per CTA
-    (64 per consumer warpgroup). Each K/V block adds its dS K into dQ_acc
+    (64 per consumer warpgroup). dK and dV are the consumer warpgroups'
+    fragments (`!attn.wg_fragment<BLOCK_N x D x f32>`: warpgroup w holds
+    keys [64 w, 64 w + 64) in the wgmma accumulator layout, PTX ISA
+    "Register fragments and shared memory matrix layouts"), from the zero
+    splat converted at the start of the consumer region to the stores;
+    attn-lower-to-wgmma converts that type. Each K/V block adds its dS K into dQ_acc
     (FlashAttention-2 Algorithm 2 line 21) by bulk reductions from shared
     memory (FlashAttention-3): not bitwise reproducible run to run (the
     host path's `attn-tile-grad` is).

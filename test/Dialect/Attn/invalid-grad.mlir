@@ -1199,6 +1199,23 @@ func.func @store_tile_value(%m: memref<1x4x40x16xf16>, %v: vector<8x16xf16>, %i:
 
 // -----
 
+// A fragment is stored as a [ROWS, D] tile too (the tensor-core dK, dV).
+func.func @store_tile_fragment_rows(%m: memref<1x4x256x16xf16>, %v: !attn.wg_fragment<128xf32>, %i: index) {
+  // expected-error @+1 {{operand 'value' must be a [ROWS, D] f32 tile, but got '!attn.wg_fragment<128xf32>'}}
+  attn.store_tile %v, %m[%i, %i, %i] : !attn.wg_fragment<128xf32>, memref<1x4x256x16xf16>
+  return
+}
+
+// -----
+
+func.func @store_tile_fragment_dest(%m: memref<1x4x256x64xf16>, %v: !attn.wg_fragment<128x128xf32>, %i: index) {
+  // expected-error @+1 {{operand 'dest' must be a [B, H, N, 128] memref of f16, bf16 or f32, but got 'memref<1x4x256x64xf16>'}}
+  attn.store_tile %v, %m[%i, %i, %i] : !attn.wg_fragment<128x128xf32>, memref<1x4x256x64xf16>
+  return
+}
+
+// -----
+
 func.func @store_tile_dest(%m: memref<1x4x40x32xf16>, %v: vector<8x16xf32>, %i: index) {
   // expected-error @+1 {{operand 'dest' must be a [B, H, N, 16] memref of f16, bf16 or f32, but got 'memref<1x4x40x32xf16>'}}
   attn.store_tile %v, %m[%i, %i, %i] : vector<8x16xf32>, memref<1x4x40x32xf16>

@@ -1303,13 +1303,13 @@ func.func @ws_ping_pong_one_group() {
 
 func.func @gmma_head_dim(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %do: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %k: memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
     %ds: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %st: memref<2x64x64xf32, #gpu.address_space<workgroup>>, %lse: memref<1x2x64xf32>,
-    %dqa: memref<1x2x1x2x64x64xf32>, %i: index, %dk: vector<128x128xf32>) {
+    %dqa: memref<1x2x1x2x64x64xf32>, %i: index, %dk: !attn.wg_fragment<128x128xf32>) {
   // expected-error @+1 {{attribute 'head_dim' must be 64 or 128 (dK and dV stay in registers), but got 96}}
   %a, %b = attn.grad_dkdv_mma q(%q, %do : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xbf16, #gpu.address_space<workgroup>>)
       kv(%k, %k : memref<2x128x64xbf16, #gpu.address_space<workgroup>>, memref<2x128x64xbf16, #gpu.address_space<workgroup>>)
       rows(%lse, %lse : memref<1x2x64xf32>, memref<1x2x64xf32>) dq(%dqa : memref<1x2x1x2x64x64xf32>)
       scratch(%ds, %st : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xf32, #gpu.address_space<workgroup>>) at[%i, %i] (%i, %i)
-      state(%dk, %dk : vector<128x128xf32>, vector<128x128xf32>)
+      state(%dk, %dk : !attn.wg_fragment<128x128xf32>, !attn.wg_fragment<128x128xf32>)
       {head_dim = 96 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
   return
 }
@@ -1318,13 +1318,13 @@ func.func @gmma_head_dim(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>
 
 func.func @gmma_dtype(%q: memref<2x64x64xf32, #gpu.address_space<workgroup>>, %do: memref<2x64x64xf32, #gpu.address_space<workgroup>>, %k: memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
     %ds: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %st: memref<2x64x64xf32, #gpu.address_space<workgroup>>, %lse: memref<1x2x64xf32>,
-    %dqa: memref<1x2x1x2x64x64xf32>, %i: index, %dk: vector<128x128xf32>) {
+    %dqa: memref<1x2x1x2x64x64xf32>, %i: index, %dk: !attn.wg_fragment<128x128xf32>) {
   // expected-error @+1 {{operand 'q' element type must be f16 or bf16, but got 'f32'}}
   %a, %b = attn.grad_dkdv_mma q(%q, %do : memref<2x64x64xf32, #gpu.address_space<workgroup>>, memref<2x64x64xf32, #gpu.address_space<workgroup>>)
       kv(%k, %k : memref<2x128x64xbf16, #gpu.address_space<workgroup>>, memref<2x128x64xbf16, #gpu.address_space<workgroup>>)
       rows(%lse, %lse : memref<1x2x64xf32>, memref<1x2x64xf32>) dq(%dqa : memref<1x2x1x2x64x64xf32>)
       scratch(%ds, %st : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xf32, #gpu.address_space<workgroup>>) at[%i, %i] (%i, %i)
-      state(%dk, %dk : vector<128x128xf32>, vector<128x128xf32>)
+      state(%dk, %dk : !attn.wg_fragment<128x128xf32>, !attn.wg_fragment<128x128xf32>)
       {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
   return
 }
@@ -1333,13 +1333,13 @@ func.func @gmma_dtype(%q: memref<2x64x64xf32, #gpu.address_space<workgroup>>, %d
 
 func.func @gmma_do_shape(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %do: memref<2x128x64xbf16, #gpu.address_space<workgroup>>, %k: memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
     %ds: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %st: memref<2x64x64xf32, #gpu.address_space<workgroup>>, %lse: memref<1x2x64xf32>,
-    %dqa: memref<1x2x1x2x64x64xf32>, %i: index, %dk: vector<128x128xf32>) {
+    %dqa: memref<1x2x1x2x64x64xf32>, %i: index, %dk: !attn.wg_fragment<128x128xf32>) {
   // expected-error @+1 {{operand 'dO'}}
   %a, %b = attn.grad_dkdv_mma q(%q, %do : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x128x64xbf16, #gpu.address_space<workgroup>>)
       kv(%k, %k : memref<2x128x64xbf16, #gpu.address_space<workgroup>>, memref<2x128x64xbf16, #gpu.address_space<workgroup>>)
       rows(%lse, %lse : memref<1x2x64xf32>, memref<1x2x64xf32>) dq(%dqa : memref<1x2x1x2x64x64xf32>)
       scratch(%ds, %st : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xf32, #gpu.address_space<workgroup>>) at[%i, %i] (%i, %i)
-      state(%dk, %dk : vector<128x128xf32>, vector<128x128xf32>)
+      state(%dk, %dk : !attn.wg_fragment<128x128xf32>, !attn.wg_fragment<128x128xf32>)
       {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
   return
 }
@@ -1348,13 +1348,13 @@ func.func @gmma_do_shape(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>
 
 func.func @gmma_k_shape(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %do: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %k: memref<2x64x64xbf16, #gpu.address_space<workgroup>>,
     %ds: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %st: memref<2x64x64xf32, #gpu.address_space<workgroup>>, %lse: memref<1x2x64xf32>,
-    %dqa: memref<1x2x1x2x64x64xf32>, %i: index, %dk: vector<128x128xf32>) {
+    %dqa: memref<1x2x1x2x64x64xf32>, %i: index, %dk: !attn.wg_fragment<128x128xf32>) {
   // expected-error @+1 {{operand 'k'}}
   %a, %b = attn.grad_dkdv_mma q(%q, %do : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xbf16, #gpu.address_space<workgroup>>)
       kv(%k, %k : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xbf16, #gpu.address_space<workgroup>>)
       rows(%lse, %lse : memref<1x2x64xf32>, memref<1x2x64xf32>) dq(%dqa : memref<1x2x1x2x64x64xf32>)
       scratch(%ds, %st : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xf32, #gpu.address_space<workgroup>>) at[%i, %i] (%i, %i)
-      state(%dk, %dk : vector<128x128xf32>, vector<128x128xf32>)
+      state(%dk, %dk : !attn.wg_fragment<128x128xf32>, !attn.wg_fragment<128x128xf32>)
       {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
   return
 }
@@ -1363,13 +1363,13 @@ func.func @gmma_k_shape(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>,
 
 func.func @gmma_ds_shape(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %do: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %k: memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
     %ds: memref<1x64x64xbf16, #gpu.address_space<workgroup>>, %st: memref<2x64x64xf32, #gpu.address_space<workgroup>>, %lse: memref<1x2x64xf32>,
-    %dqa: memref<1x2x1x2x64x64xf32>, %i: index, %dk: vector<128x128xf32>) {
+    %dqa: memref<1x2x1x2x64x64xf32>, %i: index, %dk: !attn.wg_fragment<128x128xf32>) {
   // expected-error @+1 {{operand 'ds'}}
   %a, %b = attn.grad_dkdv_mma q(%q, %do : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xbf16, #gpu.address_space<workgroup>>)
       kv(%k, %k : memref<2x128x64xbf16, #gpu.address_space<workgroup>>, memref<2x128x64xbf16, #gpu.address_space<workgroup>>)
       rows(%lse, %lse : memref<1x2x64xf32>, memref<1x2x64xf32>) dq(%dqa : memref<1x2x1x2x64x64xf32>)
       scratch(%ds, %st : memref<1x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xf32, #gpu.address_space<workgroup>>) at[%i, %i] (%i, %i)
-      state(%dk, %dk : vector<128x128xf32>, vector<128x128xf32>)
+      state(%dk, %dk : !attn.wg_fragment<128x128xf32>, !attn.wg_fragment<128x128xf32>)
       {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
   return
 }
@@ -1378,13 +1378,13 @@ func.func @gmma_ds_shape(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>
 
 func.func @gmma_lse(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %do: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %k: memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
     %ds: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %st: memref<2x64x64xf32, #gpu.address_space<workgroup>>, %lse: memref<1x2x64x1xf32>,
-    %dqa: memref<1x2x1x2x64x64xf32>, %i: index, %dk: vector<128x128xf32>) {
+    %dqa: memref<1x2x1x2x64x64xf32>, %i: index, %dk: !attn.wg_fragment<128x128xf32>) {
   // expected-error @+1 {{operand 'lse_log2' must be a rank-3 f32 memref, but got 'memref<1x2x64x1xf32>'}}
   %a, %b = attn.grad_dkdv_mma q(%q, %do : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xbf16, #gpu.address_space<workgroup>>)
       kv(%k, %k : memref<2x128x64xbf16, #gpu.address_space<workgroup>>, memref<2x128x64xbf16, #gpu.address_space<workgroup>>)
       rows(%lse, %lse : memref<1x2x64x1xf32>, memref<1x2x64x1xf32>) dq(%dqa : memref<1x2x1x2x64x64xf32>)
       scratch(%ds, %st : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xf32, #gpu.address_space<workgroup>>) at[%i, %i] (%i, %i)
-      state(%dk, %dk : vector<128x128xf32>, vector<128x128xf32>)
+      state(%dk, %dk : !attn.wg_fragment<128x128xf32>, !attn.wg_fragment<128x128xf32>)
       {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
   return
 }
@@ -1393,13 +1393,13 @@ func.func @gmma_lse(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %do
 
 func.func @gmma_dq(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %do: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %k: memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
     %ds: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %st: memref<2x64x64xf32, #gpu.address_space<workgroup>>, %lse: memref<1x2x64xf32>,
-    %dqa: memref<1x2x64x128xf32>, %i: index, %dk: vector<128x128xf32>) {
+    %dqa: memref<1x2x64x128xf32>, %i: index, %dk: !attn.wg_fragment<128x128xf32>) {
   // expected-error @+1 {{operand 'dq_acc' must be a rank-6 f32 memref, but got 'memref<1x2x64x128xf32>'}}
   %a, %b = attn.grad_dkdv_mma q(%q, %do : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xbf16, #gpu.address_space<workgroup>>)
       kv(%k, %k : memref<2x128x64xbf16, #gpu.address_space<workgroup>>, memref<2x128x64xbf16, #gpu.address_space<workgroup>>)
       rows(%lse, %lse : memref<1x2x64xf32>, memref<1x2x64xf32>) dq(%dqa : memref<1x2x64x128xf32>)
       scratch(%ds, %st : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xf32, #gpu.address_space<workgroup>>) at[%i, %i] (%i, %i)
-      state(%dk, %dk : vector<128x128xf32>, vector<128x128xf32>)
+      state(%dk, %dk : !attn.wg_fragment<128x128xf32>, !attn.wg_fragment<128x128xf32>)
       {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
   return
 }
@@ -1408,13 +1408,13 @@ func.func @gmma_dq(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %do:
 
 func.func @gmma_dq_tiles(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %do: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %k: memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
     %ds: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %st: memref<2x64x64xf32, #gpu.address_space<workgroup>>, %lse: memref<1x2x64xf32>,
-    %dqa: memref<1x2x1x2x64x32xf32>, %i: index, %dk: vector<128x128xf32>) {
+    %dqa: memref<1x2x1x2x64x32xf32>, %i: index, %dk: !attn.wg_fragment<128x128xf32>) {
   // expected-error @+1 {{operand 'dq_acc' must be [B, Hq, Q blocks, 2, 64, 64] tiles, but got 'memref<1x2x1x2x64x32xf32>'}}
   %a, %b = attn.grad_dkdv_mma q(%q, %do : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xbf16, #gpu.address_space<workgroup>>)
       kv(%k, %k : memref<2x128x64xbf16, #gpu.address_space<workgroup>>, memref<2x128x64xbf16, #gpu.address_space<workgroup>>)
       rows(%lse, %lse : memref<1x2x64xf32>, memref<1x2x64xf32>) dq(%dqa : memref<1x2x1x2x64x32xf32>)
       scratch(%ds, %st : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xf32, #gpu.address_space<workgroup>>) at[%i, %i] (%i, %i)
-      state(%dk, %dk : vector<128x128xf32>, vector<128x128xf32>)
+      state(%dk, %dk : !attn.wg_fragment<128x128xf32>, !attn.wg_fragment<128x128xf32>)
       {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
   return
 }
@@ -1423,13 +1423,13 @@ func.func @gmma_dq_tiles(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>
 
 func.func @gmma_rows(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %do: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %k: memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
     %ds: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %st: memref<2x64x64xf32, #gpu.address_space<workgroup>>, %lse: memref<1x2x64xf32>, %delta: memref<1x2x100xf32>,
-    %dqa: memref<1x2x2x2x64x64xf32>, %i: index, %dk: vector<128x128xf32>) {
+    %dqa: memref<1x2x2x2x64x64xf32>, %i: index, %dk: !attn.wg_fragment<128x128xf32>) {
   // expected-error @+1 {{operand 'delta' must hold whole Q blocks (rows a multiple of 64, +inf and 0 past Nq), but got 'memref<1x2x100xf32>'}}
   %a, %b = attn.grad_dkdv_mma q(%q, %do : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xbf16, #gpu.address_space<workgroup>>)
       kv(%k, %k : memref<2x128x64xbf16, #gpu.address_space<workgroup>>, memref<2x128x64xbf16, #gpu.address_space<workgroup>>)
       rows(%lse, %delta : memref<1x2x64xf32>, memref<1x2x100xf32>) dq(%dqa : memref<1x2x2x2x64x64xf32>)
       scratch(%ds, %st : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xf32, #gpu.address_space<workgroup>>) at[%i, %i] (%i, %i)
-      state(%dk, %dk : vector<128x128xf32>, vector<128x128xf32>)
+      state(%dk, %dk : !attn.wg_fragment<128x128xf32>, !attn.wg_fragment<128x128xf32>)
       {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
   return
 }
@@ -1438,13 +1438,13 @@ func.func @gmma_rows(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %d
 
 func.func @gmma_stage(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %do: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %k: memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
     %ds: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %st: memref<2x64x32xf32, #gpu.address_space<workgroup>>, %lse: memref<1x2x64xf32>,
-    %dqa: memref<1x2x1x2x64x64xf32>, %i: index, %dk: vector<128x128xf32>) {
+    %dqa: memref<1x2x1x2x64x64xf32>, %i: index, %dk: !attn.wg_fragment<128x128xf32>) {
   // expected-error @+1 {{operand 'dq_stage' must be a workgroup-memory [2, 64, 64] f32 buffer, but got 'memref<2x64x32xf32, #gpu.address_space<workgroup>>'}}
   %a, %b = attn.grad_dkdv_mma q(%q, %do : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xbf16, #gpu.address_space<workgroup>>)
       kv(%k, %k : memref<2x128x64xbf16, #gpu.address_space<workgroup>>, memref<2x128x64xbf16, #gpu.address_space<workgroup>>)
       rows(%lse, %lse : memref<1x2x64xf32>, memref<1x2x64xf32>) dq(%dqa : memref<1x2x1x2x64x64xf32>)
       scratch(%ds, %st : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x32xf32, #gpu.address_space<workgroup>>) at[%i, %i] (%i, %i)
-      state(%dk, %dk : vector<128x128xf32>, vector<128x128xf32>)
+      state(%dk, %dk : !attn.wg_fragment<128x128xf32>, !attn.wg_fragment<128x128xf32>)
       {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
   return
 }
@@ -1453,13 +1453,30 @@ func.func @gmma_stage(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %
 
 func.func @gmma_state(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %do: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %k: memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
     %ds: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %st: memref<2x64x64xf32, #gpu.address_space<workgroup>>, %lse: memref<1x2x64xf32>,
-    %dqa: memref<1x2x1x2x64x64xf32>, %i: index, %dk: vector<64x128xf32>) {
-  // expected-error @+1 {{operand 'dK' must be 'vector<128x128xf32>', but got 'vector<64x128xf32>'}}
+    %dqa: memref<1x2x1x2x64x64xf32>, %i: index, %dk: !attn.wg_fragment<64x128xf32>) {
+  // expected-error @+1 {{operand 'dK' must be '!attn.wg_fragment<128x128xf32>', but got '!attn.wg_fragment<64x128xf32>'}}
   %a, %b = attn.grad_dkdv_mma q(%q, %do : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xbf16, #gpu.address_space<workgroup>>)
       kv(%k, %k : memref<2x128x64xbf16, #gpu.address_space<workgroup>>, memref<2x128x64xbf16, #gpu.address_space<workgroup>>)
       rows(%lse, %lse : memref<1x2x64xf32>, memref<1x2x64xf32>) dq(%dqa : memref<1x2x1x2x64x64xf32>)
       scratch(%ds, %st : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xf32, #gpu.address_space<workgroup>>) at[%i, %i] (%i, %i)
-      state(%dk, %dk : vector<64x128xf32>, vector<64x128xf32>)
+      state(%dk, %dk : !attn.wg_fragment<64x128xf32>, !attn.wg_fragment<64x128xf32>)
+      {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
+  return
+}
+
+// -----
+
+// dK and dV are the consumer warpgroups' fragments (attn-grad-async-pipeline
+// types them so), never CTA vectors: ODS's type constraint.
+func.func @gmma_vector_state(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %do: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %k: memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
+    %ds: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %st: memref<2x64x64xf32, #gpu.address_space<workgroup>>, %lse: memref<1x2x64xf32>,
+    %dqa: memref<1x2x1x2x64x64xf32>, %i: index, %dk: vector<128x128xf32>) {
+  // expected-error @+1 {{operand #13 must be a CTA-level f32 tile held in the consumer warpgroups' accumulator registers, but got 'vector<128x128xf32>'}}
+  %a, %b = attn.grad_dkdv_mma q(%q, %do : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xbf16, #gpu.address_space<workgroup>>)
+      kv(%k, %k : memref<2x128x64xbf16, #gpu.address_space<workgroup>>, memref<2x128x64xbf16, #gpu.address_space<workgroup>>)
+      rows(%lse, %lse : memref<1x2x64xf32>, memref<1x2x64xf32>) dq(%dqa : memref<1x2x1x2x64x64xf32>)
+      scratch(%ds, %st : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xf32, #gpu.address_space<workgroup>>) at[%i, %i] (%i, %i)
+      state(%dk, %dk : vector<128x128xf32>, vector<128x128xf32>)
       {head_dim = 128 : i64, mask = #attn.mask<none>, scale = 0.125 : f32}
   return
 }
@@ -1468,13 +1485,13 @@ func.func @gmma_state(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %
 
 func.func @gmma_bounds(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %do: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %k: memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
     %ds: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %st: memref<2x64x64xf32, #gpu.address_space<workgroup>>, %lse: memref<1x2x64xf32>,
-    %dqa: memref<1x2x1x2x64x64xf32>, %i: index, %dk: vector<128x128xf32>) {
+    %dqa: memref<1x2x1x2x64x64xf32>, %i: index, %dk: !attn.wg_fragment<128x128xf32>) {
   // expected-error @+1 {{attribute 'mask' must be none or causal, but got bounds}}
   %a, %b = attn.grad_dkdv_mma q(%q, %do : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xbf16, #gpu.address_space<workgroup>>)
       kv(%k, %k : memref<2x128x64xbf16, #gpu.address_space<workgroup>>, memref<2x128x64xbf16, #gpu.address_space<workgroup>>)
       rows(%lse, %lse : memref<1x2x64xf32>, memref<1x2x64xf32>) dq(%dqa : memref<1x2x1x2x64x64xf32>)
       scratch(%ds, %st : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xf32, #gpu.address_space<workgroup>>) at[%i, %i] (%i, %i)
-      state(%dk, %dk : vector<128x128xf32>, vector<128x128xf32>)
+      state(%dk, %dk : !attn.wg_fragment<128x128xf32>, !attn.wg_fragment<128x128xf32>)
       {head_dim = 128 : i64, mask = #attn.mask<bounds>, scale = 0.125 : f32}
   return
 }
@@ -1483,13 +1500,13 @@ func.func @gmma_bounds(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, 
 
 func.func @gmma_causal(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %do: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %k: memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
     %ds: memref<2x64x64xbf16, #gpu.address_space<workgroup>>, %st: memref<2x64x64xf32, #gpu.address_space<workgroup>>, %lse: memref<1x2x64xf32>,
-    %dqa: memref<1x2x1x2x64x64xf32>, %i: index, %dk: vector<128x128xf32>) {
+    %dqa: memref<1x2x1x2x64x64xf32>, %i: index, %dk: !attn.wg_fragment<128x128xf32>) {
   // expected-error @+1 {{operand 'causal_offset' must be present exactly when mask is causal}}
   %a, %b = attn.grad_dkdv_mma q(%q, %do : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xbf16, #gpu.address_space<workgroup>>)
       kv(%k, %k : memref<2x128x64xbf16, #gpu.address_space<workgroup>>, memref<2x128x64xbf16, #gpu.address_space<workgroup>>)
       rows(%lse, %lse : memref<1x2x64xf32>, memref<1x2x64xf32>) dq(%dqa : memref<1x2x1x2x64x64xf32>)
       scratch(%ds, %st : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xf32, #gpu.address_space<workgroup>>) at[%i, %i] (%i, %i)
-      state(%dk, %dk : vector<128x128xf32>, vector<128x128xf32>)
+      state(%dk, %dk : !attn.wg_fragment<128x128xf32>, !attn.wg_fragment<128x128xf32>)
       {head_dim = 128 : i64, mask = #attn.mask<causal>, scale = 0.125 : f32}
   return
 }
@@ -1649,7 +1666,7 @@ func.func @pass_attr_misspelt(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64x
 
 func.func @unknown_prefixed(%q: memref<1x8x128x64xf16>, %k: memref<1x8x128x64xf16>,
                             %v: memref<1x8x128x64xf16>, %o: memref<1x8x128x64xf16>) {
-  // expected-error @+1 {{'attn.attention' op has no attribute 'attn.window' (the attn attributes passes set on attn ops are attn.config, attn.v_permuted, attn.tree_reductions, attn.ping_pong_turns)}}
+  // expected-error @+1 {{'attn.attention' op has no attribute 'attn.window' (the attn attributes passes set on attn ops are attn.config, attn.v_permuted, attn.tree_reductions, attn.ping_pong_turns, attn.wait_dq_reductions)}}
   attn.attention ins(%q, %k, %v : memref<1x8x128x64xf16>, memref<1x8x128x64xf16>,
                      memref<1x8x128x64xf16>) outs(%o : memref<1x8x128x64xf16>)
                  {attn.window = 128 : i64}

@@ -649,19 +649,23 @@ func.func @varlen_paged_split(%q: memref<?x4x64xbf16>, %k: memref<?x256x2x64xbf1
 // -----
 
 // CHECK-LABEL: func.func @grad_dkdv_mma
-// CHECK: attn.grad_dkdv_mma q(%{{.*}}, %{{.*}} : {{.*}}) kv({{.*}}) rows({{.*}}) dq({{.*}}) scratch({{.*}}) at[%{{.*}}, %{{.*}}] (%{{.*}}, %{{.*}}, causal_offset %{{.*}}) state({{.*}}) {head_dim = 128 : i64, mask = #attn.mask<causal>, scale = 1.250000e-01 : f32}
+// CHECK: attn.grad_dkdv_mma q(%{{.*}}, %{{.*}} : {{.*}}) kv({{.*}}) rows({{.*}}) dq({{.*}}) scratch({{.*}}) at[%{{.*}}, %{{.*}}] (%{{.*}}, %{{.*}}, causal_offset %{{.*}}) state(%{{.*}}, %{{.*}} : !attn.wg_fragment<128x128xf32>, !attn.wg_fragment<128x128xf32>) {head_dim = 128 : i64, mask = #attn.mask<causal>, scale = 1.250000e-01 : f32}
 func.func @grad_dkdv_mma(%q: memref<2x64x64xbf16, #gpu.address_space<workgroup>>,
     %k: memref<2x128x64xbf16, #gpu.address_space<workgroup>>,
     %lse: memref<1x2x64xf32>, %dqa: memref<1x2x1x2x64x64xf32>,
     %st: memref<2x64x64xf32, #gpu.address_space<workgroup>>, %i: index,
-    %dk: vector<128x128xf32>) -> (vector<128x128xf32>, vector<128x128xf32>) {
+    %dk: !attn.wg_fragment<128x128xf32>, %dkm: memref<1x1x300x128xbf16>)
+    -> (!attn.wg_fragment<128x128xf32>, !attn.wg_fragment<128x128xf32>) {
   %a, %b = attn.grad_dkdv_mma q(%q, %q : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xbf16, #gpu.address_space<workgroup>>)
       kv(%k, %k : memref<2x128x64xbf16, #gpu.address_space<workgroup>>, memref<2x128x64xbf16, #gpu.address_space<workgroup>>)
       rows(%lse, %lse : memref<1x2x64xf32>, memref<1x2x64xf32>) dq(%dqa : memref<1x2x1x2x64x64xf32>)
       scratch(%q, %st : memref<2x64x64xbf16, #gpu.address_space<workgroup>>, memref<2x64x64xf32, #gpu.address_space<workgroup>>) at[%i, %i] (%i, %i, causal_offset %i)
-      state(%dk, %dk : vector<128x128xf32>, vector<128x128xf32>)
+      state(%dk, %dk : !attn.wg_fragment<128x128xf32>, !attn.wg_fragment<128x128xf32>)
       {head_dim = 128 : i64, mask = #attn.mask<causal>, scale = 0.125 : f32}
-  return %a, %b : vector<128x128xf32>, vector<128x128xf32>
+  // dK, dV stored from the consumer warpgroups' fragments.
+  // CHECK: attn.store_tile %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : !attn.wg_fragment<128x128xf32>, memref<1x1x300x128xbf16>
+  attn.store_tile %a, %dkm[%i, %i, %i] : !attn.wg_fragment<128x128xf32>, memref<1x1x300x128xbf16>
+  return %a, %b : !attn.wg_fragment<128x128xf32>, !attn.wg_fragment<128x128xf32>
 }
 
 // -----

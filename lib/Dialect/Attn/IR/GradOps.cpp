@@ -196,11 +196,14 @@ LogicalResult StoreRowsOp::verify() {
 LogicalResult StoreTileOp::verify() {
   if (failed(checkNotLowered(*this)))
     return failure();
-  auto value = cast<VectorType>(getValue().getType());
+  // A vector, or the warpgroup fragments of the tensor-core backward.
+  Type type = getValue().getType();
+  auto frag = dyn_cast<WgFragmentType>(type);
+  auto value = frag ? frag.getTileType() : cast<VectorType>(type);
   if (value.getRank() != 2 || !value.getElementType().isF32())
     return emitOpError() << "operand 'value' must be a [ROWS, D] f32 tile, "
                             "but got "
-                         << value;
+                         << type;
   auto dest = cast<MemRefType>(getDest().getType());
   if (dest.getRank() != 4 || !isGradElement(dest.getElementType()) ||
       dimsDiffer(dest.getDimSize(3), value.getDimSize(1)))
@@ -324,8 +327,8 @@ LogicalResult GradDKDVMmaOp::verify() {
       failed(checkF32MemRef(op, getLseLog2(), "lse_log2", 3)) ||
       failed(checkF32MemRef(op, getDelta(), "delta", 3)) ||
       failed(checkF32MemRef(op, getDqAcc(), "dq_acc", 6)) ||
-      failed(checkF32Vector(op, getDK().getType(), "dK", {blockN, d})) ||
-      failed(checkF32Vector(op, getDV().getType(), "dV", {blockN, d})))
+      failed(checkWgFragment(op, getDK().getType(), "dK", {blockN, d})) ||
+      failed(checkWgFragment(op, getDV().getType(), "dV", {blockN, d})))
     return failure();
   // Read unguarded, a whole Q block at a time.
   for (auto [rows, name] :

@@ -401,6 +401,16 @@ LogicalResult checkF32Vector(Operation *op, Type t, StringRef name,
   return success();
 }
 
+LogicalResult checkWgFragment(Operation *op, Type t, StringRef name,
+                              ArrayRef<int64_t> shape) {
+  auto want = WgFragmentType::get(op->getContext(), shape,
+                                  Float32Type::get(op->getContext()));
+  if (t == want)
+    return success();
+  return op->emitOpError() << "operand '" << name << "' must be " << want
+                           << ", but got " << t;
+}
+
 /// Checks that `v` is a workgroup-memory tile [C, rows, 128 bytes] of
 /// `elt`: `cols` (D, or the keys of V^T) in C chunks of 128-byte rows.
 LogicalResult checkSharedTile(Operation *op, Value v, StringRef name,

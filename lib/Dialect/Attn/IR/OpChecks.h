@@ -99,6 +99,9 @@ LogicalResult checkDescale(Operation *op, Value v, StringRef name,
 /// `t` is vector<shape x f32>.
 LogicalResult checkF32Vector(Operation *op, Type t, StringRef name,
                              ArrayRef<int64_t> shape);
+/// `t` is !attn.wg_fragment<shape x f32>.
+LogicalResult checkWgFragment(Operation *op, Type t, StringRef name,
+                              ArrayRef<int64_t> shape);
 /// `v` is a workgroup-memory tile [C, rows, 128 bytes] of `elt`: `cols` (D,
 /// or the keys of V^T) in C chunks of 128-byte rows, the layout TMA writes
 /// and the tensor cores read.

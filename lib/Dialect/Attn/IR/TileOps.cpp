@@ -60,17 +60,10 @@ ArrayRef<int64_t> stateShape(Type t) {
 /// D x f32>: all three fragments (or none: checkState).
 LogicalResult checkFragments(Operation *op, Type m, Type l, Type acc,
                              int64_t blockM, int64_t d) {
-  Type f32 = Float32Type::get(op->getContext());
-  for (auto [t, name, shape] :
-       {std::tuple<Type, StringRef, SmallVector<int64_t>>{m, "m", {blockM}},
-        {l, "l", {blockM}},
-        {acc, "acc", {blockM, d}}}) {
-    auto want = WgFragmentType::get(op->getContext(), shape, f32);
-    if (t != want)
-      return op->emitOpError()
-             << "operand '" << name << "' must be " << want << ", but got "
-             << t;
-  }
+  if (failed(checkWgFragment(op, m, "m", {blockM})) ||
+      failed(checkWgFragment(op, l, "l", {blockM})) ||
+      failed(checkWgFragment(op, acc, "acc", {blockM, d})))
+    return failure();
   return success();
 }
 

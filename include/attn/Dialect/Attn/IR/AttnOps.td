@@ -24,6 +24,11 @@ class Attn_Op<string mnemonic, list<Trait> traits = []>
 /// vectors, or (from attn-tma-ring on) its warpgroup fragments.
 def Attn_SoftmaxState : AnyTypeOf<[AnyVectorOfNonZeroRank, Attn_WgFragment]>;
 
+/// A gradient tile to store: the CTA's vector (attn-tile-grad), or the
+/// warpgroup fragments of the tensor-core backward's dK, dV
+/// (attn-grad-async-pipeline).
+def Attn_GradTile : AnyTypeOf<[AnyVectorOfNonZeroRank, Attn_WgFragment]>;
+
 //===----------------------------------------------------------------------===//
 // Mask kinds
 //===----------------------------------------------------------------------===//
@@ -691,9 +696,12 @@ def Attn_StoreTileOp : Attn_Op<"store_tile", [MemoryEffects<[MemWrite]>]> {
   let description = [{
     Rounds the fp32 tile `value` ([ROWS, D]) to the element type of the
     [B, H, N, D] memref `dest` and writes it to rows `row ..` of
-    (`batch`, `head`); rows at or past N are not written.
+    (`batch`, `head`); rows at or past N are not written. `value` is a
+    `vector<ROWS x D x f32>`, or the consumer warpgroups' fragments
+    `!attn.wg_fragment<ROWS x D x f32>` (the tensor-core backward's dK and
+    dV, each thread storing the registers it holds).
   }];
-  let arguments = (ins AnyVectorOfNonZeroRank:$value, AnyMemRef:$dest,
+  let arguments = (ins Attn_GradTile:$value, AnyMemRef:$dest,
                        Index:$batch, Index:$head, Index:$row);
   let assemblyFormat = [{
     $value `,` $dest `[` $batch `,` $head `,` $row `]` attr-dict `:`
@@ -819,7 +827,7 @@ def Attn_ToWgFragmentOp : Attn_Op<"to_wg_fragment", [Pure]> {
     fragments (`!attn.wg_fragment`) in which the consumer warpgroups of an
     `attn.warp_specialize` hold it. attn-tma-ring converts the initial
     online-softmax state (m, l, acc) so at the start of the consumer
-    region. attn-lower-to-wgmma lowers only a splat `arith.constant`
+    region, attn-grad-async-pipeline the zero dK and dV. attn-lower-to-wgmma lowers only a splat `arith.constant`
     source (every thread's registers get the splat value; a splat needs no
     data movement), and refuses any other.
   }];
@@ -995,8 +1003,11 @@ def Attn_GradDKDVMmaOp : Attn_Op<"grad_dkdv_mma", [
     half, writes it to `dq_stage[w]` ([2, 64, D / 2] fp32 in workgroup
     memory, the same layout) and adds it to its tile with one bulk
     reduction (`cp.reduce.async.bulk .add.f32`). `mask`: `none` or `causal` (P = 0 where key j > row i +
-    `causal_offset`, present exactly for causal). State: dK, dV
-    `vector<BLOCK_N x D x f32>`, BLOCK_N = 64 per consumer warpgroup.
+    `causal_offset`, present exactly for causal). State: dK, dV as the
+    consumer warpgroups' fragments `!attn.wg_fragment<BLOCK_N x D x f32>`
+    (attn-grad-async-pipeline types them so), BLOCK_N = 64 per consumer
+    warpgroup: warpgroup w holds keys [64 w, 64 w + 64) in the wgmma
+    accumulator layout, the keys as its rows.
     Source: FlashAttention-2 Algorithm 2 (lines 10-21, dQ by atomic adds);
     FlashAttention-3 (arXiv 2407.08608) appendix B, the backward on
     wgmma; seed 000, the dK/dV kernel.
@@ -1007,11 +1018,10 @@ def Attn_GradDKDVMmaOp : Attn_Op<"grad_dkdv_mma", [
                        AnyMemRef:$dq_acc,
                        Index:$batch, Index:$head, Index:$q_pos, Index:$k_pos,
                        Optional<Index>:$causal_offset,
-                       AnyVectorOfNonZeroRank:$dK, AnyVectorOfNonZeroRank:$dV,
+                       Attn_WgFragment:$dK, Attn_WgFragment:$dV,
                        F32Attr:$scale, I64Attr:$head_dim,
                        Attn_MaskKindAttr:$mask);
-  let results = (outs AnyVectorOfNonZeroRank:$new_dK,
-                      AnyVectorOfNonZeroRank:$new_dV);
+  let results = (outs Attn_WgFragment:$new_dK, Attn_WgFragment:$new_dV);
   let assemblyFormat = [{
     `q` `(` $q `,` $dO `:` type($q) `,` type($dO) `)`
     `kv` `(` $k `,` $v `:` type($k) `,` type($v) `)`
@@ -1020,7 +1030,7 @@ def Attn_GradDKDVMmaOp : Attn_Op<"grad_dkdv_mma", [
     `scratch` `(` $ds `,` $dq_stage `:` type($ds) `,` type($dq_stage) `)`
     `at` `[` $batch `,` $head `]` `(` $q_pos `,` $k_pos
         (`,` `causal_offset` $causal_offset^)? `)`
-    `state` `(` $dK `,` $dV `:` type($dK) `,` type($dV) `)`
+    `state` `(` $dK `,` $dV `:` qualified(type($dK)) `,` qualified(type($dV)) `)`
     attr-dict
   }];
   let hasVerifier = 1;

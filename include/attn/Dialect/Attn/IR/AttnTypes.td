@@ -13,15 +13,17 @@ def Attn_WgFragment : TypeDef<Attn_Dialect, "WgFragment"> {
     `!attn.wg_fragment<BLOCK_M x f32>` (the row statistics m and l) and
     `!attn.wg_fragment<BLOCK_M x D x f32>` (the accumulator O) are the
     online-softmax state of a warp-specialized consumer (attn-tma-ring
-    assigns them): the value is the CTA's [BLOCK_M] or [BLOCK_M, D] tile,
+    assigns them), and `!attn.wg_fragment<BLOCK_N x D x f32>` the dK and
+    dV of the tensor-core backward (attn-grad-async-pipeline; its rows are
+    keys): the value is the CTA's [BLOCK_M] or [BLOCK_M, D] tile,
     but no thread holds it whole. Consumer warpgroup w holds rows
     [64 w, 64 w + 64) in the register layout of a wgmma m64nNk16 f32
     accumulator (N = D rounded up to a multiple of 8): each thread holds
-    two rows, so m and l are `vector<2xf32>` per thread and acc is
+    two rows, so m and l are `vector<2xf32>` per thread and acc (dK, dV)
     `vector<N / 2 x f32>` (attn-lower-to-wgmma's type conversion). BLOCK_M
     is a multiple of 64 (one warpgroup's rows). Source: the PTX ISA,
     "Register fragments and shared memory matrix layouts" (wgmma D
-    fragments); FlashAttention-3 section 3.
+    fragments); FlashAttention-3 section 3 and appendix B.
   }];
   let parameters = (ins ArrayRefParameter<"int64_t">:$shape,
                         "Type":$elementType);
