@@ -120,39 +120,15 @@ TEST(ManifestCoverage, PackedTilesHoldAGroupOfHeads) {
 // splits write.
 TEST(ManifestCoverage, SplitWorkspaceHoldsEverySplit) {
   KernelEntry k = splitKernel("w", 3);
-  EXPECT_ERROR_HAS(errorAfter(k,
-                              [](json::Object &kernel) {
-                                json::Array &o = *(*kernel.getArray(
-                                    "workspace"))[0]
-                                                      .getAsObject()
-                                                      ->getArray("shape");
-                                *o[0].getAsObject() =
-                                    json::Object{{"constant", 2},
-                                                 {"terms", json::Array{}}};
-                              }),
-                   "kernels[0].workspace[0].shape: holds");
-  EXPECT_ERROR_HAS(errorAfter(k,
-                              [](json::Object &kernel) {
-                                json::Array &o = *(*kernel.getArray(
-                                    "workspace"))[0]
-                                                      .getAsObject()
-                                                      ->getArray("shape");
-                                *o[4].getAsObject() =
-                                    json::Object{{"constant", 64},
-                                                 {"terms", json::Array{}}};
-                              }),
-                   "but the kernel writes");
-  EXPECT_ERROR_HAS(errorAfter(k,
-                              [](json::Object &kernel) {
-                                json::Array &l = *(*kernel.getArray(
-                                    "workspace"))[1]
-                                                      .getAsObject()
-                                                      ->getArray("shape");
-                                *l[1].getAsObject() = // B = 1
-                                    json::Object{{"constant", 1},
-                                                 {"terms", json::Array{}}};
-                              }),
-                   "kernels[0].workspace[1].shape: holds");
+  // Workspace buffer `buffer`'s extent `dim` as the constant `value`.
+  auto shrink = [&](size_t buffer, size_t dim, int64_t value) {
+    KernelEntry edited = k;
+    edited.workspace[buffer].shape[dim] = GridDim{value, {}};
+    return errorAfter(edited, [](json::Object &) {});
+  };
+  EXPECT_ERROR_HAS(shrink(0, 0, 2), "kernels[0].workspace[0].shape: holds");
+  EXPECT_ERROR_HAS(shrink(0, 4, 64), "but the kernel writes");
+  EXPECT_ERROR_HAS(shrink(1, 1, 1), "kernels[0].workspace[1].shape: holds");
 }
 
 // The backward's Delta, LSE_log2 [B, Hq, Nq] and dQ_acc [B, Hq, Nq, D], and
