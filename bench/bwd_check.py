@@ -1,4 +1,4 @@
-"""The backward through the runtime on the GPU (issue 12): attn_bwd.
+"""The backward through the runtime on the GPU: attn_bwd.
 
 For each "bwd" kernel of a bundle (bench/specs_bwd.json, built by
 bench/build_bundle.sh into build/bundles/bwd): random q, k, v, dO of its

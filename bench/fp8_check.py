@@ -1,4 +1,4 @@
-"""FP8 (e4m3) forward on the H200 through the C API (issue 11).
+"""FP8 (e4m3) forward on the H200 through the C API.
 
 GPU-machine checks of the pre-quantized FP8 entry point (FlashAttention-3's:
 e4m3 Q, K, V with fp32 [B, Hkv] descales, V stored as V^T, bf16 O, fp32

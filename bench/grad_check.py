@@ -1,4 +1,4 @@
-"""The tensor-core backward (attn-grad-async-pipeline) on the H200 (issue 12).
+"""The tensor-core backward (attn-grad-async-pipeline) on the H200.
 
 Runs the launches of an `attn.attention_grad` function lowered by
 `attn-to-cubin` (the host function's gpu.launch_func list, read from the

@@ -1,4 +1,4 @@
-"""Paged K/V decode on the GPU, through the C API (issue 13 item 4).
+"""Paged K/V decode on the GPU, through the C API.
 
 K and V live in caches of pages, [num_pages, page_size, Hkv, D], each
 sequence's pages listed in a block table [B, max_pages] (int32) and its

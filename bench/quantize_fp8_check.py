@@ -1,4 +1,4 @@
-"""attn-quantize-fp8's GPU quantize kernels on the H200 (issue 11).
+"""attn-quantize-fp8's GPU quantize kernels on the H200.
 
 Runs the quantize launches of `attn-quantize-fp8` + `attn-to-cubin` (the
 host function's gpu.launch_func list, read from the format=none output)

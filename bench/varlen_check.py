@@ -1,4 +1,4 @@
-"""Variable-length batches on the GPU, through the C API (issue 13).
+"""Variable-length batches on the GPU, through the C API.
 
 The sequences of a batch are packed without padding, as FlashAttention-2's
 flash_attn_varlen_func: q, o [total_q, Hq, D], k, v [total_k, Hkv, D],

@@ -1,6 +1,6 @@
 //===- VarlenComboTest.cpp - varlen with paged K/V, varlen with split-KV --===//
 //
-// The two combinations of issue 13 on the runtime side: a varlen kernel
+// The two combinations of varlen and paged on the runtime side: a varlen kernel
 // that reads paged K/V caches (flash_attn_varlen_func with block_table),
 // and a varlen kernel split over its keys (two launches and a workspace of
 // total_q rows). Manifest checks, call validation and dispatch through the

@@ -8,7 +8,7 @@
 // RUN: FileCheck %s --check-prefix=TILECOPY < %t/plain/quantized_kernel_2.ptx
 // RUN: for k in %t/plain/*.ptx %t/had/*.ptx; do %ptxas -arch=sm_90a -v $k -o %t/k.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS || exit 1; done
 
-// attn-quantize-fp8 then attn-to-cubin (issue 11): the quantize step is
+// attn-quantize-fp8 then attn-to-cubin: the quantize step is
 // GPU kernels launched before the FP8 tensor-core attention, on the same
 // stream:
 //   amax     one kernel for Q, K and V: CTAs of 256 threads, a group cut

@@ -24,7 +24,7 @@ func.func @dynamic_head_dim(%q: memref<1x2x8x?xf16>, %k: memref<1x2x8x?xf16>,
 
 // Block sizes out of range: a pass-option error, reported once, without a
 // location (RUN lines 2 to 6; with valid options this function tiles). BLOCK_N and
-// BLOCK_M have upper bounds (issue 8, finding 2: block-n=1024 took 88 s).
+// BLOCK_M have upper bounds (block-n=1024 took 88 s).
 // BLOCKM: attn-opt: error: attn-tile: block-m must be in [1, 1024] and block-n in [1, 256] (or 0: per D), but got block-m=-3 block-n=8
 // BLOCKN: attn-opt: error: attn-tile: block-m must be in [1, 1024] and block-n in [1, 256] (or 0: per D), but got block-m=16 block-n=-4
 // BIGN: attn-opt: error: attn-tile: {{.*}} but got block-m=16 block-n=1024

@@ -1,4 +1,4 @@
-// Pass-order robustness (issue 8, finding 6): every attn pass either handles
+// Pass-order robustness: every attn pass either handles
 // what it gets or stops with what to run first; `--canonicalize` between
 // passes (as docs/passes.md shows) is safe; a lowering never exits 0 with
 // attn ops left behind, nor builds a one-thread kernel.

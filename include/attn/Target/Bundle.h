@@ -1,6 +1,6 @@
 //===- Bundle.h - kernel bundles: specs in, cubins + manifest out -*- C++ -*-===//
 //
-// A kernel bundle (DESIGN.md §6, docs/bundle.md) is a directory with
+// A kernel bundle (docs/bundle.md) is a directory with
 // manifest.json and, per kernel, a cubin and its PTX. The writer compiles each
 // function that holds one attn.attention through the attn-to-cubin pipeline,
 // derives the launch shape and parameter list from the gpu.launch_func the

@@ -198,7 +198,7 @@ typedef struct attn_fwd_args {
    * sequence's length. Zero-initialized for a batched call. */
   attn_tensor cu_seqlens_q, cu_seqlens_k;
   int64_t max_seqlen_q, max_seqlen_k;
-  /* Appended for quantized FP8 (issue 11): ATTN_QUANTIZE_NONE (0, what a
+  /* Appended for quantized FP8: ATTN_QUANTIZE_NONE (0, what a
    * zero-initialized struct says) selects only kernels that compute in the
    * inputs' dtype, so a bundle that also holds quantized kernels never
    * gives such a call one. ATTN_QUANTIZE_FP8 selects only quantized kernels

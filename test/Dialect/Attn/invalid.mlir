@@ -502,7 +502,7 @@ func.func @online_block_n_zero(%q: vector<64x64xbf16>, %k: memref<1x8x128x64xbf1
 // -----
 
 // attn.block_n = 100000000000 used to run for minutes: the keys of a block
-// are unrolled (issue 8, finding 2).
+// are unrolled.
 func.func @online_block_n_huge(%q: vector<64x64xbf16>, %k: memref<1x8x128x64xbf16>,
                                %i: index, %m: vector<64xf32>, %l: vector<64xf32>,
                                %acc: vector<64x64xf32>) {
@@ -784,7 +784,7 @@ func.func @fp8_partial_descale_k_v(%q: memref<1x8x128x64xf8E4M3FN>,
 }
 
 //===----------------------------------------------------------------------===//
-// attn.attention: layouts, memory spaces and extents (issue 8, findings 5, 8)
+// attn.attention: layouts, memory spaces and extents
 //===----------------------------------------------------------------------===//
 
 // A non-strided layout has no memref descriptor: no lowering can address it.
