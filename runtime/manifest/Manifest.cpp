@@ -10,6 +10,7 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/SHA256.h"
 
 #include <cmath>
@@ -147,6 +148,18 @@ StringRef fieldName(Param::Field field) {
     return "value";
   }
   return "?";
+}
+
+int64_t evaluate(const GridDim &dim,
+                 llvm::function_ref<int64_t(Operand, int64_t)> size) {
+  int64_t extent = dim.constant;
+  for (const GridTerm &t : dim.terms) {
+    int64_t n = std::max<int64_t>(size(t.operand, t.dim) + t.offset, 0);
+    auto factor = static_cast<int64_t>(llvm::divideCeil(n, t.divisor));
+    if (__builtin_mul_overflow(extent, factor, &extent))
+      return INT64_MAX;
+  }
+  return extent;
 }
 
 int64_t workspaceElementBytes(StringRef dtype) {

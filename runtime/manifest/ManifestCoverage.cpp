@@ -26,18 +26,12 @@ using llvm::StringRef;
 
 namespace attn::bundle {
 
-/// constant * prod ceil((size + offset) / divisor) for `sample`, saturated
-/// at INT64_MAX.
+/// evaluate() for `sample`.
 static int64_t extent(const GridDim &dim, const FwdKey &key,
                       const CallSample &sample) {
-  int64_t value = dim.constant;
-  for (const GridTerm &t : dim.terms) {
-    int64_t size = sampleSize(t.operand, t.dim, key, sample) + t.offset;
-    int64_t factor = llvm::divideCeil(std::max<int64_t>(size, 0), t.divisor);
-    if (__builtin_mul_overflow(value, factor, &value))
-      return INT64_MAX;
-  }
-  return value;
+  return evaluate(dim, [&](Operand op, int64_t d) {
+    return sampleSize(op, d, key, sample);
+  });
 }
 
 /// Calls that exercise every dynamic length: one row, tails, many tiles,

@@ -41,20 +41,13 @@ static bool moreSpecialized(const KernelEntry &a, const KernelEntry &b) {
   return a.key.path == "wgmma" && b.key.path != "wgmma";
 }
 
-/// constant * prod ceil(size / divisor), saturated at INT64_MAX (checkGrid
-/// then refuses it).
+/// bundle::evaluate for this call's sizes (checkGrid refuses a saturated
+/// INT64_MAX).
 int64_t gridDim(const GridDim &dim, const CallOperands &args) {
-  int64_t extent = dim.constant;
-  for (const bundle::GridTerm &t : dim.terms) {
-    int64_t size = bundle::isScalarOperand(t.operand)
-                       ? args.scalar(t.operand)
-                       : args.tensor(t.operand).sizes[t.dim];
-    size = std::max<int64_t>(size + t.offset, 0); // offset: 0 or -1
-    auto factor = static_cast<int64_t>(llvm::divideCeil(size, t.divisor));
-    if (__builtin_mul_overflow(extent, factor, &extent))
-      return INT64_MAX;
-  }
-  return extent;
+  return bundle::evaluate(dim, [&](bundle::Operand op, int64_t d) {
+    return bundle::isScalarOperand(op) ? args.scalar(op)
+                                       : args.tensor(op).sizes[d];
+  });
 }
 
 std::array<int64_t, 3> gridOf(const bundle::KernelLaunch &kernel,

@@ -12,6 +12,7 @@
 #ifndef ATTN_MANIFEST_MANIFEST_H
 #define ATTN_MANIFEST_MANIFEST_H
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
@@ -141,6 +142,12 @@ struct GridDim {
   int64_t constant = 1;
   std::vector<GridTerm> terms;
 };
+
+/// The extent `dim` gives for the sizes `size(operand, d)` returns (for a
+/// scalar operand, its value): constant * prod ceil(max(size + offset, 0) /
+/// divisor), saturated at INT64_MAX.
+int64_t evaluate(const GridDim &dim,
+                 llvm::function_ref<int64_t(Operand, int64_t)> size);
 
 /// One kernel parameter, in the expanded memref-descriptor ABI of MLIR's
 /// GPU lowering: per memref operand, allocated pointer, aligned pointer,
