@@ -40,14 +40,6 @@ Schedule scheduleOf(OnlineAttentionMmaOp step, const WGMMAOptions &options,
                   static_cast<double>(options.fp8LazyHeadroom)};
 }
 
-/// A builder at `op` that reports what it creates to `rewriter`.
-ImplicitLocOpBuilder builderAt(ConversionPatternRewriter &rewriter,
-                               Operation *op) {
-  ImplicitLocOpBuilder b(op->getLoc(), rewriter);
-  b.setInsertionPoint(op);
-  return b;
-}
-
 /// attn.to_wg_fragment of a splat -> the splat in every thread's registers
 /// (where the splat is defined; the pass refuses any other source).
 struct ToWgFragmentLowering : OpConversionPattern<ToWgFragmentOp> {

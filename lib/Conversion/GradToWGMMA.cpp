@@ -389,14 +389,6 @@ void lowerStore(ImplicitLocOpBuilder &b, StoreTileOp op, Value value) {
   }
 }
 
-/// A builder at `op` that reports what it creates to `rewriter`.
-ImplicitLocOpBuilder builderAt(ConversionPatternRewriter &rewriter,
-                               Operation *op) {
-  ImplicitLocOpBuilder b(op->getLoc(), rewriter);
-  b.setInsertionPoint(op);
-  return b;
-}
-
 /// attn.grad_dkdv_mma: lowerStep on the thread's dK, dV fragments.
 struct GradDKDVMmaLowering : OpConversionPattern<GradDKDVMmaOp> {
   using OpConversionPattern::OpConversionPattern;

@@ -185,6 +185,15 @@ void lowerWarpSpecialize(
     RewriterBase &rewriter, WarpSpecializeOp ws,
     function_ref<void(ImplicitLocOpBuilder &)> consumerPrologue = {});
 
+/// A builder at `op` that reports what it creates to `rewriter` (for the
+/// conversion patterns).
+inline ImplicitLocOpBuilder builderAt(ConversionPatternRewriter &rewriter,
+                                      Operation *op) {
+  ImplicitLocOpBuilder b(op->getLoc(), rewriter);
+  b.setInsertionPoint(op);
+  return b;
+}
+
 } // namespace mlir::attn::wgmma
 
 #endif // ATTN_LIB_CONVERSION_WARPGROUPMMA_H
