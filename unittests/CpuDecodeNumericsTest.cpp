@@ -13,6 +13,7 @@
 #include "CpuJit.h"
 #include "HeadCompare.h"
 #include "TypedBuffer.h"
+#include "Variants.h"
 #include "attn/Pipelines/Pipelines.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -22,6 +23,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 
 using namespace mlir;
@@ -48,7 +50,11 @@ struct DecodeConfig {
   /// Non-empty: Nq and Nk are dynamic; the modules also run at these
   /// (Nq, Nk) after (nq, nk).
   std::vector<std::pair<int64_t, int64_t>> moreLengths = {};
+  /// Key mask, softcapping, sinks.
+  attn::test::Variants variants = {};
 };
+
+constexpr auto withVariants = attn::test::withVariants<DecodeConfig>;
 
 void PrintTo(const DecodeConfig &c, std::ostream *os) { *os << c.name; }
 
@@ -65,16 +71,24 @@ std::string buildModule(const DecodeConfig &c) {
   std::string q = type(c.hq, c.nq), kv = type(c.hkv, c.nk);
   std::string lse =
       llvm::formatv("memref<{0}x{1}x{2}xf32>", c.b, c.hq, len(c.nq));
+  std::vector<std::string> attrs = c.variants.attributes();
+  if (c.causal)
+    attrs.insert(attrs.begin(), "causal");
+  std::string sinks = llvm::formatv("memref<{0}xf32>", c.hq);
+  bool hasSinks = !c.variants.sinks.empty();
   return llvm::formatv(
              "func.func @attention(%q: {0}, %k: {1}, %v: {1}, %o: {0}, "
-             "%lse: {2}) {{\n"
+             "%lse: {2}{4}) {{\n"
              "  attn.attention ins(%q, %k, %v : {0}, {1}, {1}) outs(%o : {0}) "
-             "lse(%lse : {2}) {3}\n  return\n}\n",
-             q, kv, lse, c.causal ? "{causal}" : "")
+             "lse(%lse : {2}) {5} {{{3}}\n  return\n}\n",
+             q, kv, lse, llvm::join(attrs, ", "),
+             hasSinks ? ", %sinks: " + sinks : "",
+             hasSinks ? "sinks(%sinks : " + sinks + ")" : "")
       .str();
 }
 
-/// float64 attention on the rounded inputs: bottom-right causal, GQA.
+/// float64 attention on the rounded inputs: bottom-right causal, GQA, the
+/// variants.
 Outputs reference(const DecodeConfig &c, const std::vector<double> &q,
                  const std::vector<double> &k, const std::vector<double> &v) {
   Outputs r;
@@ -87,31 +101,21 @@ Outputs reference(const DecodeConfig &c, const std::vector<double> &q,
       for (int64_t i = 0; i < c.nq; ++i) {
         int64_t qi = ((b * c.hq + h) * c.nq + i) * c.d;
         int64_t kvBase = (b * c.hkv + h / (c.hq / c.hkv)) * c.nk;
-        double mx = -INFINITY;
         for (int64_t j = 0; j < c.nk; ++j) {
           s[j] = -INFINITY;
-          if (c.causal && j > i + c.nk - c.nq)
+          if (!c.variants.mask.sees(c.causal, i, j, c.nq, c.nk))
             continue;
           double dot = 0;
           for (int64_t x = 0; x < c.d; ++x)
             dot += q[qi + x] * k[(kvBase + j) * c.d + x];
-          s[j] = dot * scale;
-          mx = std::max(mx, s[j]);
+          s[j] = c.variants.cap(dot * scale);
         }
-        if (mx == -INFINITY)
-          continue; // no key: O = 0, LSE = -inf
-        double sum = 0;
-        for (int64_t j = 0; j < c.nk; ++j) {
-          if (s[j] == -INFINITY)
-            continue;
-          double p = std::exp(s[j] - mx);
-          sum += p;
-          for (int64_t x = 0; x < c.d; ++x)
-            r.o[qi + x] += p * v[(kvBase + j) * c.d + x];
-        }
-        for (int64_t x = 0; x < c.d; ++x)
-          r.o[qi + x] /= sum;
-        r.lse[(b * c.hq + h) * c.nq + i] = mx + std::log(sum);
+        attn::test::RowSoftmax row =
+            attn::test::rowSoftmax(s, c.variants.sink(h));
+        for (int64_t j = 0; j < c.nk; ++j)
+          for (int64_t x = 0; row.p[j] != 0 && x < c.d; ++x)
+            r.o[qi + x] += row.p[j] * v[(kvBase + j) * c.d + x];
+        r.lse[(b * c.hq + h) * c.nq + i] = row.lse;
       }
   return r;
 }
@@ -125,7 +129,14 @@ void run(ExecutionEngine &engine, const DecodeConfig &c, Buffer<4> &q,
   lse.fill(NAN);
   auto *qp = &q.desc, *kp = &k.desc, *vp = &v.desc, *op = &o.desc;
   auto *lp = &lse.desc;
-  llvm::Error err = engine.invoke("attention", qp, kp, vp, op, lp);
+  Buffer<1> sinks(Elt::f32, {c.hq});
+  const std::vector<float> &logits = c.variants.sinks;
+  for (int64_t h = 0; h < c.hq && !logits.empty(); ++h)
+    sinks.set(h, logits[h]);
+  auto *sp = &sinks.desc;
+  llvm::Error err = logits.empty()
+                        ? engine.invoke("attention", qp, kp, vp, op, lp)
+                        : engine.invoke("attention", qp, kp, vp, op, lp, sp);
   ASSERT_FALSE(bool(err)) << llvm::toString(std::move(err));
   readOutputs(o, lse, out);
 }
@@ -267,6 +278,36 @@ const DecodeConfig kConfigs[] = {
      {1, 4}, true, {{6, 13}, {1, 1}, {7, 3}}},
 };
 // clang-format on
+
+// The variants through split-KV and GQA packing: each sink enters the
+// denominator once (in the combine, not once per split), the key mask cuts
+// each split's blocks; 1, 16 and more splits than K/V blocks equal the
+// unsplit module. D = 16 keeps the modules quick to compile.
+// clang-format off
+const DecodeConfig kVariantConfigs[] = {
+    withVariants("decode_window_sinks_bf16",
+                 {"", 2, 4, 2, 1, 75, 16, Elt::bf16, true, 1, 8,
+                  {1, 16, 20}},
+                 {{20}, std::nullopt, {0.5f, -1.0f, 30.0f, -INFINITY}}),
+    withVariants("decode_window_sinks_pack_f16",
+                 {"", 1, 8, 2, 1, 60, 16, Elt::f16, true, 8, 8, {1, 16, 20},
+                  true},
+                 {{11}, std::nullopt,
+                  {0.0f, 1.0f, -1.0f, 2.0f, -2.0f, 3.0f, -3.0f, 4.0f}}),
+    withVariants("chunked_prefill_window_softcap_sinks_bf16",
+                 {"", 1, 4, 2, 7, 45, 16, Elt::bf16, true, 4, 8, {2, 3, 9}},
+                 {{9}, 50.0, {1.5f, -0.5f, 0.25f, 2.0f}}),
+    withVariants("chunk_nq_gt_nk_sinks_f32",
+                 {"", 1, 2, 1, 12, 5, 16, Elt::f32, true, 4, 2, {2, 4}},
+                 {{-1, -1, 4}, std::nullopt, {1.0f, -1.0f}}),
+};
+// clang-format on
+
+INSTANTIATE_TEST_SUITE_P(Variants, CpuDecodeNumerics,
+                         ::testing::ValuesIn(kVariantConfigs),
+                         [](const auto &info) {
+                           return std::string(info.param.name);
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Decode, CpuDecodeNumerics,
                          ::testing::ValuesIn(kConfigs),

@@ -15,18 +15,22 @@
 
 #include "CpuJit.h"
 #include "TypedBuffer.h"
+#include "Variants.h"
 #include "attn/Pipelines/Pipelines.h"
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 
 using namespace mlir;
@@ -46,9 +50,17 @@ struct Config {
   /// (Nq, Nk) after (nq, nk).
   std::vector<std::pair<int64_t, int64_t>> moreLengths = {};
   TargetCpu cpu = TargetCpu::Baseline;
+  /// Key mask, softcapping, sinks.
+  attn::test::Variants variants = {};
 
   bool dynamicSeq() const { return !moreLengths.empty(); }
+
+  bool sees(int64_t i, int64_t j) const {
+    return variants.mask.sees(causal, i, j, nq, nk);
+  }
 };
+
+constexpr auto withVariants = attn::test::withVariants<Config>;
 
 void PrintTo(const Config &c, std::ostream *os) { *os << c.name; }
 
@@ -93,12 +105,18 @@ std::string buildModule(const Config &c) {
   if (c.scale != 0)
     attrs += (attrs.empty() ? "" : ", ") +
              llvm::formatv("scale = {0} : f32", c.scale).str();
+  for (const std::string &attr : c.variants.attributes())
+    attrs += (attrs.empty() ? "" : ", ") + attr;
+  std::string sinks = llvm::formatv("memref<{0}xf32>", c.hq);
+  bool hasSinks = !c.variants.sinks.empty();
   return llvm::formatv(
              "func.func @attention(%q: {0}, %k: {1}, %v: {1}, %o: {0}, "
-             "%lse: {2}) {{\n"
+             "%lse: {2}{5}) {{\n"
              "  attn.attention ins(%q, %k, %v : {0}, {1}, {1}) outs(%o : {0})"
-             " {3} {{{4}}\n  return\n}\n",
-             q, kv, lse, c.lse ? "lse(%lse : " + lse + ")" : "", attrs)
+             " {3} {6} {{{4}}\n  return\n}\n",
+             q, kv, lse, c.lse ? "lse(%lse : " + lse + ")" : "", attrs,
+             hasSinks ? ", %sinks: " + sinks : "",
+             hasSinks ? "sinks(%sinks : " + sinks + ")" : "")
       .str();
 }
 
@@ -106,7 +124,8 @@ struct Reference {
   std::vector<double> o, lse;
 };
 
-/// float64 attention on the (rounded) inputs; bottom-right causal.
+/// float64 attention on the (rounded) inputs; bottom-right causal and key
+/// masks per Config::sees.
 Reference reference(const Config &c, const std::vector<uint16_t> &q,
                     const std::vector<uint16_t> &k,
                     const std::vector<uint16_t> &v) {
@@ -121,34 +140,25 @@ Reference reference(const Config &c, const std::vector<uint16_t> &q,
       int64_t hk = h / group;
       for (int64_t i = 0; i < c.nq; ++i) {
         const uint16_t *qi = &q[((b * c.hq + h) * c.nq + i) * c.d];
-        double mx = -INFINITY;
         for (int64_t j = 0; j < c.nk; ++j) {
           s[j] = -INFINITY;
-          if (c.causal && j > i + c.nk - c.nq)
+          if (!c.sees(i, j))
             continue;
           const uint16_t *kj = &k[((b * c.hkv + hk) * c.nk + j) * c.d];
           double dot = 0;
           for (int64_t x = 0; x < c.d; ++x)
             dot += fromHalf(qi[x], c.bf16) * fromHalf(kj[x], c.bf16);
-          s[j] = dot * scale;
-          mx = std::max(mx, s[j]);
+          s[j] = c.variants.cap(dot * scale);
         }
-        if (mx == -INFINITY)
-          continue; // no key: O = 0, LSE = -inf
-        double sum = 0;
+        attn::test::RowSoftmax row =
+            attn::test::rowSoftmax(s, c.variants.sink(h));
         double *oi = &r.o[((b * c.hq + h) * c.nq + i) * c.d];
         for (int64_t j = 0; j < c.nk; ++j) {
-          if (s[j] == -INFINITY)
-            continue;
-          double p = std::exp(s[j] - mx);
-          sum += p;
           const uint16_t *vj = &v[((b * c.hkv + hk) * c.nk + j) * c.d];
-          for (int64_t x = 0; x < c.d; ++x)
-            oi[x] += p * fromHalf(vj[x], c.bf16);
+          for (int64_t x = 0; row.p[j] != 0 && x < c.d; ++x)
+            oi[x] += row.p[j] * fromHalf(vj[x], c.bf16);
         }
-        for (int64_t x = 0; x < c.d; ++x)
-          oi[x] /= sum;
-        r.lse[(b * c.hq + h) * c.nq + i] = mx + std::log(sum);
+        r.lse[(b * c.hq + h) * c.nq + i] = row.lse;
       }
     }
   return r;
@@ -162,6 +172,37 @@ std::vector<uint16_t> randomHalves(int64_t n, bool bf16, std::mt19937 &rng) {
   return out;
 }
 
+/// One call's inputs (fresh random values) and its poisoned outputs.
+struct Call {
+  Buffer<uint16_t, 4> q, k, v, o;
+  Buffer<float, 3> lse;
+
+  Call(const Config &c, unsigned seed)
+      : q({c.b, c.hq, c.nq, c.d}, 0), k({c.b, c.hkv, c.nk, c.d}, 0),
+        v({c.b, c.hkv, c.nk, c.d}, 0),
+        o({c.b, c.hq, c.nq, c.d}, c.bf16 ? 0x7FC0 : 0x7E00), // NaN
+        lse({c.b, c.hq, c.nq}, std::numeric_limits<float>::quiet_NaN()) {
+    std::mt19937 rng(seed);
+    q.data = randomHalves(c.b * c.hq * c.nq * c.d, c.bf16, rng);
+    k.data = randomHalves(c.b * c.hkv * c.nk * c.d, c.bf16, rng);
+    v.data = randomHalves(c.b * c.hkv * c.nk * c.d, c.bf16, rng);
+    for (auto *buf : {&q, &k, &v})
+      buf->desc.basePtr = buf->desc.data = buf->data.data();
+  }
+
+  llvm::Error run(ExecutionEngine &engine, const Config &c) {
+    auto *qp = &q.desc, *kp = &k.desc, *vp = &v.desc, *op = &o.desc;
+    auto *lp = &lse.desc;
+    if (c.variants.sinks.empty())
+      return engine.invoke("attention", qp, kp, vp, op, lp);
+    Buffer<float, 1> sinks({c.hq}, 0);
+    sinks.data = c.variants.sinks;
+    sinks.desc.basePtr = sinks.desc.data = sinks.data.data();
+    auto *sp = &sinks.desc;
+    return engine.invoke("attention", qp, kp, vp, op, lp, sp);
+  }
+};
+
 /// Runs the compiled `engine` once on fresh random inputs of the shape in `c`
 /// and compares O and LSE with the float64 reference.
 void runAndCompare(ExecutionEngine &engine, const Config &c) {
@@ -169,23 +210,11 @@ void runAndCompare(ExecutionEngine &engine, const Config &c) {
   unsigned seed = std::random_device{}();
   SCOPED_TRACE(
       llvm::formatv("Nq = {0}, Nk = {1}, seed {2}", c.nq, c.nk, seed).str());
-  std::mt19937 rng(seed);
-  Buffer<uint16_t, 4> q({c.b, c.hq, c.nq, c.d}, 0),
-      k({c.b, c.hkv, c.nk, c.d}, 0), v({c.b, c.hkv, c.nk, c.d}, 0);
-  q.data = randomHalves(c.b * c.hq * c.nq * c.d, c.bf16, rng);
-  k.data = randomHalves(c.b * c.hkv * c.nk * c.d, c.bf16, rng);
-  v.data = randomHalves(c.b * c.hkv * c.nk * c.d, c.bf16, rng);
-  for (auto *buf : {&q, &k, &v})
-    buf->desc.basePtr = buf->desc.data = buf->data.data();
-  uint16_t nanBits = c.bf16 ? 0x7FC0 : 0x7E00; // poison
-  Buffer<uint16_t, 4> o({c.b, c.hq, c.nq, c.d}, nanBits);
-  Buffer<float, 3> lse({c.b, c.hq, c.nq},
-                       std::numeric_limits<float>::quiet_NaN());
-
-  auto *qp = &q.desc, *kp = &k.desc, *vp = &v.desc, *op = &o.desc;
-  auto *lp = &lse.desc;
-  llvm::Error err = engine.invoke("attention", qp, kp, vp, op, lp);
+  Call call(c, seed);
+  llvm::Error err = call.run(engine, c);
   ASSERT_FALSE(bool(err)) << llvm::toString(std::move(err));
+  const auto &q = call.q, &k = call.k, &v = call.v, &o = call.o;
+  const auto &lse = call.lse;
 
   Reference ref = reference(c, q.data, k.data, v.data);
   double num = 0, den = 0;
@@ -346,5 +375,96 @@ INSTANTIATE_TEST_SUITE_P(HostCpu, CpuNumerics,
                          [](const auto &info) {
                            return std::string(info.param.name);
                          });
+
+/// The variants: key masks (#attn.key_mask) alone and under `causal`,
+/// Nq != Nk (bottom-right), windows wider than N, the diagonal only, chunks
+/// and prefixes (rows that see no key: O = 0, LSE = -inf); softcapping;
+/// sinks (no key: O = 0, LSE = sink).
+Config base(bool causal, int64_t nq, int64_t nk, int64_t blockM = 8,
+            int64_t blockN = 4) {
+  return {"", 1, 2, 1, nq, nk, 32, true, causal, blockM, blockN};
+}
+
+// clang-format off
+const Config kVariantConfigs[] = {
+    // name, shape, {key mask {left, right, chunk, prefix}, softcap, sinks}
+    withVariants("window_left_right", base(false, 37, 37), {{5, 3}}),
+    withVariants("window_causal_nq_lt_nk", base(true, 19, 45), {{9}}),
+    withVariants("window_nq_gt_nk", base(false, 45, 19, 4, 8), {{6, 2}}),
+    withVariants("window_wider_than_n", base(true, 21, 21), {{100, 0}}),
+    withVariants("window_diagonal_only", base(false, 23, 23), {{0, 0}}),
+    withVariants("window_right_only", base(false, 26, 26), {{-1, 2}}),
+    withVariants("window_left_only", base(false, 26, 30), {{4, -1}}),
+    withVariants("chunked_causal", base(true, 40, 40), {{-1, -1, 12}}),
+    withVariants("chunked_bidirectional", base(false, 33, 33, 8, 8),
+                 {{-1, -1, 10}}),
+    withVariants("chunked_nq_gt_nk_rows_without_keys", base(true, 30, 17),
+                 {{-1, -1, 7}}),
+    withVariants("chunked_window", base(false, 35, 35), {{3, 0, 16}}),
+    withVariants("prefix_lm", base(true, 29, 29), {{-1, -1, 0, 11}}),
+    withVariants("prefix_empty", base(true, 17, 17), {{-1, -1, 0, 0}}),
+    withVariants("prefix_nq_lt_nk", base(true, 9, 30), {{-1, -1, 0, 25}}),
+    withVariants("window_gqa", {"", 1, 4, 2, 21, 27, 64, false, true}, {{7}}),
+    // Softcapping (Gemma-2: 50): logits near 1e4 (scale 2000) stay finite;
+    // 0 is off; with a window (Gemma-2's local layers).
+    withVariants("softcap_logits_near_1e4",
+                 {"", 1, 2, 1, 19, 23, 32, true, true, 8, 4, true, 2000.0},
+                 {{}, 50}),
+    withVariants("softcap_zero_is_off", base(false, 13, 17), {{}, 0}),
+    withVariants("softcap_small", base(false, 21, 21), {{}, 0.5}),
+    withVariants("softcap_window", {"", 1, 4, 2, 25, 25, 64, false, true},
+                 {{6}, 50}),
+    // Learned sinks (gpt-oss), one logit per query head: ordinary values,
+    // +30 (the sink takes nearly all weight: O near 0), -inf (no sink),
+    // with GQA, a window and rows that see no key (O = 0, LSE = sink).
+    withVariants("sinks", base(true, 23, 23),
+                 {{}, std::nullopt, {0.5f, -1.25f}}),
+    withVariants("sinks_plus_30_and_minus_inf", base(false, 17, 21),
+                 {{}, std::nullopt, {30.0f, -INFINITY}}),
+    withVariants("sinks_gqa_window", {"", 1, 4, 2, 19, 26, 64, false, true},
+                 {{5}, std::nullopt, {1.0f, -2.0f, 0.0f, 3.5f}}),
+    withVariants("sinks_rows_without_keys", base(true, 29, 11),
+                 {{}, std::nullopt, {2.0f, -0.5f}}),
+    withVariants("window_dynamic_lengths",
+                 {"", 1, 2, 1, 17, 21, 32, true, true, 8, 4, true, 0,
+                  {{21, 17}, {1, 30}, {9, 9}, {4, 0}}},
+                 {{6}}),
+};
+// clang-format on
+
+INSTANTIATE_TEST_SUITE_P(Variants, CpuNumerics,
+                         ::testing::ValuesIn(kVariantConfigs),
+                         [](const auto &info) {
+                           return std::string(info.param.name);
+                         });
+
+// FlashAttention's window (-1, 0) is causal: the key-mask lowering (its
+// own block ranges and element mask) gives the causal kernel's O and LSE
+// bit for bit, at Nq < Nk, Nq = Nk and Nq > Nk.
+TEST(CpuKeyMask, WindowMinusOneZeroIsCausalBitForBit) {
+  attn::registerAttnPassesAndPipelines();
+  Config causal = base(true, 0, 0);
+  Config window = withVariants("window", base(false, 0, 0), {{-1, 0}});
+  causal.moreLengths = window.moreLengths = {{0, 0}}; // dynamic Nq, Nk
+  auto causalEngine =
+      attn::test::compileOnCpu(buildModule(causal), 8, 4, TargetCpu::Baseline);
+  auto windowEngine =
+      attn::test::compileOnCpu(buildModule(window), 8, 4, TargetCpu::Baseline);
+  ASSERT_TRUE(bool(causalEngine)) << llvm::toString(causalEngine.takeError());
+  ASSERT_TRUE(bool(windowEngine)) << llvm::toString(windowEngine.takeError());
+  for (auto [nq, nk] : {std::pair{13, 29}, {24, 24}, {31, 10}}) {
+    unsigned seed = std::random_device{}();
+    SCOPED_TRACE(
+        llvm::formatv("Nq = {0}, Nk = {1}, seed {2}", nq, nk, seed).str());
+    causal.nq = window.nq = nq;
+    causal.nk = window.nk = nk;
+    Call a(causal, seed), b(window, seed);
+    ASSERT_FALSE(bool(a.run(**causalEngine, causal)));
+    ASSERT_FALSE(bool(b.run(**windowEngine, window)));
+    EXPECT_EQ(a.o.data, b.o.data);
+    EXPECT_EQ(0, std::memcmp(a.lse.data.data(), b.lse.data.data(),
+                             a.lse.data.size() * sizeof(float)));
+  }
+}
 
 } // namespace

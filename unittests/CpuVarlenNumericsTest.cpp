@@ -18,6 +18,7 @@
 
 #include "CpuJit.h"
 #include "TypedBuffer.h"
+#include "Variants.h"
 #include "attn/Pipelines/Pipelines.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -68,7 +69,11 @@ struct VarlenConfig {
   /// S of a workspace(...) the module allocates itself (0: none), as a
   /// hand-written module may (S = 1 included).
   int64_t handWorkspace = 0;
+  /// Key mask, softcapping, sinks.
+  attn::test::Variants variants = {};
 };
+
+constexpr auto withVariants = attn::test::withVariants<VarlenConfig>;
 
 void PrintTo(const VarlenConfig &c, std::ostream *os) { *os << c.name; }
 
@@ -107,17 +112,24 @@ std::string buildModule(const VarlenConfig &c) {
                             "  memref.dealloc %lp : {1}\n",
                             op, lp);
   }
+  std::vector<std::string> attrs = c.variants.attributes();
+  if (c.causal)
+    attrs.insert(attrs.begin(), "causal");
+  std::string sinksType = llvm::formatv("memref<{0}xf32>", c.hq);
+  std::string sinks =
+      c.variants.sinks.empty() ? "" : " sinks(%sinks : " + sinksType + ")";
   return llvm::formatv(
              "func.func @varlen(%q: {0}, %k: {1}, %v: {1}, %cu_q: "
              "memref<?xi32>, %cu_k: memref<?xi32>, %max_q: index, %max_k: "
-             "index, %o: {4}, %lse: {2}, %table: memref<?x?xi32>) {{\n{6}"
+             "index, %o: {4}, %lse: {2}, %table: memref<?x?xi32>, "
+             "%sinks: {9}) {{\n{6}"
              "  attn.varlen_attention ins(%q, %k, %v : {0}, {1}, {1})\n"
              "      seqlens(%cu_q, %cu_k : memref<?xi32>, memref<?xi32>)\n"
-             "      max(%max_q, %max_k){5} outs(%o : {4}) lse(%lse : {2}){7} "
-             "{3}\n{8}"
+             "      max(%max_q, %max_k){5} outs(%o : {4}) lse(%lse : {2}){7}"
+             "{10} {{{3}}\n{8}"
              "  return\n}\n",
-             q, kv, lse, c.causal ? "{causal}" : "", packed(c.hq, false),
-             paged, alloc, workspace, dealloc)
+             q, kv, lse, llvm::join(attrs, ", "), packed(c.hq, false), paged,
+             alloc, workspace, dealloc, sinksType, sinks)
       .str();
 }
 
@@ -221,8 +233,8 @@ struct Result {
   std::vector<double> o, lse; // [total_q, Hq, D], [Hq, total_q]
 };
 
-/// float64 attention per sequence: bottom-right causal, GQA. Padding rows
-/// stay NaN (never written).
+/// float64 attention per sequence: bottom-right causal, GQA, the variants.
+/// Padding rows stay NaN (never written).
 Result reference(const VarlenConfig &c, const Batch &batch, int64_t totalQ,
                  const Input &q, const Input &k, const Input &v) {
   Result r;
@@ -242,32 +254,21 @@ Result reference(const VarlenConfig &c, const Batch &batch, int64_t totalQ,
           return &in.values[((cuK[b] + j) * c.hkv + h / (c.hq / c.hkv)) * c.d];
         };
         std::fill(o, o + c.d, 0.0);
-        double mx = -INFINITY;
         for (int64_t j = 0; j < nk; ++j) {
           s[j] = -INFINITY;
-          if (c.causal && j > i + nk - nq)
+          if (!c.variants.mask.sees(c.causal, i, j, nq, nk))
             continue;
           double dot = 0;
           for (int64_t x = 0; x < c.d; ++x)
             dot += q.values[(row * c.hq + h) * c.d + x] * kRow(k, j)[x];
-          s[j] = dot * scale;
-          mx = std::max(mx, s[j]);
+          s[j] = c.variants.cap(dot * scale);
         }
-        r.lse[h * totalQ + row] = -INFINITY;
-        if (mx == -INFINITY)
-          continue; // no key: O = 0, LSE = -inf
-        double sum = 0;
-        for (int64_t j = 0; j < nk; ++j) {
-          if (s[j] == -INFINITY)
-            continue;
-          double p = std::exp(s[j] - mx);
-          sum += p;
-          for (int64_t x = 0; x < c.d; ++x)
-            o[x] += p * kRow(v, j)[x];
-        }
-        for (int64_t x = 0; x < c.d; ++x)
-          o[x] /= sum;
-        r.lse[h * totalQ + row] = mx + std::log(sum);
+        attn::test::RowSoftmax soft =
+            attn::test::rowSoftmax(s, c.variants.sink(h));
+        for (int64_t j = 0; j < nk; ++j)
+          for (int64_t x = 0; soft.p[j] != 0 && x < c.d; ++x)
+            o[x] += soft.p[j] * kRow(v, j)[x];
+        r.lse[h * totalQ + row] = soft.lse;
       }
   }
   return r;
@@ -427,6 +428,10 @@ void runBatch(ArrayRef<ExecutionEngine *> engines, const VarlenConfig &c,
   auto *tp = paged ? &paged->table.desc : &noTable.desc;
   auto *qp = &in.q.desc;
   auto *cqp = &cuQBuf.desc, *ckp = &cuKBuf.desc;
+  Buffer<1> sinks(Elt::f32, {c.hq});
+  for (int64_t h = 0; h < c.hq; ++h)
+    sinks.set(h, c.variants.sinks.empty() ? 0.0 : c.variants.sinks[h]);
+  auto *sp = &sinks.desc;
   Result want = reference(c, batch, totalQ, in.q, in.k, in.v);
   auto run = [&](ExecutionEngine *engine, Result &got) {
     Buffer<3> o(c.elt, {totalQ, c.hq, c.d});
@@ -435,8 +440,8 @@ void runBatch(ArrayRef<ExecutionEngine *> engines, const VarlenConfig &c,
     lse.fill(NAN);
     auto *op = &o.desc;
     auto *lp = &lse.desc;
-    llvm::Error err = engine->invoke("varlen", qp, kp, vp, cqp, ckp, maxQ,
-                                     maxK, op, lp, tp);
+    llvm::Error err = engine->invoke("varlen", qp, kp, vp, cqp, ckp, maxQ, maxK,
+                                     op, lp, tp, sp);
     ASSERT_FALSE(bool(err)) << llvm::toString(std::move(err));
     for (int64_t i = 0; i < o.numElements; ++i)
       got.o.push_back(o.get(i));
@@ -580,6 +585,27 @@ const VarlenConfig kPagedConfigs[] = {
      false, 0, 1, 1},
 };
 // clang-format on
+
+// The variants per sequence (each with its own Nq_b, Nk_b): a window with
+// softcapping and sinks, chunks, and sinks through split-KV's combine
+// (once, not per split) on a paged cache with GQA packing.
+const VarlenConfig kVariantConfigs[] = {
+    withVariants("window_softcap_sinks_bf16",
+                 {"", 4, 2, 16, Elt::bf16, true, 4, 4, kMixed},
+                 {{5}, 50.0, {0.5f, -1.0f, 30.0f, -INFINITY}}),
+    withVariants("chunked_f16", {"", 2, 2, 16, Elt::f16, false, 4, 8, kMixed},
+                 {{-1, -1, 6}}),
+    withVariants(
+        "paged_window_s3_pack_sinks_bf16",
+        {"", 4, 2, 16, Elt::bf16, true, 4, 8, kPagedMixed, true, false, 8, 3},
+        {{7}, std::nullopt, {1.0f, -2.0f, 0.0f, 3.0f}}),
+};
+
+INSTANTIATE_TEST_SUITE_P(Variants, CpuVarlenNumerics,
+                         ::testing::ValuesIn(kVariantConfigs),
+                         [](const auto &info) {
+                           return std::string(info.param.name);
+                         });
 
 INSTANTIATE_TEST_SUITE_P(PagedSplit, CpuVarlenNumerics,
                          ::testing::ValuesIn(kPagedConfigs),

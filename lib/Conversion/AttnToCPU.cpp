@@ -14,6 +14,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -24,8 +25,8 @@
 #include "mlir/IR/Threading.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/Debug.h"
 
@@ -414,6 +415,8 @@ struct AttnLowerToCPUPass
     // needs no CPU feature and no library symbol (__truncsfbf2 is missing
     // from Debian 12's libgcc).
     arith::populateExpandBFloat16Patterns(set);
+    // Softcapping's tanh as arithmetic: no libm symbol needed.
+    populatePolynomialApproximateTanhPattern(set);
     set.add<ExpandF16ExtF, ExpandF16TruncF, ExpandE4M3ExtF, ExpandE4M3TruncF>(
         context);
     set.add<TransposeOfBroadcastToStretch>(context, /*benefit=*/2);

@@ -190,6 +190,19 @@ FailureOr<Operation *> kernelOp(func::FuncOp func) {
   if (!isKernelName(func.getSymName()))
     return func.emitError("kernel function name '")
            << func.getSymName() << "' must be [A-Za-z_][A-Za-z0-9_]*";
+  // Attention variants lower to the host only so far; the manifest key
+  // records none of them.
+  Operation *root = ops.front();
+  auto attention = dyn_cast<AttentionOp>(root);
+  auto varlen = dyn_cast<VarlenAttentionOp>(root);
+  bool sinks =
+      (attention && attention.getSinks()) || (varlen && varlen.getSinks());
+  for (StringRef variant : {"key_mask", "softcap", "sinks"})
+    if (variant == "sinks" ? sinks : root->hasAttr(variant))
+      return root->emitOpError("bundle kernels take no '")
+             << variant
+             << "' yet: attention variants lower to the host only "
+                "(attn-opt --attn-to-cpu)";
   for (Operation &op : func.getBody().front())
     if (!isKernelRoot(&op) && !isa<func::ReturnOp>(op))
       return op.emitOpError("is not allowed in a bundle kernel function: "

@@ -43,9 +43,49 @@ StageBounds computeBounds(OpBuilder &b, Location loc, scf::ForOp loop,
   return {mid, last};
 }
 
+/// `loop`'s copy over [begin, end) before `loop`, taking `loop`'s initial
+/// state and handing its results to `loop`; `fullStage`: without the mask.
+scf::ForOp peelStage(OpBuilder &b, scf::ForOp loop, Value begin, Value end,
+                     bool fullStage) {
+  auto stage = cast<scf::ForOp>(b.clone(*loop.getOperation()));
+  stage.setLowerBound(begin);
+  stage.setUpperBound(end);
+  stage->setAttr(kStageAttr, b.getStringAttr(fullStage ? "full" : "masked"));
+  if (fullStage)
+    stage.getBody()->walk([&](OnlineAttentionOp inner) {
+      inner.setMask(MaskKind::none);
+      inner.getCausalOffsetMutable().clear();
+      inner.removeKeyMaskAttr();
+    });
+  loop.getInitArgsMutable().assign(stage.getResults());
+  return stage;
+}
+
+/// Under a key mask: a masked stage [begin, fullBegin) (the window's left
+/// edge), a mask-free stage [fullBegin, fullEnd) and a masked stage
+/// [fullEnd, end); the blocks outside [begin, end) are never visited.
+void splitKeyMaskLoop(scf::ForOp loop, OnlineAttentionOp step) {
+  OpBuilder b(loop);
+  Location loc = loop.getLoc();
+  int64_t blockM = cast<VectorType>(step.getQ().getType()).getDimSize(0);
+  KeyMaskAttr mask = step.getKeyMaskAttr();
+  KeyBlockRange range = keyBlockRange(
+      b, loc, mask, step.getKeyCount(b), step.getQPos(), step.getCausalOffset(),
+      loop.getLowerBound(), loop.getUpperBound(), blockM, step.getBlockN(),
+      step.getGqaPack());
+  if (mask.hasLowerBound())
+    peelStage(b, loop, range.begin, range.fullBegin, /*fullStage=*/false);
+  peelStage(b, loop, range.fullBegin, range.fullEnd, /*fullStage=*/true);
+  loop.setLowerBound(range.fullEnd);
+  loop.setUpperBound(range.end);
+  loop->setAttr(kStageAttr, b.getStringAttr("masked"));
+}
+
 /// Splits `loop` into a mask-free stage [0, numFull) and a masked stage
 /// [numFull, numEnd); blocks from numEnd on are never visited.
 void splitLoop(scf::ForOp loop, OnlineAttentionOp step) {
+  if (step.getKeyMask())
+    return splitKeyMaskLoop(loop, step);
   OpBuilder b(loop);
   Location loc = loop.getLoc();
   StageBounds bounds = computeBounds(b, loc, loop, step);

@@ -18,6 +18,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
+
 #include <cmath>
 
 namespace mlir::attn {
@@ -105,12 +107,22 @@ Value queryIndices(ImplicitLocOpBuilder &b, Value qPos, int64_t bm,
   return arith::DivUIOp::create(b, rows, g);
 }
 
+/// Logit softcapping of a log2-domain score s = S * log2(e): S' = c *
+/// tanh(S / c) is s' = c2 * tanh(s / c2) with c2 = c * log2(e).
+Value capScore(ImplicitLocOpBuilder &b, Value s, double softcap) {
+  auto type = cast<VectorType>(s.getType());
+  double c2 = softcap * M_LOG2E;
+  Value t = math::TanhOp::create(
+      b, arith::MulFOp::create(b, s, splat(b, type, 1.0 / c2)));
+  return arith::MulFOp::create(b, t, splat(b, type, c2));
+}
+
 /// Masks score S_j (key k_pos + j) per the op's mask kind.
 Value maskScore(ImplicitLocOpBuilder &b, OnlineAttentionOp op, Value s,
                 Value keyIdx, Value numKeys, Value rowIdx) {
   auto rowType = cast<VectorType>(s.getType());
   Value valid = visibleKeys(b, rowType.getDimSize(0), keyIdx, numKeys, rowIdx,
-                            op.getCausalOffset());
+                            op.getCausalOffset(), op.getKeyMaskAttr());
   return arith::SelectOp::create(b, valid, s, splat(b, rowType, -INFINITY));
 }
 
@@ -188,6 +200,8 @@ struct LowerOnlineAttention : OpRewritePattern<OnlineAttentionOp> {
             b, s,
             vector::BroadcastOp::create(b, rowType,
                                         vector::ExtractOp::create(b, keys, j)));
+      if (FloatAttr softcap = op.getSoftcapAttr())
+        s = capScore(b, s, softcap.getValueAsDouble());
       scores.push_back(masked ? maskScore(b, op, s, key, numKeys, rowIdx) : s);
     }
 

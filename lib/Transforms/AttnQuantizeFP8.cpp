@@ -192,13 +192,14 @@ LogicalResult quantizeAttention(AttentionOp op, QuantizeOptions opts) {
        /*rotate=*/false, /*transposed=*/true, {}, {}}};
   buildQuantizeStep(b, steps);
   const Quantized &q = steps[0].out, &k = steps[1].out, &v = steps[2].out;
-  auto fp8 = AttentionOp::create(b, q.fp8, k.fp8, v.fp8, op.getO(), op.getLse(),
-                                 q.descale, k.descale, v.descale,
-                                 /*block_table=*/Value(),
-                                 /*cache_seqlens=*/Value(), op.getScaleAttr(),
-                                 op.getCausalAttr(),
-                                 /*q_descale_block=*/nullptr,
-                                 /*k_descale_block=*/nullptr);
+  auto fp8 = AttentionOp::create(
+      b, q.fp8, k.fp8, v.fp8, op.getO(), op.getLse(), q.descale, k.descale,
+      v.descale,
+      /*block_table=*/Value(),
+      /*cache_seqlens=*/Value(), op.getSinks(), op.getScaleAttr(),
+      op.getCausalAttr(), op.getKeyMaskAttr(),
+      /*q_descale_block=*/nullptr,
+      /*k_descale_block=*/nullptr, op.getSoftcapAttr());
   if (opts.qk == QkGranularity::block) {
     fp8.setQDescaleBlock(bm);
     fp8.setKDescaleBlock(bn);

@@ -38,6 +38,10 @@ struct ForwardOp {
   Value q, k, v;
   float scale;
   bool causal;
+  /// The key mask under `causal` (null: none; causal alone is `causal`).
+  KeyMaskAttr keyMask;
+  /// Logit softcapping (null: off).
+  FloatAttr softcap;
   int64_t headDim;
   Value o, lse;
   int64_t splits;
@@ -50,14 +54,34 @@ struct ForwardOp {
   Value blockTable, cacheSeqlens;
   /// Varlen: k and v hold every sequence's keys (each its own Nk).
   bool varlen = false;
+  /// Attention sinks, f32 [Hq] (null: none, or taken by a combine).
+  Value sinks;
 };
 
 /// The fields every forward op has; the rest stay empty (no FP8, no pages).
+/// The op's softcap, null if absent or 0 (off).
+template <typename Op> FloatAttr softcapOf(Op op) {
+  FloatAttr softcap = op.getSoftcapAttr();
+  return softcap && softcap.getValueAsDouble() != 0 ? softcap : FloatAttr();
+}
+
 template <typename Op>
 ForwardOp commonView(Op op, Value o, Value lse, int64_t splits) {
-  return ForwardOp{op,  op.getQ(),       op.getK(),       op.getV(),
-                   op.getScaleOrDefault(), op.getCausal(), op.getHeadDim(),
-                   o,   lse,             splits};
+  KeyMaskAttr keyMask = op.getKeyMaskAttr();
+  if (keyMask && op.getCausal())
+    keyMask = keyMask.withCausal();
+  return ForwardOp{op,
+                   op.getQ(),
+                   op.getK(),
+                   op.getV(),
+                   op.getScaleOrDefault(),
+                   op.getCausal(),
+                   keyMask,
+                   softcapOf(op),
+                   op.getHeadDim(),
+                   o,
+                   lse,
+                   splits};
 }
 
 ForwardOp viewOf(AttentionOp op) {
@@ -69,6 +93,7 @@ ForwardOp viewOf(AttentionOp op) {
   view.kBlock = static_cast<int64_t>(op.getKDescaleBlock().value_or(0));
   view.blockTable = op.getBlockTable();
   view.cacheSeqlens = op.getCacheSeqlens();
+  view.sinks = op.getSinks();
   return view;
 }
 
@@ -86,6 +111,9 @@ ForwardOp viewOf(VarlenAttentionOp op) {
   ForwardOp view = commonView(op, op.getO(), op.getLse(), op.getNumSplits());
   view.varlen = true;
   view.blockTable = op.getBlockTable();
+  // With a workspace the sinks enter in the combine, once.
+  if (!op.getOPartial())
+    view.sinks = op.getSinks();
   return view;
 }
 
@@ -147,7 +175,7 @@ struct TileShape {
 
 /// The mask every K/V block gets before attn-causal-split refines it.
 MaskKind initialMask(const ForwardOp &op, int64_t blockN) {
-  if (op.causal)
+  if (op.causal || op.keyMask)
     return MaskKind::causal;
   // Each sequence has its own Nk: any block may reach past it.
   if (op.blockTable || op.varlen)
@@ -168,6 +196,43 @@ SmallVector<Value> initialState(OpBuilder &b, Location loc, int64_t blockM,
         b, loc, DenseElementsAttr::get(type, b.getF32FloatAttr(x).getValue()));
   };
   return {splat(rowType, -INFINITY), splat(rowType, 0), splat(accType, 0)};
+}
+
+/// The state a CTA starts from with attention sinks: m = sink * log2(e)
+/// of each row's query head (row r of a GQA-packed tile at q_pos: head
+/// `head + (q_pos + r) % pack`), l = 1 (0 where the sink is -inf), so the
+/// sink joins the denominator and adds no value. Marks the CTA loop.
+void startFromSinks(OpBuilder &b, Location loc, Value sinks, Value head,
+                    Value qPos, int64_t pack, SmallVector<Value> &state) {
+  b.getInsertionBlock()->getParentOp()->setAttr(kSinksAttr, b.getUnitAttr());
+  auto rowType = cast<VectorType>(state[0].getType());
+  int64_t blockM = rowType.getDimSize(0);
+  Value m;
+  if (pack == 1) {
+    m = vector::BroadcastOp::create(
+        b, loc, rowType, memref::LoadOp::create(b, loc, sinks, head));
+  } else {
+    SmallVector<Value> rows;
+    Value g = arith::ConstantIndexOp::create(b, loc, pack);
+    for (int64_t r = 0; r < blockM; ++r) {
+      Value row = arith::AddIOp::create(
+          b, loc, qPos, arith::ConstantIndexOp::create(b, loc, r));
+      Value h = arith::AddIOp::create(b, loc, head,
+                                      arith::RemUIOp::create(b, loc, row, g));
+      rows.push_back(memref::LoadOp::create(b, loc, sinks, h));
+    }
+    m = vector::FromElementsOp::create(b, loc, rowType, rows);
+  }
+  auto splat = [&](double x) -> Value {
+    return arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(rowType, b.getF32FloatAttr(x).getValue()));
+  };
+  m = arith::MulFOp::create(b, loc, m, splat(M_LOG2E));
+  Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m,
+                                     splat(-INFINITY));
+  state[0] = m;
+  state[1] = arith::SelectOp::create(b, loc, none, splat(0), splat(1));
 }
 
 /// Indices of one CTA of a forward grid. Varlen: `rowBase` (the
@@ -329,6 +394,8 @@ scf::ForOp buildKVLoop(OpBuilder &b, Location loc, const ForwardOp &op,
                        const Cta &cta, const Descales &descale, Value begin,
                        Value end) {
   SmallVector<Value> init = initialState(b, loc, t.blockM, op.headDim);
+  if (op.sinks)
+    startFromSinks(b, loc, op.sinks, cta.head, cta.qPos, t.pack, init);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value bn = arith::ConstantIndexOp::create(b, loc, t.blockN);
@@ -344,14 +411,15 @@ scf::ForOp buildKVLoop(OpBuilder &b, Location loc, const ForwardOp &op,
   ValueRange state = loop.getRegionIterArgs();
   auto step = OnlineAttentionOp::create(
       b, loc, init[0].getType(), init[1].getType(), init[2].getType(), qTile,
-      op.k, op.v, cta.kvBatch ? cta.kvBatch : cta.batch, cta.kvHead, kPos, /*d_offset=*/zero, cta.qPos,
-      causalOffset, state[0], state[1], state[2], descale.qk, descale.rows,
-      keyDescales(b, loc, descale, cta, kPos, t.blockN),
-      op.blockTable, op.blockTable || cta.keyBase ? sz.seqLenK : Value(),
-      cta.keyBase,
+      op.k, op.v, cta.kvBatch ? cta.kvBatch : cta.batch, cta.kvHead, kPos,
+      /*d_offset=*/zero, cta.qPos, causalOffset, state[0], state[1], state[2],
+      descale.qk, descale.rows,
+      keyDescales(b, loc, descale, cta, kPos, t.blockN), op.blockTable,
+      op.blockTable || cta.keyBase ? sz.seqLenK : Value(), cta.keyBase,
       b.getF32FloatAttr(op.scale), b.getI64IntegerAttr(t.blockN),
       MaskKindAttr::get(b.getContext(), mask),
-      /*row_lanes=*/b.getI64IntegerAttr(1), b.getI64IntegerAttr(t.pack));
+      /*row_lanes=*/b.getI64IntegerAttr(1), b.getI64IntegerAttr(t.pack),
+      op.keyMask, op.softcap);
   scf::YieldOp::create(b, loc, step.getResults());
   return loop;
 }
@@ -604,7 +672,8 @@ int64_t packFactor(const ForwardOp &op, bool packGqa) {
 /// the CTA) the row where O and LSE end (varlen: the batch's last row).
 void buildCombine(OpBuilder &b, Location loc, const ProblemSizes &sz,
                   Value oPartial, Value lsePartial, Value o, Value lse,
-                  int64_t blockM, function_ref<Value()> rowEnd = nullptr) {
+                  Value sinks, int64_t blockM,
+                  function_ref<Value()> rowEnd = nullptr) {
   int64_t d = cast<MemRefType>(o.getType()).getDimSize(3);
   Cta cta = buildGrid(b, loc, sz, TileShape{blockM, 1});
   if (rowEnd) {
@@ -614,10 +683,12 @@ void buildCombine(OpBuilder &b, Location loc, const ProblemSizes &sz,
   }
   int64_t splits = cast<MemRefType>(oPartial.getType()).getDimSize(0);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  auto loop = scf::ForOp::create(b, loc, zero,
-                                 arith::ConstantIndexOp::create(b, loc, splits),
-                                 arith::ConstantIndexOp::create(b, loc, 1),
-                                 initialState(b, loc, blockM, d));
+  SmallVector<Value> init = initialState(b, loc, blockM, d);
+  if (sinks)
+    startFromSinks(b, loc, sinks, cta.head, cta.qPos, /*pack=*/1, init);
+  auto loop = scf::ForOp::create(
+      b, loc, zero, arith::ConstantIndexOp::create(b, loc, splits),
+      arith::ConstantIndexOp::create(b, loc, 1), init);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -645,8 +716,8 @@ void buildCombine(OpBuilder &b, Location loc, const ProblemSizes &sz,
 void tileCombine(DecodeCombineOp op, int64_t blockM) {
   OpBuilder b(op);
   Location loc = op.getLoc();
-  buildCombine(b, loc, getSizes(b, loc, op.getO(), op.getO()),
-               op.getOPartial(), op.getLsePartial(), op.getO(), op.getLse(),
+  buildCombine(b, loc, getSizes(b, loc, op.getO(), op.getO()), op.getOPartial(),
+               op.getLsePartial(), op.getO(), op.getLse(), op.getSinks(),
                blockM);
   op.erase();
 }
@@ -679,7 +750,8 @@ void tileVarlen(VarlenAttentionOp op, TileShape t, int64_t combineBlockM) {
     Value heads = dim(1), total = dim(0);
     ProblemSizes sz{arith::ConstantIndexOp::create(b, loc, 1), heads, total,
                     heads, total};
-    buildCombine(b, loc, sz, out.o, out.lse, o, lse, combineBlockM, rowEnd);
+    buildCombine(b, loc, sz, out.o, out.lse, o, lse, op.getSinks(),
+                 combineBlockM, rowEnd);
   }
   op.erase();
 }

@@ -67,3 +67,102 @@ attn::QueryBlockSplit attn::queryBlockSplit(OpBuilder &b, Location loc,
       arith::DivUIOp::create(b, loc, clamp(b, loc, first, rows), bm),
       arith::CeilDivUIOp::create(b, loc, clamp(b, loc, firstFull, rows), bm)};
 }
+
+namespace {
+/// An index constant of `like`'s type (index, or a vector of index).
+Value constantLike(OpBuilder &b, Location loc, Value like, int64_t c) {
+  Type type = like.getType();
+  if (auto vec = dyn_cast<VectorType>(type))
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(vec, b.getIndexAttr(c).getValue()));
+  return arith::ConstantIndexOp::create(b, loc, c);
+}
+
+template <typename OpTy>
+Value fold(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+  return b.createOrFold<OpTy>(loc, lhs, rhs);
+}
+
+/// `x` op `c`, for an index constant c.
+template <typename OpTy>
+Value foldConst(OpBuilder &b, Location loc, Value x, int64_t c) {
+  return fold<OpTy>(b, loc, x, constantLike(b, loc, x, c));
+}
+
+/// The tighter of two bounds, either possibly null (unbounded).
+template <typename OpTy>
+Value tighter(OpBuilder &b, Location loc, Value x, Value y) {
+  if (!x || !y)
+    return x ? x : y;
+  return fold<OpTy>(b, loc, x, y);
+}
+
+/// min(max(x, lo), hi).
+Value clampTo(OpBuilder &b, Location loc, Value x, Value lo, Value hi) {
+  return fold<arith::MinSIOp>(b, loc, fold<arith::MaxSIOp>(b, loc, x, lo), hi);
+}
+} // namespace
+
+attn::KeyInterval attn::keyInterval(OpBuilder &b, Location loc,
+                                    KeyMaskAttr mask, Value p) {
+  Value lo, end;
+  if (mask.getLeft() >= 0)
+    lo = foldConst<arith::SubIOp>(b, loc, p, mask.getLeft());
+  if (mask.getRight() >= 0)
+    end = foldConst<arith::AddIOp>(b, loc, p, mask.getRight() + 1);
+  if (std::optional<int64_t> chunk = mask.getChunk()) {
+    Value start = foldConst<arith::MulIOp>(
+        b, loc, foldConst<arith::FloorDivSIOp>(b, loc, p, *chunk), *chunk);
+    lo = tighter<arith::MaxSIOp>(b, loc, lo, start);
+    end = tighter<arith::MinSIOp>(
+        b, loc, end, foldConst<arith::AddIOp>(b, loc, start, *chunk));
+  }
+  // Keys below the prefix are visible to every row (only without lo).
+  if (std::optional<int64_t> prefix = mask.getPrefix(); prefix && end)
+    end = fold<arith::MaxSIOp>(b, loc, end, constantLike(b, loc, end, *prefix));
+  return {lo, end};
+}
+
+attn::KeyBlockRange attn::keyBlockRange(OpBuilder &b, Location loc,
+                                        KeyMaskAttr mask, Value numKeys,
+                                        Value qPos, Value causalOffset,
+                                        Value loopBegin, Value loopEnd,
+                                        int64_t blockM, int64_t blockN,
+                                        int64_t rowsPerQuery) {
+  // Key positions of the block's first and last rows.
+  Value first = qPos;
+  Value last = foldConst<arith::AddIOp>(b, loc, qPos, blockM - 1);
+  if (rowsPerQuery > 1) {
+    first = foldConst<arith::DivUIOp>(b, loc, first, rowsPerQuery);
+    last = foldConst<arith::DivUIOp>(b, loc, last, rowsPerQuery);
+  }
+  first = fold<arith::AddIOp>(b, loc, first, causalOffset);
+  last = fold<arith::AddIOp>(b, loc, last, causalOffset);
+  KeyInterval firstRow = keyInterval(b, loc, mask, first);
+  KeyInterval lastRow = keyInterval(b, loc, mask, last);
+
+  // Key bounds clamped to [0, Nk], then in blocks: a block is visited if it
+  // holds a key of [lo(first), end(last)) and full if it lies within
+  // [lo(last), end(first)).
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  auto keys = [&](Value bound, Value unbounded) {
+    return bound ? clampTo(b, loc, bound, zero, numKeys) : unbounded;
+  };
+  auto blocksBelow = [&](Value key) { // blocks wholly below key
+    return foldConst<arith::DivUIOp>(b, loc, key, blockN);
+  };
+  auto blocksTo = [&](Value key) { // blocks holding a key below key
+    return foldConst<arith::CeilDivUIOp>(b, loc, key, blockN);
+  };
+  Value begin = blocksBelow(keys(firstRow.lo, zero));
+  Value end = blocksTo(keys(lastRow.end, numKeys));
+  Value fullBegin = blocksTo(keys(lastRow.lo, zero));
+  Value fullEnd = blocksBelow(keys(firstRow.end, numKeys));
+
+  // begin <= fullBegin <= fullEnd <= end, inside the loop's range.
+  begin = clampTo(b, loc, begin, loopBegin, loopEnd);
+  end = clampTo(b, loc, end, begin, loopEnd);
+  fullBegin = clampTo(b, loc, fullBegin, begin, end);
+  fullEnd = clampTo(b, loc, fullEnd, fullBegin, end);
+  return {begin, fullBegin, fullEnd, end};
+}

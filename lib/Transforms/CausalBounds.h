@@ -1,15 +1,22 @@
 //===- CausalBounds.h - which blocks a causal / tail block must mask -*-===//
 //
-// The loop bounds of the causal block split (seed 000's STAGE 1/2), shared
-// by attn-causal-split (forward) and attn-causal-split-grad (backward).
-// Causal is bottom-right aligned: row i sees key j iff j <= i + offset,
-// offset = Nk - Nq.
+// The loop bounds of the causal block split (FlashAttention-2 section 3.1.1:
+// blocks wholly above the diagonal are skipped, only the diagonal ones are
+// masked), shared by attn-causal-split (forward) and attn-causal-split-grad
+// (backward). Causal is bottom-right aligned: row i sees key j iff
+// j <= i + offset, offset = Nk - Nq.
+//
+// A key mask (#attn.key_mask) generalizes it: row i sees the keys of one
+// interval [lo(p), end(p)) at p = i + offset, whose ends never decrease
+// with p. A Q block then visits [lo(p_first), end(p_last)) and needs no
+// mask on [lo(p_last), end(p_first)): both exact, from two rows.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef ATTN_LIB_TRANSFORMS_CAUSALBOUNDS_H
 #define ATTN_LIB_TRANSFORMS_CAUSALBOUNDS_H
 
+#include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Transforms/CtaAttributes.h"
 #include "mlir/IR/Builders.h"
 
@@ -40,6 +47,32 @@ struct QueryBlockSplit {
 QueryBlockSplit queryBlockSplit(OpBuilder &b, Location loc, Value kPos,
                                 Value causalOffset, Value numQBlocks,
                                 int64_t blockM, int64_t blockN);
+
+/// The keys [lo, end) that key position `p` (index, or a vector of index)
+/// sees under `mask`, before clamping to [0, Nk). A null bound is
+/// unbounded (no left window and no chunk: lo; no right side and no chunk:
+/// end). Every op is created with createOrFold: constants fold.
+struct KeyInterval {
+  Value lo, end;
+};
+KeyInterval keyInterval(OpBuilder &b, Location loc, KeyMaskAttr mask, Value p);
+
+/// The K/V blocks of a Q block under a key mask: [begin, fullBegin) and
+/// [fullEnd, end) need the mask, [fullBegin, fullEnd) do not, blocks
+/// outside [begin, end) hold no visible key; begin <= fullBegin <= fullEnd
+/// <= end, all within [loopBegin, loopEnd).
+struct KeyBlockRange {
+  Value begin, fullBegin, fullEnd, end;
+};
+
+/// The range of the Q block [qPos, qPos + blockM) (packed rows with
+/// `rowsPerQuery` = G > 1: queries qPos / G .. (qPos + blockM - 1) / G) over
+/// the blocks of `blockN` of the `numKeys` keys, limited to the loop's
+/// [loopBegin, loopEnd).
+KeyBlockRange keyBlockRange(OpBuilder &b, Location loc, KeyMaskAttr mask,
+                            Value numKeys, Value qPos, Value causalOffset,
+                            Value loopBegin, Value loopEnd, int64_t blockM,
+                            int64_t blockN, int64_t rowsPerQuery = 1);
 
 } // namespace mlir::attn
 

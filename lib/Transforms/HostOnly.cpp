@@ -56,6 +56,11 @@ LogicalResult attn::checkNoHostOnlyTiles(Operation *root, StringRef pass,
     return failure();
   // Pre-order: a varlen CTA is refused as a whole, before its tiles.
   WalkResult res = root->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (op->hasAttr(kSinksAttr))
+      return WalkResult(emitError(op->getLoc())
+                        << pass
+                        << ": attention sinks have no GPU lowering yet: "
+                           "they lower to the host only (--attn-to-cpu)");
     if (op->hasAttr(kVarlenAttr) && !support.varlen)
       return WalkResult(emitError(op->getLoc())
                         << pass
@@ -70,6 +75,17 @@ LogicalResult attn::checkNoHostOnlyTiles(Operation *root, StringRef pass,
                            "lowering here: FP8 attention runs on the host "
                            "(attn-to-cpu) and the tensor-core path "
                            "(attn-async-pipeline)");
+    if (auto step = dyn_cast<OnlineAttentionOp>(op); step && step.getSoftcap())
+      return WalkResult(emitError(op->getLoc())
+                        << pass
+                        << ": logit softcapping has no GPU lowering yet: it "
+                           "lowers to the host only (--attn-to-cpu)");
+    if (auto step = dyn_cast<OnlineAttentionOp>(op); step && step.getKeyMask())
+      return WalkResult(emitError(op->getLoc())
+                        << pass
+                        << ": key masks (#attn.key_mask: sliding window, "
+                           "chunked, prefix-LM) have no GPU lowering yet: "
+                           "they lower to the host only (--attn-to-cpu)");
     if (auto step = dyn_cast<OnlineAttentionOp>(op);
         step && step.getBlockTable() && !support.paged)
       return WalkResult(emitError(op->getLoc())

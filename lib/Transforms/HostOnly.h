@@ -3,11 +3,11 @@
 // The host lowering (attn-to-cpu) takes every tile op; the GPU passes after
 // attn-tile take a subset and refuse the rest with this check: f32
 // attention and per-channel FP8 descales lower to the host only, per-block
-// ones to the host and the tensor-core path (BlockDescales.h); FP8 (f8E4M3FN tiles, [B, Hkv] descales on the step and epilogue),
-// GQA packing (gqa_pack > 1), paged K/V (a step's block table) and varlen
-// batches to the host and the tensor-core path. Split-KV (an fp32
-// attn.epilogue into the workspace, attn.combine_step) lowers on both GPU
-// paths.
+// ones to the host and the tensor-core path (BlockDescales.h); FP8 (f8E4M3FN
+// tiles, [B, Hkv] descales on the step and epilogue), GQA packing (gqa_pack >
+// 1), paged K/V (a step's block table) and varlen batches to the host and the
+// tensor-core path; key masks to the host only. Split-KV (an fp32 attn.epilogue
+// into the workspace, attn.combine_step) lowers on both GPU paths.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,6 +1,7 @@
 //===- TileBuilders.cpp - vector IR shared by the tile-op decompositions --===//
 
 #include "TileBuilders.h"
+#include "CausalBounds.h"
 
 #include "attn/Dialect/Attn/IR/Attn.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -73,8 +74,25 @@ Value attn::rowIndices(ImplicitLocOpBuilder &b, Value qPos, int64_t bm) {
                                vector::BroadcastOp::create(b, idxType, qPos));
 }
 
+/// `valid` (or null) and key in [lo(p), end(p)) of `mask` at positions p.
+static Value maskedKeys(ImplicitLocOpBuilder &b, attn::KeyMaskAttr mask,
+                        Value key, Value p, Value valid) {
+  attn::KeyInterval interval = attn::keyInterval(b, b.getLoc(), mask, p);
+  auto both = [&](Value x, Value y) {
+    return x ? arith::AndIOp::create(b, x, y).getResult() : y;
+  };
+  if (interval.lo)
+    valid = both(valid, arith::CmpIOp::create(b, arith::CmpIPredicate::sge, key,
+                                              interval.lo));
+  if (interval.end)
+    valid = both(valid, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, key,
+                                              interval.end));
+  return valid;
+}
+
 Value attn::visibleKeys(ImplicitLocOpBuilder &b, int64_t bm, Value keyIdx,
-                        Value numKeys, Value rowIdx, Value causalOffset) {
+                        Value numKeys, Value rowIdx, Value causalOffset,
+                        KeyMaskAttr keyMask) {
   Value valid;
   if (numKeys) {
     Value inBounds =
@@ -89,6 +107,12 @@ Value attn::visibleKeys(ImplicitLocOpBuilder &b, int64_t bm, Value keyIdx,
   Value limit = arith::AddIOp::create(
       b, rowIdx, vector::BroadcastOp::create(b, idxType, causalOffset));
   Value key = vector::BroadcastOp::create(b, idxType, keyIdx);
+  if (keyMask) {
+    if (Value visible = maskedKeys(b, keyMask, key, limit, valid))
+      return visible;
+    return arith::ConstantOp::create( // a prefix with no right side
+        b, DenseElementsAttr::get(VectorType::get({bm}, b.getI1Type()), true));
+  }
   Value visible =
       arith::CmpIOp::create(b, arith::CmpIPredicate::sle, key, limit);
   return valid ? arith::AndIOp::create(b, valid, visible) : visible;

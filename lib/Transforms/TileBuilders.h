@@ -9,6 +9,7 @@
 #ifndef ATTN_LIB_TRANSFORMS_TILEBUILDERS_H
 #define ATTN_LIB_TRANSFORMS_TILEBUILDERS_H
 
+#include "attn/Dialect/Attn/IR/Attn.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 namespace mlir::attn {
@@ -44,9 +45,12 @@ Value rowIndices(ImplicitLocOpBuilder &b, Value qPos, int64_t bm);
 
 /// vector<BM x i1>: which rows may see key `keyIdx`. `numKeys` (or null):
 /// the key must be below it; `rowIdx` and `causalOffset` (both or neither):
-/// key <= row + causal_offset (bottom-right causal). At least one is given.
+/// key <= row + causal_offset (bottom-right causal), or with `keyMask` the
+/// key in that mask's interval at row + causal_offset. At least one is
+/// given.
 Value visibleKeys(ImplicitLocOpBuilder &b, int64_t bm, Value keyIdx,
-                  Value numKeys, Value rowIdx, Value causalOffset);
+                  Value numKeys, Value rowIdx, Value causalOffset,
+                  KeyMaskAttr keyMask = {});
 
 } // namespace mlir::attn
 

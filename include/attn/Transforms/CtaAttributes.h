@@ -33,6 +33,11 @@ constexpr llvm::StringLiteral kConfigAttr = "attn.config";
 /// lowering refuse it; attn-tma-ring removes it once lowered.
 constexpr llvm::StringLiteral kVarlenAttr = "attn.varlen";
 
+/// Unit attribute set by attn-tile on a CTA loop whose softmax state starts
+/// from attention sinks (attn.attention's `sinks`): the GPU passes refuse
+/// it (host lowering only so far).
+constexpr llvm::StringLiteral kSinksAttr = "attn.sinks";
+
 /// Unit attribute set by attn-cta-order on a causal CTA loop whose (Q block,
 /// head, batch) it rebound heaviest first. attn-persistent-ctas refuses such
 /// a loop: persistent CTAs deal their tiles in an order of their own.

@@ -344,10 +344,47 @@ def AttnCausalSplit : Pass<"attn-causal-split", "func::FuncOp"> {
     split-KV) keeps its range: both bounds are clamped into it. With GQA
     packing (`gqa_pack` = G) the Q block's first and last queries are
     `q_pos / G` and `(q_pos + BLOCK_M - 1) / G`.
-    Source: seed 000, causal STAGE split.
+
+    Key masks (`key_mask` on the step, `#attn.key_mask`): each row sees one
+    interval of keys [lo(p), end(p)) with nondecreasing ends (p = row +
+    offset), so a Q block visits blocks [lo(p_first) floordiv BLOCK_N,
+    ceildiv(end(p_last), BLOCK_N)) and needs no mask on [ceildiv(lo(p_last),
+    BLOCK_N), end(p_first) floordiv BLOCK_N) (ends clamped to [0, Nk]): a
+    masked stage for the window's left edge (only if the mask has a lower
+    bound), the mask-free stage and a masked stage for the right edge and
+    the Nk tail. The classification is exact and derived once per Q block
+    from its first and last rows, never per element.
+    Source: FlashAttention-2 (arXiv 2307.08691) section 3.1.1 (skipping
+    blocks above the diagonal); the interval form generalizes it to
+    sliding windows (Longformer, Mistral-7B), chunked and prefix masks.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect"];
+}
+
+def AttnPrintBlockMap : Pass<"attn-print-block-map", "func::FuncOp"> {
+  let summary = "Print which K/V blocks each Q block visits (test pass)";
+  let description = [{
+    For each `attn.attention` with static Nq and Nk that is `causal` or has
+    a `key_mask`, prints the classification `attn-causal-split` derives for
+    a tile of `block-m` x `block-n` (both required), as one line per Q
+    block:
+
+    ```
+    q_block 3: visit [1, 4) full [2, 3)
+    ```
+
+    (blocks outside `visit` are empty, those in `full` need no mask, the
+    rest are partial) and a total of visited and masked (q block, K/V
+    block) pairs. The bounds are built with the pass's own IR builders and
+    folded, so the lines show exactly what the kernels compute. The IR is
+    left unchanged.
+  }];
+  let options = [
+    Option<"blockM", "block-m", "int64_t", "0", "BLOCK_M (query rows)">,
+    Option<"blockN", "block-n", "int64_t", "0", "BLOCK_N (keys)">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
 def AttnDistributeRows : Pass<"attn-distribute-rows", "func::FuncOp"> {

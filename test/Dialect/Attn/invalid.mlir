@@ -762,7 +762,7 @@ func.func @fp8_partial_descale_q_only(%q: memref<1x8x128x64xf8E4M3FN>,
                                       %o: memref<1x8x128x64xbf16>,
                                       %d: memref<1x8xf32>) {
   // expected-error @+1 {{descale operands q_descale, k_descale and v_descale must be given together}}
-  "attn.attention"(%q, %k, %v, %o, %d) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1, 0, 0, 0, 0>}>
+  "attn.attention"(%q, %k, %v, %o, %d) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0>}>
       : (memref<1x8x128x64xf8E4M3FN>, memref<1x8x128x64xf8E4M3FN>,
          memref<1x8x128x64xf8E4M3FN>, memref<1x8x128x64xbf16>, memref<1x8xf32>) -> ()
   return
@@ -776,7 +776,7 @@ func.func @fp8_partial_descale_k_v(%q: memref<1x8x128x64xf8E4M3FN>,
                                    %o: memref<1x8x128x64xbf16>,
                                    %d: memref<1x8xf32>) {
   // expected-error @+1 {{descale operands q_descale, k_descale and v_descale must be given together}}
-  "attn.attention"(%q, %k, %v, %o, %d, %d) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 1, 0, 0>}>
+  "attn.attention"(%q, %k, %v, %o, %d, %d) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0>}>
       : (memref<1x8x128x64xf8E4M3FN>, memref<1x8x128x64xf8E4M3FN>,
          memref<1x8x128x64xf8E4M3FN>, memref<1x8x128x64xbf16>, memref<1x8xf32>,
          memref<1x8xf32>) -> ()

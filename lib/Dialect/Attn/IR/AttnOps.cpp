@@ -69,7 +69,8 @@ LogicalResult AttentionOp::verify() {
                               {"k_descale", getKDescale()},
                               {"v_descale", getVDescale()},
                               {"block_table", getBlockTable()},
-                              {"cache_seqlens", getCacheSeqlens()}},
+                              {"cache_seqlens", getCacheSeqlens()},
+                              {"sinks", getSinks()}},
                              {{"o", getO()}, {"lse", getLse()}})))
     return failure();
   auto qk = checkQKV(op, getQ(), getK(), getV(), /*allowFP8=*/true,
@@ -111,7 +112,9 @@ LogicalResult AttentionOp::verify() {
                              << shapeStr(lt->getShape());
   }
 
-  if (failed(checkScaleAttr(op, getScaleAttr())))
+  if (failed(checkScaleAttr(op, getScaleAttr())) ||
+      failed(checkSoftcapAttr(op, getSoftcapAttr(), /*allowOff=*/true)) ||
+      failed(checkSinks(op, getSinks(), qs[1])))
     return failure();
 
   // FP8 descales.
@@ -182,15 +185,19 @@ LogicalResult PartialAttentionOp::verify() {
       failed(checkWorkspace(op, getOPartial(), getLsePartial(),
                             qk->first.getShape())))
     return failure();
-  return checkScaleAttr(op, getScaleAttr());
+  if (failed(checkScaleAttr(op, getScaleAttr())))
+    return failure();
+  return checkSoftcapAttr(op, getSoftcapAttr(), /*allowOff=*/true);
 }
 
 LogicalResult DecodeCombineOp::verify() {
   Operation *op = getOperation();
   if (failed(checkNotLowered(op)) ||
-      failed(checkNoAliasing(
-          op, {{"o_partial", getOPartial()}, {"lse_partial", getLsePartial()}},
-          {{"o", getO()}, {"lse", getLse()}})))
+      failed(checkNoAliasing(op,
+                             {{"o_partial", getOPartial()},
+                              {"lse_partial", getLsePartial()},
+                              {"sinks", getSinks()}},
+                             {{"o", getO()}, {"lse", getLse()}})))
     return failure();
   FailureOr<MemRefType> o = checkRank(op, getO(), "o", 4, "[B, Hq, Nq, D]");
   if (failed(o))
@@ -201,7 +208,8 @@ LogicalResult DecodeCombineOp::verify() {
                             "f32, but got "
                          << oElt;
   ArrayRef<int64_t> os = o->getShape();
-  if (failed(checkWorkspace(op, getOPartial(), getLsePartial(), os)))
+  if (failed(checkWorkspace(op, getOPartial(), getLsePartial(), os)) ||
+      failed(checkSinks(op, getSinks(), os[1])))
     return failure();
   Value lse = getLse();
   if (!lse)
@@ -331,7 +339,8 @@ LogicalResult VarlenAttentionOp::verify() {
                               {"v", getV()},
                               {"cu_seqlens_q", getCuSeqlensQ()},
                               {"cu_seqlens_k", getCuSeqlensK()},
-                              {"block_table", getBlockTable()}},
+                              {"block_table", getBlockTable()},
+                              {"sinks", getSinks()}},
                              {{"o", getO()},
                               {"lse", getLse()},
                               {"o_partial", getOPartial()},
@@ -378,7 +387,8 @@ LogicalResult VarlenAttentionOp::verify() {
   if (paged && failed(checkVarlenBlockTable(op, getBlockTable(),
                                             cuQ->getDimSize(0))))
     return failure();
-  if (failed(checkVarlenWorkspace(op, getOPartial(), getLsePartial(), qs)))
+  if (failed(checkVarlenWorkspace(op, getOPartial(), getLsePartial(), qs)) ||
+      failed(checkSinks(op, getSinks(), hq)))
     return failure();
   if (Value lse = getLse()) {
     FailureOr<MemRefType> lt = checkRank(op, lse, "lse", 2, "[Hq, total_q]");
@@ -394,6 +404,8 @@ LogicalResult VarlenAttentionOp::verify() {
                              << shapeStr(expected) << ", but got "
                              << shapeStr(lt->getShape());
   }
-  return checkScaleAttr(op, getScaleAttr());
+  if (failed(checkScaleAttr(op, getScaleAttr())))
+    return failure();
+  return checkSoftcapAttr(op, getSoftcapAttr(), /*allowOff=*/true);
 }
 

@@ -7,8 +7,9 @@ using namespace mlir;
 namespace {
 
 /// Every clause keyword of the attn ops.
-constexpr StringLiteral kClauses[] = {"ins", "seqlens", "max",   "outs",
-                                      "lse", "descale", "paged", "workspace"};
+constexpr StringLiteral kClauses[] = {"ins",   "seqlens",   "max",
+                                      "outs",  "lse",       "descale",
+                                      "paged", "workspace", "sinks"};
 
 /// After the op's last element: a clause keyword here is one the format has
 /// passed, given out of order (or twice), or one the op does not have.
@@ -32,16 +33,17 @@ ParseResult checkNoClauseFollows(OpAsmParser &parser, ArrayRef<StringRef> own,
 
 ParseResult mlir::attn::parseAttentionClauseOrder(OpAsmParser &parser, Type) {
   return checkNoClauseFollows(
-      parser, {"ins", "outs", "lse", "descale", "paged"},
+      parser, {"ins", "outs", "lse", "descale", "paged", "sinks"},
       "ins(...) outs(...) [lse(...)] [descale(...)] [paged(...)] "
-      "[{attributes}]");
+      "[sinks(...)] [{attributes}]");
 }
 
 ParseResult mlir::attn::parseVarlenClauseOrder(OpAsmParser &parser, Type) {
   return checkNoClauseFollows(
-      parser, {"ins", "seqlens", "max", "paged", "outs", "lse", "workspace"},
+      parser,
+      {"ins", "seqlens", "max", "paged", "outs", "lse", "workspace", "sinks"},
       "ins(...) seqlens(...) max(...) [paged(...)] outs(...) [lse(...)] "
-      "[workspace(...)] [{attributes}]");
+      "[workspace(...)] [sinks(...)] [{attributes}]");
 }
 
 ParseResult mlir::attn::parsePartialClauseOrder(OpAsmParser &parser, Type) {
@@ -50,8 +52,9 @@ ParseResult mlir::attn::parsePartialClauseOrder(OpAsmParser &parser, Type) {
 }
 
 ParseResult mlir::attn::parseCombineClauseOrder(OpAsmParser &parser, Type) {
-  return checkNoClauseFollows(parser, {"ins", "outs", "lse"},
-                              "ins(...) outs(...) [lse(...)] [{attributes}]");
+  return checkNoClauseFollows(
+      parser, {"ins", "outs", "lse", "sinks"},
+      "ins(...) outs(...) [lse(...)] [sinks(...)] [{attributes}]");
 }
 
 ParseResult mlir::attn::parseGradClauseOrder(OpAsmParser &parser, Type) {

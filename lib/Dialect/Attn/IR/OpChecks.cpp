@@ -299,6 +299,38 @@ LogicalResult checkScaleAttr(Operation *op, FloatAttr scale) {
   return scale ? checkScale(op, scale.getValueAsDouble()) : success();
 }
 
+LogicalResult checkSinks(Operation *op, Value sinks, int64_t hq) {
+  if (!sinks)
+    return success();
+  FailureOr<MemRefType> t = checkRank(op, sinks, "sinks", 1, "[Hq]");
+  if (failed(t))
+    return failure();
+  if (!t->getElementType().isF32())
+    return op->emitOpError()
+           << "operand 'sinks' element type must be f32, but got "
+           << t->getElementType();
+  if (dimsDiffer(t->getDimSize(0), hq))
+    return op->emitOpError()
+           << "operand 'sinks' must have one logit per query head, Hq = "
+           << dimStr(hq) << ", but got " << dimStr(t->getDimSize(0));
+  return success();
+}
+
+LogicalResult checkSoftcapAttr(Operation *op, FloatAttr softcap,
+                               bool allowOff) {
+  if (!softcap)
+    return success();
+  double v = softcap.getValueAsDouble();
+  float f = static_cast<float>(v);
+  if ((allowOff && v == 0) ||
+      (f >= std::numeric_limits<float>::min() && std::isfinite(f)))
+    return success();
+  return op->emitOpError()
+         << "attribute 'softcap' must be a positive normal f32"
+         << (allowOff ? " or 0 (off)" : "") << ", but got "
+         << llvm::formatv("{0}", llvm::format("%g", v)).str();
+}
+
 /// An fp32 memref of `rank` (`layout` names its dimensions) whose shape
 /// after the leading split dimension S (static, >= 1) is `rows` where
 /// static. Returns S.

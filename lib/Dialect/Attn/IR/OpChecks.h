@@ -76,6 +76,10 @@ LogicalResult checkPaged(Operation *op, Value blockTable, Value cacheSeqlens,
 LogicalResult checkScale(Operation *op, double scale);
 /// checkScale where `scale` is present.
 LogicalResult checkScaleAttr(Operation *op, FloatAttr scale);
+/// `sinks`, if given: f32 [Hq], one logit per query head.
+LogicalResult checkSinks(Operation *op, Value sinks, int64_t hq);
+/// `softcap`, if present, is a positive normal f32 (or, with `allowOff`, 0).
+LogicalResult checkSoftcapAttr(Operation *op, FloatAttr softcap, bool allowOff);
 /// An fp32 split-KV buffer [S, rows...]; returns S.
 FailureOr<int64_t> checkSplitBuffer(Operation *op, Value v, StringRef name,
                                     int64_t rank, StringRef layout,

@@ -160,6 +160,12 @@ LogicalResult OnlineAttentionOp::verify() {
   if (causal != static_cast<bool>(getCausalOffset()))
     return emitOpError() << "operand 'causal_offset' must be present exactly "
                             "when mask is causal";
+  if (getKeyMask() && !causal)
+    return emitOpError() << "attribute 'key_mask' needs mask causal (its "
+                            "interval is placed by causal_offset)";
+  if (failed(checks::checkSoftcapAttr(*this, getSoftcapAttr(),
+                                      /*allowOff=*/false)))
+    return failure();
   if (failed(checkGqaPack(*this, getGqaPack())))
     return failure();
   for (auto [name, val] :

@@ -47,4 +47,54 @@ def Attn_ConfigAttr : AttrDef<Attn_Dialect, "Config"> {
   }];
 }
 
+def Attn_KeyMaskAttr : AttrDef<Attn_Dialect, "KeyMask"> {
+  let mnemonic = "key_mask";
+  let summary = "Which keys each query sees: an interval affine in the "
+                "indices";
+  let description = [{
+    The structured masks of FlashAttention and cuDNN, composable by
+    intersection. With `p = i + Nk - Nq` the key position of query i
+    (bottom-right alignment, as `causal`), query i sees key j iff
+
+    ```
+    p - left <= j <= p + right              (window; -1: unbounded side)
+    and floor(p / chunk) = floor(j / chunk) (chunked local attention)
+    or  j < prefix                          (prefix-LM: bidirectional prefix)
+    ```
+
+    and `0 <= j < Nk`. Parameters, each optional:
+    * `left`, `right` (>= -1, default -1 = unbounded): the sliding window
+      of FlashAttention-2's `window_size = (left, right)`; a causal window
+      of W keys, the query's own included, is left = W - 1, right = 0, and
+      causal alone is right = 0.
+    * `chunk` (> 0): query and key in the same chunk of `chunk` positions
+      (Llama-4's chunked local attention, with right = 0).
+    * `prefix` (>= 0): keys below `prefix` are visible to every query
+      (prefix-LM, with right = 0); only without `left` and `chunk`, so that
+      every query's keys stay one interval.
+
+    ```
+    #attn.key_mask<left = 4095, right = 0>
+    #attn.key_mask<right = 0, chunk = 8192>
+    ```
+
+    Each query's keys form one interval `[lo(p), hi(p)]` whose ends never
+    decrease with p, so the K/V blocks a Q block visits, and which of them
+    need no mask, follow exactly from the interval ends of its first and
+    last rows (attn-causal-split).
+  }];
+  let parameters = (ins DefaultValuedParameter<"int64_t", "-1">:$left,
+                        DefaultValuedParameter<"int64_t", "-1">:$right,
+                        OptionalParameter<"std::optional<int64_t>">:$chunk,
+                        OptionalParameter<"std::optional<int64_t>">:$prefix);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Some query's first key may lie past key 0 (a left window or chunks).
+    bool hasLowerBound() const { return getLeft() >= 0 || getChunk(); }
+    /// This mask under `causal`: the window's right side at the diagonal.
+    KeyMaskAttr withCausal() const;
+  }];
+}
+
 #endif // ATTN_DIALECT_ATTN_IR_ATTNATTRS_TD

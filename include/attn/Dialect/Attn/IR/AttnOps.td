@@ -31,6 +31,21 @@ def Attn_AttentionOp : Attn_Op<"attention", [AttrSizedOperandSegments]> {
     * `scale` (f32 > 0), default `1/sqrt(D)`.
     * `causal`: bottom-right aligned as in FlashAttention >= 2.1: query i
       sees key j iff `j <= i + Nk - Nq`.
+    * `key_mask` (`#attn.key_mask<...>`): a sliding window, chunked local
+      attention or a prefix-LM prefix (see the attribute), intersected
+      with `causal` when both are given. A row that sees no key yields
+      O = 0, LSE = -inf. Host lowering only so far.
+    * `softcap` (f32, 0 = off): logit softcapping as Gemma-2 and
+      FlashAttention's `softcap`: each score becomes
+      `softcap * tanh(S / softcap)` before the mask and the softmax. Host
+      lowering only so far.
+    * `sinks` (operand, f32 [Hq]): learned attention sinks (gpt-oss;
+      StreamingLLM's sink token as a logit): one logit per query head that
+      joins every row's softmax denominator and adds no value,
+      `O_i = sum_j e^(S_ij - m) V_j / (e^(sink_h - m) + sum_j e^(S_ij - m))`;
+      LSE includes it, so a row that sees no key gets O = 0, LSE = sink_h
+      (-inf: no sink). With split-KV the sink enters once, in the combine.
+      Host lowering only so far.
 
     Element types: Q, K, V all f16, all bf16 or all f32 (f32: host lowering
     only so far), O of the same type; or all
@@ -88,9 +103,12 @@ def Attn_AttentionOp : Attn_Op<"attention", [AttrSizedOperandSegments]> {
                        Optional<AnyMemRef>:$v_descale,
                        Optional<AnyMemRef>:$block_table,
                        Optional<AnyMemRef>:$cache_seqlens,
+                       Optional<AnyMemRef>:$sinks,
                        OptionalAttr<F32Attr>:$scale, UnitAttr:$causal,
+                       OptionalAttr<Attn_KeyMaskAttr>:$key_mask,
                        OptionalAttr<I64Attr>:$q_descale_block,
-                       OptionalAttr<I64Attr>:$k_descale_block);
+                       OptionalAttr<I64Attr>:$k_descale_block,
+                       OptionalAttr<F32Attr>:$softcap);
   let assemblyFormat = [{
     `ins` `(` $q `,` $k `,` $v `:` type($q) `,` type($k) `,` type($v) `)`
     `outs` `(` $o `:` type($o) `)`
@@ -99,6 +117,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [AttrSizedOperandSegments]> {
         type($q_descale) `,` type($k_descale) `,` type($v_descale) `)`)?
     (`paged` `(` $block_table^ `,` $cache_seqlens `:` type($block_table) `,`
         type($cache_seqlens) `)`)?
+    (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
     attr-dict
     `` custom<AttentionClauseOrder>(ref(type($q)))
   }];
@@ -226,15 +245,17 @@ def Attn_PartialAttentionOp : Attn_Op<"partial_attention", [
     Paged K/V: the `paged` clause as on `attn.attention`; the splits cut
     each sequence's own Nk_b keys.
 
-    Attributes: `scale` (default `1/sqrt(D)`) and `causal`, as
-    `attn.attention`. Source: flash-decoding (Dao, Haziza, Massa, Sizov
+    Attributes: `scale` (default `1/sqrt(D)`), `causal`, `key_mask` and
+    `softcap`, as `attn.attention`. Source: flash-decoding (Dao, Haziza, Massa, Sizov
     2023); FlashAttention-2's split-KV forward (`num_splits`).
   }];
   let arguments = (ins AnyMemRef:$q, AnyMemRef:$k, AnyMemRef:$v,
                        AnyMemRef:$o_partial, AnyMemRef:$lse_partial,
                        Optional<AnyMemRef>:$block_table,
                        Optional<AnyMemRef>:$cache_seqlens,
-                       OptionalAttr<F32Attr>:$scale, UnitAttr:$causal);
+                       OptionalAttr<F32Attr>:$scale, UnitAttr:$causal,
+                       OptionalAttr<Attn_KeyMaskAttr>:$key_mask,
+                       OptionalAttr<F32Attr>:$softcap);
   let assemblyFormat = [{
     `ins` `(` $q `,` $k `,` $v `:` type($q) `,` type($k) `,` type($v) `)`
     `outs` `(` $o_partial `,` $lse_partial `:` type($o_partial) `,`
@@ -255,7 +276,8 @@ def Attn_PartialAttentionOp : Attn_Op<"partial_attention", [
   }];
 }
 
-def Attn_DecodeCombineOp : Attn_Op<"decode_combine"> {
+def Attn_DecodeCombineOp : Attn_Op<"decode_combine", [
+    AttrSizedOperandSegments]> {
   let summary = "merge split-KV partial results with their LSE weights";
   let description = [{
     The second kernel of split-KV (`decode_combine`): for every row,
@@ -273,16 +295,20 @@ def Attn_DecodeCombineOp : Attn_Op<"decode_combine"> {
     Shapes: `o_partial` fp32 [S, B, Hq, Nq, D], `lse_partial` fp32
     [S, B, Hq, Nq] (as `attn.partial_attention` wrote them); `o`
     [B, Hq, Nq, D] of f16, bf16 or f32; optional `lse` fp32 [B, Hq, Nq].
+    `sinks` (f32 [Hq], as `attn.attention`'s) join each row's denominator
+    once, here: the partial results carry none.
     Source: flash-decoding's reduction step; FlashAttention-2's
     `combine_attn_seqk_parallel`.
   }];
   let arguments = (ins AnyMemRef:$o_partial, AnyMemRef:$lse_partial,
-                       AnyMemRef:$o, Optional<AnyMemRef>:$lse);
+                       AnyMemRef:$o, Optional<AnyMemRef>:$lse,
+                       Optional<AnyMemRef>:$sinks);
   let assemblyFormat = [{
     `ins` `(` $o_partial `,` $lse_partial `:` type($o_partial) `,`
         type($lse_partial) `)`
     `outs` `(` $o `:` type($o) `)`
     (`lse` `(` $lse^ `:` type($lse) `)`)?
+    (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
     attr-dict
     `` custom<CombineClauseOrder>(ref(type($o_partial)))
   }];
@@ -338,7 +364,9 @@ def Attn_VarlenAttentionOp : Attn_Op<"varlen_attention", [
 
     Attributes: `scale` (f32 > 0, default `1/sqrt(D)`); `causal`,
     bottom-right aligned per sequence: query i of sequence b sees key j iff
-    `j <= i + Nk_b - Nq_b`. A row that sees no key gets O = 0,
+    `j <= i + Nk_b - Nq_b`; `key_mask`, `softcap` and `sinks` as
+    `attn.attention`'s,
+    with each sequence's own Nq_b and Nk_b. A row that sees no key gets O = 0,
     LSE = -inf. A sequence with Nq_b = 0 writes nothing; B = 0 and batches
     whose sequences are all empty are valid.
 
@@ -365,7 +393,10 @@ def Attn_VarlenAttentionOp : Attn_Op<"varlen_attention", [
                        AnyMemRef:$o, Optional<AnyMemRef>:$lse,
                        Optional<AnyMemRef>:$o_partial,
                        Optional<AnyMemRef>:$lse_partial,
-                       OptionalAttr<F32Attr>:$scale, UnitAttr:$causal);
+                       Optional<AnyMemRef>:$sinks,
+                       OptionalAttr<F32Attr>:$scale, UnitAttr:$causal,
+                       OptionalAttr<Attn_KeyMaskAttr>:$key_mask,
+                       OptionalAttr<F32Attr>:$softcap);
   let assemblyFormat = [{
     `ins` `(` $q `,` $k `,` $v `:` type($q) `,` type($k) `,` type($v) `)`
     `seqlens` `(` $cu_seqlens_q `,` $cu_seqlens_k `:` type($cu_seqlens_q) `,`
@@ -376,6 +407,7 @@ def Attn_VarlenAttentionOp : Attn_Op<"varlen_attention", [
     (`lse` `(` $lse^ `:` type($lse) `)`)?
     (`workspace` `(` $o_partial^ `,` $lse_partial `:` type($o_partial) `,`
         type($lse_partial) `)`)?
+    (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
     attr-dict
     `` custom<VarlenClauseOrder>(ref(type($q)))
   }];

@@ -62,7 +62,10 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
 
     `mask` selects which entries of S are -inf first: `none`; `bounds`
     (keys at or past Nk); `causal` (bounds, and key j > row i +
-    `causal_offset`, where `causal_offset` = Nk - Nq). The state types are
+    `causal_offset`, where `causal_offset` = Nk - Nq; with `key_mask`,
+    the keys outside that mask's interval at p = i + `causal_offset`
+    instead). `softcap` (f32 > 0): S' = softcap * tanh(S' / softcap) on the
+    natural-log scores S' = Q K^T * scale, before the mask (Gemma-2). The state types are
     m, l: vector<BLOCK_M x f32>, acc: vector<BLOCK_M x Dt x f32>.
 
     Splitting D: the tile may hold columns `d_offset .. d_offset + Dt - 1`
@@ -115,7 +118,9 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
                        F32Attr:$scale, I64Attr:$block_n,
                        Attn_MaskKindAttr:$mask,
                        DefaultValuedAttr<I64Attr, "1">:$row_lanes,
-                       DefaultValuedAttr<I64Attr, "1">:$gqa_pack);
+                       DefaultValuedAttr<I64Attr, "1">:$gqa_pack,
+                       OptionalAttr<Attn_KeyMaskAttr>:$key_mask,
+                       OptionalAttr<F32Attr>:$softcap);
   let results = (outs AnyVectorOfNonZeroRank:$new_m,
                       AnyVectorOfNonZeroRank:$new_l,
                       AnyVectorOfNonZeroRank:$new_acc);

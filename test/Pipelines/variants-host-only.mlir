@@ -1,0 +1,30 @@
+// Key masks and softcapping lower to the host only so far: both GPU paths
+// and attn-compile refuse them with a clear error instead of lowering them
+// wrong (attn-to-cpu runs them: unittests/CpuNumericsTest.cpp). attn-compile
+// stops at its first kernel's error (softcap and sinks:
+// test/Target/bundle-attention-variants.test).
+// RUN: not attn-opt %s --split-input-file --attn-to-cubin="format=none" 2>&1 | FileCheck %s --check-prefix=WGMMA
+// RUN: not attn-opt %s --split-input-file --attn-to-cubin="format=none path=fma" 2>&1 | FileCheck %s --check-prefix=FMA
+// RUN: rm -rf %t && not attn-compile %s -o %t 2>&1 | FileCheck %s --check-prefix=COMPILE
+// RUN: attn-opt %s --split-input-file --attn-to-cpu -o /dev/null
+
+// WGMMA: error: attn-tma-ring: key masks (#attn.key_mask: sliding window, chunked, prefix-LM) have no GPU lowering yet: they lower to the host only (--attn-to-cpu)
+// FMA: error: attn-distribute-rows: key masks (#attn.key_mask: sliding window, chunked, prefix-LM) have no GPU lowering yet
+// COMPILE: error: 'attn.attention' op bundle kernels take no 'key_mask' yet: attention variants lower to the host only (attn-opt --attn-to-cpu)
+func.func @window(%q: memref<1x4x256x64xbf16>, %o: memref<1x4x256x64xbf16>) {
+  attn.attention ins(%q, %q, %q : memref<1x4x256x64xbf16>, memref<1x4x256x64xbf16>,
+                     memref<1x4x256x64xbf16>) outs(%o : memref<1x4x256x64xbf16>)
+      {causal, key_mask = #attn.key_mask<left = 127>}
+  return
+}
+
+// -----
+
+// WGMMA: error: attn-tma-ring: logit softcapping has no GPU lowering yet: it lowers to the host only (--attn-to-cpu)
+// FMA: error: attn-distribute-rows: logit softcapping has no GPU lowering yet
+func.func @softcap(%q: memref<1x4x256x64xbf16>, %o: memref<1x4x256x64xbf16>) {
+  attn.attention ins(%q, %q, %q : memref<1x4x256x64xbf16>, memref<1x4x256x64xbf16>,
+                     memref<1x4x256x64xbf16>) outs(%o : memref<1x4x256x64xbf16>)
+      {softcap = 50.0 : f32}
+  return
+}
