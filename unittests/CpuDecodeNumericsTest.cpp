@@ -74,16 +74,13 @@ std::string buildModule(const DecodeConfig &c) {
   std::vector<std::string> attrs = c.variants.attributes();
   if (c.causal)
     attrs.insert(attrs.begin(), "causal");
-  std::string sinks = llvm::formatv("memref<{0}xf32>", c.hq);
-  bool hasSinks = !c.variants.sinks.empty();
   return llvm::formatv(
              "func.func @attention(%q: {0}, %k: {1}, %v: {1}, %o: {0}, "
              "%lse: {2}{4}) {{\n"
              "  attn.attention ins(%q, %k, %v : {0}, {1}, {1}) outs(%o : {0}) "
-             "lse(%lse : {2}) {5} {{{3}}\n  return\n}\n",
+             "lse(%lse : {2}){5} {{{3}}\n  return\n}\n",
              q, kv, lse, llvm::join(attrs, ", "),
-             hasSinks ? ", %sinks: " + sinks : "",
-             hasSinks ? "sinks(%sinks : " + sinks + ")" : "")
+             attn::test::Variants::arguments(c.hq), c.variants.clauses(c.hq))
       .str();
 }
 
@@ -108,7 +105,8 @@ Outputs reference(const DecodeConfig &c, const std::vector<double> &q,
           double dot = 0;
           for (int64_t x = 0; x < c.d; ++x)
             dot += q[qi + x] * k[(kvBase + j) * c.d + x];
-          s[j] = c.variants.cap(dot * scale);
+          s[j] = c.variants.cap(dot * scale) +
+                 c.variants.bias(h, i, j, c.nq, c.nk);
         }
         attn::test::RowSoftmax row =
             attn::test::rowSoftmax(s, c.variants.sink(h));
@@ -129,14 +127,10 @@ void run(ExecutionEngine &engine, const DecodeConfig &c, Buffer<4> &q,
   lse.fill(NAN);
   auto *qp = &q.desc, *kp = &k.desc, *vp = &v.desc, *op = &o.desc;
   auto *lp = &lse.desc;
-  Buffer<1> sinks(Elt::f32, {c.hq});
-  const std::vector<float> &logits = c.variants.sinks;
-  for (int64_t h = 0; h < c.hq && !logits.empty(); ++h)
-    sinks.set(h, logits[h]);
-  auto *sp = &sinks.desc;
-  llvm::Error err = logits.empty()
-                        ? engine.invoke("attention", qp, kp, vp, op, lp)
-                        : engine.invoke("attention", qp, kp, vp, op, lp, sp);
+  Buffer<1> alibi = attn::test::perHeadBuffer(c.variants.alibi, c.hq);
+  Buffer<1> sinks = attn::test::perHeadBuffer(c.variants.sinks, c.hq);
+  auto *ap = &alibi.desc, *sp = &sinks.desc;
+  llvm::Error err = engine.invoke("attention", qp, kp, vp, op, lp, ap, sp);
   ASSERT_FALSE(bool(err)) << llvm::toString(std::move(err));
   readOutputs(o, lse, out);
 }
@@ -297,6 +291,11 @@ const DecodeConfig kVariantConfigs[] = {
     withVariants("chunked_prefill_window_softcap_sinks_bf16",
                  {"", 1, 4, 2, 7, 45, 16, Elt::bf16, true, 4, 8, {2, 3, 9}},
                  {{9}, 50.0, {1.5f, -0.5f, 0.25f, 2.0f}}),
+    withVariants("alibi_pack_split_bf16",
+                 {"", 1, 8, 2, 3, 45, 16, Elt::bf16, true, 8, 8, {1, 16, 20},
+                  true},
+                 {{}, std::nullopt, {},
+                  {0.5f, 0.25f, 0.125f, 0.0625f, 0.03f, 0.02f, 0.01f, 0.005f}}),
     withVariants("chunk_nq_gt_nk_sinks_f32",
                  {"", 1, 2, 1, 12, 5, 16, Elt::f32, true, 4, 2, {2, 4}},
                  {{-1, -1, 4}, std::nullopt, {1.0f, -1.0f}}),

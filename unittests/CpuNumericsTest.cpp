@@ -107,16 +107,13 @@ std::string buildModule(const Config &c) {
              llvm::formatv("scale = {0} : f32", c.scale).str();
   for (const std::string &attr : c.variants.attributes())
     attrs += (attrs.empty() ? "" : ", ") + attr;
-  std::string sinks = llvm::formatv("memref<{0}xf32>", c.hq);
-  bool hasSinks = !c.variants.sinks.empty();
   return llvm::formatv(
              "func.func @attention(%q: {0}, %k: {1}, %v: {1}, %o: {0}, "
              "%lse: {2}{5}) {{\n"
              "  attn.attention ins(%q, %k, %v : {0}, {1}, {1}) outs(%o : {0})"
-             " {3} {6} {{{4}}\n  return\n}\n",
+             " {3}{6} {{{4}}\n  return\n}\n",
              q, kv, lse, c.lse ? "lse(%lse : " + lse + ")" : "", attrs,
-             hasSinks ? ", %sinks: " + sinks : "",
-             hasSinks ? "sinks(%sinks : " + sinks + ")" : "")
+             attn::test::Variants::arguments(c.hq), c.variants.clauses(c.hq))
       .str();
 }
 
@@ -148,7 +145,8 @@ Reference reference(const Config &c, const std::vector<uint16_t> &q,
           double dot = 0;
           for (int64_t x = 0; x < c.d; ++x)
             dot += fromHalf(qi[x], c.bf16) * fromHalf(kj[x], c.bf16);
-          s[j] = c.variants.cap(dot * scale);
+          s[j] = c.variants.cap(dot * scale) +
+                 c.variants.bias(h, i, j, c.nq, c.nk);
         }
         attn::test::RowSoftmax row =
             attn::test::rowSoftmax(s, c.variants.sink(h));
@@ -193,13 +191,15 @@ struct Call {
   llvm::Error run(ExecutionEngine &engine, const Config &c) {
     auto *qp = &q.desc, *kp = &k.desc, *vp = &v.desc, *op = &o.desc;
     auto *lp = &lse.desc;
-    if (c.variants.sinks.empty())
-      return engine.invoke("attention", qp, kp, vp, op, lp);
-    Buffer<float, 1> sinks({c.hq}, 0);
-    sinks.data = c.variants.sinks;
-    sinks.desc.basePtr = sinks.desc.data = sinks.data.data();
-    auto *sp = &sinks.desc;
-    return engine.invoke("attention", qp, kp, vp, op, lp, sp);
+    Buffer<float, 1> alibi({c.hq}, 0), sinks({c.hq}, 0);
+    if (!c.variants.alibi.empty())
+      alibi.data = c.variants.alibi;
+    if (!c.variants.sinks.empty())
+      sinks.data = c.variants.sinks;
+    for (auto *buf : {&alibi, &sinks})
+      buf->desc.basePtr = buf->desc.data = buf->data.data();
+    auto *ap = &alibi.desc, *sp = &sinks.desc;
+    return engine.invoke("attention", qp, kp, vp, op, lp, ap, sp);
   }
 };
 
@@ -379,7 +379,7 @@ INSTANTIATE_TEST_SUITE_P(HostCpu, CpuNumerics,
 /// The variants: key masks (#attn.key_mask) alone and under `causal`,
 /// Nq != Nk (bottom-right), windows wider than N, the diagonal only, chunks
 /// and prefixes (rows that see no key: O = 0, LSE = -inf); softcapping;
-/// sinks (no key: O = 0, LSE = sink).
+/// sinks (no key: O = 0, LSE = sink); ALiBi.
 Config base(bool causal, int64_t nq, int64_t nk, int64_t blockM = 8,
             int64_t blockN = 4) {
   return {"", 1, 2, 1, nq, nk, 32, true, causal, blockM, blockN};
@@ -387,7 +387,8 @@ Config base(bool causal, int64_t nq, int64_t nk, int64_t blockM = 8,
 
 // clang-format off
 const Config kVariantConfigs[] = {
-    // name, shape, {key mask {left, right, chunk, prefix}, softcap, sinks}
+    // name, shape, {key mask {left, right, chunk, prefix}, softcap, sinks,
+    // ALiBi slopes}
     withVariants("window_left_right", base(false, 37, 37), {{5, 3}}),
     withVariants("window_causal_nq_lt_nk", base(true, 19, 45), {{9}}),
     withVariants("window_nq_gt_nk", base(false, 45, 19, 4, 8), {{6, 2}}),
@@ -425,6 +426,16 @@ const Config kVariantConfigs[] = {
                  {{5}, std::nullopt, {1.0f, -2.0f, 0.0f, 3.5f}}),
     withVariants("sinks_rows_without_keys", base(true, 29, 11),
                  {{}, std::nullopt, {2.0f, -0.5f}}),
+    // ALiBi (BLOOM, MPT; FlashAttention's alibi_slopes): causal, bidirectional
+    // with Nq != Nk, GQA, and with a window, softcapping and sinks.
+    withVariants("alibi_causal", base(true, 27, 27),
+                 {{}, std::nullopt, {}, {0.5f, 0.125f}}),
+    withVariants("alibi_nq_lt_nk", base(false, 13, 30),
+                 {{}, std::nullopt, {}, {0.25f, 0.0625f}}),
+    withVariants("alibi_gqa", {"", 1, 4, 2, 21, 21, 64, false, true},
+                 {{}, std::nullopt, {}, {0.5f, 0.25f, 0.125f, 0.0625f}}),
+    withVariants("alibi_window_softcap_sinks", base(true, 25, 31),
+                 {{5}, 30.0, {1.0f, -1.0f}, {0.3f, 0.7f}}),
     withVariants("window_dynamic_lengths",
                  {"", 1, 2, 1, 17, 21, 32, true, true, 8, 4, true, 0,
                   {{21, 17}, {1, 30}, {9, 9}, {4, 0}}},

@@ -115,21 +115,19 @@ std::string buildModule(const VarlenConfig &c) {
   std::vector<std::string> attrs = c.variants.attributes();
   if (c.causal)
     attrs.insert(attrs.begin(), "causal");
-  std::string sinksType = llvm::formatv("memref<{0}xf32>", c.hq);
-  std::string sinks =
-      c.variants.sinks.empty() ? "" : " sinks(%sinks : " + sinksType + ")";
   return llvm::formatv(
              "func.func @varlen(%q: {0}, %k: {1}, %v: {1}, %cu_q: "
              "memref<?xi32>, %cu_k: memref<?xi32>, %max_q: index, %max_k: "
-             "index, %o: {4}, %lse: {2}, %table: memref<?x?xi32>, "
-             "%sinks: {9}) {{\n{6}"
+             "index, %o: {4}, %lse: {2}, %table: memref<?x?xi32>{9}) "
+             "{{\n{6}"
              "  attn.varlen_attention ins(%q, %k, %v : {0}, {1}, {1})\n"
              "      seqlens(%cu_q, %cu_k : memref<?xi32>, memref<?xi32>)\n"
              "      max(%max_q, %max_k){5} outs(%o : {4}) lse(%lse : {2}){7}"
              "{10} {{{3}}\n{8}"
              "  return\n}\n",
              q, kv, lse, llvm::join(attrs, ", "), packed(c.hq, false), paged,
-             alloc, workspace, dealloc, sinksType, sinks)
+             alloc, workspace, dealloc, attn::test::Variants::arguments(c.hq),
+             c.variants.clauses(c.hq))
       .str();
 }
 
@@ -261,7 +259,7 @@ Result reference(const VarlenConfig &c, const Batch &batch, int64_t totalQ,
           double dot = 0;
           for (int64_t x = 0; x < c.d; ++x)
             dot += q.values[(row * c.hq + h) * c.d + x] * kRow(k, j)[x];
-          s[j] = c.variants.cap(dot * scale);
+          s[j] = c.variants.cap(dot * scale) + c.variants.bias(h, i, j, nq, nk);
         }
         attn::test::RowSoftmax soft =
             attn::test::rowSoftmax(s, c.variants.sink(h));
@@ -428,10 +426,9 @@ void runBatch(ArrayRef<ExecutionEngine *> engines, const VarlenConfig &c,
   auto *tp = paged ? &paged->table.desc : &noTable.desc;
   auto *qp = &in.q.desc;
   auto *cqp = &cuQBuf.desc, *ckp = &cuKBuf.desc;
-  Buffer<1> sinks(Elt::f32, {c.hq});
-  for (int64_t h = 0; h < c.hq; ++h)
-    sinks.set(h, c.variants.sinks.empty() ? 0.0 : c.variants.sinks[h]);
-  auto *sp = &sinks.desc;
+  Buffer<1> alibi = attn::test::perHeadBuffer(c.variants.alibi, c.hq);
+  Buffer<1> sinks = attn::test::perHeadBuffer(c.variants.sinks, c.hq);
+  auto *ap = &alibi.desc, *sp = &sinks.desc;
   Result want = reference(c, batch, totalQ, in.q, in.k, in.v);
   auto run = [&](ExecutionEngine *engine, Result &got) {
     Buffer<3> o(c.elt, {totalQ, c.hq, c.d});
@@ -441,7 +438,7 @@ void runBatch(ArrayRef<ExecutionEngine *> engines, const VarlenConfig &c,
     auto *op = &o.desc;
     auto *lp = &lse.desc;
     llvm::Error err = engine->invoke("varlen", qp, kp, vp, cqp, ckp, maxQ, maxK,
-                                     op, lp, tp, sp);
+                                     op, lp, tp, ap, sp);
     ASSERT_FALSE(bool(err)) << llvm::toString(std::move(err));
     for (int64_t i = 0; i < o.numElements; ++i)
       got.o.push_back(o.get(i));
@@ -588,7 +585,7 @@ const VarlenConfig kPagedConfigs[] = {
 
 // The variants per sequence (each with its own Nq_b, Nk_b): a window with
 // softcapping and sinks, chunks, and sinks through split-KV's combine
-// (once, not per split) on a paged cache with GQA packing.
+// (once, not per split) on a paged cache with GQA packing; ALiBi.
 const VarlenConfig kVariantConfigs[] = {
     withVariants("window_softcap_sinks_bf16",
                  {"", 4, 2, 16, Elt::bf16, true, 4, 4, kMixed},
@@ -599,6 +596,8 @@ const VarlenConfig kVariantConfigs[] = {
         "paged_window_s3_pack_sinks_bf16",
         {"", 4, 2, 16, Elt::bf16, true, 4, 8, kPagedMixed, true, false, 8, 3},
         {{7}, std::nullopt, {1.0f, -2.0f, 0.0f, 3.0f}}),
+    withVariants("alibi_f16", {"", 4, 2, 16, Elt::f16, true, 4, 4, kMixed},
+                 {{}, std::nullopt, {}, {0.5f, 0.25f, 0.125f, 0.0625f}}),
 };
 
 INSTANTIATE_TEST_SUITE_P(Variants, CpuVarlenNumerics,

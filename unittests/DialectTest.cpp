@@ -44,7 +44,8 @@ struct AttentionBuilder {
         b, b.getUnknownLoc(), body->getArgument(0), body->getArgument(1),
         body->getArgument(2), body->getArgument(3), lse, Value(), Value(),
         Value(), /*block_table=*/Value(), /*cache_seqlens=*/Value(),
-        /*sinks=*/Value(), FloatAttr(), causal ? b.getUnitAttr() : UnitAttr(),
+        /*sinks=*/Value(), /*alibi_slopes=*/Value(), FloatAttr(),
+        causal ? b.getUnitAttr() : UnitAttr(),
         /*key_mask=*/nullptr, /*q_descale_block=*/nullptr,
         /*k_descale_block=*/nullptr, /*softcap=*/nullptr);
     func::ReturnOp::create(b, b.getUnknownLoc());

@@ -10,6 +10,7 @@
 #ifndef ATTN_UNITTESTS_VARIANTS_H
 #define ATTN_UNITTESTS_VARIANTS_H
 
+#include "TypedBuffer.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <cmath>
@@ -62,11 +63,13 @@ struct KeyMask {
 };
 
 /// The variants of one test configuration: a key mask, softcapping (absent
-/// if none; 0 is off) and sinks (one logit per query head; empty: none).
+/// if none; 0 is off), sinks and ALiBi slopes (one per query head; empty:
+/// none).
 struct Variants {
   KeyMask mask = {};
   std::optional<double> softcap = std::nullopt;
   std::vector<float> sinks = {};
+  std::vector<float> alibi = {};
 
   /// Query head h's sink logit (-inf: none).
   double sink(int64_t h) const { return sinks.empty() ? -INFINITY : sinks[h]; }
@@ -74,6 +77,27 @@ struct Variants {
   /// The softcapped score c * tanh(s / c).
   double cap(double s) const {
     return softcap && *softcap != 0 ? *softcap * std::tanh(s / *softcap) : s;
+  }
+
+  /// ALiBi's bias of query i (head h) for key j: -slope_h * |p - j|.
+  double bias(int64_t h, int64_t i, int64_t j, int64_t nq, int64_t nk) const {
+    return alibi.empty() ? 0.0 : -alibi[h] * std::fabs(double(i + nk - nq - j));
+  }
+
+  /// The function arguments every test module takes for the per-head
+  /// operands (used or not), and the op's clauses for those given.
+  static std::string arguments(int64_t hq) {
+    std::string type = "memref<" + std::to_string(hq) + "xf32>";
+    return ", %alibi: " + type + ", %sinks: " + type;
+  }
+  std::string clauses(int64_t hq) const {
+    std::string type = "memref<" + std::to_string(hq) + "xf32>";
+    std::string text;
+    if (!alibi.empty())
+      text += " alibi(%alibi : " + type + ")";
+    if (!sinks.empty())
+      text += " sinks(%sinks : " + type + ")";
+    return text;
   }
 
   /// The op's attributes for them (key_mask, softcap), comma-separated.
@@ -86,6 +110,14 @@ struct Variants {
     return attrs;
   }
 };
+
+/// An f32 [Hq] operand holding `values` (zeros if empty: an unused one).
+inline Buffer<1> perHeadBuffer(const std::vector<float> &values, int64_t hq) {
+  Buffer<1> buf(Elt::f32, {hq});
+  for (int64_t h = 0; h < hq; ++h)
+    buf.set(h, values.empty() ? 0.0 : values[h]);
+  return buf;
+}
 
 /// `c` (a test configuration with `name` and `variants`) with `variants`,
 /// named `name`.

@@ -197,8 +197,15 @@ FailureOr<Operation *> kernelOp(func::FuncOp func) {
   auto varlen = dyn_cast<VarlenAttentionOp>(root);
   bool sinks =
       (attention && attention.getSinks()) || (varlen && varlen.getSinks());
-  for (StringRef variant : {"key_mask", "softcap", "sinks"})
-    if (variant == "sinks" ? sinks : root->hasAttr(variant))
+  bool alibi = (attention && attention.getAlibiSlopes()) ||
+               (varlen && varlen.getAlibiSlopes());
+  auto softcap = root->getAttrOfType<FloatAttr>("softcap");
+  bool capped = softcap && softcap.getValueAsDouble() != 0; // 0 is off
+  for (StringRef variant : {"key_mask", "softcap", "sinks", "alibi"})
+    if (variant == "sinks"     ? sinks
+        : variant == "alibi"   ? alibi
+        : variant == "softcap" ? capped
+                               : root->hasAttr(variant))
       return root->emitOpError("bundle kernels take no '")
              << variant
              << "' yet: attention variants lower to the host only "

@@ -499,8 +499,8 @@ static LogicalResult buildVarlenFunction(ModuleOp module,
   auto op = VarlenAttentionOp::create(
       builder, loc, a[0], a[1], a[2], a[3], a[4], a[5], a[6],
       paged ? a.back() : Value(), a[7], spec.lse ? a[8] : Value(),
-      /*o_partial=*/Value(), /*lse_partial=*/Value(), /*sinks=*/Value(), scale,
-      spec.causal,
+      /*o_partial=*/Value(), /*lse_partial=*/Value(), /*sinks=*/Value(),
+      /*alibi_slopes=*/Value(), scale, spec.causal,
       /*key_mask=*/nullptr, /*softcap=*/nullptr);
   func::ReturnOp::create(builder, loc);
   return verify(op);
@@ -595,7 +595,7 @@ LogicalResult mlir::attn::buildKernelFunction(ModuleOp module,
   auto op = AttentionOp::create(
       builder, loc, a[0], a[1], a[2], a[3], spec.lse ? a[4] : Value(),
       descales[0], descales[1], descales[2], blockTable, cacheSeqlens,
-      /*sinks=*/Value(), scale, spec.causal,
+      /*sinks=*/Value(), /*alibi_slopes=*/Value(), scale, spec.causal,
       /*key_mask=*/nullptr,
       /*q_descale_block=*/nullptr,
       /*k_descale_block=*/nullptr,

@@ -54,7 +54,8 @@ scf::ForOp peelStage(OpBuilder &b, scf::ForOp loop, Value begin, Value end,
   if (fullStage)
     stage.getBody()->walk([&](OnlineAttentionOp inner) {
       inner.setMask(MaskKind::none);
-      inner.getCausalOffsetMutable().clear();
+      if (!inner.getAlibiSlopes()) // ALiBi places rows by it
+        inner.getCausalOffsetMutable().clear();
       inner.removeKeyMaskAttr();
     });
   loop.getInitArgsMutable().assign(stage.getResults());
@@ -95,7 +96,8 @@ void splitLoop(scf::ForOp loop, OnlineAttentionOp step) {
   full->setAttr(kStageAttr, b.getStringAttr("full"));
   full.getBody()->walk([&](OnlineAttentionOp inner) {
     inner.setMask(MaskKind::none);
-    inner.getCausalOffsetMutable().clear();
+    if (!inner.getAlibiSlopes()) // ALiBi places rows by it
+      inner.getCausalOffsetMutable().clear();
   });
 
   loop.setLowerBound(bounds.numFull);

@@ -117,12 +117,33 @@ Value capScore(ImplicitLocOpBuilder &b, Value s, double softcap) {
   return arith::MulFOp::create(b, t, splat(b, type, c2));
 }
 
+/// ALiBi: s - slope * |p - key| per row, p = row + offset (the slopes are
+/// in the log2 domain already).
+Value addAlibi(ImplicitLocOpBuilder &b, Value s, Value slopes, Value rowIdx,
+               Value offset, Value key) {
+  auto rowType = cast<VectorType>(s.getType());
+  auto idxType = rowType.clone(b.getIndexType());
+  Value distance = arith::SubIOp::create(
+      b,
+      arith::AddIOp::create(b, rowIdx,
+                            vector::BroadcastOp::create(b, idxType, offset)),
+      vector::BroadcastOp::create(b, idxType, key));
+  Value i64 =
+      arith::IndexCastOp::create(b, rowType.clone(b.getI64Type()), distance);
+  Value f = math::AbsFOp::create(b, arith::SIToFPOp::create(b, rowType, i64));
+  return arith::SubFOp::create(b, s, arith::MulFOp::create(b, slopes, f));
+}
+
 /// Masks score S_j (key k_pos + j) per the op's mask kind.
 Value maskScore(ImplicitLocOpBuilder &b, OnlineAttentionOp op, Value s,
                 Value keyIdx, Value numKeys, Value rowIdx) {
   auto rowType = cast<VectorType>(s.getType());
-  Value valid = visibleKeys(b, rowType.getDimSize(0), keyIdx, numKeys, rowIdx,
-                            op.getCausalOffset(), op.getKeyMaskAttr());
+  // ALiBi keeps causal_offset on steps of any mask: only `causal` uses it.
+  Value offset =
+      op.getMask() == MaskKind::causal ? op.getCausalOffset() : Value();
+  Value valid =
+      visibleKeys(b, rowType.getDimSize(0), keyIdx, numKeys,
+                  offset ? rowIdx : Value(), offset, op.getKeyMaskAttr());
   return arith::SelectOp::create(b, valid, s, splat(b, rowType, -INFINITY));
 }
 
@@ -172,7 +193,7 @@ struct LowerOnlineAttention : OpRewritePattern<OnlineAttentionOp> {
     Value lastKey = arith::SubIOp::create(
         b, numKeys, arith::ConstantIndexOp::create(b, 1));
     Value rowIdx;
-    if (op.getMask() == MaskKind::causal)
+    if (op.getMask() == MaskKind::causal || op.getAlibiSlopes())
       rowIdx = queryIndices(b, op.getQPos(), bm, op.getGqaPack());
 
     // S_j = rowsum(Q * K[j]), masked. Key rows past Nk are never read.
@@ -202,6 +223,8 @@ struct LowerOnlineAttention : OpRewritePattern<OnlineAttentionOp> {
                                         vector::ExtractOp::create(b, keys, j)));
       if (FloatAttr softcap = op.getSoftcapAttr())
         s = capScore(b, s, softcap.getValueAsDouble());
+      if (Value slopes = op.getAlibiSlopes())
+        s = addAlibi(b, s, slopes, rowIdx, op.getCausalOffset(), key);
       scores.push_back(masked ? maskScore(b, op, s, key, numKeys, rowIdx) : s);
     }
 

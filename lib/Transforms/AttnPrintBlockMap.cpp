@@ -37,9 +37,12 @@ struct AttnPrintBlockMapPass
   using StrictOptions::StrictOptions;
 
   void runOnOperation() override {
-    if (blockM <= 0 || blockN <= 0) {
+    if (!isValidBlockM(blockM) || !isValidBlockN(blockN)) {
       emitError(getOperation().getLoc())
-          << "attn-print-block-map needs block-m and block-n > 0";
+          << "attn-print-block-map needs block-m in [1, " << kMaxBlockM
+          << "] and block-n in [1, " << kMaxBlockN << "], but got "
+          << static_cast<int64_t>(blockM) << " and "
+          << static_cast<int64_t>(blockN);
       return signalPassFailure();
     }
     WalkResult res = getOperation().walk([&](AttentionOp op) {

@@ -196,8 +196,8 @@ LogicalResult quantizeAttention(AttentionOp op, QuantizeOptions opts) {
       b, q.fp8, k.fp8, v.fp8, op.getO(), op.getLse(), q.descale, k.descale,
       v.descale,
       /*block_table=*/Value(),
-      /*cache_seqlens=*/Value(), op.getSinks(), op.getScaleAttr(),
-      op.getCausalAttr(), op.getKeyMaskAttr(),
+      /*cache_seqlens=*/Value(), op.getSinks(), op.getAlibiSlopes(),
+      op.getScaleAttr(), op.getCausalAttr(), op.getKeyMaskAttr(),
       /*q_descale_block=*/nullptr,
       /*k_descale_block=*/nullptr, op.getSoftcapAttr());
   if (opts.qk == QkGranularity::block) {

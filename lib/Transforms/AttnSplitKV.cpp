@@ -65,10 +65,11 @@ void splitAttention(AttentionOp op, int64_t splits) {
   // [S, B, Hq, Nq, D] and [S, B, Hq, Nq].
   Value oPartial = allocWorkspace(b, loc, splits, op.getQ(), {0, 1, 2, 3});
   Value lsePartial = allocWorkspace(b, loc, splits, op.getQ(), {0, 1, 2});
-  PartialAttentionOp::create(
-      b, loc, op.getQ(), op.getK(), op.getV(), oPartial, lsePartial,
-      op.getBlockTable(), op.getCacheSeqlens(), op.getScaleAttr(),
-      op.getCausal(), op.getKeyMaskAttr(), op.getSoftcapAttr());
+  PartialAttentionOp::create(b, loc, op.getQ(), op.getK(), op.getV(), oPartial,
+                             lsePartial, op.getBlockTable(),
+                             op.getCacheSeqlens(), op.getAlibiSlopes(),
+                             op.getScaleAttr(), op.getCausal(),
+                             op.getKeyMaskAttr(), op.getSoftcapAttr());
   DecodeCombineOp::create(b, loc, oPartial, lsePartial, op.getO(), op.getLse(),
                           op.getSinks());
   memref::DeallocOp::create(b, loc, oPartial);

@@ -56,6 +56,8 @@ struct ForwardOp {
   bool varlen = false;
   /// Attention sinks, f32 [Hq] (null: none, or taken by a combine).
   Value sinks;
+  /// ALiBi slopes, f32 [Hq] (null: none).
+  Value alibi;
 };
 
 /// The fields every forward op has; the rest stay empty (no FP8, no pages).
@@ -94,6 +96,7 @@ ForwardOp viewOf(AttentionOp op) {
   view.blockTable = op.getBlockTable();
   view.cacheSeqlens = op.getCacheSeqlens();
   view.sinks = op.getSinks();
+  view.alibi = op.getAlibiSlopes();
   return view;
 }
 
@@ -102,6 +105,7 @@ ForwardOp viewOf(PartialAttentionOp op) {
                               op.getNumSplits());
   view.blockTable = op.getBlockTable();
   view.cacheSeqlens = op.getCacheSeqlens();
+  view.alibi = op.getAlibiSlopes();
   return view;
 }
 
@@ -111,6 +115,7 @@ ForwardOp viewOf(VarlenAttentionOp op) {
   ForwardOp view = commonView(op, op.getO(), op.getLse(), op.getNumSplits());
   view.varlen = true;
   view.blockTable = op.getBlockTable();
+  view.alibi = op.getAlibiSlopes();
   // With a workspace the sinks enter in the combine, once.
   if (!op.getOPartial())
     view.sinks = op.getSinks();
@@ -198,37 +203,46 @@ SmallVector<Value> initialState(OpBuilder &b, Location loc, int64_t blockM,
   return {splat(rowType, -INFINITY), splat(rowType, 0), splat(accType, 0)};
 }
 
-/// The state a CTA starts from with attention sinks: m = sink * log2(e)
-/// of each row's query head (row r of a GQA-packed tile at q_pos: head
-/// `head + (q_pos + r) % pack`), l = 1 (0 where the sink is -inf), so the
-/// sink joins the denominator and adds no value. Marks the CTA loop.
-void startFromSinks(OpBuilder &b, Location loc, Value sinks, Value head,
-                    Value qPos, int64_t pack, SmallVector<Value> &state) {
-  b.getInsertionBlock()->getParentOp()->setAttr(kSinksAttr, b.getUnitAttr());
-  auto rowType = cast<VectorType>(state[0].getType());
-  int64_t blockM = rowType.getDimSize(0);
-  Value m;
+/// A constant vector<BLOCK_M x f32>.
+Value rowSplat(OpBuilder &b, Location loc, VectorType rowType, double x) {
+  return arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(rowType, b.getF32FloatAttr(x).getValue()));
+}
+
+/// Each tile row's value of a per-query-head f32 [Hq] operand, times
+/// log2(e): row r of a GQA-packed tile at q_pos belongs to head
+/// `head + (q_pos + r) % pack`.
+Value perRowOfHead(OpBuilder &b, Location loc, Value perHead, Value head,
+                   Value qPos, int64_t pack, VectorType rowType) {
+  Value rows;
   if (pack == 1) {
-    m = vector::BroadcastOp::create(
-        b, loc, rowType, memref::LoadOp::create(b, loc, sinks, head));
+    rows = vector::BroadcastOp::create(
+        b, loc, rowType, memref::LoadOp::create(b, loc, perHead, head));
   } else {
-    SmallVector<Value> rows;
+    SmallVector<Value> values;
     Value g = arith::ConstantIndexOp::create(b, loc, pack);
-    for (int64_t r = 0; r < blockM; ++r) {
+    for (int64_t r = 0; r < rowType.getDimSize(0); ++r) {
       Value row = arith::AddIOp::create(
           b, loc, qPos, arith::ConstantIndexOp::create(b, loc, r));
       Value h = arith::AddIOp::create(b, loc, head,
                                       arith::RemUIOp::create(b, loc, row, g));
-      rows.push_back(memref::LoadOp::create(b, loc, sinks, h));
+      values.push_back(memref::LoadOp::create(b, loc, perHead, h));
     }
-    m = vector::FromElementsOp::create(b, loc, rowType, rows);
+    rows = vector::FromElementsOp::create(b, loc, rowType, values);
   }
-  auto splat = [&](double x) -> Value {
-    return arith::ConstantOp::create(
-        b, loc,
-        DenseElementsAttr::get(rowType, b.getF32FloatAttr(x).getValue()));
-  };
-  m = arith::MulFOp::create(b, loc, m, splat(M_LOG2E));
+  return arith::MulFOp::create(b, loc, rows,
+                               rowSplat(b, loc, rowType, M_LOG2E));
+}
+
+/// The state a CTA starts from with attention sinks: m = sink * log2(e)
+/// of each row's query head, l = 1 (0 where the sink is -inf), so the sink
+/// joins the denominator and adds no value. Marks the CTA loop.
+void startFromSinks(OpBuilder &b, Location loc, Value sinks, Value head,
+                    Value qPos, int64_t pack, SmallVector<Value> &state) {
+  b.getInsertionBlock()->getParentOp()->setAttr(kSinksAttr, b.getUnitAttr());
+  auto rowType = cast<VectorType>(state[0].getType());
+  auto splat = [&](double x) { return rowSplat(b, loc, rowType, x); };
+  Value m = perRowOfHead(b, loc, sinks, head, qPos, pack, rowType);
   Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m,
                                      splat(-INFINITY));
   state[0] = m;
@@ -400,9 +414,12 @@ scf::ForOp buildKVLoop(OpBuilder &b, Location loc, const ForwardOp &op,
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value bn = arith::ConstantIndexOp::create(b, loc, t.blockN);
   MaskKind mask = initialMask(op, t.blockN);
-  Value causalOffset;
-  if (mask == MaskKind::causal)
+  Value causalOffset, alibi;
+  if (mask == MaskKind::causal || op.alibi)
     causalOffset = b.createOrFold<arith::SubIOp>(loc, sz.seqLenK, sz.seqLenQ);
+  if (op.alibi)
+    alibi = perRowOfHead(b, loc, op.alibi, cta.head, cta.qPos, t.pack,
+                         cast<VectorType>(init[0].getType()));
 
   auto loop = scf::ForOp::create(b, loc, begin, end, one, init);
   OpBuilder::InsertionGuard guard(b);
@@ -415,7 +432,7 @@ scf::ForOp buildKVLoop(OpBuilder &b, Location loc, const ForwardOp &op,
       /*d_offset=*/zero, cta.qPos, causalOffset, state[0], state[1], state[2],
       descale.qk, descale.rows,
       keyDescales(b, loc, descale, cta, kPos, t.blockN), op.blockTable,
-      op.blockTable || cta.keyBase ? sz.seqLenK : Value(), cta.keyBase,
+      op.blockTable || cta.keyBase ? sz.seqLenK : Value(), cta.keyBase, alibi,
       b.getF32FloatAttr(op.scale), b.getI64IntegerAttr(t.blockN),
       MaskKindAttr::get(b.getContext(), mask),
       /*row_lanes=*/b.getI64IntegerAttr(1), b.getI64IntegerAttr(t.pack),

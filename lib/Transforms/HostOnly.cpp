@@ -75,6 +75,12 @@ LogicalResult attn::checkNoHostOnlyTiles(Operation *root, StringRef pass,
                            "lowering here: FP8 attention runs on the host "
                            "(attn-to-cpu) and the tensor-core path "
                            "(attn-async-pipeline)");
+    if (auto step = dyn_cast<OnlineAttentionOp>(op);
+        step && step.getAlibiSlopes())
+      return WalkResult(emitError(op->getLoc())
+                        << pass
+                        << ": ALiBi has no GPU lowering yet: it lowers to "
+                           "the host only (--attn-to-cpu)");
     if (auto step = dyn_cast<OnlineAttentionOp>(op); step && step.getSoftcap())
       return WalkResult(emitError(op->getLoc())
                         << pass

@@ -1,4 +1,4 @@
-// Key masks and softcapping lower to the host only so far: both GPU paths
+// Key masks, softcapping, ALiBi and sinks lower to the host only so far: both GPU paths
 // and attn-compile refuse them with a clear error instead of lowering them
 // wrong (attn-to-cpu runs them: unittests/CpuNumericsTest.cpp). attn-compile
 // stops at its first kernel's error (softcap and sinks:
@@ -26,5 +26,29 @@ func.func @softcap(%q: memref<1x4x256x64xbf16>, %o: memref<1x4x256x64xbf16>) {
   attn.attention ins(%q, %q, %q : memref<1x4x256x64xbf16>, memref<1x4x256x64xbf16>,
                      memref<1x4x256x64xbf16>) outs(%o : memref<1x4x256x64xbf16>)
       {softcap = 50.0 : f32}
+  return
+}
+
+// -----
+
+// WGMMA: error: attn-tma-ring: ALiBi has no GPU lowering yet: it lowers to the host only (--attn-to-cpu)
+// FMA: error: attn-distribute-rows: ALiBi has no GPU lowering yet
+func.func @alibi(%q: memref<1x4x256x64xbf16>, %o: memref<1x4x256x64xbf16>,
+                 %slopes: memref<4xf32>) {
+  attn.attention ins(%q, %q, %q : memref<1x4x256x64xbf16>, memref<1x4x256x64xbf16>,
+                     memref<1x4x256x64xbf16>) outs(%o : memref<1x4x256x64xbf16>)
+      alibi(%slopes : memref<4xf32>)
+  return
+}
+
+// -----
+
+// WGMMA: error: attn-tma-ring: attention sinks have no GPU lowering yet: they lower to the host only (--attn-to-cpu)
+// FMA: error: attn-distribute-rows: attention sinks have no GPU lowering yet
+func.func @sinks(%q: memref<1x4x256x64xbf16>, %o: memref<1x4x256x64xbf16>,
+                 %sinks: memref<4xf32>) {
+  attn.attention ins(%q, %q, %q : memref<1x4x256x64xbf16>, memref<1x4x256x64xbf16>,
+                     memref<1x4x256x64xbf16>) outs(%o : memref<1x4x256x64xbf16>)
+      sinks(%sinks : memref<4xf32>)
   return
 }

@@ -1,6 +1,7 @@
 // RUN: attn-opt %s --split-input-file --attn-print-block-map="block-m=128 block-n=128" -o /dev/null | FileCheck %s
 // RUN: attn-opt %s --split-input-file --attn-print-block-map="block-m=16 block-n=8" -o /dev/null | FileCheck %s --check-prefix=SMALL
 // RUN: not attn-opt %s --split-input-file --attn-print-block-map -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOTILE
+// RUN: not attn-opt %s --split-input-file --attn-print-block-map="block-m=16 block-n=9223372036854775807" -o /dev/null 2>&1 | FileCheck %s --check-prefix=HUGE
 
 // The K/V blocks each Q block visits, and which of them need no mask, as
 // attn-causal-split builds them (folded).
@@ -95,4 +96,5 @@ func.func @prefix(%q: memref<1x1x64x16xf16>, %o: memref<1x1x64x16xf16>) {
   return
 }
 
-// NOTILE: attn-print-block-map needs block-m and block-n > 0
+// NOTILE: attn-print-block-map needs block-m in [1, 1024] and block-n in [1, 256], but got 0 and 0
+// HUGE: attn-print-block-map needs block-m in [1, 1024] and block-n in [1, 256], but got 16 and 9223372036854775807

@@ -9,7 +9,7 @@ func.func @varlen_workspace_before_lse(%q: memref<40x4x16xbf16>, %cq: memref<5xi
   attn.varlen_attention ins(%q, %q, %q : memref<40x4x16xbf16>, memref<40x4x16xbf16>, memref<40x4x16xbf16>)
       seqlens(%cq, %cq : memref<5xi32>, memref<5xi32>) max(%mq, %mq)
       outs(%q : memref<40x4x16xbf16>) workspace(%op, %lp : memref<2x40x4x16xf32>, memref<2x4x40xf32>)
-      // expected-error @+1 {{custom op 'attn.varlen_attention' clause 'lse' is out of order or given twice: the clauses are ins(...) seqlens(...) max(...) [paged(...)] outs(...) [lse(...)] [workspace(...)] [sinks(...)] [{attributes}], in this order}}
+      // expected-error @+1 {{custom op 'attn.varlen_attention' clause 'lse' is out of order or given twice: the clauses are ins(...) seqlens(...) max(...) [paged(...)] outs(...) [lse(...)] [workspace(...)] [alibi(...)] [sinks(...)] [{attributes}], in this order}}
       lse(%lse : memref<4x40xf32>)
   return
 }
@@ -20,7 +20,7 @@ func.func @varlen_workspace_before_lse(%q: memref<40x4x16xbf16>, %cq: memref<5xi
 func.func @attention_paged_before_lse(%q: !t, %lse: memref<1x2x64xf32>, %bt: memref<1x4xi32>, %cs: memref<1xi32>) {
   attn.attention ins(%q, %q, %q : !t, !t, !t) outs(%q : !t)
       paged(%bt, %cs : memref<1x4xi32>, memref<1xi32>)
-      // expected-error @+1 {{custom op 'attn.attention' clause 'lse' is out of order or given twice: the clauses are ins(...) outs(...) [lse(...)] [descale(...)] [paged(...)] [sinks(...)] [{attributes}], in this order}}
+      // expected-error @+1 {{custom op 'attn.attention' clause 'lse' is out of order or given twice: the clauses are ins(...) outs(...) [lse(...)] [descale(...)] [paged(...)] [alibi(...)] [sinks(...)] [{attributes}], in this order}}
       lse(%lse : memref<1x2x64xf32>)
   return
 }
@@ -62,7 +62,7 @@ func.func @attention_lse_twice(%q: !t, %o: !t, %lse: memref<1x2x64xf32>) {
 !t = memref<1x2x64x16xf16>
 func.func @attention_no_workspace(%q: !t, %o: !t) {
   attn.attention ins(%q, %q, %q : !t, !t, !t) outs(%o : !t)
-      // expected-error @+1 {{custom op 'attn.attention' has no clause 'workspace': the clauses are ins(...) outs(...) [lse(...)] [descale(...)] [paged(...)] [sinks(...)] [{attributes}], in this order}}
+      // expected-error @+1 {{custom op 'attn.attention' has no clause 'workspace': the clauses are ins(...) outs(...) [lse(...)] [descale(...)] [paged(...)] [alibi(...)] [sinks(...)] [{attributes}], in this order}}
       workspace(%o, %o : !t, !t)
   return
 }
@@ -73,7 +73,7 @@ func.func @attention_no_workspace(%q: !t, %o: !t) {
 func.func @partial_attributes_before_paged(%q: !t, %op: memref<2x1x2x64x16xf32>, %lp: memref<2x1x2x64xf32>, %bt: memref<1x4xi32>, %cs: memref<1xi32>) {
   attn.partial_attention ins(%q, %q, %q : !t, !t, !t)
       outs(%op, %lp : memref<2x1x2x64x16xf32>, memref<2x1x2x64xf32>) {causal}
-      // expected-error @+1 {{custom op 'attn.partial_attention' clause 'paged' is out of order or given twice: the clauses are ins(...) outs(...) [paged(...)] [{attributes}], in this order}}
+      // expected-error @+1 {{custom op 'attn.partial_attention' clause 'paged' is out of order or given twice: the clauses are ins(...) outs(...) [paged(...)] [alibi(...)] [{attributes}], in this order}}
       paged(%bt, %cs : memref<1x4xi32>, memref<1xi32>)
   return
 }

@@ -17,7 +17,7 @@ func.func @valid(%q: memref<2x8x1x64xbf16>, %k: memref<?x16x2x64xbf16>,
 func.func @table_without_seqlens(%q: memref<2x8x1x64xbf16>, %k: memref<?x16x2x64xbf16>,
                                  %o: memref<2x8x1x64xbf16>, %t: memref<2x?xi32>) {
   // expected-error @+1 {{operands 'block_table' and 'cache_seqlens' must be given together (paged K/V)}}
-  "attn.attention"(%q, %k, %k, %o, %t) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1, 0, 0>}>
+  "attn.attention"(%q, %k, %k, %o, %t) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1, 0, 0, 0>}>
       : (memref<2x8x1x64xbf16>, memref<?x16x2x64xbf16>, memref<?x16x2x64xbf16>, memref<2x8x1x64xbf16>, memref<2x?xi32>) -> ()
   return
 }

@@ -675,7 +675,7 @@ func.func @online_result_type(%q: vector<64x64xbf16>, %k: memref<1x8x128x64xbf16
   // expected-error @+1 {{failed to verify that all of {m, new_m} have same type}}
   %r:3 = "attn.online_attention"(%q, %k, %k, %i, %i, %i, %i, %i, %m, %l, %acc)
       <{block_n = 64 : i64, mask = #attn.mask<none>, scale = 0.125 : f32,
-        operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0>}>
+        operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>}>
       : (vector<64x64xbf16>, memref<1x8x128x64xbf16>, memref<1x8x128x64xbf16>,
          index, index, index, index, index, vector<64xf32>, vector<64xf32>,
          vector<64x64xf32>) -> (vector<32xf32>, vector<64xf32>, vector<64x64xf32>)
@@ -762,7 +762,7 @@ func.func @fp8_partial_descale_q_only(%q: memref<1x8x128x64xf8E4M3FN>,
                                       %o: memref<1x8x128x64xbf16>,
                                       %d: memref<1x8xf32>) {
   // expected-error @+1 {{descale operands q_descale, k_descale and v_descale must be given together}}
-  "attn.attention"(%q, %k, %v, %o, %d) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0>}>
+  "attn.attention"(%q, %k, %v, %o, %d) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0>}>
       : (memref<1x8x128x64xf8E4M3FN>, memref<1x8x128x64xf8E4M3FN>,
          memref<1x8x128x64xf8E4M3FN>, memref<1x8x128x64xbf16>, memref<1x8xf32>) -> ()
   return
@@ -776,7 +776,7 @@ func.func @fp8_partial_descale_k_v(%q: memref<1x8x128x64xf8E4M3FN>,
                                    %o: memref<1x8x128x64xbf16>,
                                    %d: memref<1x8xf32>) {
   // expected-error @+1 {{descale operands q_descale, k_descale and v_descale must be given together}}
-  "attn.attention"(%q, %k, %v, %o, %d, %d) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0>}>
+  "attn.attention"(%q, %k, %v, %o, %d, %d) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0>}>
       : (memref<1x8x128x64xf8E4M3FN>, memref<1x8x128x64xf8E4M3FN>,
          memref<1x8x128x64xf8E4M3FN>, memref<1x8x128x64xbf16>, memref<1x8xf32>,
          memref<1x8xf32>) -> ()

@@ -63,6 +63,25 @@ func.func @right_only(%q: memref<?x32x128xbf16>, %k: memref<?x8x128xbf16>,
 
 // Softcapping and learned sinks (gpt-oss: one f32 logit per query head);
 // the sinks clause comes last, on attn.decode_combine too.
+// CHECK-LABEL: func.func @alibi
+//       CHECK:   attn.attention {{.*}} alibi(%{{.*}} : memref<32xf32>) sinks(%{{.*}} : memref<32xf32>) {causal}
+//       CHECK:   attn.partial_attention {{.*}} alibi(%{{.*}} : memref<32xf32>) {causal}
+func.func @alibi(%q: memref<2x32x64x128xbf16>, %o: memref<2x32x64x128xbf16>,
+                 %slopes: memref<32xf32>, %sinks: memref<32xf32>,
+                 %op: memref<2x2x32x64x128xf32>, %lp: memref<2x2x32x64xf32>) {
+  attn.attention ins(%q, %q, %q : memref<2x32x64x128xbf16>,
+      memref<2x32x64x128xbf16>, memref<2x32x64x128xbf16>)
+      outs(%o : memref<2x32x64x128xbf16>) alibi(%slopes : memref<32xf32>)
+      sinks(%sinks : memref<32xf32>) {causal}
+  attn.partial_attention ins(%q, %q, %q : memref<2x32x64x128xbf16>,
+      memref<2x32x64x128xbf16>, memref<2x32x64x128xbf16>)
+      outs(%op, %lp : memref<2x2x32x64x128xf32>, memref<2x2x32x64xf32>)
+      alibi(%slopes : memref<32xf32>) {causal}
+  return
+}
+
+// -----
+
 // CHECK-LABEL: func.func @gemma_gpt_oss
 //       CHECK:   attn.attention ins({{.*}}) outs({{.*}}) sinks(%{{.*}} : memref<64xf32>) {causal, key_mask = #attn.key_mask<left = 127>, softcap = 5.000000e+01 : f32}
 //       CHECK:   attn.decode_combine ins({{.*}}) outs({{.*}}) lse(%{{.*}} : memref<1x64x1xf32>) sinks(%{{.*}} : memref<64xf32>)

@@ -70,7 +70,8 @@ LogicalResult AttentionOp::verify() {
                               {"v_descale", getVDescale()},
                               {"block_table", getBlockTable()},
                               {"cache_seqlens", getCacheSeqlens()},
-                              {"sinks", getSinks()}},
+                              {"sinks", getSinks()},
+                              {"alibi_slopes", getAlibiSlopes()}},
                              {{"o", getO()}, {"lse", getLse()}})))
     return failure();
   auto qk = checkQKV(op, getQ(), getK(), getV(), /*allowFP8=*/true,
@@ -114,7 +115,9 @@ LogicalResult AttentionOp::verify() {
 
   if (failed(checkScaleAttr(op, getScaleAttr())) ||
       failed(checkSoftcapAttr(op, getSoftcapAttr(), /*allowOff=*/true)) ||
-      failed(checkSinks(op, getSinks(), qs[1])))
+      failed(checkKeyMask(op, getKeyMaskAttr(), getCausal())) ||
+      failed(checkPerQueryHead(op, getSinks(), "sinks", qs[1])) ||
+      failed(checkPerQueryHead(op, getAlibiSlopes(), "alibi_slopes", qs[1])))
     return failure();
 
   // FP8 descales.
@@ -175,7 +178,8 @@ LogicalResult PartialAttentionOp::verify() {
            {"k", getK()},
            {"v", getV()},
            {"block_table", getBlockTable()},
-           {"cache_seqlens", getCacheSeqlens()}},
+           {"cache_seqlens", getCacheSeqlens()},
+           {"alibi_slopes", getAlibiSlopes()}},
           {{"o_partial", getOPartial()}, {"lse_partial", getLsePartial()}})))
     return failure();
   auto qk = checkQKV(op, getQ(), getK(), getV(), /*allowFP8=*/false,
@@ -183,11 +187,15 @@ LogicalResult PartialAttentionOp::verify() {
   if (failed(qk) ||
       failed(checkPaged(op, getBlockTable(), getCacheSeqlens(), qk->first)) ||
       failed(checkWorkspace(op, getOPartial(), getLsePartial(),
-                            qk->first.getShape())))
+                            qk->first.getShape())) ||
+      failed(checkPerQueryHead(op, getAlibiSlopes(), "alibi_slopes",
+                               qk->first.getDimSize(1))))
     return failure();
   if (failed(checkScaleAttr(op, getScaleAttr())))
     return failure();
-  return checkSoftcapAttr(op, getSoftcapAttr(), /*allowOff=*/true);
+  if (failed(checkSoftcapAttr(op, getSoftcapAttr(), /*allowOff=*/true)))
+    return failure();
+  return checkKeyMask(op, getKeyMaskAttr(), getCausal());
 }
 
 LogicalResult DecodeCombineOp::verify() {
@@ -209,7 +217,7 @@ LogicalResult DecodeCombineOp::verify() {
                          << oElt;
   ArrayRef<int64_t> os = o->getShape();
   if (failed(checkWorkspace(op, getOPartial(), getLsePartial(), os)) ||
-      failed(checkSinks(op, getSinks(), os[1])))
+      failed(checkPerQueryHead(op, getSinks(), "sinks", os[1])))
     return failure();
   Value lse = getLse();
   if (!lse)
@@ -340,7 +348,8 @@ LogicalResult VarlenAttentionOp::verify() {
                               {"cu_seqlens_q", getCuSeqlensQ()},
                               {"cu_seqlens_k", getCuSeqlensK()},
                               {"block_table", getBlockTable()},
-                              {"sinks", getSinks()}},
+                              {"sinks", getSinks()},
+                              {"alibi_slopes", getAlibiSlopes()}},
                              {{"o", getO()},
                               {"lse", getLse()},
                               {"o_partial", getOPartial()},
@@ -388,7 +397,8 @@ LogicalResult VarlenAttentionOp::verify() {
                                             cuQ->getDimSize(0))))
     return failure();
   if (failed(checkVarlenWorkspace(op, getOPartial(), getLsePartial(), qs)) ||
-      failed(checkSinks(op, getSinks(), hq)))
+      failed(checkPerQueryHead(op, getSinks(), "sinks", hq)) ||
+      failed(checkPerQueryHead(op, getAlibiSlopes(), "alibi_slopes", hq)))
     return failure();
   if (Value lse = getLse()) {
     FailureOr<MemRefType> lt = checkRank(op, lse, "lse", 2, "[Hq, total_q]");
@@ -406,6 +416,8 @@ LogicalResult VarlenAttentionOp::verify() {
   }
   if (failed(checkScaleAttr(op, getScaleAttr())))
     return failure();
-  return checkSoftcapAttr(op, getSoftcapAttr(), /*allowOff=*/true);
+  if (failed(checkSoftcapAttr(op, getSoftcapAttr(), /*allowOff=*/true)))
+    return failure();
+  return checkKeyMask(op, getKeyMaskAttr(), getCausal());
 }
 

@@ -7,9 +7,9 @@ using namespace mlir;
 namespace {
 
 /// Every clause keyword of the attn ops.
-constexpr StringLiteral kClauses[] = {"ins",   "seqlens",   "max",
-                                      "outs",  "lse",       "descale",
-                                      "paged", "workspace", "sinks"};
+constexpr StringLiteral kClauses[] = {"ins",   "seqlens", "max",   "outs",
+                                      "lse",   "descale", "paged", "workspace",
+                                      "alibi", "sinks"};
 
 /// After the op's last element: a clause keyword here is one the format has
 /// passed, given out of order (or twice), or one the op does not have.
@@ -33,22 +33,24 @@ ParseResult checkNoClauseFollows(OpAsmParser &parser, ArrayRef<StringRef> own,
 
 ParseResult mlir::attn::parseAttentionClauseOrder(OpAsmParser &parser, Type) {
   return checkNoClauseFollows(
-      parser, {"ins", "outs", "lse", "descale", "paged", "sinks"},
+      parser, {"ins", "outs", "lse", "descale", "paged", "alibi", "sinks"},
       "ins(...) outs(...) [lse(...)] [descale(...)] [paged(...)] "
-      "[sinks(...)] [{attributes}]");
+      "[alibi(...)] [sinks(...)] [{attributes}]");
 }
 
 ParseResult mlir::attn::parseVarlenClauseOrder(OpAsmParser &parser, Type) {
   return checkNoClauseFollows(
       parser,
-      {"ins", "seqlens", "max", "paged", "outs", "lse", "workspace", "sinks"},
+      {"ins", "seqlens", "max", "paged", "outs", "lse", "workspace", "alibi",
+       "sinks"},
       "ins(...) seqlens(...) max(...) [paged(...)] outs(...) [lse(...)] "
-      "[workspace(...)] [sinks(...)] [{attributes}]");
+      "[workspace(...)] [alibi(...)] [sinks(...)] [{attributes}]");
 }
 
 ParseResult mlir::attn::parsePartialClauseOrder(OpAsmParser &parser, Type) {
-  return checkNoClauseFollows(parser, {"ins", "outs", "paged"},
-                              "ins(...) outs(...) [paged(...)] [{attributes}]");
+  return checkNoClauseFollows(
+      parser, {"ins", "outs", "paged", "alibi"},
+      "ins(...) outs(...) [paged(...)] [alibi(...)] [{attributes}]");
 }
 
 ParseResult mlir::attn::parseCombineClauseOrder(OpAsmParser &parser, Type) {

@@ -7,11 +7,23 @@ using namespace mlir::attn;
 
 /// Window sides of -1 (unbounded) or more, a positive chunk, a prefix of 0
 /// or more and only without a lower bound (the keys of a query stay one
-/// interval), and not all defaults (a mask that masks nothing).
+/// interval), none above 2^31 - 1, and not all defaults (a mask that masks
+/// nothing).
 LogicalResult KeyMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                   int64_t left, int64_t right,
                                   std::optional<int64_t> chunk,
                                   std::optional<int64_t> prefix) {
+  // At most the longest sequence (OpChecks' kMaxLength): more would mean
+  // nothing more, and the bound keeps the 64-bit interval arithmetic from
+  // overflowing.
+  constexpr int64_t kMax = INT32_MAX;
+  for (auto [name, v] : {std::pair<StringRef, int64_t>{"left", left},
+                         {"right", right},
+                         {"chunk", chunk.value_or(1)},
+                         {"prefix", prefix.value_or(0)}})
+    if (v > kMax)
+      return emitError() << name << " must be at most " << kMax
+                         << " (the longest sequence), but got " << v;
   if (left < -1 || right < -1)
     return emitError() << "window sides left and right must be -1 "
                           "(unbounded) or at least 0, but got left = "

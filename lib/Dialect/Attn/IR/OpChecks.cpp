@@ -299,36 +299,51 @@ LogicalResult checkScaleAttr(Operation *op, FloatAttr scale) {
   return scale ? checkScale(op, scale.getValueAsDouble()) : success();
 }
 
-LogicalResult checkSinks(Operation *op, Value sinks, int64_t hq) {
-  if (!sinks)
+LogicalResult checkPerQueryHead(Operation *op, Value v, StringRef name,
+                                int64_t hq) {
+  if (!v)
     return success();
-  FailureOr<MemRefType> t = checkRank(op, sinks, "sinks", 1, "[Hq]");
+  FailureOr<MemRefType> t = checkRank(op, v, name, 1, "[Hq]");
   if (failed(t))
     return failure();
   if (!t->getElementType().isF32())
     return op->emitOpError()
-           << "operand 'sinks' element type must be f32, but got "
+           << "operand '" << name << "' element type must be f32, but got "
            << t->getElementType();
   if (dimsDiffer(t->getDimSize(0), hq))
     return op->emitOpError()
-           << "operand 'sinks' must have one logit per query head, Hq = "
-           << dimStr(hq) << ", but got " << dimStr(t->getDimSize(0));
+           << "operand '" << name
+           << "' must have one value per query head, Hq = " << dimStr(hq)
+           << ", but got " << dimStr(t->getDimSize(0));
   return success();
+}
+
+LogicalResult checkKeyMask(Operation *op, KeyMaskAttr mask, bool causal) {
+  if (!mask || !mask.getPrefix() || causal || mask.getRight() >= 0)
+    return success();
+  return op->emitOpError()
+         << "attribute 'key_mask' has a prefix but no right side and the op "
+            "is not causal: every key is visible (prefix-LM is a prefix "
+            "under `causal` or `right`)";
 }
 
 LogicalResult checkSoftcapAttr(Operation *op, FloatAttr softcap,
                                bool allowOff) {
   if (!softcap)
     return success();
+  // The kernels cap log2-domain scores by softcap * log2(e) in f32.
   double v = softcap.getValueAsDouble();
   float f = static_cast<float>(v);
+  float limit = std::nextafter(
+      static_cast<float>(std::numeric_limits<float>::max() / M_LOG2E), 0.0f);
   if ((allowOff && v == 0) ||
-      (f >= std::numeric_limits<float>::min() && std::isfinite(f)))
+      (f >= std::numeric_limits<float>::min() && f <= limit))
     return success();
+  auto g = [](double x) { return llvm::formatv("{0}", llvm::format("%g", x)); };
   return op->emitOpError()
-         << "attribute 'softcap' must be a positive normal f32"
-         << (allowOff ? " or 0 (off)" : "") << ", but got "
-         << llvm::formatv("{0}", llvm::format("%g", v)).str();
+         << "attribute 'softcap' must be a positive normal f32 at most "
+         << g(limit).str() << " (softcap * log2(e) must be finite)"
+         << (allowOff ? " or 0 (off)" : "") << ", but got " << g(v).str();
 }
 
 /// An fp32 memref of `rank` (`layout` names its dimensions) whose shape

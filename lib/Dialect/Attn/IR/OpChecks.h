@@ -8,6 +8,7 @@
 #ifndef ATTN_DIALECT_ATTN_IR_OPCHECKS_H
 #define ATTN_DIALECT_ATTN_IR_OPCHECKS_H
 
+#include "attn/Dialect/Attn/IR/Attn.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
 
@@ -76,8 +77,13 @@ LogicalResult checkPaged(Operation *op, Value blockTable, Value cacheSeqlens,
 LogicalResult checkScale(Operation *op, double scale);
 /// checkScale where `scale` is present.
 LogicalResult checkScaleAttr(Operation *op, FloatAttr scale);
-/// `sinks`, if given: f32 [Hq], one logit per query head.
-LogicalResult checkSinks(Operation *op, Value sinks, int64_t hq);
+/// Operand `name` (sinks, alibi_slopes), if given: f32 [Hq], one value
+/// per query head.
+LogicalResult checkPerQueryHead(Operation *op, Value v, StringRef name,
+                                int64_t hq);
+/// A key mask's prefix bounds nothing without the causal mask or a right
+/// window side (prefix-LM: bidirectional prefix, causal after).
+LogicalResult checkKeyMask(Operation *op, KeyMaskAttr mask, bool causal);
 /// `softcap`, if present, is a positive normal f32 (or, with `allowOff`, 0).
 LogicalResult checkSoftcapAttr(Operation *op, FloatAttr softcap, bool allowOff);
 /// An fp32 split-KV buffer [S, rows...]; returns S.

@@ -157,9 +157,17 @@ LogicalResult OnlineAttentionOp::verify() {
                             "tile, but 'q' has "
                          << blockM << " rows";
   bool causal = getMask() == MaskKind::causal;
-  if (causal != static_cast<bool>(getCausalOffset()))
+  if (Value slopes = getAlibiSlopes()) {
+    if (!getCausalOffset())
+      return emitOpError() << "operand 'causal_offset' (the rows' key "
+                              "positions) is required with alibi_slopes";
+    if (failed(
+            checkF32Vector(*this, slopes.getType(), "alibi_slopes", {blockM})))
+      return failure();
+  } else if (causal != static_cast<bool>(getCausalOffset())) {
     return emitOpError() << "operand 'causal_offset' must be present exactly "
                             "when mask is causal";
+  }
   if (getKeyMask() && !causal)
     return emitOpError() << "attribute 'key_mask' needs mask causal (its "
                             "interval is placed by causal_offset)";

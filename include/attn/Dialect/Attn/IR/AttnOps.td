@@ -44,8 +44,14 @@ def Attn_AttentionOp : Attn_Op<"attention", [AttrSizedOperandSegments]> {
       joins every row's softmax denominator and adds no value,
       `O_i = sum_j e^(S_ij - m) V_j / (e^(sink_h - m) + sum_j e^(S_ij - m))`;
       LSE includes it, so a row that sees no key gets O = 0, LSE = sink_h
-      (-inf: no sink). With split-KV the sink enters once, in the combine.
+      (-inf: no sink; +inf and NaN are not sinks: O is undefined). With
+      split-KV the sink enters once, in the combine.
       Host lowering only so far.
+    * `alibi_slopes` (operand, the `alibi` clause, f32 [Hq]): ALiBi (Press
+      et al., "Train Short, Test Long", ICLR 2022; FlashAttention's
+      `alibi_slopes`): query head h's scores get the bias
+      `-alibi_slopes[h] * |i + Nk - Nq - j|`, after softcapping and before
+      the mask. Host lowering only so far.
 
     Element types: Q, K, V all f16, all bf16 or all f32 (f32: host lowering
     only so far), O of the same type; or all
@@ -104,6 +110,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [AttrSizedOperandSegments]> {
                        Optional<AnyMemRef>:$block_table,
                        Optional<AnyMemRef>:$cache_seqlens,
                        Optional<AnyMemRef>:$sinks,
+                       Optional<AnyMemRef>:$alibi_slopes,
                        OptionalAttr<F32Attr>:$scale, UnitAttr:$causal,
                        OptionalAttr<Attn_KeyMaskAttr>:$key_mask,
                        OptionalAttr<I64Attr>:$q_descale_block,
@@ -117,6 +124,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [AttrSizedOperandSegments]> {
         type($q_descale) `,` type($k_descale) `,` type($v_descale) `)`)?
     (`paged` `(` $block_table^ `,` $cache_seqlens `:` type($block_table) `,`
         type($cache_seqlens) `)`)?
+    (`alibi` `(` $alibi_slopes^ `:` type($alibi_slopes) `)`)?
     (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
     attr-dict
     `` custom<AttentionClauseOrder>(ref(type($q)))
@@ -246,13 +254,14 @@ def Attn_PartialAttentionOp : Attn_Op<"partial_attention", [
     each sequence's own Nk_b keys.
 
     Attributes: `scale` (default `1/sqrt(D)`), `causal`, `key_mask` and
-    `softcap`, as `attn.attention`. Source: flash-decoding (Dao, Haziza, Massa, Sizov
+    `softcap`, and the `alibi` clause, as `attn.attention`. Source: flash-decoding (Dao, Haziza, Massa, Sizov
     2023); FlashAttention-2's split-KV forward (`num_splits`).
   }];
   let arguments = (ins AnyMemRef:$q, AnyMemRef:$k, AnyMemRef:$v,
                        AnyMemRef:$o_partial, AnyMemRef:$lse_partial,
                        Optional<AnyMemRef>:$block_table,
                        Optional<AnyMemRef>:$cache_seqlens,
+                       Optional<AnyMemRef>:$alibi_slopes,
                        OptionalAttr<F32Attr>:$scale, UnitAttr:$causal,
                        OptionalAttr<Attn_KeyMaskAttr>:$key_mask,
                        OptionalAttr<F32Attr>:$softcap);
@@ -262,6 +271,7 @@ def Attn_PartialAttentionOp : Attn_Op<"partial_attention", [
         type($lse_partial) `)`
     (`paged` `(` $block_table^ `,` $cache_seqlens `:` type($block_table) `,`
         type($cache_seqlens) `)`)?
+    (`alibi` `(` $alibi_slopes^ `:` type($alibi_slopes) `)`)?
     attr-dict
     `` custom<PartialClauseOrder>(ref(type($q)))
   }];
@@ -364,7 +374,7 @@ def Attn_VarlenAttentionOp : Attn_Op<"varlen_attention", [
 
     Attributes: `scale` (f32 > 0, default `1/sqrt(D)`); `causal`,
     bottom-right aligned per sequence: query i of sequence b sees key j iff
-    `j <= i + Nk_b - Nq_b`; `key_mask`, `softcap` and `sinks` as
+    `j <= i + Nk_b - Nq_b`; `key_mask`, `softcap`, `alibi` and `sinks` as
     `attn.attention`'s,
     with each sequence's own Nq_b and Nk_b. A row that sees no key gets O = 0,
     LSE = -inf. A sequence with Nq_b = 0 writes nothing; B = 0 and batches
@@ -394,6 +404,7 @@ def Attn_VarlenAttentionOp : Attn_Op<"varlen_attention", [
                        Optional<AnyMemRef>:$o_partial,
                        Optional<AnyMemRef>:$lse_partial,
                        Optional<AnyMemRef>:$sinks,
+                       Optional<AnyMemRef>:$alibi_slopes,
                        OptionalAttr<F32Attr>:$scale, UnitAttr:$causal,
                        OptionalAttr<Attn_KeyMaskAttr>:$key_mask,
                        OptionalAttr<F32Attr>:$softcap);
@@ -407,6 +418,7 @@ def Attn_VarlenAttentionOp : Attn_Op<"varlen_attention", [
     (`lse` `(` $lse^ `:` type($lse) `)`)?
     (`workspace` `(` $o_partial^ `,` $lse_partial `:` type($o_partial) `,`
         type($lse_partial) `)`)?
+    (`alibi` `(` $alibi_slopes^ `:` type($alibi_slopes) `)`)?
     (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
     attr-dict
     `` custom<VarlenClauseOrder>(ref(type($q)))

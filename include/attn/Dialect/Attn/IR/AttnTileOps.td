@@ -65,7 +65,11 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
     `causal_offset`, where `causal_offset` = Nk - Nq; with `key_mask`,
     the keys outside that mask's interval at p = i + `causal_offset`
     instead). `softcap` (f32 > 0): S' = softcap * tanh(S' / softcap) on the
-    natural-log scores S' = Q K^T * scale, before the mask (Gemma-2). The state types are
+    natural-log scores S' = Q K^T * scale, before the mask (Gemma-2).
+    `alibi_slopes` (vector<BLOCK_M x f32>, each row's ALiBi slope times
+    log2(e)) subtracts slope * |i + `causal_offset` - j| from row i's
+    log2-domain score of key j, after softcapping; it needs
+    `causal_offset` with any mask. The state types are
     m, l: vector<BLOCK_M x f32>, acc: vector<BLOCK_M x Dt x f32>.
 
     Splitting D: the tile may hold columns `d_offset .. d_offset + Dt - 1`
@@ -115,6 +119,7 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
                        Optional<AnyMemRef>:$block_table,
                        Optional<Index>:$num_keys,
                        Optional<Index>:$key_offset,
+                       Optional<AnyVectorOfNonZeroRank>:$alibi_slopes,
                        F32Attr:$scale, I64Attr:$block_n,
                        Attn_MaskKindAttr:$mask,
                        DefaultValuedAttr<I64Attr, "1">:$row_lanes,
@@ -136,6 +141,7 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
     (`pages` `(` $block_table^ `:` type($block_table) `)`)?
     (`num_keys` `(` $num_keys^ `)`)?
     (`key_offset` `(` $key_offset^ `)`)?
+    (`alibi` `(` $alibi_slopes^ `:` type($alibi_slopes) `)`)?
     attr-dict
   }];
   let hasVerifier = 1;
