@@ -32,7 +32,8 @@ const char *const kSwaps[][2] = {
     {"strided<[?, ?, ?, 1], offset: ?>", "strided<[?, ?, ?, 2]>"},
     {"%k", "%q"},         {"%o", "%v"},          {"%lse", "%q"},
     {"attn.attention", "attn.online_attention"}, {"return", ""},
-    {"lse(", "descale("}, {"[", "{"},            {":", ","}};
+    {"lse(", "descale("}, {"[", "{"},            {":", ","},
+    {"sinks(", "alibi("}, {"left", "right"},      {"chunk", "prefix"}};
 
 /// Pieces of attn inputs inserted anywhere.
 const char *const kTokens[] = {
@@ -45,6 +46,10 @@ const char *const kTokens[] = {
     "{scale = -1.0 : f32}",
     "{scale = 0x7FC00000 : f32}",
     "{scale = 1.0e+30 : f32}",
+    "{key_mask = #attn.key_mask<left = 3, right = 0>}",
+    "{causal, key_mask = #attn.key_mask<chunk = 2>, softcap = 1.0 : f32}",
+    "{softcap = 3.0e+38 : f32}",
+    " sinks(%lse : memref<1x4x37xf32>)",
     " attributes {attn.block_m = \"32\"}",
     " attributes {attn.block_n = 100000000000 : i64}",
     "x?",
