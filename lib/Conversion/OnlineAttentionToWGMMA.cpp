@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "OnlineAttentionWGMMA.h"
+#include "attn/Transforms/KeyInterval.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -75,39 +76,61 @@ Value queryOf(ImplicitLocOpBuilder &b, Value packedRow, int64_t pack) {
   return arith::DivUIOp::create(b, packedRow, cIndex(b, pack));
 }
 
+/// A key bound relative to this thread's first column k_pos + 2q, clamped
+/// to [-1, BLOCK_N] so that it fits 32 bits.
+Value relativeColumn(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
+                     const ThreadLayout &tl, Value key) {
+  Value rel = arith::SubIOp::create(
+      b, arith::SubIOp::create(b, key, op.getKPos()), tl.twoQ);
+  rel = arith::MaxSIOp::create(b, rel, cIndex(b, -1));
+  rel = arith::MinSIOp::create(b, rel, cIndex(b, op.getBlockN()));
+  return arith::IndexCastOp::create(b, b.getI32Type(), rel);
+}
+
 /// Sets scores of keys a row may not see to -inf. Key of register i is
-/// k_pos + 2q + colOf(i); row h sees keys < limit_h, with limit_h = Nk, or
-/// for causal min(Nk, query_h + causal_offset + 1), query_h = q_pos +
-/// row_h (with GQA packing G: (q_pos + row_h) / G).
+/// k_pos + 2q + colOf(i); row h sees keys in [first_h, limit_h), with
+/// limit_h = Nk, or for causal min(Nk, query_h + causal_offset + 1),
+/// query_h = q_pos + row_h (with GQA packing G: (q_pos + row_h) / G); under
+/// a key mask [lo, end) of its interval at p = query_h + causal_offset
+/// (limit_h at most Nk).
 void maskScores(ImplicitLocOpBuilder &b, OnlineAttentionMmaOp op,
                 const ThreadLayout &tl, MutableArrayRef<Value> s) {
   if (op.getMask() == MaskKind::none)
     return;
-  int64_t bn = op.getBlockN();
-  Value limits[2];
+  KeyMaskAttr keyMask = op.getKeyMaskAttr();
+  Value limits[2], firsts[2];
   for (int h = 0; h < 2; ++h) {
     Value limit = op.getNumKeys();
     if (op.getMask() == MaskKind::causal) {
       Value query = queryOf(
           b, arith::AddIOp::create(b, op.getQPos(), tl.row[h]),
           op.getGqaPack());
-      Value last = arith::AddIOp::create(
-          b, query,
-          arith::AddIOp::create(b, op.getCausalOffset(), cIndex(b, 1)));
-      limit = arith::MinSIOp::create(b, limit, last);
+      KeyInterval keys =
+          keyMask
+              ? keyInterval(
+                    b, b.getLoc(), keyMask,
+                    arith::AddIOp::create(b, query, op.getCausalOffset()))
+              : KeyInterval{Value(),
+                            arith::AddIOp::create(
+                                b, query,
+                                arith::AddIOp::create(b, op.getCausalOffset(),
+                                                      cIndex(b, 1)))};
+      if (keys.end)
+        limit = arith::MinSIOp::create(b, limit, keys.end);
+      if (keys.lo)
+        firsts[h] = relativeColumn(b, op, tl, keys.lo);
     }
-    // Column bound relative to this thread's 2q, clamped to [0, BLOCK_N]
-    // so it fits 32 bits.
-    Value rel = arith::SubIOp::create(
-        b, arith::SubIOp::create(b, limit, op.getKPos()), tl.twoQ);
-    rel = arith::MaxSIOp::create(b, rel, cIndex(b, -1));
-    rel = arith::MinSIOp::create(b, rel, cIndex(b, bn));
-    limits[h] = arith::IndexCastOp::create(b, b.getI32Type(), rel);
+    limits[h] = relativeColumn(b, op, tl, limit);
   }
   Value negInf = cF32(b, -INFINITY);
   for (auto [i, score] : llvm::enumerate(s)) {
-    Value visible = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
-                                          cI32(b, colOf(i)), limits[halfOf(i)]);
+    Value col = cI32(b, colOf(i));
+    Value visible = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, col,
+                                          limits[halfOf(i)]);
+    if (Value first = firsts[halfOf(i)])
+      visible = arith::AndIOp::create(
+          b, visible,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::sge, col, first));
     score = arith::SelectOp::create(b, visible, score, negInf);
   }
 }

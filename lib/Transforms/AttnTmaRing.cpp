@@ -370,9 +370,9 @@ void rewriteConsumerLoop(scf::ForOp loop, const PipelineShape &s,
       step.getAcc().getType(), st.qTile, stageTile(b, loc, st.k, slot),
       stageTile(b, loc, st.v, slot), step.getKPos(), numKeys, step.getQPos(),
       step.getCausalOffset(), step.getQkDescale(), step.getM(), step.getL(),
-      step.getAcc(),
-      step.getScaleAttr(), b.getI64IntegerAttr(s.headDim), step.getMaskAttr());
-  mma.setGqaPack(step.getGqaPack());
+      step.getAcc(), step.getScaleAttr(), b.getI64IntegerAttr(s.headDim),
+      step.getMaskAttr(), step.getGqaPackAttr(), /*unfilled_tail=*/UnitAttr(),
+      step.getKeyMaskAttr());
   // TMA bounds the packed buffer or the cache, not the sequence; blocks
   // without a mask end at or before Nk.
   if ((step.getKeyOffset() || step.getBlockTable()) &&
@@ -671,7 +671,8 @@ struct AttnTmaRingPass
                                     GpuTileSupport{/*fp8=*/true,
                                                    /*gqaPack=*/true,
                                                    /*paged=*/true,
-                                                   /*varlen=*/true})))
+                                                   /*varlen=*/true,
+                                                   /*keyMask=*/true})))
       return signalPassFailure();
     SmallVector<std::pair<scf::ForallOp, LoadTileOp>> ctas;
     getOperation().walk([&](LoadTileOp load) {

@@ -16,8 +16,8 @@
 #ifndef ATTN_LIB_TRANSFORMS_CAUSALBOUNDS_H
 #define ATTN_LIB_TRANSFORMS_CAUSALBOUNDS_H
 
-#include "attn/Dialect/Attn/IR/Attn.h"
 #include "attn/Transforms/CtaAttributes.h"
+#include "attn/Transforms/KeyInterval.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir::attn {
@@ -47,15 +47,6 @@ struct QueryBlockSplit {
 QueryBlockSplit queryBlockSplit(OpBuilder &b, Location loc, Value kPos,
                                 Value causalOffset, Value numQBlocks,
                                 int64_t blockM, int64_t blockN);
-
-/// The keys [lo, end) that key position `p` (index, or a vector of index)
-/// sees under `mask`, before clamping to [0, Nk). A null bound is
-/// unbounded (no left window and no chunk: lo; no right side and no chunk:
-/// end). Every op is created with createOrFold: constants fold.
-struct KeyInterval {
-  Value lo, end;
-};
-KeyInterval keyInterval(OpBuilder &b, Location loc, KeyMaskAttr mask, Value p);
 
 /// The K/V blocks of a Q block under a key mask: [begin, fullBegin) and
 /// [fullEnd, end) need the mask, [fullBegin, fullEnd) do not, blocks

@@ -86,12 +86,14 @@ LogicalResult attn::checkNoHostOnlyTiles(Operation *root, StringRef pass,
                         << pass
                         << ": logit softcapping has no GPU lowering yet: it "
                            "lowers to the host only (--attn-to-cpu)");
-    if (auto step = dyn_cast<OnlineAttentionOp>(op); step && step.getKeyMask())
+    if (auto step = dyn_cast<OnlineAttentionOp>(op);
+        step && step.getKeyMask() && !support.keyMask)
       return WalkResult(emitError(op->getLoc())
                         << pass
                         << ": key masks (#attn.key_mask: sliding window, "
-                           "chunked, prefix-LM) have no GPU lowering yet: "
-                           "they lower to the host only (--attn-to-cpu)");
+                           "chunked, prefix-LM) have no lowering here: they "
+                           "lower to the host (--attn-to-cpu) and the "
+                           "tensor-core path (attn-async-pipeline)");
     if (auto step = dyn_cast<OnlineAttentionOp>(op);
         step && step.getBlockTable() && !support.paged)
       return WalkResult(emitError(op->getLoc())

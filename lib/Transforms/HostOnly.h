@@ -5,9 +5,10 @@
 // attention and per-channel FP8 descales lower to the host only, per-block
 // ones to the host and the tensor-core path (BlockDescales.h); FP8 (f8E4M3FN
 // tiles, [B, Hkv] descales on the step and epilogue), GQA packing (gqa_pack >
-// 1), paged K/V (a step's block table) and varlen batches to the host and the
-// tensor-core path; key masks to the host only. Split-KV (an fp32 attn.epilogue
-// into the workspace, attn.combine_step) lowers on both GPU paths.
+// 1), paged K/V (a step's block table), varlen batches and key masks to the
+// host and the tensor-core path; softcapping, ALiBi and sinks to the host
+// only. Split-KV (an fp32 attn.epilogue into the workspace,
+// attn.combine_step) lowers on both GPU paths.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +28,8 @@ struct GpuTileSupport {
   bool paged = false;
   /// Varlen CTAs (attn.varlen_attention's nest, kVarlenAttr).
   bool varlen = false;
+  /// Steps under a key mask (#attn.key_mask).
+  bool keyMask = false;
 };
 
 /// Fails with an error naming `pass` on the first f32 or varlen tile op

@@ -376,6 +376,9 @@ LogicalResult OnlineAttentionMmaOp::verify() {
   if ((getMask() == MaskKind::causal) != static_cast<bool>(getCausalOffset()))
     return emitOpError() << "operand 'causal_offset' must be present exactly "
                             "when mask is causal";
+  if (getKeyMask() && getMask() != MaskKind::causal)
+    return emitOpError() << "attribute 'key_mask' needs mask causal (its "
+                            "interval is placed by causal_offset)";
   if (getUnfilledTail() && (fp8 || getMask() == MaskKind::none))
     return emitOpError() << "attribute 'unfilled_tail' needs f16 or bf16 "
                             "tiles and a mask (rows past Nk are masked and "

@@ -34,7 +34,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [AttrSizedOperandSegments]> {
     * `key_mask` (`#attn.key_mask<...>`): a sliding window, chunked local
       attention or a prefix-LM prefix (see the attribute), intersected
       with `causal` when both are given. A row that sees no key yields
-      O = 0, LSE = -inf. Host lowering only so far.
+      O = 0, LSE = -inf. Lowers to the host and the tensor-core path.
     * `softcap` (f32, 0 = off): logit softcapping as Gemma-2 and
       FlashAttention's `softcap`: each score becomes
       `softcap * tanh(S / softcap)` before the mask and the softmax. Host

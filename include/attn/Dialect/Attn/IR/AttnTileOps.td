@@ -516,7 +516,8 @@ def Attn_OnlineAttentionMmaOp : Attn_Op<"online_attention_mma", [
     The block holds keys `k_pos .. k_pos + BLOCK_N - 1` of `num_keys` (Nk);
     `mask` works as in `attn.online_attention` (`bounds`: keys >= Nk are
     -inf; `causal`: also key j > row i + `causal_offset`, rows counted from
-    `q_pos`). Zero-filled key rows past Nk give S = 0, so `bounds` must be
+    `q_pos`, or with `key_mask` the keys outside that mask's interval at
+    p = i + `causal_offset`). Zero-filled key rows past Nk give S = 0, so `bounds` must be
     set on any block that may reach past Nk. `unfilled_tail`: K and V rows
     past Nk were not zero-filled and may hold anything, NaN included (TMA
     bounds the packed buffer of a varlen batch or a paged cache, not the
@@ -543,7 +544,8 @@ def Attn_OnlineAttentionMmaOp : Attn_Op<"online_attention_mma", [
                        F32Attr:$scale, I64Attr:$head_dim,
                        Attn_MaskKindAttr:$mask,
                        DefaultValuedAttr<I64Attr, "1">:$gqa_pack,
-                       UnitAttr:$unfilled_tail);
+                       UnitAttr:$unfilled_tail,
+                       OptionalAttr<Attn_KeyMaskAttr>:$key_mask);
   let results = (outs Attn_SoftmaxState:$new_m,
                       Attn_SoftmaxState:$new_l,
                       Attn_SoftmaxState:$new_acc);
