@@ -332,7 +332,7 @@ TEST(ManifestCorrupt, MoreInvariants) {
       "3 entries");
 }
 
-// Issue 8, finding 9: what attn-compile never writes is corrupt.
+// What attn-compile never writes is corrupt.
 // A grid dimension has exactly the keys constant and terms: the version-1
 // form (operand, dim, divisor), alone or beside a constant, would leave
 // which extent the writer meant unknown.

@@ -66,7 +66,7 @@ TEST(BundleLoad, NonElfCubinIsCorrupt) {
                 ATTN_ERROR_BUNDLE_CORRUPT, "a.cubin");
 }
 
-// Issue 8, finding 3: a cubin rebuilt (or mixed in) after its manifest was
+// A cubin rebuilt (or mixed in) after its manifest was
 // written must not launch as the kernel the manifest describes.
 TEST(BundleLoad, CubinHashMismatchIsCorrupt) {
   TempDir dir;
@@ -568,7 +568,7 @@ TEST_F(Validation, NullData) {
   EXPECT_STATUS(select(args), kInvalid, "k: data pointer is null");
 }
 
-// Issue 8, finding 9: an output that overlaps another operand is refused.
+// An output that overlaps another operand is refused.
 TEST_F(Validation, OutputsDoNotAlias) {
   args = makeArgs(1, 8, 8, 128, 128, 128, /*lse=*/true);
   args.o.data = args.q.data;

@@ -198,8 +198,8 @@ def AttnTile : Pass<"attn-tile", "func::FuncOp"> {
     one, else `block-m` and `block-n`.
 
     Errors: dynamic head dim D.
-    Source: FlashAttention-2 (Dao 2023) Algorithm 1; seed 000, forward
-    kernel; split-KV: flash-decoding, FlashAttention-2's `num_splits`; GQA
+    Source: FlashAttention-2 (Dao 2023) Algorithm 1 and section 3.2
+    (work partitioning); split-KV: flash-decoding, FlashAttention-2's `num_splits`; GQA
     packing: FlashAttention-3's `pack_gqa`.
   }];
   let options = [
@@ -330,9 +330,9 @@ def AttnCausalSplit : Pass<"attn-causal-split", "func::FuncOp"> {
     is masked, computes per Q block:
 
     * `num_full`: blocks entirely visible to every row of the Q block and
-      inside Nk — run without a mask (the seed's STAGE 1, off-diagonal);
+      inside Nk — run without a mask (off-diagonal);
     * `num_end`: one past the last block any row can see — blocks in
-      [num_full, num_end) keep their mask (STAGE 2, the diagonal band and
+      [num_full, num_end) keep their mask (the diagonal band and
       the Nk tail); blocks past num_end are skipped (above the diagonal).
 
     With bottom-right causal alignment (offset = Nk - Nq), for a Q block
@@ -735,7 +735,7 @@ def AttnGradAsyncPipeline
     Errors: dynamic shapes; D other than 64 or 128; f8/f32 inputs; more
     stages than shared memory holds (2 at D = 128, 4 at D = 64).
     Source: FlashAttention-2 (arXiv 2307.08691) Algorithm 2;
-    FlashAttention-3 (arXiv 2407.08608) appendix B; seed 000, backward.
+    FlashAttention-3 (arXiv 2407.08608) appendix B.
   }];
   let options = [
     Option<"stages", "stages", "int64_t", "2",
@@ -786,7 +786,8 @@ def AttnOnlineSoftmax : Pass<"attn-online-softmax", "func::FuncOp"> {
     is not emulated). Per-block descales: the Q tile's rows are multiplied
     by `row_descale` with c, and S_j by `key_descale[j]`; a per-channel
     `channel_descale` multiplies O's columns.
-    Source: Milakov & Gimelshein 2018; FlashAttention-2; seed 000 (exp2).
+    Source: Milakov & Gimelshein 2018; FlashAttention-2 section 3.1 (exp2
+    with the scale folded in: FlashAttention-3 section 3.3).
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",
@@ -839,7 +840,7 @@ def AttnTileGrad : Pass<"attn-tile-grad", "func::FuncOp"> {
     causal mask; `attn-causal-split-grad` splits the loops. Errors: dynamic
     head dim D; block sizes out of range.
     Source: FlashAttention-2 (arXiv 2307.08691) Algorithm 2 with a separate
-    dQ pass; seed 000, backward (preprocess, dK/dV kernel, dQ kernel).
+    dQ pass (preprocess Delta, a dK/dV nest, a dQ nest).
   }];
   let options = [
     Option<"blockM", "block-m", "int64_t", "64",
@@ -878,8 +879,8 @@ def AttnCausalSplitGrad : Pass<"attn-causal-split-grad", "func::FuncOp"> {
 
     Nq and Nk tails need no mask in the dK/dV nest (rows past Nq load as
     zero; rows of dK, dV past Nk are not stored). Loops already unmasked or
-    split are left alone. Source: seed 000, causal STAGE split and the
-    backward kernels' loop bounds.
+    split are left alone. Source: FlashAttention-2 section 3.1.1 (blocks
+    above the diagonal skipped) applied to both backward loop nests.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect"];
@@ -909,7 +910,8 @@ def AttnDecomposeGrad : Pass<"attn-decompose-grad", "func::FuncOp"> {
     to the gradient's element type. Q/dO rows past Nq read as zero (and so
     do their LSE and Delta): their P V and dS terms vanish. K/V rows past Nk
     are never read by `attn.grad_dq` (row index clamped, P = 0).
-    Source: FlashAttention-2 Algorithm 2; seed 000 (backward, exp2).
+    Source: FlashAttention-2 Algorithm 2, in the exp2 domain of its
+    forward (section 3.1).
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",

@@ -182,9 +182,9 @@ def Attn_AttentionGradOp : Attn_Op<"attention_grad"> {
     the element type once, at the end. D is a multiple of 8 in [8, 256].
 
     Source: FlashAttention-2 (Dao 2023, arXiv 2307.08691) Algorithm 2, with
-    dQ computed by a separate loop nest instead of atomic adds (deterministic);
-    seed 000, backward section (preprocess Delta, dK/dV with the K/V loop
-    outside, dQ with the Q loop outside), and seed 002 (the equations).
+    dQ computed by a separate loop nest instead of atomic adds (deterministic):
+    a preprocess for Delta, dK/dV with the K/V loop outside, dQ with the Q
+    loop outside.
 
     Example:
     ```mlir

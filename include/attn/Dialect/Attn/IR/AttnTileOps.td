@@ -105,7 +105,7 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
     `key_offset + j`, while `k_pos`, the masks and `num_keys` count keys
     of the sequence.
     Source: online softmax (Milakov & Gimelshein 2018), FlashAttention-2
-    Algorithm 1; seed 000, sections on the forward kernel and exp2.
+    Algorithm 1 and section 3.1 (exp2 domain).
   }];
   let arguments = (ins AnyVectorOfNonZeroRank:$q, AnyMemRef:$k, AnyMemRef:$v,
                        Index:$batch, Index:$kv_head, Index:$k_pos,
@@ -311,7 +311,7 @@ def Attn_GradDeltaOp : Attn_Op<"grad_delta", [Pure]> {
     For an O tile and a dO tile ([BLOCK_M, D], the same element type),
     returns `Delta_i = sum_d dO[i, d] * O[i, d]` accumulated in fp32
     (`vector<BLOCK_M x f32>`). Delta is the `D_i` of FlashAttention-2
-    Algorithm 2 (line 4) and seed 000's preprocess kernel.
+    Algorithm 2 (line 4), computed by a preprocess before the dK/dV nest.
   }];
   let arguments = (ins AnyVectorOfNonZeroRank:$o, AnyVectorOfNonZeroRank:$dO);
   let results = (outs AnyVectorOfNonZeroRank:$delta);
@@ -344,8 +344,7 @@ def Attn_GradDKDVOp : Attn_Op<"grad_dkdv", [
     kind). `bounds` is not needed: rows past Nq load as zero (Q, dO, LSE,
     Delta) and contribute nothing, and the rows of dK, dV past Nk are never
     stored. State: dK, dV: `vector<BLOCK_N x D x f32>`.
-    Source: FlashAttention-2 Algorithm 2 (lines 10-20, without dQ);
-    seed 000, the dK/dV kernel.
+    Source: FlashAttention-2 Algorithm 2 (lines 10-20, without dQ).
   }];
   let arguments = (ins AnyVectorOfNonZeroRank:$q, AnyVectorOfNonZeroRank:$dO,
                        AnyVectorOfNonZeroRank:$lse,
@@ -387,7 +386,7 @@ def Attn_GradDQOp : Attn_Op<"grad_dq", [
     Nk: P = 0, never read) or `causal` (bounds, and key j > row i +
     `causal_offset`). State: dQ: `vector<BLOCK_M x D x f32>`.
     Source: FlashAttention-2 Algorithm 2 (line 21) as a separate loop
-    nest (no atomics); seed 000, the dQ kernel.
+    nest (no atomics).
   }];
   let arguments = (ins AnyVectorOfNonZeroRank:$q, AnyVectorOfNonZeroRank:$dO,
                        AnyVectorOfNonZeroRank:$lse,
@@ -607,7 +606,7 @@ def Attn_GradDKDVMmaOp : Attn_Op<"grad_dkdv_mma", [
     accumulator layout, the keys as its rows.
     Source: FlashAttention-2 Algorithm 2 (lines 10-21, dQ by atomic adds);
     FlashAttention-3 (arXiv 2407.08608) appendix B, the backward on
-    wgmma; seed 000, the dK/dV kernel.
+    wgmma.
   }];
   let arguments = (ins AnyMemRef:$q, AnyMemRef:$dO, AnyMemRef:$k,
                        AnyMemRef:$v, AnyMemRef:$ds, AnyMemRef:$dq_stage,
