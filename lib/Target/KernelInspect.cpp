@@ -195,21 +195,21 @@ FailureOr<Operation *> kernelOp(func::FuncOp func) {
   Operation *root = ops.front();
   auto attention = dyn_cast<AttentionOp>(root);
   auto varlen = dyn_cast<VarlenAttentionOp>(root);
-  bool sinks =
-      (attention && attention.getSinks()) || (varlen && varlen.getSinks());
-  bool alibi = (attention && attention.getAlibiSlopes()) ||
-               (varlen && varlen.getAlibiSlopes());
   auto softcap = root->getAttrOfType<FloatAttr>("softcap");
-  bool capped = softcap && softcap.getValueAsDouble() != 0; // 0 is off
-  for (StringRef variant : {"key_mask", "softcap", "sinks", "alibi"})
-    if (variant == "sinks"     ? sinks
-        : variant == "alibi"   ? alibi
-        : variant == "softcap" ? capped
-                               : root->hasAttr(variant))
+  std::pair<StringRef, bool> variants[] = {
+      {"key_mask", root->hasAttr("key_mask")},
+      {"softcap", softcap && softcap.getValueAsDouble() != 0}, // 0 is off
+      {"sinks",
+       (attention && attention.getSinks()) || (varlen && varlen.getSinks())},
+      {"alibi", (attention && attention.getAlibiSlopes()) ||
+                    (varlen && varlen.getAlibiSlopes())}};
+  for (auto [variant, present] : variants)
+    if (present)
       return root->emitOpError("bundle kernels take no '")
              << variant
-             << "' yet: attention variants lower to the host only "
-                "(attn-opt --attn-to-cpu)";
+             << "' yet: the manifest records no attention variant (they "
+                "lower with attn-opt: --attn-to-cpu, key masks also "
+                "--attn-to-cubin)";
   for (Operation &op : func.getBody().front())
     if (!isKernelRoot(&op) && !isa<func::ReturnOp>(op))
       return op.emitOpError("is not allowed in a bundle kernel function: "

@@ -43,10 +43,11 @@ StageBounds computeBounds(OpBuilder &b, Location loc, scf::ForOp loop,
   return {mid, last};
 }
 
-/// `loop`'s copy over [begin, end) before `loop`, taking `loop`'s initial
-/// state and handing its results to `loop`; `fullStage`: without the mask.
-scf::ForOp peelStage(OpBuilder &b, scf::ForOp loop, Value begin, Value end,
-                     bool fullStage) {
+/// Puts `loop`'s copy over [begin, end) before `loop`, taking `loop`'s
+/// initial state and handing its results to `loop`; `fullStage`: without
+/// the mask.
+void peelStage(OpBuilder &b, scf::ForOp loop, Value begin, Value end,
+               bool fullStage) {
   auto stage = cast<scf::ForOp>(b.clone(*loop.getOperation()));
   stage.setLowerBound(begin);
   stage.setUpperBound(end);
@@ -59,7 +60,6 @@ scf::ForOp peelStage(OpBuilder &b, scf::ForOp loop, Value begin, Value end,
       inner.removeKeyMaskAttr();
     });
   loop.getInitArgsMutable().assign(stage.getResults());
-  return stage;
 }
 
 /// Under a key mask: a masked stage [begin, fullBegin) (the window's left
@@ -91,18 +91,9 @@ void splitLoop(scf::ForOp loop, OnlineAttentionOp step) {
   Location loc = loop.getLoc();
   StageBounds bounds = computeBounds(b, loc, loop, step);
 
-  auto full = cast<scf::ForOp>(b.clone(*loop.getOperation()));
-  full.setUpperBound(bounds.numFull);
-  full->setAttr(kStageAttr, b.getStringAttr("full"));
-  full.getBody()->walk([&](OnlineAttentionOp inner) {
-    inner.setMask(MaskKind::none);
-    if (!inner.getAlibiSlopes()) // ALiBi places rows by it
-      inner.getCausalOffsetMutable().clear();
-  });
-
+  peelStage(b, loop, loop.getLowerBound(), bounds.numFull, /*fullStage=*/true);
   loop.setLowerBound(bounds.numFull);
   loop.setUpperBound(bounds.numEnd);
-  loop.getInitArgsMutable().assign(full.getResults());
   loop->setAttr(kStageAttr, b.getStringAttr("masked"));
 }
 

@@ -50,6 +50,28 @@ LogicalResult attn::checkPerHeadDescales(Operation *root, StringRef pass) {
   return failure(res.wasInterrupted());
 }
 
+/// What of `step` (an attention variant, paged K/V) `support` leaves out,
+/// and where it lowers instead; none if the step is supported.
+static std::optional<StringRef> unsupportedStep(OnlineAttentionOp step,
+                                                GpuTileSupport support) {
+  if (step.getAlibiSlopes())
+    return StringRef("ALiBi has no GPU lowering yet: it lowers to the host "
+                     "only (--attn-to-cpu)");
+  if (step.getSoftcap())
+    return StringRef("logit softcapping has no GPU lowering yet: it lowers "
+                     "to the host only (--attn-to-cpu)");
+  if (step.getKeyMask() && !support.keyMask)
+    return StringRef("key masks (#attn.key_mask: sliding window, chunked, "
+                     "prefix-LM) have no lowering here: they lower to the "
+                     "host (--attn-to-cpu) and the tensor-core path "
+                     "(attn-async-pipeline)");
+  if (step.getBlockTable() && !support.paged)
+    return StringRef("paged K/V has no lowering here: it lowers to the host "
+                     "(--attn-to-cpu) and the tensor-core path "
+                     "(attn-async-pipeline)");
+  return std::nullopt;
+}
+
 LogicalResult attn::checkNoHostOnlyTiles(Operation *root, StringRef pass,
                                          GpuTileSupport support) {
   if (failed(checkPerHeadDescales(root, pass)))
@@ -75,32 +97,9 @@ LogicalResult attn::checkNoHostOnlyTiles(Operation *root, StringRef pass,
                            "lowering here: FP8 attention runs on the host "
                            "(attn-to-cpu) and the tensor-core path "
                            "(attn-async-pipeline)");
-    if (auto step = dyn_cast<OnlineAttentionOp>(op);
-        step && step.getAlibiSlopes())
-      return WalkResult(emitError(op->getLoc())
-                        << pass
-                        << ": ALiBi has no GPU lowering yet: it lowers to "
-                           "the host only (--attn-to-cpu)");
-    if (auto step = dyn_cast<OnlineAttentionOp>(op); step && step.getSoftcap())
-      return WalkResult(emitError(op->getLoc())
-                        << pass
-                        << ": logit softcapping has no GPU lowering yet: it "
-                           "lowers to the host only (--attn-to-cpu)");
-    if (auto step = dyn_cast<OnlineAttentionOp>(op);
-        step && step.getKeyMask() && !support.keyMask)
-      return WalkResult(emitError(op->getLoc())
-                        << pass
-                        << ": key masks (#attn.key_mask: sliding window, "
-                           "chunked, prefix-LM) have no lowering here: they "
-                           "lower to the host (--attn-to-cpu) and the "
-                           "tensor-core path (attn-async-pipeline)");
-    if (auto step = dyn_cast<OnlineAttentionOp>(op);
-        step && step.getBlockTable() && !support.paged)
-      return WalkResult(emitError(op->getLoc())
-                        << pass
-                        << ": paged K/V has no lowering here: it lowers to "
-                           "the host (--attn-to-cpu) and the tensor-core "
-                           "path (attn-async-pipeline)");
+    if (auto step = dyn_cast<OnlineAttentionOp>(op))
+      if (std::optional<StringRef> why = unsupportedStep(step, support))
+        return WalkResult(emitError(op->getLoc()) << pass << ": " << *why);
     auto epilogue = dyn_cast<EpilogueOp>(op);
     int64_t pack = 1;
     if (auto load = dyn_cast<LoadTileOp>(op))

@@ -14,7 +14,7 @@
 // attn-lower-to-wgmma-key-mask.mlir); the CUDA-core path refuses them.
 // WGMMA-NOT: key masks
 // FMA: error: attn-distribute-rows: key masks (#attn.key_mask: sliding window, chunked, prefix-LM) have no lowering here: they lower to the host (--attn-to-cpu) and the tensor-core path (attn-async-pipeline)
-// COMPILE: error: 'attn.attention' op bundle kernels take no 'key_mask' yet: attention variants lower to the host only (attn-opt --attn-to-cpu)
+// COMPILE: error: 'attn.attention' op bundle kernels take no 'key_mask' yet: the manifest records no attention variant (they lower with attn-opt: --attn-to-cpu, key masks also --attn-to-cubin)
 func.func @window(%q: memref<1x4x256x64xbf16>, %o: memref<1x4x256x64xbf16>) {
   attn.attention ins(%q, %q, %q : memref<1x4x256x64xbf16>, memref<1x4x256x64xbf16>,
                      memref<1x4x256x64xbf16>) outs(%o : memref<1x4x256x64xbf16>)

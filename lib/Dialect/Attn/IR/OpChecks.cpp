@@ -299,17 +299,27 @@ LogicalResult checkScaleAttr(Operation *op, FloatAttr scale) {
   return scale ? checkScale(op, scale.getValueAsDouble()) : success();
 }
 
-LogicalResult checkPerQueryHead(Operation *op, Value v, StringRef name,
-                                int64_t hq) {
-  if (!v)
-    return success();
-  FailureOr<MemRefType> t = checkRank(op, v, name, 1, "[Hq]");
+/// An f32 memref of `rank` (`layout` names its dimensions).
+static FailureOr<MemRefType> checkF32Rank(Operation *op, Value v,
+                                          StringRef name, int64_t rank,
+                                          StringRef layout) {
+  FailureOr<MemRefType> t = checkRank(op, v, name, rank, layout);
   if (failed(t))
     return failure();
   if (!t->getElementType().isF32())
     return op->emitOpError()
            << "operand '" << name << "' element type must be f32, but got "
            << t->getElementType();
+  return t;
+}
+
+LogicalResult checkPerQueryHead(Operation *op, Value v, StringRef name,
+                                int64_t hq) {
+  if (!v)
+    return success();
+  FailureOr<MemRefType> t = checkF32Rank(op, v, name, 1, "[Hq]");
+  if (failed(t))
+    return failure();
   if (dimsDiffer(t->getDimSize(0), hq))
     return op->emitOpError()
            << "operand '" << name
@@ -352,13 +362,9 @@ LogicalResult checkSoftcapAttr(Operation *op, FloatAttr softcap,
 FailureOr<int64_t> checkSplitBuffer(Operation *op, Value v, StringRef name,
                                     int64_t rank, StringRef layout,
                                     ArrayRef<int64_t> rows) {
-  FailureOr<MemRefType> t = checkRank(op, v, name, rank, layout);
+  FailureOr<MemRefType> t = checkF32Rank(op, v, name, rank, layout);
   if (failed(t))
     return failure();
-  if (!t->getElementType().isF32())
-    return op->emitOpError()
-           << "operand '" << name << "' element type must be f32, but got "
-           << t->getElementType();
   int64_t splits = t->getDimSize(0);
   if (ShapedType::isDynamic(splits) || splits < 1)
     return op->emitOpError() << "operand '" << name
